@@ -1,1 +1,330 @@
-//! placeholder
+//! The status-reporter sidecar: waits for an adapter's report (or the adapter's end), then puts
+//! the outcome on the Job's status in one PATCH.
+//!
+//! [`run`] takes its Kubernetes client and shutdown signal as parameters so tests drive it
+//! against a fake API server; `main.rs` only wires the real ones.
+
+pub mod adapter_pod;
+pub mod config;
+pub mod job_status;
+pub mod logging;
+pub mod outcome;
+pub mod results;
+mod retry;
+
+use std::future::Future;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
+use tracing::Instrument;
+
+use crate::adapter_pod::PodEvent;
+use crate::config::{Config, DEFAULT_MAX_WAIT};
+use crate::job_status::{JobError, JobStatus, JobView, Written};
+use crate::outcome::{Outcome, Termination};
+use crate::results::{Look, ResultsFile};
+
+/// How the process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The Job says what happened (whatever the conditions say).
+    Written = 0,
+    /// The Job could not be written.
+    NotWritten = 1,
+    /// The configuration is wrong.
+    BadConfig = 2,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Time kept in hand before the Job's own deadline, to write the timeout before the Job
+/// controller stops the Pod.
+const DEADLINE_MARGIN: Duration = Duration::from_secs(10);
+/// Budget for the first read of the Job; past it the reporter waits anyway and reads again
+/// when it writes.
+const FIRST_READ_BUDGET: Duration = Duration::from_secs(10);
+/// Budget for writing after SIGTERM, well inside the default 30 s grace period.
+const SHUTDOWN_WRITE_BUDGET: Duration = Duration::from_secs(10);
+
+/// Why no Kubernetes client could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot load kubeconfig: {0}")]
+    Kubeconfig(#[from] kube::config::KubeconfigError),
+    #[error("no kubeconfig and not in a cluster: {0}")]
+    Infer(#[from] kube::config::InferConfigError),
+    #[error("cannot build the client: {0}")]
+    Build(#[from] kube::Error),
+}
+
+/// Builds a Kubernetes client from a kubeconfig file, or `$KUBECONFIG`/in-cluster when `None`.
+pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, ClientError> {
+    let mut config = match kubeconfig {
+        // A single file; a `:`-separated list is left to the standard inference.
+        Some(path) if !path.as_os_str().to_string_lossy().contains(':') => {
+            let file = kube::config::Kubeconfig::read_from(path)?;
+            kube::Config::from_custom_kubeconfig(file, &Default::default()).await?
+        }
+        _ => kube::Config::infer().await?,
+    };
+    config.connect_timeout = Some(Duration::from_secs(5));
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Waits for the outcome and writes it onto the Job.
+pub async fn run(config: Config, client: kube::Client, shutdown: impl Future<Output = ()>) -> Exit {
+    let namespace = config
+        .namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_owned());
+    let span = tracing::info_span!(
+        "status_reporter",
+        namespace = %namespace,
+        pod = config.pod_name.as_deref().unwrap_or(""),
+        job = tracing::field::Empty,
+        cluster_id = config.cluster_id.as_deref().unwrap_or(""),
+    );
+    Reporter::new(config, client, namespace)
+        .run(shutdown)
+        .instrument(span)
+        .await
+}
+
+struct Reporter {
+    config: Config,
+    client: kube::Client,
+    namespace: String,
+    started: Instant,
+}
+
+impl Reporter {
+    fn new(config: Config, client: kube::Client, namespace: String) -> Reporter {
+        Reporter {
+            config,
+            client,
+            namespace,
+            started: Instant::now(),
+        }
+    }
+
+    async fn run(self, shutdown: impl Future<Output = ()>) -> Exit {
+        let mut shutdown = std::pin::pin!(shutdown);
+        let mut results = ResultsFile::new(
+            self.config.results_path.clone(),
+            self.config.legacy_condition_type().to_owned(),
+            self.config.settle_time,
+        );
+        let (wake_tx, mut wake) = mpsc::channel(1);
+        let _watcher = results::watch_directory(results.path(), wake_tx);
+        let mut pod_events = self.watch_pod();
+
+        // The Job's name, from the configuration or the Pod's label.
+        let mut adapter_end: Option<Termination> = None;
+        let job_name = match self.config.job_name.clone() {
+            Some(name) => name,
+            None => match self
+                .job_name_from_pod(&mut pod_events, &mut adapter_end)
+                .await
+            {
+                Some(name) => name,
+                None => return Exit::NotWritten,
+            },
+        };
+        tracing::Span::current().record("job", job_name.as_str());
+        let job = JobStatus::new(self.client.clone(), &self.namespace, &job_name);
+
+        let view = match job.read(Instant::now() + FIRST_READ_BUDGET).await {
+            Ok(view) => Some(view),
+            Err(e @ JobError::Refused { .. }) => {
+                tracing::error!(error = %e, "cannot read the Job; nothing can be reported");
+                return Exit::NotWritten;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the Job yet; waiting for the report anyway");
+                None
+            }
+        };
+        let deadline = self.wait_deadline(view.as_ref());
+        tracing::info!(
+            results_path = %results.path().display(),
+            wait_seconds = deadline.saturating_duration_since(Instant::now()).as_secs(),
+            inotify = _watcher.is_some(),
+            "waiting for the adapter's report"
+        );
+
+        let mut poll = interval(self.config.poll_interval);
+        poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let far = || Instant::now() + Duration::from_secs(86_400);
+
+        let (outcome, write_budget) = loop {
+            if let Some(end) = adapter_end.take() {
+                let outcome = final_outcome(&mut results, || match end {
+                    t if t.oom_killed() => Outcome::OomKilled(t),
+                    t if t.exit_code != 0 => Outcome::ExitedWithError(t),
+                    t => Outcome::MissingResults(t),
+                });
+                break (outcome, self.config.write_timeout);
+            }
+            let settles_at = results.settles_at().unwrap_or_else(far);
+            tokio::select! {
+                biased;
+                () = &mut shutdown => {
+                    tracing::info!("SIGTERM: one last look at the report");
+                    let outcome = match results.look() {
+                        Look::Ready(report) => Outcome::Report(report),
+                        _ => Outcome::Terminated,
+                    };
+                    break (outcome, SHUTDOWN_WRITE_BUDGET.min(self.config.write_timeout));
+                }
+                Some(event) = recv(&mut pod_events) => match event {
+                    PodEvent::Seen { adapter: Some(end), .. } => adapter_end = Some(end),
+                    PodEvent::Seen { adapter: None, .. } => {}
+                    PodEvent::Deleted => tracing::info!("the pod is being deleted; waiting for SIGTERM"),
+                    PodEvent::Unwatchable(why) => {
+                        tracing::warn!(error = %why, "cannot watch the pod; the adapter's end will not be noticed, only its report or the deadline");
+                        pod_events = None;
+                    }
+                },
+                () = sleep_until(deadline) => {
+                    tracing::info!("deadline reached: one last look at the report");
+                    let waited = deadline.duration_since(self.started);
+                    let outcome = final_outcome(&mut results, || Outcome::Timeout(waited));
+                    break (outcome, self.config.write_timeout);
+                }
+                _ = wake.recv() => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
+                _ = poll.tick() => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
+                () = sleep_until(settles_at) => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
+            }
+        };
+
+        tracing::info!(outcome = outcome.reason(), "writing the outcome to the Job");
+        let report = outcome.into_report(&self.config.condition_types);
+        match job
+            .write(view, &report, Instant::now() + write_budget)
+            .await
+        {
+            Ok(written) => {
+                tracing::info!(
+                    unchanged = written == Written::Unchanged,
+                    conditions = %report.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>().join(","),
+                    "the Job's status is written"
+                );
+                Exit::Written
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the Job's status could not be written");
+                Exit::NotWritten
+            }
+        }
+    }
+
+    fn watch_pod(&self) -> Option<mpsc::Receiver<PodEvent>> {
+        let pod = self.config.pod_name.clone()?;
+        let (tx, rx) = mpsc::channel(8);
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        tokio::spawn(adapter_pod::watch(
+            api,
+            pod,
+            self.config.adapter_container.clone(),
+            tx,
+        ));
+        Some(rx)
+    }
+
+    async fn job_name_from_pod(
+        &self,
+        pod_events: &mut Option<mpsc::Receiver<PodEvent>>,
+        adapter_end: &mut Option<Termination>,
+    ) -> Option<String> {
+        let budget = self.config.max_wait.unwrap_or(DEFAULT_MAX_WAIT);
+        let wait = async {
+            if pod_events.is_none() {
+                return Err("POD_NAME is not set".to_owned());
+            }
+            match recv(pod_events).await {
+                Some(PodEvent::Seen { job_name, adapter }) => {
+                    *adapter_end = adapter;
+                    job_name.ok_or_else(|| {
+                        "the pod has no batch.kubernetes.io/job-name label; set JOB_NAME".to_owned()
+                    })
+                }
+                Some(PodEvent::Deleted) => Err("the pod was deleted".to_owned()),
+                Some(PodEvent::Unwatchable(why)) => {
+                    Err(format!("{why}; set JOB_NAME or allow get/watch on pods"))
+                }
+                None => Err("the pod watch ended".to_owned()),
+            }
+        };
+        match tokio::time::timeout(budget, wait).await {
+            Ok(Ok(name)) => Some(name),
+            Ok(Err(why)) => {
+                tracing::error!(error = %why, "cannot tell which Job to write");
+                None
+            }
+            Err(_) => {
+                tracing::error!(
+                    "the pod was not seen within the wait; cannot tell which Job to write (set JOB_NAME)"
+                );
+                None
+            }
+        }
+    }
+
+    /// The moment to stop waiting: `--max-wait` from start, capped by the Job's own deadline
+    /// less a margin; 300 s when neither is known.
+    fn wait_deadline(&self, view: Option<&JobView>) -> Instant {
+        let from_flag = self.config.max_wait.map(|d| self.started + d);
+        let from_job = view.and_then(JobView::deadline).map(|end| {
+            let left = jiff::Timestamp::now().duration_until(end);
+            let left = Duration::try_from(left).unwrap_or(Duration::ZERO);
+            Instant::now() + left.saturating_sub(DEADLINE_MARGIN)
+        });
+        match (from_flag, from_job) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => self.started + DEFAULT_MAX_WAIT,
+        }
+    }
+}
+
+/// Receives from an optional channel; pends forever when there is none (or it closed).
+async fn recv(rx: &mut Option<mpsc::Receiver<PodEvent>>) -> Option<PodEvent> {
+    match rx {
+        Some(r) => match r.recv().await {
+            Some(event) => Some(event),
+            None => {
+                *rx = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// A look while the adapter may still be writing: only a valid or settled-broken file decides.
+fn settled_outcome(results: &mut ResultsFile) -> Option<Outcome> {
+    match results.look() {
+        Look::Ready(report) => Some(Outcome::Report(report)),
+        Look::Broken { why, settled: true } => Some(Outcome::InvalidResultFormat(why)),
+        Look::Broken { settled: false, .. } | Look::Absent => None,
+    }
+}
+
+/// The last look, once the adapter can no longer write: whatever is there is final; `absent`
+/// says what no file means.
+fn final_outcome(results: &mut ResultsFile, absent: impl FnOnce() -> Outcome) -> Outcome {
+    match results.look() {
+        Look::Ready(report) => Outcome::Report(report),
+        Look::Broken { why, .. } => Outcome::InvalidResultFormat(why),
+        Look::Absent => absent(),
+    }
+}

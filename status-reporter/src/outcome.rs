@@ -1,0 +1,200 @@
+//! What the reporter concluded, and the conditions that say so on the Job.
+
+use std::time::Duration;
+
+use job_report::{Condition, ConditionStatus, Report};
+
+/// How the adapter container ended, as the kubelet reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Termination {
+    pub exit_code: i32,
+    /// The kubelet's reason, e.g. `Completed`, `Error`, `OOMKilled`.
+    pub reason: Option<String>,
+    /// The container's termination message (`/dev/termination-log`), if any.
+    pub message: Option<String>,
+}
+
+impl Termination {
+    pub fn oom_killed(&self) -> bool {
+        self.reason.as_deref() == Some("OOMKilled")
+    }
+}
+
+/// The one thing the reporter puts on the Job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The adapter wrote a valid report.
+    Report(Report),
+    /// The adapter container was OOM-killed before writing a report.
+    OomKilled(Termination),
+    /// The adapter container exited non-zero before writing a report.
+    ExitedWithError(Termination),
+    /// The adapter container exited 0 without writing a report.
+    MissingResults(Termination),
+    /// The report is there but is not valid.
+    InvalidResultFormat(String),
+    /// No report within the deadline, and the adapter still had not ended.
+    Timeout(Duration),
+    /// The Pod is being stopped (SIGTERM) and there is no report.
+    Terminated,
+}
+
+/// The message length cap for what the reporter writes (the report's own limit).
+const MAX_MESSAGE: usize = job_report::MAX_MESSAGE_LEN;
+
+impl Outcome {
+    /// Short name for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Outcome::Report(_) => "Report",
+            Outcome::OomKilled(_) => "AdapterOOMKilled",
+            Outcome::ExitedWithError(_) => "AdapterExitedWithError",
+            Outcome::MissingResults(_) => "AdapterMissingResults",
+            Outcome::InvalidResultFormat(_) => "InvalidResultFormat",
+            Outcome::Timeout(_) => "AdapterTimeout",
+            Outcome::Terminated => "AdapterTerminated",
+        }
+    }
+
+    /// The report to write: the adapter's own, or one `False` condition per `failure_types`
+    /// entry saying what went wrong.
+    pub fn into_report(self, failure_types: &[String]) -> Report {
+        let message = match &self {
+            Outcome::Report(_) => None,
+            Outcome::OomKilled(t) => Some(format!(
+                "The adapter container was killed for exceeding its memory limit (OOMKilled, exit code {}) before writing a report; raise its memory limit or look for a leak in its logs",
+                t.exit_code
+            )),
+            Outcome::ExitedWithError(t) => {
+                let mut m = format!(
+                    "The adapter container exited with code {}{} before writing a report",
+                    t.exit_code,
+                    t.reason
+                        .as_deref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default()
+                );
+                if let Some(tm) = t.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+                    m.push_str(": ");
+                    m.push_str(tm);
+                } else {
+                    m.push_str("; see the adapter container's logs");
+                }
+                Some(m)
+            }
+            Outcome::MissingResults(_) => Some(
+                "The adapter container exited 0 but wrote no report; check that it writes to the results path the status-reporter reads"
+                    .to_owned(),
+            ),
+            Outcome::InvalidResultFormat(why) => Some(format!(
+                "The adapter's report is invalid: {why}"
+            )),
+            Outcome::Timeout(waited) => Some(format!(
+                "The adapter wrote no report within {}s and was still running; it may be hung, see its logs (the wait is the Job's activeDeadlineSeconds less a margin, or MAX_WAIT_TIME_SECONDS)",
+                waited.as_secs()
+            )),
+            Outcome::Terminated => Some(
+                "The pod was stopped (SIGTERM) before the adapter wrote a report; the Job was deleted, preempted or hit its deadline"
+                    .to_owned(),
+            ),
+        };
+        let reason = self.reason();
+        match (self, message) {
+            (Outcome::Report(report), _) => report,
+            (_, message) => {
+                let message = truncate(message.unwrap_or_default(), MAX_MESSAGE);
+                Report::new(
+                    failure_types
+                        .iter()
+                        .map(|t| {
+                            Condition::new(
+                                t.clone(),
+                                ConditionStatus::False,
+                                reason,
+                                message.clone(),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut.
+fn truncate(mut s: String, max: usize) -> String {
+    const MARK: &str = " …[truncated]";
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max.saturating_sub(MARK.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    s.push_str(MARK);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn types() -> Vec<String> {
+        vec!["Available".into(), "Health".into()]
+    }
+
+    #[test]
+    fn failures_mark_every_configured_type_false() {
+        let r = Outcome::Timeout(Duration::from_secs(295)).into_report(&types());
+        assert_eq!(r.conditions.len(), 2);
+        for c in &r.conditions {
+            assert_eq!(c.status, ConditionStatus::False);
+            assert_eq!(c.reason, "AdapterTimeout");
+            assert!(c.message.contains("295s"), "{}", c.message);
+        }
+        assert_eq!(job_report::validate(&r), Ok(()));
+    }
+
+    #[test]
+    fn exit_message_carries_code_reason_and_termination_message() {
+        let t = Termination {
+            exit_code: 3,
+            reason: Some("Error".into()),
+            message: Some("panic: boom\n".into()),
+        };
+        let r = Outcome::ExitedWithError(t).into_report(&types());
+        assert_eq!(
+            r.conditions[0].message,
+            "The adapter container exited with code 3 (Error) before writing a report: panic: boom"
+        );
+    }
+
+    #[test]
+    fn huge_termination_messages_are_cut_to_a_valid_report() {
+        let t = Termination {
+            exit_code: 1,
+            reason: None,
+            message: Some("é".repeat(40_000)),
+        };
+        let r = Outcome::ExitedWithError(t).into_report(&types());
+        assert!(r.conditions[0].message.len() <= MAX_MESSAGE);
+        assert!(r.conditions[0].message.ends_with("[truncated]"));
+        assert_eq!(job_report::validate(&r), Ok(()));
+    }
+
+    #[test]
+    fn a_report_passes_through_unchanged() {
+        let report = Report::new(vec![Condition::new(
+            "Applied",
+            ConditionStatus::True,
+            "Done",
+            "",
+        )]);
+        assert_eq!(
+            Outcome::Report(report.clone()).into_report(&types()),
+            report
+        );
+    }
+}
