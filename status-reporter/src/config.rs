@@ -64,6 +64,10 @@ pub struct Args {
     #[arg(long, env = "WRITE_TIMEOUT", value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
     pub write_timeout: Duration,
 
+    /// How to notice the report: `inotify` (with polling as a fallback) or `poll` only.
+    #[arg(long, env = "FILE_WATCH", value_enum, default_value = "inotify")]
+    pub file_watch: FileWatch,
+
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,
@@ -83,6 +87,15 @@ pub struct Args {
 pub enum LogFormat {
     Json,
     Plain,
+}
+
+/// How the report file is noticed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FileWatch {
+    /// inotify on the results directory, plus the poll tick.
+    Inotify,
+    /// The poll tick alone (for file systems without inotify, and to measure the fallback).
+    Poll,
 }
 
 /// Bad configuration: the process exits with code 2.
@@ -116,6 +129,7 @@ pub struct Config {
     pub settle_time: Duration,
     pub condition_types: Vec<String>,
     pub write_timeout: Duration,
+    pub file_watch: FileWatch,
     pub cluster_id: Option<String>,
 }
 
@@ -140,6 +154,7 @@ impl Config {
             settle_time,
             condition_types,
             write_timeout,
+            file_watch,
             log_format: _,
             log_level: _,
             kubeconfig: _,
@@ -178,6 +193,7 @@ impl Config {
             settle_time,
             condition_types,
             write_timeout,
+            file_watch,
             cluster_id: non_empty(cluster_id),
         })
     }

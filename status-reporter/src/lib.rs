@@ -24,7 +24,7 @@ use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 use tracing::Instrument;
 
 use crate::adapter_pod::PodEvent;
-use crate::config::{Config, DEFAULT_MAX_WAIT};
+use crate::config::{Config, DEFAULT_MAX_WAIT, FileWatch};
 use crate::job_status::{JobError, JobStatus, JobView, Written};
 use crate::outcome::{Outcome, Termination};
 use crate::results::{Look, ResultsFile};
@@ -124,7 +124,10 @@ impl Reporter {
             self.config.settle_time,
         );
         let (wake_tx, mut wake) = mpsc::channel(1);
-        let _watcher = results::watch_directory(results.path(), wake_tx);
+        let _watcher = match self.config.file_watch {
+            FileWatch::Inotify => results::watch_directory(results.path(), wake_tx),
+            FileWatch::Poll => None,
+        };
         let mut pod_events = self.watch_pod();
 
         // The Job's name, from the configuration or the Pod's label.
