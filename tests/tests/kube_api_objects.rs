@@ -64,14 +64,13 @@ async fn get_list_replace_patch_and_delete() {
         .await
         .unwrap();
     assert_eq!(replaced.data["spec"]["a"], 2);
-    assert_eq!(
-        api.replace("w", &PostParams::default(), &current)
-            .await
-            .map_err(|e| e.to_string())
-            .unwrap_err()
-            .contains("409"),
-        true
-    );
+    match api.replace("w", &PostParams::default(), &current).await {
+        Err(kube::Error::Api(status)) => assert_eq!(
+            status.code, 409,
+            "the replayed PUT has a stale resourceVersion"
+        ),
+        other => panic!("expected a 409, got {other:?}"),
+    }
     let merged = api
         .patch(
             "w",

@@ -69,13 +69,13 @@ pub fn forbidden(identity: &Identity, method: &Method, path: &str, query: &Query
 fn non_resource_forbidden(identity: &Identity, method: &Method, path: &str) -> ApiError {
     let verb = method.as_str().to_lowercase();
     let mut error = ApiError::forbidden(&Target::default(), identity.name(), &verb, "", None);
-    error.body = error.body.with_message(
+    error.body = Box::new(error.body.with_message(
         format!(
             "forbidden: User {:?} cannot {verb} path {path:?}",
             identity.name()
         ),
         Details::default(),
-    );
+    ));
     error
 }
 

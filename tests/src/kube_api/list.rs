@@ -115,7 +115,7 @@ pub fn list_body(
             limit,
             query.get("continue"),
         )
-        .map_err(|e| ApiError::bad_request(e))?;
+        .map_err(ApiError::bad_request)?;
     let mut metadata = serde_json::Map::new();
     metadata.insert(
         "resourceVersion".into(),

@@ -85,7 +85,7 @@ impl Target {
 /// An error answer: HTTP status, `Status` body and extra headers.
 #[derive(Debug, Clone)]
 pub struct ApiError {
-    pub body: StatusBody,
+    pub body: Box<StatusBody>,
     pub retry_after: Option<u32>,
 }
 
@@ -130,7 +130,7 @@ impl ApiError {
         details: Option<Details>,
     ) -> Self {
         ApiError {
-            body: StatusBody::failure(code, message, reason, details),
+            body: Box::new(StatusBody::failure(code, message, reason, details)),
             retry_after: None,
         }
     }

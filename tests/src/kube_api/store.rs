@@ -59,6 +59,9 @@ pub struct Event {
 
 const HISTORY: usize = 10_000;
 
+/// Kept events to replay, then the live feed.
+pub type Subscription = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>);
+
 /// All objects, guarded by the server's mutex.
 #[derive(Debug)]
 pub struct Store {
@@ -171,10 +174,7 @@ impl Store {
 
     /// Subscribes to future events and returns the kept events after `since` (oldest first),
     /// or `Err(oldest)` when `since` is older than the kept history.
-    pub fn subscribe(
-        &self,
-        since: u64,
-    ) -> Result<(Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>), u64> {
+    pub fn subscribe(&self, since: u64) -> Result<Subscription, u64> {
         let oldest = self
             .history
             .front()
