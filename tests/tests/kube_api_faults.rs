@@ -246,3 +246,25 @@ async fn the_kubeconfig_file_configures_kube_rs() {
     let jobs: Api<Job> = Api::namespaced(kube::Client::try_from(config).unwrap(), "exp-e");
     assert!(jobs.get("e").await.is_ok());
 }
+
+#[tokio::test]
+async fn shutdown_ends_open_watches_and_stops_serving() {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    let server = ApiServer::start().await;
+    let pods: Api<Pod> = Api::namespaced(server.client().await, "ns");
+    let mut stream = pods.watch(&Default::default(), "0").await.unwrap().boxed();
+    server.shutdown();
+    let end = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+    assert!(matches!(end, Ok(None)), "the watch stream ends");
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut refused = false;
+    for _ in 0..50 {
+        if tokio::net::TcpStream::connect(&addr).await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(refused, "the listener is closed");
+}

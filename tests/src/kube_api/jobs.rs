@@ -252,6 +252,25 @@ mod tests {
     }
 
     #[test]
+    fn adding_failed_to_a_complete_job_breaks_three_condition_rules() {
+        let mut old = json!({"status": {"succeeded": 1, "startTime": "2026-11-25T10:00:00Z", "completionTime": "2026-11-25T23:15:42Z"}});
+        old["status"]["conditions"] = json!([{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]);
+        let mut new = old.clone();
+        new["status"]["conditions"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, json!({"type": "Failed", "status": "True"}));
+        assert_eq!(
+            messages(&validate_status_update(&old, &new)),
+            [
+                "status.conditions: Invalid value: cannot set Complete=True and Failed=true conditions",
+                "status.conditions: Invalid value: cannot set Failed=True condition without the FailureTarget=true condition",
+                "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and Failed=true conditions",
+            ]
+        );
+    }
+
+    #[test]
     fn custom_conditions_with_any_status_value_are_accepted() {
         let new = with_conditions(
             running(),

@@ -3,6 +3,21 @@
 //!
 //! Start one with [`ApiServer::start`], seed objects, point a `kube::Client` at it and
 //! inspect what the client sent with [`ApiServer::requests`].
+//!
+//! What it reproduces: Job `/status` PATCH (strategic merge by `type` with prepend, in-place,
+//! `$patch: delete`, `$setElementOrder`; JSON merge patch; JSON patch with `test`), PUT, the
+//! Job status-transition rules, condition time normalisation, resourceVersion preconditions,
+//! 404/409/413/415/422/500 bodies, pod watches, paginated lists, generic custom resources and
+//! per-request faults.
+//!
+//! What it simplifies:
+//! - Server-side apply (`application/apply-patch+yaml`) is a JSON merge patch of the applied
+//!   object: no managedFields, so never the SSA 409 conflict; only JSON bodies are accepted.
+//! - Strategic merge patch on resources other than Jobs and Pods merges like a merge patch.
+//! - No RBAC: the valid token may do everything; no token is a 403 for `system:anonymous`.
+//!   Inject `FaultAction::Status(403)` for a denial worded from the request.
+//! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
+//! - No defaulting or validation of objects beyond the Job rules; no garbage collection or TTL.
 
 mod auth;
 mod faults;
