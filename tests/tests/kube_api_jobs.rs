@@ -551,3 +551,19 @@ async fn server_side_apply_is_accepted_and_replaces_the_atomic_list() {
         ["Health"]
     );
 }
+
+#[tokio::test]
+async fn seeded_conditions_are_stored_as_a_write_would_store_them() {
+    let server = ApiServer::start().await;
+    let job = server.create_job(
+        "exp-a",
+        json!({"metadata": {"name": "a"}, "status": {"conditions": [
+            {"type": "Applied", "status": "True", "lastTransitionTime": "2026-11-25T10:00:00.5+02:00", "observedGeneration": 3}]}}),
+    );
+    assert_eq!(
+        job["status"]["conditions"][0],
+        json!({"type": "Applied", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-11-25T08:00:00Z"})
+    );
+    assert_eq!(job["status"]["active"], 1);
+    assert!(job["status"]["startTime"].is_string());
+}

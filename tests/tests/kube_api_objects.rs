@@ -135,3 +135,22 @@ async fn status_patch_changes_status_only_and_main_patch_keeps_status() {
         .unwrap();
     assert_eq!(stored["status"]["conditions"][0]["status"], "True");
 }
+
+#[tokio::test]
+async fn create_without_a_name_is_a_422_naming_metadata_name() {
+    let server = ApiServer::start().await;
+    let body = json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork", "metadata": {}}).to_string();
+    let reply = send(
+        &server,
+        "POST",
+        &format!("{PREFIX}/namespaces/cluster1/manifestworks"),
+        Some("application/json"),
+        &body,
+    )
+    .await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(
+        reply.json()["message"],
+        "ManifestWork.work.open-cluster-management.io \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+}

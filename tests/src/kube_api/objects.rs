@@ -74,9 +74,14 @@ pub fn create(
         (false, _) => name,
         (true, Some(prefix)) => format!("{prefix}{:05x}", store.resource_version() % 0xfffff),
         (true, None) => {
-            return Err(ApiError::invalid_patch(
-                &object,
-                "metadata.name: Required value: name or generateName is required",
+            let kind = ResourceKind::lookup(&request.group, &request.version, &request.resource);
+            let error = FieldError::required("metadata.name", "name or generateName is required");
+            return Err(ApiError::invalid(
+                &kind.kind_group(),
+                "",
+                &kind.group,
+                &kind.kind,
+                &[error],
             ));
         }
     };
@@ -103,7 +108,14 @@ pub fn insert_new(store: &mut Store, address: &Address, mut object: Value) -> Va
             .or_insert_with(|| json!(address.kind.kind));
     }
     match address.kind.behaviour {
-        Behaviour::Job => jobs::default_status(&mut object),
+        Behaviour::Job => {
+            jobs::default_status(&mut object);
+            // Store seeded conditions as a write would; a bad time is kept as given.
+            let mut normalised = object.clone();
+            if jobs::normalise_conditions(&mut normalised).is_ok() {
+                object = normalised;
+            }
+        }
         Behaviour::Pod => pods::default_status(&mut object),
         Behaviour::Generic => {}
     }

@@ -203,12 +203,15 @@ impl ApiServer {
             .unwrap_or("")
             .to_owned();
         match Self::address(prefix, resource, ns, &name) {
-            Some(address) => objects::insert_new(&mut self.store(), &address, object),
-            None => Value::Null,
+            Some(address) if !name.is_empty() => {
+                objects::insert_new(&mut self.store(), &address, object)
+            }
+            _ => Value::Null,
         }
     }
 
-    /// Stores a Job as the controller would have started it: uid, resourceVersion,
+    /// Stores a Job (`metadata.name` required, else nothing is stored and `null` returned)
+    /// as the controller would have started it: uid, resourceVersion,
     /// creationTimestamp, `status.startTime`, `status.active: 1` (empty status with an external
     /// `spec.managedBy`). Replaces a Job of the same name.
     pub fn create_job(&self, ns: &str, job: Value) -> Value {
@@ -328,7 +331,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let body = axum::body::to_bytes(body, BODY_LIMIT).await;
     let index = shared.record(&parts, body.as_ref().map(Bytes::clone).unwrap_or_default());
     let response = match body {
-        Ok(body) => shared.serve(&parts, &body, index).await,
+        Ok(body) => shared.serve(&parts, &body).await,
         Err(_) => ApiError::too_large().into_response(),
     };
     shared.answered(index, response.status());
@@ -361,7 +364,7 @@ impl Shared {
         }
     }
 
-    async fn serve(&self, parts: &Parts, body: &[u8], _index: usize) -> Response {
+    async fn serve(&self, parts: &Parts, body: &[u8]) -> Response {
         let path = parts.uri.path();
         let query = Query::parse(parts.uri.query());
         let identity = auth::authenticate(&parts.headers, &self.token, USER);
