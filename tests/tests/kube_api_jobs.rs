@@ -567,3 +567,35 @@ async fn seeded_conditions_are_stored_as_a_write_would_store_them() {
     assert_eq!(job["status"]["active"], 1);
     assert!(job["status"]["startTime"].is_string());
 }
+
+#[tokio::test]
+async fn unknown_condition_fields_are_dropped_with_a_warning_or_rejected_when_strict() {
+    let server = ApiServer::start().await;
+    seed_job(&server, "exp-a", "a");
+    let body = json!({"status": {"conditions": [{"observedGeneration": 3, "status": "True", "type": "Applied"}]}}).to_string();
+    let reply = send(
+        &server,
+        "PATCH",
+        &status_path("exp-a", "a"),
+        Some(MERGE),
+        &body,
+    )
+    .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("warning"),
+        Some(r#"299 - "unknown field \"status.conditions[0].observedGeneration\"""#)
+    );
+    assert!(
+        reply.json()["status"]["conditions"][0]
+            .get("observedGeneration")
+            .is_none()
+    );
+    let strict = format!("{}?fieldValidation=Strict", status_path("exp-a", "a"));
+    let reply = send(&server, "PATCH", &strict, Some(SMP), &body).await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(
+        reply.body,
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":" \"\" is invalid: patch: Invalid value: \"map[status:map[conditions:[map[observedGeneration:3 status:True type:Applied]]]]\": strict decoding error: unknown field \"status.conditions[0].observedGeneration\"","reason":"Invalid","details":{"causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"map[status:map[conditions:[map[observedGeneration:3 status:True type:Applied]]]]\": strict decoding error: unknown field \"status.conditions[0].observedGeneration\"","field":"patch"}]},"code":422}"#
+    );
+}

@@ -44,25 +44,47 @@ pub fn default_status(job: &mut Value) {
 
 /// Decodes the conditions the way the typed `JobCondition` round-trip does: known fields only,
 /// `type`/`status` default to `""`, times normalised (null when absent), empty `reason`/`message`
-/// omitted, an empty list removed. Returns Go's time-parse message for a bad time.
-pub fn normalise_conditions(job: &mut Value) -> Result<(), String> {
+/// omitted, an empty list removed. Returns the dropped unknown fields (`status.conditions[0].x`),
+/// or Go's time-parse message for a bad time.
+pub fn normalise_conditions(job: &mut Value) -> Result<Vec<String>, String> {
     let Some(status) = job.get_mut("status").and_then(Value::as_object_mut) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let conditions = match status.get("conditions") {
         Some(Value::Array(list)) if !list.is_empty() => list.clone(),
         Some(_) => {
             status.remove("conditions");
-            return Ok(());
+            return Ok(Vec::new());
         }
-        None => return Ok(()),
+        None => return Ok(Vec::new()),
     };
     let normalised = conditions
         .iter()
         .map(normalise_condition)
         .collect::<Result<Vec<_>, _>>()?;
     status.insert("conditions".into(), Value::Array(normalised));
-    Ok(())
+    Ok(unknown_fields(&conditions))
+}
+
+const CONDITION_FIELDS: [&str; 6] = [
+    "type",
+    "status",
+    "lastProbeTime",
+    "lastTransitionTime",
+    "reason",
+    "message",
+];
+
+fn unknown_fields(conditions: &[Value]) -> Vec<String> {
+    let mut unknown = Vec::new();
+    for (index, condition) in conditions.iter().enumerate() {
+        for field in condition.as_object().into_iter().flat_map(Map::keys) {
+            if !CONDITION_FIELDS.contains(&field.as_str()) {
+                unknown.push(format!("status.conditions[{index}].{field}"));
+            }
+        }
+    }
+    unknown
 }
 
 fn normalise_condition(condition: &Value) -> Result<Value, String> {
@@ -287,6 +309,18 @@ mod tests {
         assert_eq!(
             job["status"]["conditions"][0],
             json!({"type": "", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-11-25T08:00:00Z", "reason": "R"})
+        );
+    }
+
+    #[test]
+    fn unknown_condition_fields_are_dropped_and_reported() {
+        let mut job = json!({"status": {"conditions": [{"type": "A", "status": "True", "observedGeneration": 3}]}});
+        let unknown = normalise_conditions(&mut job).unwrap();
+        assert_eq!(unknown, ["status.conditions[0].observedGeneration"]);
+        assert!(
+            job["status"]["conditions"][0]
+                .get("observedGeneration")
+                .is_none()
         );
     }
 

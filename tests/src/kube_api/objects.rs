@@ -10,6 +10,44 @@ use super::store::{Collection, EventType, ObjectKey, Store, resource_version_of}
 use super::strategic_merge::MergeKeys;
 use super::{jobs, pods};
 
+/// A successful answer: the object, and `Warning` texts for the response headers.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub object: Value,
+    pub warnings: Vec<String>,
+}
+
+impl From<Value> for Written {
+    fn from(object: Value) -> Self {
+        Written {
+            object,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// How unknown fields in a write are treated (`?fieldValidation=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Dropped with a `Warning` header (the default).
+    Warn,
+    /// Dropped silently.
+    Ignore,
+    /// Rejected with a 422.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Parses the `fieldValidation` query parameter.
+    pub fn from_query(value: Option<&str>) -> Self {
+        match value {
+            Some("Strict") => FieldValidation::Strict,
+            Some("Ignore") => FieldValidation::Ignore,
+            _ => FieldValidation::Warn,
+        }
+    }
+}
+
 /// Which part of an object a write may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
@@ -133,7 +171,8 @@ pub fn replace(
     address: &Address,
     part: Part,
     body: &[u8],
-) -> Result<Value, ApiError> {
+    validation: FieldValidation,
+) -> Result<Written, ApiError> {
     let old = get(store, address)?;
     let new: Value = decode(body)?;
     if new
@@ -145,7 +184,8 @@ pub fn replace(
             "the name of the object does not match the name on the URL".to_owned(),
         ));
     }
-    write(store, address, part, &old, new)
+    let shown = new.clone();
+    write(store, address, part, &old, new, (validation, &shown))
 }
 
 /// PATCH with any of the four patch types.
@@ -155,7 +195,8 @@ pub fn patch(
     part: Part,
     content_type: Option<&str>,
     body: &[u8],
-) -> Result<Value, ApiError> {
+    validation: FieldValidation,
+) -> Result<Written, ApiError> {
     let patch_type = PatchType::from_content_type(content_type)?;
     let old = get(store, address)?;
     let keys = if patch_type == PatchType::Strategic {
@@ -164,7 +205,8 @@ pub fn patch(
         MergeKeys::NONE
     };
     let patched = patch::apply(patch_type, &old, body, keys)?;
-    write(store, address, part, &old, patched)
+    let shown: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    write(store, address, part, &old, patched, (validation, &shown))
 }
 
 /// DELETE: removes the object and answers with it.
@@ -175,17 +217,35 @@ pub fn delete(store: &mut Store, address: &Address) -> Result<Value, ApiError> {
 }
 
 /// The common tail of PUT and PATCH: decode, preconditions, validation, no-op detection, commit.
+/// `request` is the field-validation mode and the body as sent (shown in a strict-mode 422).
 fn write(
     store: &mut Store,
     address: &Address,
     part: Part,
     old: &Value,
     mut new: Value,
-) -> Result<Value, ApiError> {
+    (validation, sent): (FieldValidation, &Value),
+) -> Result<Written, ApiError> {
+    let mut unknown = Vec::new();
     if address.kind.behaviour == Behaviour::Job {
-        jobs::normalise_conditions(&mut new)
+        unknown = jobs::normalise_conditions(&mut new)
             .map_err(|problem| ApiError::invalid_patch(&new, &problem))?;
     }
+    let warnings = match validation {
+        FieldValidation::Strict if !unknown.is_empty() => {
+            let problem = unknown
+                .iter()
+                .map(|f| format!("unknown field {f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ApiError::strict_decoding(sent, &problem));
+        }
+        FieldValidation::Warn => unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect(),
+        _ => Vec::new(),
+    };
     check_resource_version(old, &new, &address.target)?;
     check_uid(old, &new, address)?;
     let result = project(old, new, part, address.kind.has_status);
@@ -196,14 +256,18 @@ fn write(
         }
     }
     if &result == old {
-        return Ok(result);
+        return Ok(Written {
+            object: result,
+            warnings,
+        });
     }
-    Ok(store.commit(
+    let object = store.commit(
         &address.collection,
         address.key.clone(),
         EventType::Modified,
         result,
-    ))
+    );
+    Ok(Written { object, warnings })
 }
 
 fn invalid(address: &Address, errors: &[FieldError]) -> ApiError {

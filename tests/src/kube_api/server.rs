@@ -10,14 +10,14 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{Method, StatusCode, header, request::Parts};
+use http::{HeaderValue, Method, StatusCode, header, request::Parts};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::auth::{self, Identity};
 use super::faults::{Fault, FaultAction, Faults};
-use super::objects::{self, Address, Part};
+use super::objects::{self, Address, FieldValidation, Part, Written};
 use super::recorder::RecordedRequest;
 use super::request::{Query, ResourceRequest, split_api_prefix};
 use super::resources::{ResourceKind, resource_for_kind};
@@ -426,14 +426,26 @@ impl Shared {
             Some("status") if address.kind.has_status => Part::Status,
             Some(_) => return Err(ApiError::route_not_found()),
         };
-        let object = match (method.clone(), part) {
-            (Method::GET, _) => objects::get(&store, &address),
-            (Method::PUT, _) => objects::replace(&mut store, &address, part, body),
-            (Method::PATCH, _) => objects::patch(&mut store, &address, part, content_type, body),
-            (Method::DELETE, Part::Main) => objects::delete(&mut store, &address),
+        let validation = FieldValidation::from_query(query.get("fieldValidation"));
+        let written = match (method.clone(), part) {
+            (Method::GET, _) => objects::get(&store, &address).map(Written::from),
+            (Method::PUT, _) => objects::replace(&mut store, &address, part, body, validation),
+            (Method::PATCH, _) => {
+                objects::patch(&mut store, &address, part, content_type, body, validation)
+            }
+            (Method::DELETE, Part::Main) => {
+                objects::delete(&mut store, &address).map(Written::from)
+            }
             _ => Err(ApiError::method_not_allowed(method.as_str())),
         }?;
-        Ok(json(StatusCode::OK, &object))
+        let mut response = json(StatusCode::OK, &written.object);
+        for warning in &written.warnings {
+            let quoted = serde_json::to_string(warning).unwrap_or_default();
+            if let Ok(value) = HeaderValue::from_str(&format!("299 - {quoted}")) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        Ok(response)
     }
 }
 

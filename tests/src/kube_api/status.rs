@@ -311,6 +311,26 @@ impl ApiError {
         )
     }
 
+    /// 422 for unknown fields under `?fieldValidation=Strict`; the body is shown as Go prints it.
+    pub fn strict_decoding(sent: &Value, problem: &str) -> Self {
+        let shown = format!("{:?}", super::strategic_merge::go_format(sent));
+        let error = FieldError::invalid(
+            "patch",
+            Some(shown),
+            &format!("strict decoding error: {problem}"),
+        );
+        let details = Details {
+            causes: vec![error.cause()],
+            ..Details::default()
+        };
+        Self::new(
+            422,
+            format!(" \"\" is invalid: {error}"),
+            Some("Invalid"),
+            Some(details),
+        )
+    }
+
     /// 400 `BadRequest`.
     pub fn bad_request(message: String) -> Self {
         Self::new(400, message, Some("BadRequest"), Some(Details::default()))
