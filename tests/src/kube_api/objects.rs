@@ -185,7 +185,17 @@ pub fn replace(
         ));
     }
     let shown = new.clone();
-    write(store, address, part, &old, new, (validation, &shown))
+    write(
+        store,
+        address,
+        part,
+        &old,
+        new,
+        &Sent {
+            body: &shown,
+            validation,
+        },
+    )
 }
 
 /// PATCH with any of the four patch types.
@@ -206,7 +216,17 @@ pub fn patch(
     };
     let patched = patch::apply(patch_type, &old, body, keys)?;
     let shown: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    write(store, address, part, &old, patched, (validation, &shown))
+    write(
+        store,
+        address,
+        part,
+        &old,
+        patched,
+        &Sent {
+            body: &shown,
+            validation,
+        },
+    )
 }
 
 /// DELETE: removes the object and answers with it.
@@ -216,36 +236,46 @@ pub fn delete(store: &mut Store, address: &Address) -> Result<Value, ApiError> {
         .ok_or_else(|| ApiError::not_found(&address.target))
 }
 
+/// What the client sent, for unknown-field handling.
+#[derive(Debug)]
+struct Sent<'a> {
+    /// The request body as JSON (shown in a strict-mode 422).
+    body: &'a Value,
+    validation: FieldValidation,
+}
+
+impl Sent<'_> {
+    /// `Warning` texts for dropped fields, or the strict-mode 422.
+    fn unknown_fields(&self, unknown: &[String]) -> Result<Vec<String>, ApiError> {
+        let texts: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect();
+        match self.validation {
+            FieldValidation::Strict if !texts.is_empty() => {
+                Err(ApiError::strict_decoding(self.body, &texts.join(", ")))
+            }
+            FieldValidation::Warn => Ok(texts),
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
 /// The common tail of PUT and PATCH: decode, preconditions, validation, no-op detection, commit.
-/// `request` is the field-validation mode and the body as sent (shown in a strict-mode 422).
 fn write(
     store: &mut Store,
     address: &Address,
     part: Part,
     old: &Value,
     mut new: Value,
-    (validation, sent): (FieldValidation, &Value),
+    sent: &Sent<'_>,
 ) -> Result<Written, ApiError> {
     let mut unknown = Vec::new();
     if address.kind.behaviour == Behaviour::Job {
         unknown = jobs::normalise_conditions(&mut new)
             .map_err(|problem| ApiError::invalid_patch(&new, &problem))?;
     }
-    let warnings = match validation {
-        FieldValidation::Strict if !unknown.is_empty() => {
-            let problem = unknown
-                .iter()
-                .map(|f| format!("unknown field {f:?}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(ApiError::strict_decoding(sent, &problem));
-        }
-        FieldValidation::Warn => unknown
-            .iter()
-            .map(|f| format!("unknown field {f:?}"))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let warnings = sent.unknown_fields(&unknown)?;
     check_resource_version(old, &new, &address.target)?;
     check_uid(old, &new, address)?;
     let result = project(old, new, part, address.kind.has_status);
