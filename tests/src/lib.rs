@@ -1,1 +1,6 @@
-//! placeholder
+//! Test bed for the HyperShift adapter: in-process fakes of the systems the binaries talk to.
+
+// Unit tests may unwrap: a panic there is a failed test. Server code handles bad input as Status bodies.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod kube_api;

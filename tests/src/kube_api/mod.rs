@@ -1,0 +1,43 @@
+//! An in-process fake Kubernetes API server that answers like a real kube-apiserver
+//! (status codes and `Status` bodies measured on v1.36, see `docs/kubernetes-job-status.md`).
+//!
+//! Start one with [`ApiServer::start`], seed objects, point a `kube::Client` at it and
+//! inspect what the client sent with [`ApiServer::requests`].
+//!
+//! What it reproduces: Job `/status` PATCH (strategic merge by `type` with prepend, in-place,
+//! `$patch: delete`, `$setElementOrder`; JSON merge patch; JSON patch with `test`), PUT, the
+//! Job status-transition rules, condition time normalisation, resourceVersion preconditions,
+//! 404/409/413/415/422/500 bodies, pod watches, paginated lists, generic custom resources and
+//! per-request faults.
+//!
+//! What it simplifies:
+//! - Server-side apply (`application/apply-patch+yaml`) is a JSON merge patch of the applied
+//!   object: no managedFields, so never the SSA 409 conflict; only JSON bodies are accepted.
+//! - Strategic merge patch on resources other than Jobs and Pods merges like a merge patch.
+//! - No RBAC: the valid token may do everything; no token is a 403 for `system:anonymous`.
+//!   Inject `FaultAction::Status(403)` for a denial worded from the request.
+//! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
+//! - No defaulting or validation of objects beyond the Job rules; no garbage collection or TTL.
+
+mod auth;
+mod faults;
+mod jobs;
+mod json_patch;
+mod list;
+mod merge_patch;
+mod objects;
+mod patch;
+mod pods;
+mod recorder;
+mod request;
+mod resources;
+mod server;
+mod status;
+mod store;
+mod strategic_merge;
+mod time;
+mod watch;
+
+pub use faults::{Fault, FaultAction};
+pub use recorder::RecordedRequest;
+pub use server::ApiServer;

@@ -1,0 +1,153 @@
+//! Pod-specific behaviour: defaults a kubelet would report and container termination.
+
+use serde_json::{Value, json};
+
+use super::strategic_merge::MergeKeys;
+use super::time;
+
+/// Lists of a Pod that a strategic merge patch merges by key.
+pub const MERGE_KEYS: MergeKeys = MergeKeys(&[
+    ("status.conditions", "type"),
+    ("status.containerStatuses", "name"),
+    ("status.initContainerStatuses", "name"),
+    ("status.ephemeralContainerStatuses", "name"),
+    ("metadata.ownerReferences", "uid"),
+    ("spec.containers", "name"),
+    ("spec.initContainers", "name"),
+    ("spec.volumes", "name"),
+]);
+
+/// A running pod: `phase: Running` and a running, ready status for every container in the spec
+/// that has none.
+pub fn default_status(pod: &mut Value) {
+    let containers: Vec<(String, String)> = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|c| (str_of(c, "name"), str_of(c, "image")))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(object) = pod.as_object_mut() else {
+        return;
+    };
+    object.entry("apiVersion").or_insert(json!("v1"));
+    object.entry("kind").or_insert(json!("Pod"));
+    let Value::Object(status) = object.entry("status").or_insert_with(|| json!({})) else {
+        return;
+    };
+    status.entry("phase").or_insert(json!("Running"));
+    let Value::Array(statuses) = status
+        .entry("containerStatuses")
+        .or_insert_with(|| json!([]))
+    else {
+        return;
+    };
+    for (name, image) in containers {
+        if !statuses.iter().any(|s| s["name"] == name.as_str()) {
+            statuses.push(json!({
+                "name": name, "image": image, "imageID": "", "ready": true, "restartCount": 0, "started": true,
+                "state": {"running": {"startedAt": time::now()}}
+            }));
+        }
+    }
+}
+
+fn str_of(value: &Value, field: &str) -> String {
+    value
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Marks one container terminated. When every container has terminated the phase becomes
+/// `Succeeded` (all exit codes 0) or `Failed`, as the kubelet does for `restartPolicy: Never`.
+pub fn terminate_container(
+    pod: &mut Value,
+    container: &str,
+    exit_code: i32,
+    reason: &str,
+    message: Option<&str>,
+) {
+    let Some(status) = pod
+        .as_object_mut()
+        .map(|o| o.entry("status").or_insert_with(|| json!({})))
+    else {
+        return;
+    };
+    let Some(status) = status.as_object_mut() else {
+        return;
+    };
+    let Value::Array(statuses) = status
+        .entry("containerStatuses")
+        .or_insert_with(|| json!([]))
+    else {
+        return;
+    };
+    let index = match statuses.iter().position(|s| s["name"] == container) {
+        Some(index) => index,
+        None => {
+            statuses.push(json!({"name": container, "imageID": "", "restartCount": 0}));
+            statuses.len() - 1
+        }
+    };
+    let entry = &mut statuses[index];
+    let started_at = entry
+        .pointer("/state/running/startedAt")
+        .cloned()
+        .unwrap_or_else(|| json!(time::now()));
+    let mut terminated = json!({"exitCode": exit_code, "reason": reason, "startedAt": started_at, "finishedAt": time::now()});
+    if let Some(message) = message {
+        terminated["message"] = json!(message);
+    }
+    entry["state"] = json!({"terminated": terminated});
+    entry["ready"] = json!(false);
+    entry["started"] = json!(false);
+    let all_done = statuses
+        .iter()
+        .all(|s| s.pointer("/state/terminated").is_some());
+    if all_done {
+        let all_ok = statuses
+            .iter()
+            .all(|s| s.pointer("/state/terminated/exitCode") == Some(&json!(0)));
+        status.insert(
+            "phase".into(),
+            json!(if all_ok { "Succeeded" } else { "Failed" }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod() -> Value {
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "adapter", "image": "a"}, {"name": "reporter", "image": "r"}]}});
+        default_status(&mut pod);
+        pod
+    }
+
+    #[test]
+    fn defaults_report_every_container_running() {
+        let pod = pod();
+        assert_eq!(pod["status"]["phase"], "Running");
+        assert_eq!(pod["status"]["containerStatuses"][1]["name"], "reporter");
+        assert!(pod["status"]["containerStatuses"][0]["state"]["running"].is_object());
+    }
+
+    #[test]
+    fn terminating_one_container_keeps_the_pod_running() {
+        let mut pod = pod();
+        terminate_container(&mut pod, "adapter", 137, "OOMKilled", None);
+        let state = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+        assert_eq!(
+            (state["exitCode"].as_i64(), state["reason"].as_str()),
+            (Some(137), Some("OOMKilled"))
+        );
+        assert_eq!(pod["status"]["phase"], "Running");
+        terminate_container(&mut pod, "reporter", 0, "Completed", Some("done"));
+        assert_eq!(pod["status"]["phase"], "Failed");
+    }
+}
