@@ -354,3 +354,161 @@ fn identity(m: &ResourceMeta) -> ResourceIdentity {
         name: m.name.clone(),
     }
 }
+
+/// `status` of a ManifestWork object (hub layout: `resourceStatus.manifests[]`), as the Go client builds it and
+/// as the OCM hub serves it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestWorkStatus {
+    /// Work-level conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Per-manifest status.
+    #[serde(default)]
+    pub resource_status: ManifestResourceStatus,
+}
+
+/// `ManifestResourceStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManifestResourceStatus {
+    /// One entry per manifest.
+    #[serde(default)]
+    pub manifests: Vec<ManifestCondition>,
+}
+
+impl ManifestWorkStatus {
+    /// Feedback of every manifest that reported any (`jsonRaw` parsed).
+    pub fn feedback(&self) -> Result<Vec<ManifestFeedback>, WorkError> {
+        let mut out = Vec::new();
+        for m in &self.resource_status.manifests {
+            let values = m.feedback_values()?;
+            if !values.is_empty() {
+                out.push(ManifestFeedback {
+                    resource: identity(&m.resource_meta),
+                    values,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::maestro::test_fixtures::fixture;
+
+    const DEPLOYMENT: (&str, &str, &str, &str) =
+        ("apps", "deployments", "default", "maestro-e2e-upgrade-test");
+
+    /// A REST bundle built from the status fixture the way the server presents it (§4.5).
+    fn rest_bundle() -> Value {
+        let status = fixture("cloudevents.status.maestro.json");
+        let data = &status["data"];
+        let meta: Value = serde_json::from_str(status["metadata"].as_str().unwrap()).unwrap();
+        serde_json::json!({
+            "consumer_name": status["clustername"], "created_at": "2025-12-16T06:00:17.771003Z",
+            "delete_option": {}, "href": "/api/maestro/v1/resource-bundles/55c61e54-a3f6-563d-9fec-b1fe297bdfdb",
+            "id": status["resourceid"], "kind": "ResourceBundle",
+            "manifest_configs": data["manifestBundle"]["manifestConfigs"], "manifests": data["manifestBundle"]["manifests"],
+            "metadata": meta, "name": status["resourceid"],
+            "status": {"ObservedVersion": 1, "SequenceID": status["sequenceid"], "conditions": data["conditions"],
+                       "manifestBundle": data["manifestBundle"], "resourceStatus": data["resourceStatus"]},
+            "updated_at": "2025-12-16T06:00:17.771003Z", "version": 1
+        })
+    }
+
+    #[test]
+    fn rest_bundle_decodes_and_feedback_is_parsed_again() {
+        let bundle: ResourceBundle = serde_json::from_value(rest_bundle()).unwrap();
+        let status = bundle.status.as_ref().unwrap();
+        assert_eq!(status.observed_version, Some(1));
+        let (g, r, ns, n) = DEPLOYMENT;
+        let feedback = status.feedback(g, r, ns, n, "status").unwrap().unwrap();
+        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
+        assert_eq!(
+            status.feedback(g, "Deployment", ns, n, "status").unwrap(),
+            Some(feedback.clone())
+        );
+        assert_eq!(status.feedback(g, r, ns, "other", "status").unwrap(), None);
+
+        let work = bundle
+            .to_existing_work(Some("mw-client-example".into()))
+            .unwrap();
+        assert_eq!(
+            work.labels["maestro.resource.type"],
+            "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"
+        );
+        assert_eq!(work.version, Some(1));
+        assert_eq!(work.observed_version, Some(1));
+        assert_eq!(work.deleting, None);
+        assert_eq!(work.feedback_value(g, r, ns, n, "status"), Some(&feedback));
+        assert_eq!(work.conditions[0].type_, "Applied");
+    }
+
+    #[test]
+    fn malformed_json_raw_is_a_typed_error() {
+        let mut json = rest_bundle();
+        json["status"]["resourceStatus"][0]["statusFeedback"]["values"][0]["fieldValue"]["jsonRaw"] =
+            Value::String("{\"conditions\":[".into());
+        let bundle: ResourceBundle = serde_json::from_value(json).unwrap();
+        let err = bundle.to_existing_work(None).unwrap_err();
+        match err {
+            WorkError::MalformedFeedback {
+                manifest, feedback, ..
+            } => {
+                assert_eq!(
+                    manifest,
+                    "apps/deployments default/maestro-e2e-upgrade-test"
+                );
+                assert_eq!(feedback, "status");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scalar_feedback_types() {
+        let v = |json: Value| {
+            serde_json::from_value::<FieldValue>(json)
+                .unwrap()
+                .to_json()
+                .unwrap()
+        };
+        assert_eq!(
+            v(serde_json::json!({"type": "Integer", "integer": 3})),
+            Some(Value::from(3))
+        );
+        assert_eq!(
+            v(serde_json::json!({"type": "String", "string": "x"})),
+            Some(Value::from("x"))
+        );
+        assert_eq!(
+            v(serde_json::json!({"type": "Boolean", "boolean": true})),
+            Some(Value::Bool(true))
+        );
+        assert_eq!(v(serde_json::json!({"type": "JsonRaw"})), None);
+    }
+
+    #[test]
+    fn deleting_bundle_is_reported() {
+        let mut json = rest_bundle();
+        json["deleted_at"] = "2026-01-01T00:00:00Z".into();
+        let bundle: ResourceBundle = serde_json::from_value(json).unwrap();
+        assert_eq!(
+            bundle.to_existing_work(None).unwrap().deleting.as_deref(),
+            Some("2026-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn watched_manifestwork_fixture_status_decodes() {
+        let work = fixture("manifestwork.watched.json");
+        let status: ManifestWorkStatus = serde_json::from_value(work["status"].clone()).unwrap();
+        let feedback = status.feedback().unwrap();
+        assert_eq!(feedback.len(), 1);
+        assert_eq!(feedback[0].resource.kind, "Deployment");
+        assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);
+    }
+}

@@ -400,3 +400,195 @@ fn invalid(message: String) -> WorkError {
 fn protocol(message: String) -> WorkError {
     WorkError::Protocol { message }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::maestro::proto::cloud_event_attribute_value::Attr;
+    use crate::maestro::test_fixtures::fixture;
+
+    const SOURCE: &str = "mw-client-example";
+    const CONSUMER: &str = "7ff1a8f4-8811-49b4-8c19-9271bc51975e";
+
+    /// The ManifestWork the Go client published in `cloudevents.grpcclient.json`.
+    fn fixture_work() -> Value {
+        let event = fixture("cloudevents.grpcclient.json");
+        serde_json::json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "e44ec579-9646-549a-b679-db8d19d6da37",
+                         "labels": {"maestro.resource.type": "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"}},
+            "spec": {"workload": {"manifests": event["data"]["manifests"]},
+                     "manifestConfigs": event["data"]["manifestConfigs"]}
+        })
+    }
+
+    fn fixture_create() -> CloudEvent {
+        let expected = fixture("cloudevents.grpcclient.json");
+        let time = expected["time"].as_str().unwrap().parse().unwrap();
+        SpecEventBuilder::new(SOURCE, CONSUMER)
+            .build(
+                SpecAction::Create,
+                &fixture_work(),
+                expected["id"].as_str().unwrap(),
+                time,
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn create_request_reproduces_the_go_client_fixture() {
+        let expected = fixture("cloudevents.grpcclient.json");
+        let event = fixture_create();
+        // Attributes, every extension (metadata text byte for byte) and data.
+        assert_eq!(event.to_json(), expected);
+    }
+
+    #[test]
+    fn create_request_wire_attributes() {
+        let wire = fixture_create().to_proto();
+        let mut keys: Vec<&str> = wire.attributes.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "ce-clustername",
+                "ce-logtracing",
+                "ce-metadata",
+                "ce-originalsource",
+                "ce-resourceid",
+                "ce-resourceversion",
+                "ce-time",
+                "contenttype"
+            ]
+        );
+        let attr = |k: &str| wire.attributes[k].attr.clone().unwrap();
+        assert_eq!(
+            attr("contenttype"),
+            Attr::CeString("application/json".into())
+        );
+        assert_eq!(attr("ce-resourceversion"), Attr::CeInteger(0));
+        assert_eq!(
+            attr("ce-resourceid"),
+            Attr::CeString("55c61e54-a3f6-563d-9fec-b1fe297bdfdb".into())
+        );
+        assert!(matches!(attr("ce-time"), Attr::CeTimestamp(_)));
+        assert_eq!(wire.spec_version, "1.0");
+        assert_eq!(wire.source, SOURCE);
+        let Some(crate::maestro::proto::cloud_event::Data::BinaryData(data)) = &wire.data else {
+            panic!("data must be binary_data")
+        };
+        let data: Value = serde_json::from_slice(data).unwrap();
+        assert_eq!(data, fixture("cloudevents.grpcclient.json")["data"]);
+    }
+
+    #[test]
+    fn update_and_delete_requests() {
+        let mut work = fixture_work();
+        work["metadata"]["generation"] = 4.into();
+        work["metadata"]["annotations"] =
+            serde_json::json!({"logging.open-cluster-management.io/trace": "abc", "other": "x"});
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+        let update = builder
+            .build(SpecAction::Update, &work, "u1", time)
+            .unwrap();
+        insta::assert_json_snapshot!("update_request", update.to_json(), {".data.manifests" => "[manifests]"});
+        assert_eq!(
+            update.extension("resourceversion"),
+            Some(&AttrValue::Integer(4))
+        );
+        let delete = builder
+            .build(SpecAction::Delete, &work, "d1", time)
+            .unwrap();
+        insta::assert_json_snapshot!("delete_request", delete.to_json());
+        assert!(delete.data.is_none() && delete.data_content_type.is_none());
+        assert_eq!(
+            delete.extension("deletiontimestamp"),
+            Some(&AttrValue::Timestamp(time))
+        );
+    }
+
+    #[test]
+    fn invalid_works_are_rejected_locally() {
+        let builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+        let mut work = fixture_work();
+        work["metadata"]["namespace"] = "other".into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["metadata"]["name"] = "Not_A_Label".into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["spec"]["workload"]["manifests"] = serde_json::json!([]);
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["spec"]["workload"]["manifests"][0]["data"] = "x".repeat(MAX_MANIFESTS_BYTES).into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["metadata"]["namespace"] = CONSUMER.into();
+        let event = builder.create_request(&work).unwrap();
+        assert_eq!(event.ty, SpecAction::Create.event_type());
+        assert_ne!(
+            event.id,
+            builder.create_request(&work).unwrap().id,
+            "fresh event ids"
+        );
+    }
+
+    #[test]
+    fn status_fixture_decodes_unchanged() {
+        let event = CloudEvent::from_json(&fixture("cloudevents.status.maestro.json")).unwrap();
+        let status = StatusEvent::decode(&event).unwrap();
+        assert_eq!(status.resource_id, "55c61e54-a3f6-563d-9fec-b1fe297bdfdb");
+        assert_eq!(status.resource_version, 1);
+        assert_eq!(status.sequence_id, "2000808179729960960");
+        assert_eq!(status.cluster_name.as_deref(), Some(CONSUMER));
+        assert_eq!(
+            status.metadata.as_ref().unwrap().name,
+            "e44ec579-9646-549a-b679-db8d19d6da37"
+        );
+        assert!(!status.is_deleted());
+        let feedback = status.status.resource_status[0]
+            .feedback("status")
+            .unwrap()
+            .unwrap();
+        assert_eq!(feedback["conditions"][0]["type"], "Progressing");
+    }
+
+    #[test]
+    fn status_over_the_wire_accepts_string_versions() {
+        let event = CloudEvent::from_json(&fixture("cloudevents.status.maestro.json")).unwrap();
+        let mut wire = event.to_proto();
+        wire.attributes.insert(
+            "ce-resourceversion".into(),
+            crate::maestro::proto::CloudEventAttributeValue {
+                attr: Some(Attr::CeString("1".into())),
+            },
+        );
+        let decoded = CloudEvent::from_proto(&wire).unwrap();
+        assert_eq!(StatusEvent::decode(&decoded).unwrap().resource_version, 1);
+        wire.attributes.remove("ce-sequenceid");
+        let decoded = CloudEvent::from_proto(&wire).unwrap();
+        assert!(matches!(
+            StatusEvent::decode(&decoded),
+            Err(WorkError::Protocol { .. })
+        ));
+    }
+
+    #[test]
+    fn spec_events_are_not_status_events() {
+        assert!(StatusEvent::decode(&fixture_create()).is_err());
+    }
+}
