@@ -247,7 +247,8 @@ impl Term {
     fn matches(&self, res: &Resource) -> bool {
         let label = |k: &str| {
             res.metadata
-                .pointer(&format!("/labels/{k}"))
+                .get("labels")
+                .and_then(|l| l.get(k))
                 .and_then(Value::as_str)
         };
         match self {
@@ -294,4 +295,32 @@ fn split_top<'a>(text: &'a str, sep: &str) -> Vec<&'a str> {
     }
     out.push(&text[start..]);
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_terms_parse() {
+        let s = Search::parse(r#"payload->'metadata'->'labels'@>'{"a/b":"c"}'"#).unwrap();
+        assert!(
+            matches!(&s.0[..], [Term::LabelsContain(m)] if m["a/b"] == "c"),
+            "{s:?}"
+        );
+        let s = Search::parse("source='s' and (consumer_name='a' or consumer_name='b')").unwrap();
+        assert_eq!(s.0.len(), 2, "{s:?}");
+        let s = Search::parse("payload->'metadata'->'labels'->>'env'in('a','b')").unwrap();
+        assert!(
+            matches!(&s.0[..], [Term::LabelIn(k, v)] if k == "env" && v.len() == 2),
+            "{s:?}"
+        );
+        let s = Search::parse("payload->'metadata'->'labels'->>'a'<>null").unwrap();
+        assert!(
+            matches!(&s.0[..], [Term::LabelExists(k)] if k == "a"),
+            "{s:?}"
+        );
+        assert!(Search::parse("bogus ~~ 1").is_err());
+    }
 }
