@@ -232,7 +232,33 @@ async fn missing_token_is_unauthenticated() {
 }
 
 #[tokio::test]
-async fn tls_without_the_right_ca_is_unavailable() {
+async fn token_is_never_sent_in_plaintext() {
+    let fake = FakeMaestro::start(FakeOptions {
+        consumers: vec![CONSUMER.into()],
+        token: Some("secret".into()),
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&fake, dir.path());
+    assert!(cfg.grpc_url.starts_with("http://"));
+    cfg.token = TokenSource::Static(hypershift_adapter::maestro::BearerToken::new("secret"));
+    let err = MaestroWorkClient::new(cfg)
+        .unwrap()
+        .create(&work())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        WorkError::Unauthenticated {
+            message: "invalid token".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn tls_with_the_wrong_ca_is_a_config_error() {
     let fake = FakeMaestro::start(FakeOptions {
         consumers: vec![CONSUMER.into()],
         ..FakeOptions::tls_with_token("x")
@@ -244,8 +270,15 @@ async fn tls_without_the_right_ca_is_unavailable() {
     let cfg = config(&fake, dir.path());
     std::fs::write(dir.path().join("ca.pem"), other.ca_pem).unwrap();
     let client = MaestroWorkClient::new(cfg).unwrap();
-    assert!(client.create(&work()).await.unwrap_err().is_transient());
-    assert!(client.get(WORK).await.unwrap_err().is_transient());
+    for err in [
+        client.create(&work()).await.unwrap_err(),
+        client.get(WORK).await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(&err, WorkError::Config { message } if message.contains("invalid peer certificate")),
+            "a CA mismatch is a configuration problem, not an outage: {err:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -31,7 +31,8 @@ pub struct MaestroConfig {
     pub client_cert_file: Option<PathBuf>,
     /// PEM client key (mTLS).
     pub client_key_file: Option<PathBuf>,
-    /// Bearer token for gRPC (and REST, harmlessly) calls.
+    /// Bearer token for gRPC calls (also sent to REST, which ignores it unless a proxy checks it). Attached only to
+    /// `https` URLs, never in plaintext.
     pub token: TokenSource,
     /// Per-call deadline.
     pub timeout: Duration,

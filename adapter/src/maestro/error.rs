@@ -43,10 +43,38 @@ pub fn classify_message(message: &str) -> Option<WorkError> {
     Some(kind)
 }
 
+/// TLS handshake failures that retrying will not fix: the server's certificate is not trusted (wrong CA file),
+/// or the server rejected our client certificate.
+fn classify_tls(message: &str) -> Option<WorkError> {
+    let m = message.to_owned();
+    if message.contains("invalid peer certificate") {
+        return Some(WorkError::Config {
+            message: format!("TLS: server certificate not trusted (check the CA file): {m}"),
+        });
+    }
+    if [
+        "BadCertificate",
+        "CertificateRequired",
+        "UnknownCA",
+        "CertificateUnknown",
+    ]
+    .iter()
+    .any(|alert| message.contains(&format!("received fatal alert: {alert}")))
+    {
+        return Some(WorkError::Unauthenticated {
+            message: format!("TLS: client certificate rejected: {m}"),
+        });
+    }
+    None
+}
+
 /// Maps a gRPC status (from Publish) to a [`WorkError`].
 pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
     use tonic::Code;
     let message = status.message().to_owned();
+    if let Some(tls) = classify_tls(&message) {
+        return tls;
+    }
     match status.code() {
         Code::Unavailable
         | Code::DeadlineExceeded
@@ -100,19 +128,14 @@ pub fn from_rest_response(status: u16, body: &str) -> WorkError {
 
 /// Maps a transport failure of the REST client (connect, timeout, body read) to a [`WorkError`].
 pub fn from_reqwest(err: &reqwest::Error) -> WorkError {
+    let message = error_chain(err);
     if err.is_builder() {
-        return WorkError::Config {
-            message: error_chain(err),
-        };
+        return WorkError::Config { message };
     }
     if err.is_decode() {
-        return WorkError::Protocol {
-            message: error_chain(err),
-        };
+        return WorkError::Protocol { message };
     }
-    WorkError::Unavailable {
-        message: error_chain(err),
-    }
+    classify_tls(&message).unwrap_or(WorkError::Unavailable { message })
 }
 
 /// `"<code>: <reason>"` from a Maestro REST error body (`{"kind":"Error","code":"maestro-7","reason":"..."}`).
@@ -287,6 +310,20 @@ mod tests {
             assert!(e.message().contains(reason));
         }
         assert!(from_rest_response(502, "<html>bad gateway</html>").is_transient());
+    }
+
+    #[test]
+    fn tls_failures_are_not_transient() {
+        let e = from_grpc_status(&Status::new(
+            Code::Unavailable,
+            "invalid peer certificate: UnknownIssuer",
+        ));
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        let e = from_grpc_status(&Status::new(
+            Code::Unavailable,
+            "received fatal alert: CertificateRequired",
+        ));
+        assert!(matches!(e, WorkError::Unauthenticated { .. }), "{e:?}");
     }
 
     #[test]

@@ -17,19 +17,21 @@ use crate::work::WorkError;
 pub struct Publisher {
     client: CloudEventServiceClient<Channel>,
     config: Arc<MaestroConfig>,
+    tls: bool,
 }
 
 impl Publisher {
     /// Creates the channel (no connection yet). `http://` = plaintext, `https://` = TLS with the CA file.
     pub fn new(config: Arc<MaestroConfig>) -> Result<Self, WorkError> {
         let url = config.grpc_url.clone();
+        let tls = url.starts_with("https://");
         let mut endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| WorkError::Config {
                 message: format!("gRPC URL {url:?}: {}", error_chain(&e)),
             })?
             .connect_timeout(config.timeout)
             .timeout(config.timeout);
-        if url.starts_with("https://") {
+        if tls {
             endpoint = endpoint
                 .tls_config(tls::tonic_client_tls(&config)?)
                 .map_err(|e| WorkError::Config {
@@ -42,16 +44,21 @@ impl Publisher {
         }
         let client = CloudEventServiceClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(config.max_decode_bytes);
-        Ok(Self { client, config })
+        Ok(Self {
+            client,
+            config,
+            tls,
+        })
     }
 
-    /// One `Publish` with the per-call deadline and the current bearer token.
+    /// One `Publish` with the per-call deadline and the current bearer token (re-read now; attached only over
+    /// TLS, like the Go client — a token is never sent in plaintext).
     pub async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
         let mut request = tonic::Request::new(PublishRequest {
             event: Some(event.to_proto()),
         });
         request.set_timeout(self.config.timeout);
-        if let Some(token) = self.config.token.current().await? {
+        if let Some(token) = self.bearer().await? {
             let value = token
                 .header_value()
                 .parse()
@@ -61,6 +68,7 @@ impl Publisher {
             request.metadata_mut().insert("authorization", value);
         }
         let mut client = self.client.clone();
+        tracing::debug!(event_id = %event.id, event_type = %event.ty, "publishing cloudevent");
         match tokio::time::timeout(self.config.timeout, client.publish(request)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(status)) => Err(from_grpc_status(&status)),
@@ -70,6 +78,14 @@ impl Publisher {
                     self.config.grpc_url, self.config.timeout
                 ),
             }),
+        }
+    }
+
+    async fn bearer(&self) -> Result<Option<super::config::BearerToken>, WorkError> {
+        if self.tls {
+            self.config.token.current().await
+        } else {
+            Ok(None)
         }
     }
 }

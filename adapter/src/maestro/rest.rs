@@ -87,7 +87,13 @@ impl RestClient {
             .get(url)
             .query(params)
             .header("accept", "application/json");
-        if let Some(token) = self.config.token.current().await? {
+        // Like gRPC: the token only travels over TLS.
+        let token = if self.base.starts_with("https://") {
+            self.config.token.current().await?
+        } else {
+            None
+        };
+        if let Some(token) = token {
             request = request.header("authorization", token.header_value());
         }
         let response = request.send().await.map_err(|e| from_reqwest(&e))?;
