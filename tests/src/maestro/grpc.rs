@@ -45,6 +45,16 @@ impl Service {
         }
     }
 
+    /// The SubjectAccessReview on `/sources/<source>` with verb `pub`/`sub`.
+    fn authorize(&self, verb: &str, source: &str) -> Result<(), Status> {
+        match &self.shared.allowed_sources {
+            Some(allowed) if !allowed.iter().any(|s| s == source) => Err(unknown(format!(
+                "unauthorized to {verb} the event from source {source}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn handle(&self, event: CloudEvent) -> Result<(), Status> {
         let segments: Vec<&str> = event.ty.split('.').collect();
         if segments.len() < 3 {
@@ -239,6 +249,7 @@ impl CloudEventService for Service {
         if event.source.is_empty() {
             return Err(unknown("resource cannot be empty"));
         }
+        self.authorize("publish", &event.source)?;
         self.handle(event)?;
         Ok(Response::new(()))
     }
@@ -257,6 +268,7 @@ impl CloudEventService for Service {
         if source.is_empty() {
             return Err(unknown("resource cannot be empty"));
         }
+        self.authorize("subscribe", &source)?;
         let mut events = self.shared.events.subscribe();
         let mut kill = self.shared.kill.subscribe();
         let (tx, rx) = mpsc::channel(100);

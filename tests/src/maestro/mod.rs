@@ -46,6 +46,8 @@ pub struct FakeOptions {
     pub heartbeat: Duration,
     /// Send `resourceversion` in status events as a string (as Maestro does when re-reading from the DB).
     pub status_version_as_string: bool,
+    /// Sources allowed to publish/subscribe (the SubjectAccessReview on `/sources/<id>`); `None` = all.
+    pub allowed_sources: Option<Vec<String>>,
 }
 
 impl Default for FakeOptions {
@@ -58,6 +60,7 @@ impl Default for FakeOptions {
             ack_deletes: true,
             heartbeat: Duration::from_millis(100),
             status_version_as_string: false,
+            allowed_sources: None,
         }
     }
 }
@@ -93,7 +96,12 @@ impl FakeMaestro {
             status_version_as_string: opts.status_version_as_string,
             ..Default::default()
         };
-        let shared = state::Shared::new(state, opts.token.clone(), opts.heartbeat);
+        let shared = state::Shared::new(
+            state,
+            opts.token.clone(),
+            opts.heartbeat,
+            opts.allowed_sources.clone(),
+        );
         let pki = if opts.tls {
             Some(TestPki::generate()?)
         } else {
@@ -192,6 +200,16 @@ impl FakeMaestro {
         self.shared
             .find_id(key)
             .is_some_and(|id| self.shared.apply(&id))
+    }
+
+    /// The agent reports status for spec version `version` of `key`. Like the real server, a report for any
+    /// version other than the current one is dropped (returns false, nothing is stored or delivered).
+    pub fn report_status(&self, key: &str, version: i64) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        let current = self.shared.lock().resources.get(&id).map(|r| r.version);
+        current == Some(version) && self.shared.apply(&id)
     }
 
     /// The agent acknowledges the deletion of `key` now (hard delete + final `Deleted` status event).

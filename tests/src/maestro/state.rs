@@ -118,10 +118,17 @@ pub struct Shared {
     pub events: broadcast::Sender<(String, proto::CloudEvent)>,
     /// Bumped to end every open Subscribe stream.
     pub kill: watch::Sender<u64>,
+    /// Sources allowed to publish/subscribe; `None` = all.
+    pub allowed_sources: Option<Vec<String>>,
 }
 
 impl Shared {
-    pub fn new(state: State, token: Option<String>, heartbeat: Duration) -> Arc<Self> {
+    pub fn new(
+        state: State,
+        token: Option<String>,
+        heartbeat: Duration,
+        allowed_sources: Option<Vec<String>>,
+    ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
         let (kill, _) = watch::channel(0);
         Arc::new(Self {
@@ -130,6 +137,7 @@ impl Shared {
             heartbeat,
             events,
             kill,
+            allowed_sources,
         })
     }
 
