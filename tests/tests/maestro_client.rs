@@ -571,3 +571,41 @@ async fn list_with_search_and_paging() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn mutual_tls_with_client_certificate() {
+    let fake = FakeMaestro::start(FakeOptions {
+        consumers: vec![CONSUMER.into()],
+        tls: true,
+        mtls: true,
+        agent_delay: None,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pki = fake.pki().unwrap();
+
+    let without = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();
+    let err = without.create(&work()).await.unwrap_err();
+    assert!(
+        matches!(&err, WorkError::Unauthenticated { message } if message.contains("CertificateRequired")),
+        "a missing client certificate is an auth failure, not an outage: {err:?}"
+    );
+
+    std::fs::write(dir.path().join("client.pem"), &pki.client_cert_pem).unwrap();
+    std::fs::write(dir.path().join("client.key"), &pki.client_key_pem).unwrap();
+    let mut cfg = config(&fake, dir.path());
+    cfg.client_cert_file = Some(dir.path().join("client.pem"));
+    cfg.client_key_file = Some(dir.path().join("client.key"));
+    let with = MaestroWorkClient::new(cfg).unwrap();
+    with.create(&work()).await.unwrap();
+    assert!(with.get(WORK).await.unwrap().is_some());
+
+    let mut half = config(&fake, dir.path());
+    half.client_cert_file = Some(dir.path().join("client.pem"));
+    assert!(matches!(
+        MaestroWorkClient::new(half),
+        Err(WorkError::Config { .. })
+    ));
+}

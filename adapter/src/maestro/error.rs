@@ -71,9 +71,19 @@ fn classify_tls(message: &str) -> Option<WorkError> {
 /// Maps a gRPC status (from Publish) to a [`WorkError`].
 pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
     use tonic::Code;
-    let message = status.message().to_owned();
+    let mut message = status.message().to_owned();
+    // Transport failures keep their cause (e.g. a TLS alert) in the source chain, not in the message.
+    if let Some(source) = std::error::Error::source(status) {
+        let cause = error_chain(source);
+        if !message.contains(&cause) {
+            message = format!("{message}: {cause}");
+        }
+    }
     if let Some(tls) = classify_tls(&message) {
         return tls;
+    }
+    if status.code() == tonic::Code::Unknown && status.message() == "transport error" {
+        return WorkError::Unavailable { message };
     }
     match status.code() {
         Code::Unavailable

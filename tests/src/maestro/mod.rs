@@ -33,6 +33,9 @@ pub use tls::TestPki;
 pub struct FakeOptions {
     /// Serve gRPC and REST over TLS 1.3 with a generated CA ([`FakeMaestro::ca_pem`]).
     pub tls: bool,
+    /// With `tls`: require a client certificate signed by the test CA on gRPC (`--grpc-authn-type=mtls`);
+    /// use [`TestPki::client_cert_pem`] via [`FakeMaestro::pki`].
+    pub mtls: bool,
     /// Require this bearer token on gRPC calls (`authorization: Bearer <token>`), like `--grpc-authn-type=token`.
     pub token: Option<String>,
     /// Consumers registered from the start (creates for others fail with the foreign-key error).
@@ -54,6 +57,7 @@ impl Default for FakeOptions {
     fn default() -> Self {
         Self {
             tls: false,
+            mtls: false,
             token: None,
             consumers: Vec::new(),
             agent_delay: Some(Duration::ZERO),
@@ -114,8 +118,11 @@ impl FakeMaestro {
         if let Some(pki) = &pki {
             let identity =
                 tonic::transport::Identity::from_pem(&pki.server_cert_pem, &pki.server_key_pem);
-            server =
-                server.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+            let mut tls = tonic::transport::ServerTlsConfig::new().identity(identity);
+            if opts.mtls {
+                tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(&pki.ca_pem));
+            }
+            server = server.tls_config(tls)?;
         }
         let service = CloudEventServiceServer::new(grpc::Service {
             shared: Arc::clone(&shared),
@@ -166,6 +173,11 @@ impl FakeMaestro {
     /// CA certificate (PEM) in TLS mode.
     pub fn ca_pem(&self) -> Option<&str> {
         self.pki.as_ref().map(|p| p.ca_pem.as_str())
+    }
+
+    /// The generated PKI (CA, server and client certificates) in TLS mode.
+    pub fn pki(&self) -> Option<&TestPki> {
+        self.pki.as_ref()
     }
 
     /// The required bearer token, if any.

@@ -19,12 +19,19 @@ pub struct TestPki {
     pub server_cert_pem: String,
     /// Server private key.
     pub server_key_pem: String,
+    /// Client certificate for mTLS (CN = user `hyperfleet-adapter`, O = group `hyperfleet`).
+    pub client_cert_pem: String,
+    /// Client private key.
+    pub client_key_pem: String,
 }
 
 impl TestPki {
     /// Generates a fresh CA and server certificate.
     pub fn generate() -> anyhow::Result<Self> {
-        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
+            IsCa, KeyPair,
+        };
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         ca_params
@@ -38,10 +45,22 @@ impl TestPki {
             .push(DnType::CommonName, "fake-maestro");
         let key = KeyPair::generate()?;
         let cert = params.signed_by(&key, &ca)?;
+        let mut client = CertificateParams::new(Vec::<String>::new())?;
+        client
+            .distinguished_name
+            .push(DnType::CommonName, "hyperfleet-adapter");
+        client
+            .distinguished_name
+            .push(DnType::OrganizationName, "hyperfleet");
+        client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let client_key = KeyPair::generate()?;
+        let client_cert = client.signed_by(&client_key, &ca)?;
         Ok(Self {
             ca_pem: ca.pem(),
             server_cert_pem: cert.pem(),
             server_key_pem: key.serialize_pem(),
+            client_cert_pem: client_cert.pem(),
+            client_key_pem: client_key.serialize_pem(),
         })
     }
 
