@@ -528,6 +528,7 @@ async fn list_with_search_and_paging() {
         search: Some(search.into()),
         page: Some(page),
         size: Some(size),
+        order_by: None,
     };
     let all = client
         .rest()
@@ -608,4 +609,30 @@ async fn mutual_tls_with_client_certificate() {
         MaestroWorkClient::new(half),
         Err(WorkError::Config { .. })
     ));
+}
+
+#[tokio::test]
+async fn list_all_pages_through_more_than_one_page() {
+    use hypershift_adapter::maestro::rest::{MAX_LIST_PAGE_SIZE, search_for};
+    let fake = FakeMaestro::start(on_demand(&[CONSUMER])).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();
+    let n = MAX_LIST_PAGE_SIZE as usize + 5;
+    for i in 0..n {
+        let mut w = work();
+        w["metadata"]["name"] = format!("work-{i}").into();
+        client.create(&w).await.unwrap();
+    }
+    let all = client
+        .rest()
+        .list_all(&search_for(SOURCE, Some(CONSUMER)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), n);
+    let mut ids: Vec<&str> = all.iter().map(|b| b.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "no duplicates across pages");
+    assert_eq!(fake.calls("LIST resource-bundles"), 2);
+    assert!(search_for("a'b", None).is_err());
 }

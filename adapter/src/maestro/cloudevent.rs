@@ -385,6 +385,39 @@ mod tests {
         );
     }
 
+    fn attr_value() -> impl proptest::strategy::Strategy<Value = AttrValue> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<bool>().prop_map(AttrValue::Boolean),
+            any::<i32>().prop_map(AttrValue::Integer),
+            ".*".prop_map(AttrValue::String),
+            proptest::collection::vec(any::<u8>(), 0..16).prop_map(AttrValue::Bytes),
+            (0i64..4_000_000_000, 0i32..1_000_000_000)
+                .prop_map(|(s, n)| AttrValue::Timestamp(jiff::Timestamp::new(s, n).unwrap())),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn proto_round_trip(
+            ext in proptest::collection::btree_map("[a-z][a-z0-9]{0,12}", attr_value(), 1..6),
+            data in proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)),
+        ) {
+            let ext: BTreeMap<String, AttrValue> = ext.into_iter().filter(|(k, _)| k != "time").collect();
+            let event = CloudEvent {
+                id: "id".into(), source: "src".into(), spec_version: SPEC_VERSION.into(), ty: "t".into(),
+                data_content_type: Some("application/json".into()), time: None, extensions: ext, data,
+            };
+            proptest::prop_assert_eq!(CloudEvent::from_proto(&event.to_proto()).unwrap(), event);
+        }
+
+        #[test]
+        fn integer_extensions_accept_native_and_string(v in proptest::prelude::any::<i32>()) {
+            proptest::prop_assert_eq!(AttrValue::Integer(v).as_integer(), Some(i64::from(v)));
+            proptest::prop_assert_eq!(AttrValue::String(v.to_string()).as_integer(), Some(i64::from(v)));
+        }
+    }
+
     #[test]
     fn empty_spec_version_is_rejected() {
         assert!(CloudEvent::from_proto(&proto::CloudEvent::default()).is_err());

@@ -336,6 +336,18 @@ mod tests {
         assert!(matches!(e, WorkError::Unauthenticated { .. }), "{e:?}");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_server_text_is_classified_and_kept(msg in ".{0,200}", status in 100u16..600) {
+            let e = from_grpc_status(&Status::new(Code::Unknown, msg.clone()));
+            proptest::prop_assert!(e.message().contains(msg.as_str()));
+            let body = serde_json::json!({"code": format!("maestro-{status}"), "reason": msg}).to_string();
+            let e = from_rest_response(status, &body);
+            proptest::prop_assert!(e.message().contains(msg.as_str()));
+            proptest::prop_assert_eq!(e.is_transient(), status >= 500 || status == 429 || status == 408);
+        }
+    }
+
     #[test]
     fn code_extraction() {
         assert_eq!(maestro_code("x: maestro-404: y"), Some(404));

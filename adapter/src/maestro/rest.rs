@@ -11,6 +11,9 @@ use crate::work::WorkError;
 /// Path prefix of the resource-bundle API.
 pub const RESOURCE_BUNDLES_PATH: &str = "/api/maestro/v1/resource-bundles";
 
+/// Page size the Go client uses at most (larger pages can exhaust the server's memory).
+pub const MAX_LIST_PAGE_SIZE: u32 = 400;
+
 /// Query of the paged list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListQuery {
@@ -18,8 +21,26 @@ pub struct ListQuery {
     pub search: Option<String>,
     /// 1-based page.
     pub page: Option<u32>,
-    /// Page size (the Go client uses at most 400).
+    /// Page size (the Go client uses at most [`MAX_LIST_PAGE_SIZE`]).
     pub size: Option<u32>,
+    /// Ordering, e.g. `created_at asc` (without it the server's order, and so paging, is unspecified).
+    pub order_by: Option<String>,
+}
+
+/// Search for every bundle of `source`, optionally only those of `consumer` (§4.2). Values are interpolated
+/// into the server's query language without escaping, so values containing `'` are rejected.
+pub fn search_for(source: &str, consumer: Option<&str>) -> Result<String, WorkError> {
+    for value in std::iter::once(source).chain(consumer) {
+        if value.contains('\'') {
+            return Err(WorkError::Invalid {
+                message: format!("search value {value:?} contains a quote"),
+            });
+        }
+    }
+    Ok(match consumer {
+        Some(c) => format!("source='{source}' and consumer_name='{c}'"),
+        None => format!("source='{source}'"),
+    })
 }
 
 /// REST client for resource bundles.
@@ -74,7 +95,32 @@ impl RestClient {
         if let Some(s) = query.size {
             params.push(("size", s.to_string()));
         }
+        if let Some(o) = &query.order_by {
+            params.push(("orderBy", o.clone()));
+        }
         self.get_json(&url, &params).await
+    }
+
+    /// Every bundle matching `search`, fetched in pages of [`MAX_LIST_PAGE_SIZE`] ordered by creation time.
+    /// Soft-deleted bundles are included (check `deleted_at`).
+    pub async fn list_all(&self, search: &str) -> Result<Vec<ResourceBundle>, WorkError> {
+        let mut items = Vec::new();
+        for page in 1u32.. {
+            let query = ListQuery {
+                search: Some(search.to_owned()),
+                page: Some(page),
+                size: Some(MAX_LIST_PAGE_SIZE),
+                order_by: Some("created_at asc".to_owned()),
+            };
+            let list = self.list(&query).await?;
+            let count = list.items.len();
+            items.extend(list.items);
+            let total = usize::try_from(list.total).unwrap_or(0);
+            if count < MAX_LIST_PAGE_SIZE as usize || items.len() >= total {
+                break;
+            }
+        }
+        Ok(items)
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(
@@ -82,6 +128,8 @@ impl RestClient {
         url: &str,
         params: &[(&str, String)],
     ) -> Result<T, WorkError> {
+        let operation_id = super::manifestbundle::new_event_id();
+        tracing::debug!(%url, %operation_id, "maestro REST GET");
         let mut request = self
             .http
             .get(url)
