@@ -3,6 +3,31 @@
 //! Writes go over gRPC `Publish` as CloudEvents in protobuf binary mode ([`cloudevent`], [`manifestbundle`]);
 //! reads go to the REST resource-bundle API ([`rest`], [`bundle`]). [`MaestroWorkClient`] puts both behind
 //! [`crate::work::WorkClient`].
+//!
+//! ```no_run
+//! # async fn demo(work: serde_json::Value) -> Result<(), hypershift_adapter::work::WorkError> {
+//! use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+//! use hypershift_adapter::work::WorkClient;
+//!
+//! let mut config = MaestroConfig::new(
+//!     "https://maestro-grpc:8090",   // MAESTRO_GRPC_URL
+//!     "https://maestro:8000",        // MAESTRO_API_URL
+//!     "hyperfleet-adapter",          // MAESTRO_SOURCE_ID
+//!     "us-east-mgmt-01",             // MANAGEMENT_CLUSTER_CONSUMER
+//! );
+//! config.ca_file = Some("/etc/maestro/ca.crt".into());
+//! config.token = TokenSource::File("/var/run/secrets/maestro/token".into()); // re-read on every call
+//! let client = MaestroWorkClient::new(config)?;
+//! match client.get("hostedcluster-abc123").await? {
+//!     None => client.create(&work).await?,
+//!     Some(existing) => {
+//!         let status = existing.feedback_value(
+//!             "hypershift.openshift.io", "hostedclusters", "clusters", "abc123", "status");
+//!         println!("{status:?}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
 pub mod bundle;
 pub mod client;

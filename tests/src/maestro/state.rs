@@ -224,7 +224,7 @@ impl Shared {
             }
             let status = agent_status(res, sequence);
             res.status = Some(status.clone());
-            status_event(res, &status, as_string, false)
+            status_event(res, &status, as_string)
         };
         let _ = self.events.send(event);
         true
@@ -250,7 +250,7 @@ impl Shared {
                 "lastTransitionTime": seconds(jiff::Timestamp::now()), "reason": "ManifestsDeleted",
                 "message": "All manifests are deleted"
             }]);
-            status_event(&res, &status, as_string, true)
+            status_event(&res, &status, as_string)
         };
         let _ = self.events.send(event);
         true
@@ -352,7 +352,6 @@ fn status_event(
     res: &Resource,
     status: &Value,
     version_as_string: bool,
-    _deleted: bool,
 ) -> (String, proto::CloudEvent) {
     let mut metadata = res.metadata.clone();
     if let Some(m) = metadata.as_object_mut() {
