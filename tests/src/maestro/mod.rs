@@ -283,7 +283,7 @@ impl FakeMaestro {
         self.shared.lock().calls.get(method).copied().unwrap_or(0)
     }
 
-    /// Every CloudEvent decoded by Publish, in order (also the rejected ones).
+    /// Every CloudEvent Publish could decode, in order (including ones the handlers then rejected).
     pub fn received_events(&self) -> Vec<CloudEvent> {
         self.shared.lock().received.clone()
     }
