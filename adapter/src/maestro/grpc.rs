@@ -59,12 +59,13 @@ impl Publisher {
         });
         request.set_timeout(self.config.timeout);
         if let Some(token) = self.bearer().await? {
-            let value = token
+            let mut value: tonic::metadata::MetadataValue<_> = token
                 .header_value()
                 .parse()
                 .map_err(|_| WorkError::Config {
                     message: "bearer token is not a valid header value".to_owned(),
                 })?;
+            value.set_sensitive(true);
             request.metadata_mut().insert("authorization", value);
         }
         let mut client = self.client.clone();

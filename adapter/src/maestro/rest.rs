@@ -142,7 +142,14 @@ impl RestClient {
             None
         };
         if let Some(token) = token {
-            request = request.header("authorization", token.header_value());
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&token.header_value()).map_err(|_| {
+                    WorkError::Config {
+                        message: "bearer token is not a valid header value".to_owned(),
+                    }
+                })?;
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
         }
         let response = request.send().await.map_err(|e| from_reqwest(&e))?;
         let status = response.status();
