@@ -1,9 +1,10 @@
-//! Test bed for the HyperShift adapter: in-process fakes of the systems the binaries talk to,
-//! and helpers to run the real binaries against them.
+//! Test bed for the HyperShift adapter: in-process fakes of the systems the binaries talk to
+//! (a Kubernetes API server, Maestro), and helpers to run the real binaries against them.
 
 // Unit tests may unwrap: a panic there is a failed test. Server code handles bad input as Status bodies.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod binaries;
 pub mod kube_api;
+pub mod maestro;
 pub mod pulse_job;

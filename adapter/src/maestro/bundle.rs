@@ -1,0 +1,514 @@
+//! REST resource-bundle schemas (protocol §4.3, §4.4) and status feedback access.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::work::{ExistingWork, ManifestFeedback, ResourceIdentity, WorkCondition, WorkError};
+
+/// `ResourceBundle` as served by `GET /api/maestro/v1/resource-bundles/{id}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceBundle {
+    /// Resource id (UUID).
+    pub id: String,
+    /// `ResourceBundle`.
+    #[serde(default)]
+    pub kind: String,
+    /// `/api/maestro/v1/resource-bundles/<id>`.
+    #[serde(default)]
+    pub href: String,
+    /// Resource name (the id for gRPC-created works, not the work name).
+    #[serde(default)]
+    pub name: String,
+    /// Consumer = work namespace.
+    #[serde(default)]
+    pub consumer_name: String,
+    /// Current spec version (≥ 1).
+    #[serde(default)]
+    pub version: Option<i64>,
+    /// RFC 3339.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    /// RFC 3339.
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    /// RFC 3339, present only while the bundle is being deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+    /// The work ObjectMeta as sent by the source, plus `creationTimestamp`/`deletionTimestamp`.
+    #[serde(default)]
+    pub metadata: Value,
+    /// Raw manifests.
+    #[serde(default)]
+    pub manifests: Vec<Value>,
+    /// `[]` when none.
+    #[serde(default)]
+    pub manifest_configs: Vec<Value>,
+    /// `{}` when none.
+    #[serde(default)]
+    pub delete_option: Value,
+    /// Absent until the agent reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<BundleStatus>,
+}
+
+/// `ResourceBundleList` (all five keys are always present).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceBundleList {
+    /// `ResourceBundleList`.
+    pub kind: String,
+    /// 1-based page number.
+    pub page: i64,
+    /// Number of items in this page.
+    pub size: i64,
+    /// Number of all matches.
+    pub total: i64,
+    /// The page.
+    pub items: Vec<ResourceBundle>,
+}
+
+/// The REST `status` object; the first two keys have Go field names (no JSON tags).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BundleStatus {
+    /// Spec version the agent applied.
+    #[serde(rename = "ObservedVersion", default)]
+    pub observed_version: Option<i64>,
+    /// Agent sequence id.
+    #[serde(rename = "SequenceID", default)]
+    pub sequence_id: Option<String>,
+    /// The spec echoed by the agent.
+    #[serde(
+        rename = "manifestBundle",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub manifest_bundle: Option<Value>,
+    /// Work-level conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Flat per-manifest status.
+    #[serde(rename = "resourceStatus", default)]
+    pub resource_status: Vec<ManifestCondition>,
+}
+
+/// `metav1.Condition`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`/`False`/`Unknown`.
+    pub status: String,
+    /// Generation the condition refers to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// RFC 3339.
+    #[serde(default)]
+    pub last_transition_time: String,
+    /// CamelCase reason.
+    #[serde(default)]
+    pub reason: String,
+    /// Message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// Status of one manifest (`ManifestCondition`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestCondition {
+    /// Which manifest.
+    #[serde(default)]
+    pub resource_meta: ResourceMeta,
+    /// Feedback values.
+    #[serde(default)]
+    pub status_feedback: StatusFeedback,
+    /// Per-manifest conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+}
+
+/// `ManifestResourceMeta`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceMeta {
+    /// Index in `manifests`.
+    #[serde(default)]
+    pub ordinal: i64,
+    /// API group.
+    #[serde(default)]
+    pub group: String,
+    /// API version.
+    #[serde(default)]
+    pub version: String,
+    /// Kind.
+    #[serde(default)]
+    pub kind: String,
+    /// Plural resource.
+    #[serde(default)]
+    pub resource: String,
+    /// Name.
+    #[serde(default)]
+    pub name: String,
+    /// Namespace.
+    #[serde(default)]
+    pub namespace: String,
+}
+
+/// `StatusFeedbackResult`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusFeedback {
+    /// Values.
+    #[serde(default)]
+    pub values: Vec<FeedbackValue>,
+}
+
+/// One named feedback value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackValue {
+    /// Feedback name (e.g. `status`).
+    pub name: String,
+    /// Value.
+    pub field_value: FieldValue,
+}
+
+/// `FieldValue`: a typed value; `jsonRaw` is a string holding JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldValue {
+    /// `Integer`, `String`, `Boolean` or `JsonRaw`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// For `Integer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integer: Option<i64>,
+    /// For `String`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string: Option<String>,
+    /// For `Boolean`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boolean: Option<bool>,
+    /// For `JsonRaw`: JSON text, parsed again by [`FieldValue::to_json`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_raw: Option<String>,
+}
+
+impl FieldValue {
+    /// The value as JSON (`jsonRaw` parsed). `Ok(None)` when the field named by `type` is absent.
+    /// Errors carry the parser message; callers add the manifest/feedback names.
+    pub fn to_json(&self) -> Result<Option<Value>, serde_json::Error> {
+        Ok(match self.type_.as_str() {
+            "Integer" => self.integer.map(Value::from),
+            "String" => self.string.clone().map(Value::String),
+            "Boolean" => self.boolean.map(Value::Bool),
+            "JsonRaw" => match &self.json_raw {
+                Some(raw) => Some(serde_json::from_str(raw)?),
+                None => None,
+            },
+            _ => None,
+        })
+    }
+}
+
+impl ManifestCondition {
+    /// Human-readable identity, e.g. `hypershift.openshift.io/hostedclusters clusters/my-cluster`.
+    pub fn describe(&self) -> String {
+        let m = &self.resource_meta;
+        let what = if m.resource.is_empty() {
+            &m.kind
+        } else {
+            &m.resource
+        };
+        format!("{}/{} {}/{}", m.group, what, m.namespace, m.name)
+    }
+
+    /// The feedback value `name` as JSON (`jsonRaw` parsed); [`WorkError::MalformedFeedback`] for bad JSON.
+    pub fn feedback(&self, name: &str) -> Result<Option<Value>, WorkError> {
+        let Some(value) = self.status_feedback.values.iter().find(|v| v.name == name) else {
+            return Ok(None);
+        };
+        value
+            .field_value
+            .to_json()
+            .map_err(|e| WorkError::MalformedFeedback {
+                manifest: self.describe(),
+                feedback: name.to_owned(),
+                message: e.to_string(),
+            })
+    }
+
+    /// All feedback values as JSON, by name.
+    pub fn feedback_values(&self) -> Result<BTreeMap<String, Value>, WorkError> {
+        let mut out = BTreeMap::new();
+        for v in &self.status_feedback.values {
+            if let Some(json) = self.feedback(&v.name)? {
+                out.insert(v.name.clone(), json);
+            }
+        }
+        Ok(out)
+    }
+
+    /// True when this is the manifest `group`/`resource` (plural or kind)/`namespace`/`name`.
+    pub fn is(&self, group: &str, resource: &str, namespace: &str, name: &str) -> bool {
+        identity(&self.resource_meta).matches(group, resource, namespace, name)
+    }
+}
+
+impl BundleStatus {
+    /// The feedback value `feedback_name` (e.g. `status`) of one manifest, as JSON.
+    pub fn feedback(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        feedback_name: &str,
+    ) -> Result<Option<Value>, WorkError> {
+        match self
+            .resource_status
+            .iter()
+            .find(|m| m.is(group, resource, namespace, name))
+        {
+            Some(m) => m.feedback(feedback_name),
+            None => Ok(None),
+        }
+    }
+}
+
+impl ResourceBundle {
+    /// Converts to the backend-neutral view. `source` is the source id the bundle id was derived from.
+    /// Fails with [`WorkError::MalformedFeedback`] if any `jsonRaw` is not JSON.
+    pub fn to_existing_work(&self, source: Option<String>) -> Result<ExistingWork, WorkError> {
+        let string_map = |key: &str| -> BTreeMap<String, String> {
+            self.metadata
+                .get(key)
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut feedback = Vec::new();
+        let mut conditions = Vec::new();
+        let mut observed_version = None;
+        if let Some(status) = &self.status {
+            observed_version = status.observed_version;
+            for m in &status.resource_status {
+                let values = m.feedback_values()?;
+                if !values.is_empty() {
+                    feedback.push(ManifestFeedback {
+                        resource: identity(&m.resource_meta),
+                        values,
+                    });
+                }
+            }
+            conditions = status
+                .conditions
+                .iter()
+                .map(Condition::to_work_condition)
+                .collect();
+        }
+        let deleting = self.deleted_at.clone().or_else(|| {
+            self.metadata
+                .get("deletionTimestamp")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        Ok(ExistingWork {
+            labels: string_map("labels"),
+            annotations: string_map("annotations"),
+            source,
+            feedback,
+            conditions,
+            version: self.version,
+            observed_version,
+            deleting,
+        })
+    }
+}
+
+impl Condition {
+    /// Backend-neutral copy.
+    pub fn to_work_condition(&self) -> WorkCondition {
+        WorkCondition {
+            type_: self.type_.clone(),
+            status: self.status.clone(),
+            reason: self.reason.clone(),
+            message: self.message.clone(),
+            observed_generation: self.observed_generation,
+        }
+    }
+}
+
+fn identity(m: &ResourceMeta) -> ResourceIdentity {
+    ResourceIdentity {
+        group: m.group.clone(),
+        version: m.version.clone(),
+        kind: m.kind.clone(),
+        resource: m.resource.clone(),
+        namespace: m.namespace.clone(),
+        name: m.name.clone(),
+    }
+}
+
+/// `status` of a ManifestWork object (hub layout: `resourceStatus.manifests[]`), as the Go client builds it and
+/// as the OCM hub serves it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestWorkStatus {
+    /// Work-level conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Per-manifest status.
+    #[serde(default)]
+    pub resource_status: ManifestResourceStatus,
+}
+
+/// `ManifestResourceStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManifestResourceStatus {
+    /// One entry per manifest.
+    #[serde(default)]
+    pub manifests: Vec<ManifestCondition>,
+}
+
+impl ManifestWorkStatus {
+    /// Feedback of every manifest that reported any (`jsonRaw` parsed).
+    pub fn feedback(&self) -> Result<Vec<ManifestFeedback>, WorkError> {
+        let mut out = Vec::new();
+        for m in &self.resource_status.manifests {
+            let values = m.feedback_values()?;
+            if !values.is_empty() {
+                out.push(ManifestFeedback {
+                    resource: identity(&m.resource_meta),
+                    values,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::maestro::test_fixtures::fixture;
+
+    const DEPLOYMENT: (&str, &str, &str, &str) =
+        ("apps", "deployments", "default", "maestro-e2e-upgrade-test");
+
+    /// A REST bundle built from the status fixture the way the server presents it (§4.5).
+    fn rest_bundle() -> Value {
+        let status = fixture("cloudevents.status.maestro.json");
+        let data = &status["data"];
+        let meta: Value = serde_json::from_str(status["metadata"].as_str().unwrap()).unwrap();
+        serde_json::json!({
+            "consumer_name": status["clustername"], "created_at": "2025-12-16T06:00:17.771003Z",
+            "delete_option": {}, "href": "/api/maestro/v1/resource-bundles/55c61e54-a3f6-563d-9fec-b1fe297bdfdb",
+            "id": status["resourceid"], "kind": "ResourceBundle",
+            "manifest_configs": data["manifestBundle"]["manifestConfigs"], "manifests": data["manifestBundle"]["manifests"],
+            "metadata": meta, "name": status["resourceid"],
+            "status": {"ObservedVersion": 1, "SequenceID": status["sequenceid"], "conditions": data["conditions"],
+                       "manifestBundle": data["manifestBundle"], "resourceStatus": data["resourceStatus"]},
+            "updated_at": "2025-12-16T06:00:17.771003Z", "version": 1
+        })
+    }
+
+    #[test]
+    fn rest_bundle_decodes_and_feedback_is_parsed_again() {
+        let bundle: ResourceBundle = serde_json::from_value(rest_bundle()).unwrap();
+        let status = bundle.status.as_ref().unwrap();
+        assert_eq!(status.observed_version, Some(1));
+        let (g, r, ns, n) = DEPLOYMENT;
+        let feedback = status.feedback(g, r, ns, n, "status").unwrap().unwrap();
+        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
+        assert_eq!(
+            status.feedback(g, "Deployment", ns, n, "status").unwrap(),
+            Some(feedback.clone())
+        );
+        assert_eq!(status.feedback(g, r, ns, "other", "status").unwrap(), None);
+
+        let work = bundle
+            .to_existing_work(Some("mw-client-example".into()))
+            .unwrap();
+        assert_eq!(
+            work.labels["maestro.resource.type"],
+            "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"
+        );
+        assert_eq!(work.version, Some(1));
+        assert_eq!(work.observed_version, Some(1));
+        assert_eq!(work.deleting, None);
+        assert_eq!(work.feedback_value(g, r, ns, n, "status"), Some(&feedback));
+        assert_eq!(work.conditions[0].type_, "Applied");
+    }
+
+    #[test]
+    fn malformed_json_raw_is_a_typed_error() {
+        let mut json = rest_bundle();
+        json["status"]["resourceStatus"][0]["statusFeedback"]["values"][0]["fieldValue"]["jsonRaw"] =
+            Value::String("{\"conditions\":[".into());
+        let bundle: ResourceBundle = serde_json::from_value(json).unwrap();
+        let err = bundle.to_existing_work(None).unwrap_err();
+        match err {
+            WorkError::MalformedFeedback {
+                manifest, feedback, ..
+            } => {
+                assert_eq!(
+                    manifest,
+                    "apps/deployments default/maestro-e2e-upgrade-test"
+                );
+                assert_eq!(feedback, "status");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scalar_feedback_types() {
+        let v = |json: Value| {
+            serde_json::from_value::<FieldValue>(json)
+                .unwrap()
+                .to_json()
+                .unwrap()
+        };
+        assert_eq!(
+            v(serde_json::json!({"type": "Integer", "integer": 3})),
+            Some(Value::from(3))
+        );
+        assert_eq!(
+            v(serde_json::json!({"type": "String", "string": "x"})),
+            Some(Value::from("x"))
+        );
+        assert_eq!(
+            v(serde_json::json!({"type": "Boolean", "boolean": true})),
+            Some(Value::Bool(true))
+        );
+        assert_eq!(v(serde_json::json!({"type": "JsonRaw"})), None);
+    }
+
+    #[test]
+    fn deleting_bundle_is_reported() {
+        let mut json = rest_bundle();
+        json["deleted_at"] = "2026-01-01T00:00:00Z".into();
+        let bundle: ResourceBundle = serde_json::from_value(json).unwrap();
+        assert_eq!(
+            bundle.to_existing_work(None).unwrap().deleting.as_deref(),
+            Some("2026-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn watched_manifestwork_fixture_status_decodes() {
+        let work = fixture("manifestwork.watched.json");
+        let status: ManifestWorkStatus = serde_json::from_value(work["status"].clone()).unwrap();
+        let feedback = status.feedback().unwrap();
+        assert_eq!(feedback.len(), 1);
+        assert_eq!(feedback[0].resource.kind, "Deployment");
+        assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);
+    }
+}

@@ -1,0 +1,182 @@
+//! Connection settings of the Maestro client: URLs, TLS material, bearer token, deadlines.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::work::WorkError;
+
+/// Default per-call deadline for Publish and REST calls.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default gRPC decode limit (the gRPC default of 4 MiB is too small for status events with large feedback).
+pub const DEFAULT_MAX_DECODE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Settings of a [`super::MaestroWorkClient`].
+///
+/// URLs: `http://` = plaintext, `https://` = TLS (rustls, ring) trusting [`Self::ca_file`] (required for
+/// `https`: no system roots are compiled in), with an optional client certificate for mTLS.
+#[derive(Clone)]
+pub struct MaestroConfig {
+    /// gRPC endpoint, e.g. `https://maestro-grpc:8090`.
+    pub grpc_url: String,
+    /// REST base URL, e.g. `https://maestro:8000` (the `/api/maestro/v1/...` path is appended).
+    pub rest_url: String,
+    /// Source id (`MAESTRO_SOURCE_ID`): CE `source` and part of every resource id.
+    pub source_id: String,
+    /// Consumer name (`MANAGEMENT_CLUSTER_CONSUMER`) = work namespace.
+    pub consumer: String,
+    /// PEM CA bundle to trust for `https` URLs.
+    pub ca_file: Option<PathBuf>,
+    /// PEM client certificate (mTLS), together with [`Self::client_key_file`].
+    pub client_cert_file: Option<PathBuf>,
+    /// PEM client key (mTLS).
+    pub client_key_file: Option<PathBuf>,
+    /// Bearer token for gRPC calls (also sent to REST, which ignores it unless a proxy checks it). Attached only to
+    /// `https` URLs, never in plaintext.
+    pub token: TokenSource,
+    /// Per-call deadline.
+    pub timeout: Duration,
+    /// Maximum gRPC message size accepted when decoding.
+    pub max_decode_bytes: usize,
+}
+
+impl MaestroConfig {
+    /// Settings with defaults: no TLS material, no token, [`DEFAULT_TIMEOUT`], [`DEFAULT_MAX_DECODE_BYTES`].
+    pub fn new(
+        grpc_url: impl Into<String>,
+        rest_url: impl Into<String>,
+        source_id: impl Into<String>,
+        consumer: impl Into<String>,
+    ) -> Self {
+        Self {
+            grpc_url: grpc_url.into(),
+            rest_url: rest_url.into(),
+            source_id: source_id.into(),
+            consumer: consumer.into(),
+            ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
+            token: TokenSource::None,
+            timeout: DEFAULT_TIMEOUT,
+            max_decode_bytes: DEFAULT_MAX_DECODE_BYTES,
+        }
+    }
+}
+
+impl fmt::Debug for MaestroConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MaestroConfig")
+            .field("grpc_url", &self.grpc_url)
+            .field("rest_url", &self.rest_url)
+            .field("source_id", &self.source_id)
+            .field("consumer", &self.consumer)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
+            .field("token", &self.token)
+            .field("timeout", &self.timeout)
+            .field("max_decode_bytes", &self.max_decode_bytes)
+            .finish()
+    }
+}
+
+/// Where the bearer token comes from.
+#[derive(Clone, Default)]
+pub enum TokenSource {
+    /// No token.
+    #[default]
+    None,
+    /// Read from this file on **every** call (rotated projected tokens work); surrounding whitespace trimmed.
+    File(PathBuf),
+    /// A fixed token (tests).
+    Static(BearerToken),
+}
+
+impl TokenSource {
+    /// The current token, re-reading the file. An empty file counts as no token.
+    pub async fn current(&self) -> Result<Option<BearerToken>, WorkError> {
+        match self {
+            Self::None => Ok(None),
+            Self::Static(t) => Ok(Some(t.clone())),
+            Self::File(path) => {
+                let text =
+                    tokio::fs::read_to_string(path)
+                        .await
+                        .map_err(|e| WorkError::Config {
+                            message: format!("cannot read token file {}: {e}", path.display()),
+                        })?;
+                let token = text.trim();
+                Ok((!token.is_empty()).then(|| BearerToken::new(token)))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::None => f.write_str("None"),
+            Self::File(p) => f.debug_tuple("File").field(p).finish(),
+            Self::Static(t) => f.debug_tuple("Static").field(t).finish(),
+        }
+    }
+}
+
+/// A bearer token. Its `Debug` output is redacted; it is never logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// Wraps a token value.
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// The `Authorization` header value, `Bearer <token>`.
+    pub fn header_value(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let mut cfg = MaestroConfig::new("http://g", "http://r", "s", "c");
+        cfg.token = TokenSource::Static(BearerToken::new("s3cr3t"));
+        let text = format!("{cfg:?}");
+        assert!(!text.contains("s3cr3t"), "{text}");
+        assert!(text.contains("redacted"));
+    }
+
+    #[tokio::test]
+    async fn token_file_is_reread_on_every_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "one\n").unwrap();
+        let source = TokenSource::File(path.clone());
+        assert_eq!(
+            source.current().await.unwrap(),
+            Some(BearerToken::new("one"))
+        );
+        std::fs::write(&path, "two").unwrap();
+        assert_eq!(
+            source.current().await.unwrap(),
+            Some(BearerToken::new("two"))
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(
+            source.current().await,
+            Err(WorkError::Config { .. })
+        ));
+    }
+}

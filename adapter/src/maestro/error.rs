@@ -1,0 +1,357 @@
+//! Turning Maestro's error texts (`maestro-<n>: <reason>`, protocol §3.7, §4.6) into [`WorkError`] kinds.
+
+use crate::work::WorkError;
+
+/// Extracts the numeric code of the first `maestro-<n>` in `text`.
+pub fn maestro_code(text: &str) -> Option<u32> {
+    let start = text.find("maestro-")? + "maestro-".len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Classifies a server error message (gRPC status message or REST `code`+`reason`) by its text.
+/// Returns `None` when the text carries no recognisable marker.
+pub fn classify_message(message: &str) -> Option<WorkError> {
+    let m = message.to_owned();
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("fk_resources_consumers") || lower.contains("violates foreign key constraint")
+    {
+        return Some(WorkError::ConsumerNotFound { message: m });
+    }
+    if lower.contains("token not authenticated")
+        || lower.contains("invalid token")
+        || lower == "missing metadata"
+    {
+        return Some(WorkError::Unauthenticated { message: m });
+    }
+    if lower.contains("unauthorized to publish") || lower.contains("unauthorized to subscribe") {
+        return Some(WorkError::Forbidden { message: m });
+    }
+    let kind = match maestro_code(message)? {
+        6 if lower.contains("already exists") => WorkError::AlreadyExists { message: m },
+        6 => WorkError::Conflict { message: m },
+        7 | 404 => WorkError::NotFound { message: m },
+        8 | 17 | 21 | 23 => WorkError::Invalid { message: m },
+        1 | 15 => WorkError::Unauthenticated { message: m },
+        4 | 11 => WorkError::Forbidden { message: m },
+        26 => WorkError::Unavailable { message: m },
+        _ => WorkError::Internal { message: m },
+    };
+    Some(kind)
+}
+
+/// TLS handshake failures that retrying will not fix: the server's certificate is not trusted (wrong CA file),
+/// or the server rejected our client certificate.
+fn classify_tls(message: &str) -> Option<WorkError> {
+    let m = message.to_owned();
+    if message.contains("invalid peer certificate") {
+        return Some(WorkError::Config {
+            message: format!("TLS: server certificate not trusted (check the CA file): {m}"),
+        });
+    }
+    if [
+        "BadCertificate",
+        "CertificateRequired",
+        "UnknownCA",
+        "CertificateUnknown",
+    ]
+    .iter()
+    .any(|alert| message.contains(&format!("received fatal alert: {alert}")))
+    {
+        return Some(WorkError::Unauthenticated {
+            message: format!("TLS: client certificate rejected: {m}"),
+        });
+    }
+    None
+}
+
+/// Maps a gRPC status (from Publish) to a [`WorkError`].
+pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
+    use tonic::Code;
+    let mut message = status.message().to_owned();
+    // Transport failures keep their cause (e.g. a TLS alert) in the source chain, not in the message.
+    if let Some(source) = std::error::Error::source(status) {
+        let cause = error_chain(source);
+        if !message.contains(&cause) {
+            message = format!("{message}: {cause}");
+        }
+    }
+    if let Some(tls) = classify_tls(&message) {
+        return tls;
+    }
+    if status.code() == tonic::Code::Unknown && status.message() == "transport error" {
+        return WorkError::Unavailable { message };
+    }
+    match status.code() {
+        Code::Unavailable
+        | Code::DeadlineExceeded
+        | Code::Cancelled
+        | Code::ResourceExhausted
+        | Code::Aborted => WorkError::Unavailable {
+            message: format!("{:?}: {message}", status.code()),
+        },
+        Code::Unauthenticated => WorkError::Unauthenticated { message },
+        Code::PermissionDenied => WorkError::Forbidden { message },
+        Code::InvalidArgument if message == "missing metadata" => {
+            WorkError::Unauthenticated { message }
+        }
+        code => classify_message(&message).unwrap_or(match code {
+            Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => {
+                WorkError::Invalid { message }
+            }
+            Code::NotFound => WorkError::NotFound { message },
+            Code::AlreadyExists => WorkError::AlreadyExists { message },
+            _ => WorkError::Internal { message },
+        }),
+    }
+}
+
+/// Maps a non-success REST response (status and body text) to a [`WorkError`].
+pub fn from_rest_response(status: u16, body: &str) -> WorkError {
+    let message =
+        rest_error_text(body).unwrap_or_else(|| format!("HTTP {status}: {}", truncate(body, 512)));
+    if status >= 500 || status == 429 || status == 408 {
+        return WorkError::Unavailable {
+            message: format!("HTTP {status}: {message}"),
+        };
+    }
+    match status {
+        401 => WorkError::Unauthenticated { message },
+        403 => match maestro_code(&message) {
+            Some(1) => WorkError::Unauthenticated { message },
+            _ => WorkError::Forbidden { message },
+        },
+        404 => WorkError::NotFound { message },
+        409 if message.to_ascii_lowercase().contains("already exists") => {
+            WorkError::AlreadyExists { message }
+        }
+        409 => WorkError::Conflict { message },
+        400 | 422 => classify_message(&message)
+            .filter(|e| matches!(e, WorkError::ConsumerNotFound { .. }))
+            .unwrap_or(WorkError::Invalid { message }),
+        _ => classify_message(&message).unwrap_or(WorkError::Internal { message }),
+    }
+}
+
+/// Maps a transport failure of the REST client (connect, timeout, body read) to a [`WorkError`].
+pub fn from_reqwest(err: &reqwest::Error) -> WorkError {
+    let message = error_chain(err);
+    if err.is_builder() {
+        return WorkError::Config { message };
+    }
+    if err.is_decode() {
+        return WorkError::Protocol { message };
+    }
+    classify_tls(&message).unwrap_or(WorkError::Unavailable { message })
+}
+
+/// `"<code>: <reason>"` from a Maestro REST error body (`{"kind":"Error","code":"maestro-7","reason":"..."}`).
+fn rest_error_text(body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let code = value.get("code")?.as_str()?;
+    let reason = value
+        .get("reason")
+        .and_then(|r| r.as_str())
+        .unwrap_or_default();
+    Some(format!("{code}: {reason}"))
+}
+
+/// Display of an error and all its sources, joined by `: `.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+mod tests {
+    use super::*;
+    use tonic::{Code, Status};
+
+    fn grpc(msg: &str) -> WorkError {
+        from_grpc_status(&Status::new(Code::Unknown, msg))
+    }
+
+    #[test]
+    fn publish_error_strings_map_to_kinds() {
+        let cases: [(&str, fn(&WorkError) -> bool); 8] = [
+            (
+                "failed to create resource: maestro-6: This Resource already exists",
+                |e| matches!(e, WorkError::AlreadyExists { .. }),
+            ),
+            (
+                "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)",
+                |e| matches!(e, WorkError::ConsumerNotFound { .. }),
+            ),
+            (
+                "failed to create resource: maestro-8: the manifest bundle in the resource is invalid, manifests: Required value",
+                |e| matches!(e, WorkError::Invalid { .. }),
+            ),
+            (
+                "failed to get resource: maestro-7: Resource with id='55c61e54-a3f6-563d-9fec-b1fe297bdfdb' not found",
+                |e| matches!(e, WorkError::NotFound { .. }),
+            ),
+            (
+                "failed to update resource: maestro-6: the resource is under deletion, id: 55c61e54",
+                |e| matches!(e, WorkError::Conflict { .. }),
+            ),
+            (
+                "failed to update resource: maestro-6: the resource version is not the latest, the latest version: 3",
+                |e| matches!(e, WorkError::Conflict { .. }),
+            ),
+            ("token not authenticated", |e| {
+                matches!(e, WorkError::Unauthenticated { .. })
+            }),
+            (
+                "unauthorized to publish the event from source hyperfleet-adapter",
+                |e| matches!(e, WorkError::Forbidden { .. }),
+            ),
+        ];
+        for (msg, check) in cases {
+            let err = grpc(msg);
+            assert!(check(&err), "{msg} -> {err:?}");
+            assert_eq!(err.message(), msg, "the server message is kept");
+            assert!(!err.is_transient());
+        }
+    }
+
+    #[test]
+    fn interceptor_and_transport_codes() {
+        let e = from_grpc_status(&Status::new(Code::Unauthenticated, "invalid token"));
+        assert!(matches!(e, WorkError::Unauthenticated { .. }));
+        let e = from_grpc_status(&Status::new(Code::InvalidArgument, "missing metadata"));
+        assert!(matches!(e, WorkError::Unauthenticated { .. }));
+        let e = from_grpc_status(&Status::new(Code::Unknown, "resource cannot be empty"));
+        assert!(matches!(e, WorkError::Internal { .. }));
+        for code in [Code::Unavailable, Code::DeadlineExceeded] {
+            let e = from_grpc_status(&Status::new(code, "tcp connect error: Connection refused"));
+            assert!(e.is_transient(), "{code:?}");
+            assert!(e.message().contains("Connection refused"));
+        }
+        let e = grpc("failed to create resource: maestro-26: Database advisory lock error");
+        assert!(e.is_transient());
+        let e = grpc("unsupported action delete_everything");
+        assert!(matches!(e, WorkError::Internal { .. }) && !e.is_transient());
+    }
+
+    #[test]
+    fn rest_error_bodies_map_to_kinds() {
+        let not_found = r#"{"code":"maestro-7","href":"/api/maestro/v1/errors/7","id":"7","kind":"Error","operation_id":"x","reason":"Resource with id='abc' not found"}"#;
+        let e = from_rest_response(404, not_found);
+        assert_eq!(
+            e,
+            WorkError::NotFound {
+                message: "maestro-7: Resource with id='abc' not found".into()
+            }
+        );
+        let unknown_route = r#"{"type":"Error","id":"404","href":"/api/maestro/v1/errors/404","code":"maestro-404","reason":"The requested resource '/x' doesn't exist"}"#;
+        assert!(matches!(
+            from_rest_response(404, unknown_route),
+            WorkError::NotFound { .. }
+        ));
+        let table: [(u16, u32, &str, fn(&WorkError) -> bool); 12] = [
+            (403, 1, "Invalid token provided", |e| {
+                matches!(e, WorkError::Unauthenticated { .. })
+            }),
+            (403, 4, "Forbidden to perform this action", |e| {
+                matches!(e, WorkError::Forbidden { .. })
+            }),
+            (
+                409,
+                6,
+                "An entity with the specified unique values already exists",
+                |e| matches!(e, WorkError::AlreadyExists { .. }),
+            ),
+            (400, 8, "General validation failure", |e| {
+                matches!(e, WorkError::Invalid { .. })
+            }),
+            (500, 9, "Unspecified error", |e| e.is_transient()),
+            (405, 10, "HTTP Method not implemented", |e| {
+                matches!(e, WorkError::Internal { .. })
+            }),
+            (403, 11, "Account is unauthorized", |e| {
+                matches!(e, WorkError::Forbidden { .. })
+            }),
+            (
+                401,
+                15,
+                "Account authentication could not be verified",
+                |e| matches!(e, WorkError::Unauthenticated { .. }),
+            ),
+            (400, 17, "Unable to read request body", |e| {
+                matches!(e, WorkError::Invalid { .. })
+            }),
+            (400, 21, "Bad request", |e| {
+                matches!(e, WorkError::Invalid { .. })
+            }),
+            (400, 23, "Failed to parse search query", |e| {
+                matches!(e, WorkError::Invalid { .. })
+            }),
+            (500, 26, "Database advisory lock error", |e| {
+                e.is_transient()
+            }),
+        ];
+        for (status, code, reason, check) in table {
+            let body = format!(
+                r#"{{"kind":"Error","id":"{code}","href":"/api/maestro/v1/errors/{code}","code":"maestro-{code}","reason":"{reason}"}}"#
+            );
+            let e = from_rest_response(status, &body);
+            assert!(check(&e), "{status} maestro-{code} -> {e:?}");
+            assert!(e.message().contains(reason));
+        }
+        assert!(from_rest_response(502, "<html>bad gateway</html>").is_transient());
+    }
+
+    #[test]
+    fn tls_failures_are_not_transient() {
+        let e = from_grpc_status(&Status::new(
+            Code::Unavailable,
+            "invalid peer certificate: UnknownIssuer",
+        ));
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        let e = from_grpc_status(&Status::new(
+            Code::Unavailable,
+            "received fatal alert: CertificateRequired",
+        ));
+        assert!(matches!(e, WorkError::Unauthenticated { .. }), "{e:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_server_text_is_classified_and_kept(msg in ".{0,200}", status in 100u16..600) {
+            let e = from_grpc_status(&Status::new(Code::Unknown, msg.clone()));
+            proptest::prop_assert!(e.message().contains(msg.as_str()));
+            let body = serde_json::json!({"code": format!("maestro-{status}"), "reason": msg}).to_string();
+            let e = from_rest_response(status, &body);
+            proptest::prop_assert!(e.message().contains(msg.as_str()));
+            proptest::prop_assert_eq!(e.is_transient(), status >= 500 || status == 429 || status == 408);
+        }
+    }
+
+    #[test]
+    fn code_extraction() {
+        assert_eq!(maestro_code("x: maestro-404: y"), Some(404));
+        assert_eq!(maestro_code("maestro-"), None);
+        assert_eq!(maestro_code("no code"), None);
+    }
+}

@@ -1,0 +1,92 @@
+//! gRPC `Publish` of CloudEvents (protocol §2).
+
+use std::sync::Arc;
+
+use tonic::transport::{Channel, Endpoint};
+
+use super::cloudevent::CloudEvent;
+use super::config::MaestroConfig;
+use super::error::{error_chain, from_grpc_status};
+use super::proto::PublishRequest;
+use super::proto::cloud_event_service_client::CloudEventServiceClient;
+use super::tls;
+use crate::work::WorkError;
+
+/// Publishes CloudEvents over one lazily connected channel.
+#[derive(Debug, Clone)]
+pub struct Publisher {
+    client: CloudEventServiceClient<Channel>,
+    config: Arc<MaestroConfig>,
+    tls: bool,
+}
+
+impl Publisher {
+    /// Creates the channel (no connection yet). `http://` = plaintext, `https://` = TLS with the CA file.
+    pub fn new(config: Arc<MaestroConfig>) -> Result<Self, WorkError> {
+        let url = config.grpc_url.clone();
+        let tls = url.starts_with("https://");
+        let mut endpoint = Endpoint::from_shared(url.clone())
+            .map_err(|e| WorkError::Config {
+                message: format!("gRPC URL {url:?}: {}", error_chain(&e)),
+            })?
+            .connect_timeout(config.timeout)
+            .timeout(config.timeout);
+        if tls {
+            endpoint = endpoint
+                .tls_config(tls::tonic_client_tls(&config)?)
+                .map_err(|e| WorkError::Config {
+                    message: format!("gRPC TLS: {}", error_chain(&e)),
+                })?;
+        } else if !url.starts_with("http://") {
+            return Err(WorkError::Config {
+                message: format!("gRPC URL must be http:// or https://: {url:?}"),
+            });
+        }
+        let client = CloudEventServiceClient::new(endpoint.connect_lazy())
+            .max_decoding_message_size(config.max_decode_bytes);
+        Ok(Self {
+            client,
+            config,
+            tls,
+        })
+    }
+
+    /// One `Publish` with the per-call deadline and the current bearer token (re-read now; attached only over
+    /// TLS, like the Go client — a token is never sent in plaintext).
+    pub async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
+        let mut request = tonic::Request::new(PublishRequest {
+            event: Some(event.to_proto()),
+        });
+        request.set_timeout(self.config.timeout);
+        if let Some(token) = self.bearer().await? {
+            let mut value: tonic::metadata::MetadataValue<_> = token
+                .header_value()
+                .parse()
+                .map_err(|_| WorkError::Config {
+                    message: "bearer token is not a valid header value".to_owned(),
+                })?;
+            value.set_sensitive(true);
+            request.metadata_mut().insert("authorization", value);
+        }
+        let mut client = self.client.clone();
+        tracing::debug!(event_id = %event.id, event_type = %event.ty, "publishing cloudevent");
+        match tokio::time::timeout(self.config.timeout, client.publish(request)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(status)) => Err(from_grpc_status(&status)),
+            Err(_) => Err(WorkError::Unavailable {
+                message: format!(
+                    "Publish to {} timed out after {:?}",
+                    self.config.grpc_url, self.config.timeout
+                ),
+            }),
+        }
+    }
+
+    async fn bearer(&self) -> Result<Option<super::config::BearerToken>, WorkError> {
+        if self.tls {
+            self.config.token.current().await
+        } else {
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! ManifestWork ⇄ ManifestBundle CloudEvents (protocol §3): spec requests a source publishes, and the status
+//! events a source receives.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::bundle::{Condition, ManifestCondition};
+use super::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
+use super::resource_id::resource_id;
+use crate::work::WorkError;
+
+/// Data type prefix of every ManifestBundle event type.
+pub const DATA_TYPE: &str = "io.open-cluster-management.works.v1alpha1.manifestbundles";
+/// Annotation that overrides the version sent in `ce-resourceversion`.
+pub const RESOURCE_VERSION_ANNOTATION: &str =
+    "cloudevents.open-cluster-management.io/resourceversion";
+/// Prefix of annotations copied into the `logtracing` extension.
+pub const LOG_TRACING_PREFIX: &str = "logging.open-cluster-management.io/";
+/// Client-side limit for the total size of the manifests (500 KiB).
+pub const MAX_MANIFESTS_BYTES: usize = 500 * 1024;
+
+/// The spec actions a source can publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecAction {
+    /// `spec.create_request`.
+    Create,
+    /// `spec.update_request` (versioned replace; `resourceversion 0` = unconditional).
+    Update,
+    /// `spec.delete_request` (soft delete, no data).
+    Delete,
+}
+
+impl SpecAction {
+    /// The full CloudEvent type.
+    pub fn event_type(self) -> String {
+        let action = match self {
+            Self::Create => "create_request",
+            Self::Update => "update_request",
+            Self::Delete => "delete_request",
+        };
+        format!("{DATA_TYPE}.spec.{action}")
+    }
+}
+
+/// Work ObjectMeta as sent in the `metadata` extension, fields in Go `metav1.ObjectMeta` order so the JSON text
+/// matches the Go client's byte for byte.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkMeta {
+    /// Work name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Work namespace (= consumer).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Resource id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// Resource version string (`"0"` for new works).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    /// Generation (omitted when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generation: i64,
+    /// Set by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<String>,
+    /// Set on delete requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<String>,
+    /// Labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// Owner references, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_references: Option<Value>,
+    /// Finalizers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+/// Builds spec CloudEvents for one source and consumer.
+#[derive(Debug, Clone)]
+pub struct SpecEventBuilder {
+    source_id: String,
+    consumer: String,
+}
+
+impl SpecEventBuilder {
+    /// `source_id` = CE source (`MAESTRO_SOURCE_ID`), `consumer` = work namespace (`MANAGEMENT_CLUSTER_CONSUMER`).
+    pub fn new(source_id: impl Into<String>, consumer: impl Into<String>) -> Self {
+        Self {
+            source_id: source_id.into(),
+            consumer: consumer.into(),
+        }
+    }
+
+    /// `create_request` for `work` with a fresh event id and the current time.
+    pub fn create_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
+        self.build(
+            SpecAction::Create,
+            work,
+            &new_event_id(),
+            jiff::Timestamp::now(),
+        )
+    }
+
+    /// `update_request` for `work` (its generation or resourceversion annotation is the expected version).
+    pub fn update_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
+        self.build(
+            SpecAction::Update,
+            work,
+            &new_event_id(),
+            jiff::Timestamp::now(),
+        )
+    }
+
+    /// `delete_request` for `work` (only its metadata is used).
+    pub fn delete_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
+        self.build(
+            SpecAction::Delete,
+            work,
+            &new_event_id(),
+            jiff::Timestamp::now(),
+        )
+    }
+
+    /// Deterministic builder behind the three requests.
+    pub fn build(
+        &self,
+        action: SpecAction,
+        work: &Value,
+        event_id: &str,
+        time: jiff::Timestamp,
+    ) -> Result<CloudEvent, WorkError> {
+        let meta_in = work.get("metadata").cloned().unwrap_or(Value::Null);
+        let mut meta: WorkMeta = serde_json::from_value(meta_in)
+            .map_err(|e| invalid(format!("work metadata cannot be read: {e}")))?;
+        validate_label("metadata.name", &meta.name)?;
+        if !meta.namespace.is_empty() && meta.namespace != self.consumer {
+            return Err(invalid(format!(
+                "work namespace {:?} does not match the consumer {:?}",
+                meta.namespace, self.consumer
+            )));
+        }
+        validate_label("consumer", &self.consumer)?;
+        let id = resource_id(&self.source_id, &self.consumer, &meta.name).to_string();
+        let annotated_version = meta.annotations.get(RESOURCE_VERSION_ANNOTATION).cloned();
+        let version = match &annotated_version {
+            Some(v) => v.parse::<i64>().map_err(|_| {
+                invalid(format!(
+                    "annotation {RESOURCE_VERSION_ANNOTATION} is not an integer: {v:?}"
+                ))
+            })?,
+            None => meta.generation,
+        };
+        let version = i32::try_from(version)
+            .map_err(|_| invalid(format!("resource version {version} exceeds int32")))?;
+        meta.namespace = self.consumer.clone();
+        meta.uid = id.clone();
+        meta.resource_version = match annotated_version {
+            Some(v) => v,
+            None if meta.resource_version.is_empty() => "0".to_owned(),
+            None => meta.resource_version,
+        };
+        meta.creation_timestamp = None;
+        if action == SpecAction::Delete {
+            meta.deletion_timestamp = Some(time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+        }
+        let tracing: BTreeMap<&String, &String> = meta
+            .annotations
+            .iter()
+            .filter(|(k, _)| k.starts_with(LOG_TRACING_PREFIX))
+            .collect();
+
+        let mut ext = BTreeMap::new();
+        ext.insert(
+            "clustername".to_owned(),
+            AttrValue::String(self.consumer.clone()),
+        );
+        ext.insert("resourceid".to_owned(), AttrValue::String(id));
+        ext.insert("resourceversion".to_owned(), AttrValue::Integer(version));
+        ext.insert(
+            "originalsource".to_owned(),
+            AttrValue::String(String::new()),
+        );
+        ext.insert(
+            "metadata".to_owned(),
+            AttrValue::String(to_json_text(&meta)?),
+        );
+        ext.insert(
+            "logtracing".to_owned(),
+            AttrValue::String(to_json_text(&tracing)?),
+        );
+
+        let (data, data_content_type) = if action == SpecAction::Delete {
+            ext.insert("deletiontimestamp".to_owned(), AttrValue::Timestamp(time));
+            (None, None)
+        } else {
+            (
+                Some(manifest_bundle(work)?),
+                Some("application/json".to_owned()),
+            )
+        };
+        Ok(CloudEvent {
+            id: event_id.to_owned(),
+            source: self.source_id.clone(),
+            spec_version: SPEC_VERSION.to_owned(),
+            ty: action.event_type(),
+            data_content_type,
+            time: Some(time),
+            extensions: ext,
+            data,
+        })
+    }
+}
+
+/// JSON bytes of the ManifestBundle (`manifests`, `deleteOption`, `manifestConfigs`, `executer`) of a work.
+fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
+    let spec = work.get("spec");
+    let manifests = spec
+        .and_then(|s| s.pointer("/workload/manifests"))
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array".to_owned()))?;
+    for (i, m) in manifests.iter().enumerate() {
+        let name = m
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if name.is_empty() {
+            return Err(invalid(format!(
+                "spec.workload.manifests[{i}].metadata.name is required"
+            )));
+        }
+        if m.pointer("/metadata/generateName").is_some() {
+            return Err(invalid(format!(
+                "spec.workload.manifests[{i}].metadata.generateName is not allowed"
+            )));
+        }
+    }
+    let size = serde_json::to_vec(manifests)
+        .map_err(|e| invalid(e.to_string()))?
+        .len();
+    if size > MAX_MANIFESTS_BYTES {
+        return Err(invalid(format!(
+            "manifests are {size} bytes, the limit is {MAX_MANIFESTS_BYTES}"
+        )));
+    }
+    let mut bundle = serde_json::Map::new();
+    bundle.insert("manifests".into(), Value::Array(manifests.clone()));
+    if let Some(v) = spec
+        .and_then(|s| s.get("deleteOption"))
+        .filter(|v| !v.is_null())
+    {
+        bundle.insert("deleteOption".into(), v.clone());
+    }
+    if let Some(v) = spec
+        .and_then(|s| s.get("manifestConfigs"))
+        .filter(|v| !v.is_null())
+    {
+        bundle.insert("manifestConfigs".into(), v.clone());
+    }
+    if let Some(v) = spec
+        .and_then(|s| s.get("executor"))
+        .filter(|v| !v.is_null())
+    {
+        bundle.insert("executer".into(), v.clone());
+    }
+    serde_json::to_vec(&Value::Object(bundle)).map_err(|e| invalid(e.to_string()))
+}
+
+/// `ManifestBundleStatus`, the data of a status event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestBundleStatus {
+    /// The stored spec echoed by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_bundle: Option<Value>,
+    /// Work-level conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Flat per-manifest status.
+    #[serde(default)]
+    pub resource_status: Vec<ManifestCondition>,
+}
+
+/// A decoded status event (server → source), §3.5/§3.8.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusEvent {
+    /// `resourceid`.
+    pub resource_id: String,
+    /// `resourceversion`: the spec version the agent applied (int or string on the wire).
+    pub resource_version: i64,
+    /// `sequenceid`.
+    pub sequence_id: String,
+    /// `clustername`, if present.
+    pub cluster_name: Option<String>,
+    /// `statushash`, if present.
+    pub status_hash: Option<String>,
+    /// The spec metadata (`metadata` extension), if present.
+    pub metadata: Option<WorkMeta>,
+    /// The data.
+    pub status: ManifestBundleStatus,
+}
+
+impl StatusEvent {
+    /// Decodes a status event; `resourceid`, `resourceversion` and `sequenceid` are required.
+    pub fn decode(event: &CloudEvent) -> Result<Self, WorkError> {
+        let prefix = format!("{DATA_TYPE}.status.");
+        if !event.ty.starts_with(&prefix) {
+            return Err(protocol(format!(
+                "not a manifestbundle status event: type {:?}",
+                event.ty
+            )));
+        }
+        let string = |name: &str| event.extension(name).and_then(AttrValue::as_string);
+        let resource_id = string("resourceid")
+            .ok_or_else(|| protocol("status event without resourceid".into()))?;
+        let resource_version = event
+            .extension("resourceversion")
+            .and_then(AttrValue::as_integer)
+            .ok_or_else(|| protocol("status event without an integer resourceversion".into()))?;
+        let sequence_id = string("sequenceid")
+            .ok_or_else(|| protocol("status event without sequenceid".into()))?;
+        let metadata = match string("metadata") {
+            Some(text) if !text.is_empty() => Some(
+                serde_json::from_str(&text)
+                    .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?,
+            ),
+            _ => None,
+        };
+        let status = match &event.data {
+            Some(bytes) => serde_json::from_slice(bytes)
+                .map_err(|e| protocol(format!("status data is not a ManifestBundleStatus: {e}")))?,
+            None => ManifestBundleStatus::default(),
+        };
+        Ok(Self {
+            resource_id,
+            resource_version,
+            sequence_id,
+            cluster_name: string("clustername"),
+            status_hash: string("statushash"),
+            metadata,
+            status,
+        })
+    }
+
+    /// True when the agent reported the work deleted (`Deleted=True`): the final event for this resource.
+    pub fn is_deleted(&self) -> bool {
+        self.status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "Deleted" && c.status == "True")
+    }
+}
+
+/// A random (v4) event id.
+pub fn new_event_id() -> String {
+    let mut bytes = [0u8; 16];
+    fastrand::fill(&mut bytes);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
+/// DNS-1123 label check (≤ 63, lowercase alphanumerics and `-`, alphanumeric at both ends).
+fn validate_label(what: &str, value: &str) -> Result<(), WorkError> {
+    let ok = !value.is_empty()
+        && value.len() <= 63
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !value.starts_with('-')
+        && !value.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(format!("{what} {value:?} is not a DNS-1123 label")))
+    }
+}
+
+fn to_json_text<T: Serialize>(value: &T) -> Result<String, WorkError> {
+    serde_json::to_string(value).map_err(|e| invalid(e.to_string()))
+}
+
+fn invalid(message: String) -> WorkError {
+    WorkError::Invalid { message }
+}
+
+fn protocol(message: String) -> WorkError {
+    WorkError::Protocol { message }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::maestro::proto::cloud_event_attribute_value::Attr;
+    use crate::maestro::test_fixtures::fixture;
+
+    const SOURCE: &str = "mw-client-example";
+    const CONSUMER: &str = "7ff1a8f4-8811-49b4-8c19-9271bc51975e";
+
+    /// The ManifestWork the Go client published in `cloudevents.grpcclient.json`.
+    fn fixture_work() -> Value {
+        let event = fixture("cloudevents.grpcclient.json");
+        serde_json::json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "e44ec579-9646-549a-b679-db8d19d6da37",
+                         "labels": {"maestro.resource.type": "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"}},
+            "spec": {"workload": {"manifests": event["data"]["manifests"]},
+                     "manifestConfigs": event["data"]["manifestConfigs"]}
+        })
+    }
+
+    fn fixture_create() -> CloudEvent {
+        let expected = fixture("cloudevents.grpcclient.json");
+        let time = expected["time"].as_str().unwrap().parse().unwrap();
+        SpecEventBuilder::new(SOURCE, CONSUMER)
+            .build(
+                SpecAction::Create,
+                &fixture_work(),
+                expected["id"].as_str().unwrap(),
+                time,
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn create_request_reproduces_the_go_client_fixture() {
+        let expected = fixture("cloudevents.grpcclient.json");
+        let event = fixture_create();
+        // Attributes, every extension (metadata text byte for byte) and data.
+        assert_eq!(event.to_json(), expected);
+    }
+
+    #[test]
+    fn create_request_wire_attributes() {
+        let wire = fixture_create().to_proto();
+        let mut keys: Vec<&str> = wire.attributes.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "ce-clustername",
+                "ce-logtracing",
+                "ce-metadata",
+                "ce-originalsource",
+                "ce-resourceid",
+                "ce-resourceversion",
+                "ce-time",
+                "contenttype"
+            ]
+        );
+        let attr = |k: &str| wire.attributes[k].attr.clone().unwrap();
+        assert_eq!(
+            attr("contenttype"),
+            Attr::CeString("application/json".into())
+        );
+        assert_eq!(attr("ce-resourceversion"), Attr::CeInteger(0));
+        assert_eq!(
+            attr("ce-resourceid"),
+            Attr::CeString("55c61e54-a3f6-563d-9fec-b1fe297bdfdb".into())
+        );
+        assert!(matches!(attr("ce-time"), Attr::CeTimestamp(_)));
+        assert_eq!(wire.spec_version, "1.0");
+        assert_eq!(wire.source, SOURCE);
+        let Some(crate::maestro::proto::cloud_event::Data::BinaryData(data)) = &wire.data else {
+            panic!("data must be binary_data")
+        };
+        let data: Value = serde_json::from_slice(data).unwrap();
+        assert_eq!(data, fixture("cloudevents.grpcclient.json")["data"]);
+    }
+
+    #[test]
+    fn update_and_delete_requests() {
+        let mut work = fixture_work();
+        work["metadata"]["generation"] = 4.into();
+        work["metadata"]["annotations"] =
+            serde_json::json!({"logging.open-cluster-management.io/trace": "abc", "other": "x"});
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+        let update = builder
+            .build(SpecAction::Update, &work, "u1", time)
+            .unwrap();
+        insta::assert_json_snapshot!("update_request", update.to_json(), {".data.manifests" => "[manifests]"});
+        assert_eq!(
+            update.extension("resourceversion"),
+            Some(&AttrValue::Integer(4))
+        );
+        let delete = builder
+            .build(SpecAction::Delete, &work, "d1", time)
+            .unwrap();
+        insta::assert_json_snapshot!("delete_request", delete.to_json());
+        assert!(delete.data.is_none() && delete.data_content_type.is_none());
+        assert_eq!(
+            delete.extension("deletiontimestamp"),
+            Some(&AttrValue::Timestamp(time))
+        );
+    }
+
+    #[test]
+    fn invalid_works_are_rejected_locally() {
+        let builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+        let mut work = fixture_work();
+        work["metadata"]["namespace"] = "other".into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["metadata"]["name"] = "Not_A_Label".into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["spec"]["workload"]["manifests"] = serde_json::json!([]);
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["spec"]["workload"]["manifests"][0]["data"] = "x".repeat(MAX_MANIFESTS_BYTES).into();
+        assert!(matches!(
+            builder.create_request(&work),
+            Err(WorkError::Invalid { .. })
+        ));
+        let mut work = fixture_work();
+        work["metadata"]["namespace"] = CONSUMER.into();
+        let event = builder.create_request(&work).unwrap();
+        assert_eq!(event.ty, SpecAction::Create.event_type());
+        assert_ne!(
+            event.id,
+            builder.create_request(&work).unwrap().id,
+            "fresh event ids"
+        );
+    }
+
+    #[test]
+    fn status_fixture_decodes_unchanged() {
+        let event = CloudEvent::from_json(&fixture("cloudevents.status.maestro.json")).unwrap();
+        let status = StatusEvent::decode(&event).unwrap();
+        assert_eq!(status.resource_id, "55c61e54-a3f6-563d-9fec-b1fe297bdfdb");
+        assert_eq!(status.resource_version, 1);
+        assert_eq!(status.sequence_id, "2000808179729960960");
+        assert_eq!(status.cluster_name.as_deref(), Some(CONSUMER));
+        assert_eq!(
+            status.metadata.as_ref().unwrap().name,
+            "e44ec579-9646-549a-b679-db8d19d6da37"
+        );
+        assert!(!status.is_deleted());
+        let feedback = status.status.resource_status[0]
+            .feedback("status")
+            .unwrap()
+            .unwrap();
+        assert_eq!(feedback["conditions"][0]["type"], "Progressing");
+    }
+
+    #[test]
+    fn status_over_the_wire_accepts_string_versions() {
+        let event = CloudEvent::from_json(&fixture("cloudevents.status.maestro.json")).unwrap();
+        let mut wire = event.to_proto();
+        wire.attributes.insert(
+            "ce-resourceversion".into(),
+            crate::maestro::proto::CloudEventAttributeValue {
+                attr: Some(Attr::CeString("1".into())),
+            },
+        );
+        let decoded = CloudEvent::from_proto(&wire).unwrap();
+        assert_eq!(StatusEvent::decode(&decoded).unwrap().resource_version, 1);
+        wire.attributes.remove("ce-sequenceid");
+        let decoded = CloudEvent::from_proto(&wire).unwrap();
+        assert!(matches!(
+            StatusEvent::decode(&decoded),
+            Err(WorkError::Protocol { .. })
+        ));
+    }
+
+    #[test]
+    fn spec_events_are_not_status_events() {
+        assert!(StatusEvent::decode(&fixture_create()).is_err());
+    }
+}

@@ -1,0 +1,80 @@
+//! Maestro source client (facts: `maestro-protocol.md`).
+//!
+//! Writes go over gRPC `Publish` as CloudEvents in protobuf binary mode ([`cloudevent`], [`manifestbundle`]);
+//! reads go to the REST resource-bundle API ([`rest`], [`bundle`]). [`MaestroWorkClient`] puts both behind
+//! [`crate::work::WorkClient`].
+//!
+//! ```no_run
+//! # async fn demo(work: serde_json::Value) -> Result<(), hypershift_adapter::work::WorkError> {
+//! use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+//! use hypershift_adapter::work::WorkClient;
+//!
+//! let mut config = MaestroConfig::new(
+//!     "https://maestro-grpc:8090",   // MAESTRO_GRPC_URL
+//!     "https://maestro:8000",        // MAESTRO_API_URL
+//!     "hyperfleet-adapter",          // MAESTRO_SOURCE_ID
+//!     "us-east-mgmt-01",             // MANAGEMENT_CLUSTER_CONSUMER
+//! );
+//! config.ca_file = Some("/etc/maestro/ca.crt".into());
+//! config.token = TokenSource::File("/var/run/secrets/maestro/token".into()); // re-read on every call
+//! let client = MaestroWorkClient::new(config)?;
+//! match client.get("hostedcluster-abc123").await? {
+//!     None => client.create(&work).await?,
+//!     Some(existing) => {
+//!         let status = existing.feedback_value(
+//!             "hypershift.openshift.io", "hostedclusters", "clusters", "abc123", "status");
+//!         println!("{status:?}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod bundle;
+pub mod client;
+pub mod cloudevent;
+pub mod config;
+pub mod error;
+pub mod grpc;
+pub mod manifestbundle;
+pub mod resource_id;
+pub mod rest;
+pub mod tls;
+
+/// Generated protobuf/tonic types of `io.cloudevents.v1` (`proto/cloudevents.proto`).
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod proto {
+    tonic::include_proto!("io.cloudevents.v1");
+}
+
+pub use client::MaestroWorkClient;
+pub use config::{BearerToken, MaestroConfig, TokenSource};
+pub use resource_id::resource_id;
+
+/// Loads the shared Maestro wire fixtures: the team folder `shared/fixtures/maestro` beside the repository
+/// (`<repo>/../shared` for the main checkout; worktrees sit one level deeper, so every ancestor of the crate is
+/// tried). `MAESTRO_FIXTURES_DIR` overrides the search.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) mod test_fixtures {
+    use std::path::{Path, PathBuf};
+
+    pub(crate) fn fixtures_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("MAESTRO_FIXTURES_DIR") {
+            return PathBuf::from(dir);
+        }
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|a| a.join("shared/fixtures/maestro"))
+            .find(|p| p.is_dir())
+            .expect(
+                "shared/fixtures/maestro not found beside the repository; set MAESTRO_FIXTURES_DIR",
+            )
+    }
+
+    pub(crate) fn fixture(name: &str) -> serde_json::Value {
+        let path = fixtures_dir().join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+}

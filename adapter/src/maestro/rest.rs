@@ -1,0 +1,167 @@
+//! REST reads: `GET /api/maestro/v1/resource-bundles/{id}` and the paged list (protocol §4).
+
+use std::sync::Arc;
+
+use super::bundle::{ResourceBundle, ResourceBundleList};
+use super::config::MaestroConfig;
+use super::error::{error_chain, from_reqwest, from_rest_response};
+use super::tls;
+use crate::work::WorkError;
+
+/// Path prefix of the resource-bundle API.
+pub const RESOURCE_BUNDLES_PATH: &str = "/api/maestro/v1/resource-bundles";
+
+/// Page size the Go client uses at most (larger pages can exhaust the server's memory).
+pub const MAX_LIST_PAGE_SIZE: u32 = 400;
+
+/// Query of the paged list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// TSL search, e.g. `source='s' and consumer_name='c'`.
+    pub search: Option<String>,
+    /// 1-based page.
+    pub page: Option<u32>,
+    /// Page size (the Go client uses at most [`MAX_LIST_PAGE_SIZE`]).
+    pub size: Option<u32>,
+    /// Ordering, e.g. `created_at asc` (without it the server's order, and so paging, is unspecified).
+    pub order_by: Option<String>,
+}
+
+/// Search for every bundle of `source`, optionally only those of `consumer` (§4.2). Values are interpolated
+/// into the server's query language without escaping, so values containing `'` are rejected.
+pub fn search_for(source: &str, consumer: Option<&str>) -> Result<String, WorkError> {
+    for value in std::iter::once(source).chain(consumer) {
+        if value.contains('\'') {
+            return Err(WorkError::Invalid {
+                message: format!("search value {value:?} contains a quote"),
+            });
+        }
+    }
+    Ok(match consumer {
+        Some(c) => format!("source='{source}' and consumer_name='{c}'"),
+        None => format!("source='{source}'"),
+    })
+}
+
+/// REST client for resource bundles.
+#[derive(Debug, Clone)]
+pub struct RestClient {
+    http: reqwest::Client,
+    base: String,
+    config: Arc<MaestroConfig>,
+}
+
+impl RestClient {
+    /// Builds the HTTP client (rustls/ring, CA and client cert from `config`, per-call timeout).
+    pub fn new(config: Arc<MaestroConfig>) -> Result<Self, WorkError> {
+        let tls = tls::rustls_client_config(&config)?;
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout)
+            .build()
+            .map_err(|e| WorkError::Config {
+                message: format!("REST client: {}", error_chain(&e)),
+            })?;
+        let base = config.rest_url.trim_end_matches('/').to_owned();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(WorkError::Config {
+                message: format!("REST URL must be http:// or https://: {base:?}"),
+            });
+        }
+        Ok(Self { http, base, config })
+    }
+
+    /// `GET /resource-bundles/{id}`; `Ok(None)` on 404.
+    pub async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
+        let url = format!("{}{RESOURCE_BUNDLES_PATH}/{id}", self.base);
+        match self.get_json(&url, &[]).await {
+            Ok(bundle) => Ok(Some(bundle)),
+            Err(WorkError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One page of `GET /resource-bundles?search=&page=&size=`.
+    pub async fn list(&self, query: &ListQuery) -> Result<ResourceBundleList, WorkError> {
+        let url = format!("{}{RESOURCE_BUNDLES_PATH}", self.base);
+        let mut params = Vec::new();
+        if let Some(s) = &query.search {
+            params.push(("search", s.clone()));
+        }
+        if let Some(p) = query.page {
+            params.push(("page", p.to_string()));
+        }
+        if let Some(s) = query.size {
+            params.push(("size", s.to_string()));
+        }
+        if let Some(o) = &query.order_by {
+            params.push(("orderBy", o.clone()));
+        }
+        self.get_json(&url, &params).await
+    }
+
+    /// Every bundle matching `search`, fetched in pages of [`MAX_LIST_PAGE_SIZE`] ordered by creation time.
+    /// Soft-deleted bundles are included (check `deleted_at`).
+    pub async fn list_all(&self, search: &str) -> Result<Vec<ResourceBundle>, WorkError> {
+        let mut items = Vec::new();
+        for page in 1u32.. {
+            let query = ListQuery {
+                search: Some(search.to_owned()),
+                page: Some(page),
+                size: Some(MAX_LIST_PAGE_SIZE),
+                order_by: Some("created_at asc".to_owned()),
+            };
+            let list = self.list(&query).await?;
+            let count = list.items.len();
+            items.extend(list.items);
+            let total = usize::try_from(list.total).unwrap_or(0);
+            if count < MAX_LIST_PAGE_SIZE as usize || items.len() >= total {
+                break;
+            }
+        }
+        Ok(items)
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        params: &[(&str, String)],
+    ) -> Result<T, WorkError> {
+        let operation_id = super::manifestbundle::new_event_id();
+        tracing::debug!(%url, %operation_id, "maestro REST GET");
+        let mut request = self
+            .http
+            .get(url)
+            .query(params)
+            .header("accept", "application/json");
+        // Like gRPC: the token only travels over TLS.
+        let token = if self.base.starts_with("https://") {
+            self.config.token.current().await?
+        } else {
+            None
+        };
+        if let Some(token) = token {
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&token.header_value()).map_err(|_| {
+                    WorkError::Config {
+                        message: "bearer token is not a valid header value".to_owned(),
+                    }
+                })?;
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
+        }
+        let response = request.send().await.map_err(|e| from_reqwest(&e))?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(|e| from_reqwest(&e))?;
+        if !status.is_success() {
+            return Err(from_rest_response(
+                status.as_u16(),
+                &String::from_utf8_lossy(&body),
+            ));
+        }
+        serde_json::from_slice(&body).map_err(|e| WorkError::Protocol {
+            message: format!("GET {url}: response is not the expected JSON: {e}"),
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! The work backend seen by the adapter: read and create one ManifestWork by name.
+//!
+//! Two implementations exist: [`crate::maestro::MaestroWorkClient`] (REST + gRPC CloudEvents) and the OCM hub
+//! backend (kube-rs). Both report failures as [`WorkError`], whose variants are backend-neutral kinds.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+/// A ManifestWork backend. Generic use only (no `dyn`).
+pub trait WorkClient {
+    /// Reads the ManifestWork `name` (e.g. `hostedcluster-<clusterId>`) in the backend's consumer namespace.
+    /// `Ok(None)` when it does not exist. Works that are being deleted are returned (see
+    /// [`ExistingWork::deleting`]).
+    fn get(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ExistingWork>, WorkError>> + Send;
+
+    /// Creates `work`, a full ManifestWork object (`metadata.name` required; `metadata.namespace` absent or
+    /// equal to the consumer). Creation is asynchronous on the backend side: read it back with [`Self::get`].
+    fn create(
+        &self,
+        work: &serde_json::Value,
+    ) -> impl Future<Output = Result<(), WorkError>> + Send;
+}
+
+/// What the backend knows about an existing ManifestWork.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExistingWork {
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `metadata.annotations`.
+    pub annotations: BTreeMap<String, String>,
+    /// Id of the source (owner) that wrote the work, when the backend can tell.
+    pub source: Option<String>,
+    /// Status feedback, one entry per manifest that reported any.
+    pub feedback: Vec<ManifestFeedback>,
+    /// Work-level status conditions (`Applied`, `Available`, `Deleted`, ...).
+    pub conditions: Vec<WorkCondition>,
+    /// Current spec version (Maestro bundle `version`, hub `metadata.generation`).
+    pub version: Option<i64>,
+    /// Spec version the agent last applied (Maestro `status.ObservedVersion`), when known.
+    pub observed_version: Option<i64>,
+    /// Deletion timestamp (RFC 3339) when the work is being deleted.
+    pub deleting: Option<String>,
+}
+
+impl ExistingWork {
+    /// The feedback value `feedback_name` of the manifest identified by `group`/`resource`/`namespace`/`name`.
+    /// `resource` matches either the plural resource or the kind (case-insensitive).
+    pub fn feedback_value(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        feedback_name: &str,
+    ) -> Option<&serde_json::Value> {
+        self.feedback
+            .iter()
+            .find(|m| m.resource.matches(group, resource, namespace, name))
+            .and_then(|m| m.values.get(feedback_name))
+    }
+}
+
+/// Identity of one manifest inside a work, as reported in status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceIdentity {
+    /// API group (`""` for core).
+    pub group: String,
+    /// API version (e.g. `v1beta1`), if reported.
+    pub version: String,
+    /// Kind (e.g. `HostedCluster`), if reported.
+    pub kind: String,
+    /// Plural resource (e.g. `hostedclusters`), if reported.
+    pub resource: String,
+    /// Namespace (`""` for cluster-scoped).
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+}
+
+impl ResourceIdentity {
+    /// True when group, namespace and name are equal and `resource` equals the plural resource or the kind
+    /// (case-insensitive).
+    pub fn matches(&self, group: &str, resource: &str, namespace: &str, name: &str) -> bool {
+        self.group == group
+            && self.namespace == namespace
+            && self.name == name
+            && (self.resource.eq_ignore_ascii_case(resource)
+                || self.kind.eq_ignore_ascii_case(resource))
+    }
+}
+
+/// Status feedback of one manifest: feedback name → value (`jsonRaw` already parsed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ManifestFeedback {
+    /// Which manifest.
+    pub resource: ResourceIdentity,
+    /// Feedback values by name (e.g. `status`).
+    pub values: BTreeMap<String, serde_json::Value>,
+}
+
+/// A status condition of a work (`metav1.Condition`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkCondition {
+    /// Condition type.
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// CamelCase reason.
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+    /// Spec version/generation the condition was computed for.
+    pub observed_generation: Option<i64>,
+}
+
+/// Failure of a work backend call. Every variant carries the server's (or transport's) message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkError {
+    /// A work with this id/name already exists (also while it is being deleted).
+    #[error("work already exists: {message}")]
+    AlreadyExists { message: String },
+    /// Stale version or the work is under deletion.
+    #[error("conflict: {message}")]
+    Conflict { message: String },
+    /// The work (or another addressed object) does not exist.
+    #[error("not found: {message}")]
+    NotFound { message: String },
+    /// The request was rejected as invalid.
+    #[error("invalid request: {message}")]
+    Invalid { message: String },
+    /// The target consumer (management cluster) is not registered.
+    #[error("consumer not found: {message}")]
+    ConsumerNotFound { message: String },
+    /// Missing or rejected credentials.
+    #[error("unauthenticated: {message}")]
+    Unauthenticated { message: String },
+    /// Authenticated but not allowed.
+    #[error("forbidden: {message}")]
+    Forbidden { message: String },
+    /// The backend could not be reached or answered with a transient failure (connection refused, timeout,
+    /// HTTP 5xx, gRPC `Unavailable`/`DeadlineExceeded`).
+    #[error("backend unavailable: {message}")]
+    Unavailable { message: String },
+    /// A status feedback `jsonRaw` value is not valid JSON.
+    #[error("malformed status feedback {feedback:?} of manifest {manifest}: {message}")]
+    MalformedFeedback {
+        manifest: String,
+        feedback: String,
+        message: String,
+    },
+    /// The backend answered something this client cannot decode.
+    #[error("unexpected response from backend: {message}")]
+    Protocol { message: String },
+    /// Local configuration problem (bad URL, unreadable CA/token file, ...).
+    #[error("configuration error: {message}")]
+    Config { message: String },
+    /// Any other server-side failure.
+    #[error("backend error: {message}")]
+    Internal { message: String },
+}
+
+impl WorkError {
+    /// True for failures worth retrying with backoff (only [`WorkError::Unavailable`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
+
+    /// The message carried by the error (server text where there is one).
+    pub fn message(&self) -> &str {
+        match self {
+            Self::AlreadyExists { message }
+            | Self::Conflict { message }
+            | Self::NotFound { message }
+            | Self::Invalid { message }
+            | Self::ConsumerNotFound { message }
+            | Self::Unauthenticated { message }
+            | Self::Forbidden { message }
+            | Self::Unavailable { message }
+            | Self::MalformedFeedback { message, .. }
+            | Self::Protocol { message }
+            | Self::Config { message }
+            | Self::Internal { message } => message,
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Fake Maestro server for tests: gRPC CloudEvents (Publish/Subscribe) + REST resource bundles, behaving as
+//! described in `maestro-protocol.md` §6, with knobs for agent timing, feedback, faults and auth.
+//!
+//! ```ignore
+//! let fake = FakeMaestro::start(FakeOptions::default()).await?;
+//! fake.add_consumer("mgmt-1");
+//! // point a client at fake.grpc_url() / fake.rest_url() ...
+//! fake.set_feedback("hostedcluster-abc", &json!({"conditions": []}));
+//! assert_eq!(fake.publishes(), 1);
+//! ```
+
+mod grpc;
+mod rest;
+mod state;
+mod tls;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hypershift_adapter::maestro::cloudevent::CloudEvent;
+use hypershift_adapter::maestro::proto::cloud_event_service_server::CloudEventServiceServer;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+
+pub use state::Resource;
+pub use tls::TestPki;
+
+/// How to start the fake.
+#[derive(Debug, Clone)]
+pub struct FakeOptions {
+    /// Serve gRPC and REST over TLS 1.3 with a generated CA ([`FakeMaestro::ca_pem`]).
+    pub tls: bool,
+    /// With `tls`: require a client certificate signed by the test CA on gRPC (`--grpc-authn-type=mtls`);
+    /// use [`TestPki::client_cert_pem`] via [`FakeMaestro::pki`].
+    pub mtls: bool,
+    /// Require this bearer token on gRPC calls (`authorization: Bearer <token>`), like `--grpc-authn-type=token`.
+    pub token: Option<String>,
+    /// Consumers registered from the start (creates for others fail with the foreign-key error).
+    pub consumers: Vec<String>,
+    /// Time until the simulated agent reports status after a create/update (and acks a delete);
+    /// `None` = only on demand ([`FakeMaestro::apply`], [`FakeMaestro::ack_delete`]).
+    pub agent_delay: Option<Duration>,
+    /// Whether the agent ever acknowledges deletes (false = resources stay soft-deleted).
+    pub ack_deletes: bool,
+    /// Heartbeat period on Subscribe streams.
+    pub heartbeat: Duration,
+    /// Send `resourceversion` in status events as a string (as Maestro does when re-reading from the DB).
+    pub status_version_as_string: bool,
+    /// Sources allowed to publish/subscribe (the SubjectAccessReview on `/sources/<id>`); `None` = all.
+    pub allowed_sources: Option<Vec<String>>,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        Self {
+            tls: false,
+            mtls: false,
+            token: None,
+            consumers: Vec::new(),
+            agent_delay: Some(Duration::ZERO),
+            ack_deletes: true,
+            heartbeat: Duration::from_millis(100),
+            status_version_as_string: false,
+            allowed_sources: None,
+        }
+    }
+}
+
+impl FakeOptions {
+    /// TLS with a bearer token.
+    pub fn tls_with_token(token: impl Into<String>) -> Self {
+        Self {
+            tls: true,
+            token: Some(token.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// A running fake Maestro. Dropping it stops both servers.
+#[derive(Debug)]
+pub struct FakeMaestro {
+    shared: Arc<state::Shared>,
+    grpc_addr: SocketAddr,
+    rest_addr: SocketAddr,
+    pki: Option<TestPki>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl FakeMaestro {
+    /// Starts gRPC and REST servers on `127.0.0.1:0`.
+    pub async fn start(opts: FakeOptions) -> anyhow::Result<Self> {
+        let state = state::State {
+            consumers: opts.consumers.iter().cloned().collect(),
+            agent_delay: opts.agent_delay,
+            ack_deletes: opts.ack_deletes,
+            status_version_as_string: opts.status_version_as_string,
+            ..Default::default()
+        };
+        let shared = state::Shared::new(
+            state,
+            opts.token.clone(),
+            opts.heartbeat,
+            opts.allowed_sources.clone(),
+        );
+        let pki = if opts.tls {
+            Some(TestPki::generate()?)
+        } else {
+            None
+        };
+
+        let grpc_listener = TcpListener::bind("127.0.0.1:0").await?;
+        let grpc_addr = grpc_listener.local_addr()?;
+        let mut server = tonic::transport::Server::builder();
+        if let Some(pki) = &pki {
+            let identity =
+                tonic::transport::Identity::from_pem(&pki.server_cert_pem, &pki.server_key_pem);
+            let mut tls = tonic::transport::ServerTlsConfig::new().identity(identity);
+            if opts.mtls {
+                tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(&pki.ca_pem));
+            }
+            server = server.tls_config(tls)?;
+        }
+        let service = CloudEventServiceServer::new(grpc::Service {
+            shared: Arc::clone(&shared),
+        });
+        let router = server.add_service(service);
+        let grpc_task = tokio::spawn(async move {
+            let _ = router
+                .serve_with_incoming(TcpListenerStream::new(grpc_listener))
+                .await;
+        });
+
+        let rest_listener = TcpListener::bind("127.0.0.1:0").await?;
+        let rest_addr = rest_listener.local_addr()?;
+        let app = rest::router(Arc::clone(&shared));
+        let rest_task = match &pki {
+            Some(pki) => tokio::spawn(tls::serve_tls(
+                rest_listener,
+                pki.rustls_server_config()?,
+                app,
+            )),
+            None => tokio::spawn(async move {
+                let _ = axum::serve(rest_listener, app).await;
+            }),
+        };
+        Ok(Self {
+            shared,
+            grpc_addr,
+            rest_addr,
+            pki,
+            tasks: vec![grpc_task, rest_task],
+        })
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.pki.is_some() { "https" } else { "http" }
+    }
+
+    /// gRPC URL, `http://127.0.0.1:<port>` or `https://...`.
+    pub fn grpc_url(&self) -> String {
+        format!("{}://{}", self.scheme(), self.grpc_addr)
+    }
+
+    /// REST base URL.
+    pub fn rest_url(&self) -> String {
+        format!("{}://{}", self.scheme(), self.rest_addr)
+    }
+
+    /// CA certificate (PEM) in TLS mode.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.pki.as_ref().map(|p| p.ca_pem.as_str())
+    }
+
+    /// The generated PKI (CA, server and client certificates) in TLS mode.
+    pub fn pki(&self) -> Option<&TestPki> {
+        self.pki.as_ref()
+    }
+
+    /// The required bearer token, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.shared.token.as_deref()
+    }
+
+    /// Registers a consumer.
+    pub fn add_consumer(&self, name: &str) {
+        self.shared.lock().consumers.insert(name.to_owned());
+    }
+
+    /// Sets the `status` feedback (`jsonRaw` = `value` serialised) of the work `key` (resource id or work
+    /// name) on the manifest with a `status` feedback rule, and lets the agent report now. False if unknown.
+    pub fn set_feedback(&self, key: &str, value: &Value) -> bool {
+        self.set_feedback_raw(key, &value.to_string())
+    }
+
+    /// Like [`Self::set_feedback`] with verbatim `jsonRaw` text (may be malformed on purpose).
+    pub fn set_feedback_raw(&self, key: &str, json_raw: &str) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            res.feedback_raw = Some(json_raw.to_owned());
+        }
+        self.shared.apply(&id)
+    }
+
+    /// The agent reports status for the current version of `key` now (on-demand mode).
+    pub fn apply(&self, key: &str) -> bool {
+        self.shared
+            .find_id(key)
+            .is_some_and(|id| self.shared.apply(&id))
+    }
+
+    /// The agent reports status for spec version `version` of `key`. Like the real server, a report for any
+    /// version other than the current one is dropped (returns false, nothing is stored or delivered).
+    pub fn report_status(&self, key: &str, version: i64) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        let current = self.shared.lock().resources.get(&id).map(|r| r.version);
+        current == Some(version) && self.shared.apply(&id)
+    }
+
+    /// The agent acknowledges the deletion of `key` now (hard delete + final `Deleted` status event).
+    pub fn ack_delete(&self, key: &str) -> bool {
+        self.shared
+            .find_id(key)
+            .is_some_and(|id| self.shared.ack_delete(&id))
+    }
+
+    /// The stored resource for `key` (resource id or work name).
+    pub fn resource(&self, key: &str) -> Option<Resource> {
+        let id = self.shared.find_id(key)?;
+        self.shared.lock().resources.get(&id).cloned()
+    }
+
+    /// Number of resources stored (including soft-deleted ones).
+    pub fn resource_count(&self) -> usize {
+        self.shared.lock().resources.len()
+    }
+
+    /// Agent delay from now on (`None` = on demand).
+    pub fn set_agent_delay(&self, delay: Option<Duration>) {
+        self.shared.lock().agent_delay = delay;
+    }
+
+    /// Whether deletes are ever acknowledged from now on.
+    pub fn set_ack_deletes(&self, ack: bool) {
+        self.shared.lock().ack_deletes = ack;
+    }
+
+    /// The next `n` calls (gRPC or REST) fail as unavailable.
+    pub fn fail_next(&self, n: u32) {
+        self.shared.lock().fail_next = n;
+    }
+
+    /// Every call sleeps `latency` before being handled.
+    pub fn set_latency(&self, latency: Duration) {
+        self.shared.lock().latency = latency;
+    }
+
+    /// Ends every open Subscribe stream with `Unavailable`.
+    pub fn kill_subscriptions(&self) {
+        self.shared.kill.send_modify(|g| *g += 1);
+    }
+
+    /// Number of gRPC Publish calls received.
+    pub fn publishes(&self) -> u64 {
+        self.calls("Publish")
+    }
+
+    /// Number of REST `GET /resource-bundles/{id}` calls.
+    pub fn rest_gets(&self) -> u64 {
+        self.calls("GET resource-bundle")
+    }
+
+    /// Calls per method: `Publish`, `Subscribe`, `GET resource-bundle`, `LIST resource-bundles`,
+    /// `DELETE resource-bundle`.
+    pub fn calls(&self, method: &str) -> u64 {
+        self.shared.lock().calls.get(method).copied().unwrap_or(0)
+    }
+
+    /// Every CloudEvent Publish could decode, in order (including ones the handlers then rejected).
+    pub fn received_events(&self) -> Vec<CloudEvent> {
+        self.shared.lock().received.clone()
+    }
+}
+
+impl Drop for FakeMaestro {
+    fn drop(&mut self) {
+        self.kill_subscriptions();
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Storage of the fake Maestro: resources, consumers, counters, knobs, and the simulated agent.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use hypershift_adapter::maestro::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
+use hypershift_adapter::maestro::manifestbundle::{DATA_TYPE, new_event_id};
+use hypershift_adapter::maestro::proto;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+
+/// One stored resource bundle.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    /// Resource id (`ce-resourceid`).
+    pub id: String,
+    /// CE source of the create request.
+    pub source: String,
+    /// Consumer (`ce-clustername`).
+    pub consumer: String,
+    /// Spec version.
+    pub version: i64,
+    /// The last spec CloudEvent, JSON form.
+    pub payload: Value,
+    /// Spec metadata (from the `metadata` extension).
+    pub metadata: Value,
+    /// Creation time.
+    pub created_at: jiff::Timestamp,
+    /// Last spec change.
+    pub updated_at: jiff::Timestamp,
+    /// Soft-delete time.
+    pub deleted_at: Option<jiff::Timestamp>,
+    /// REST `status` object once the agent reported.
+    pub status: Option<Value>,
+    /// Injected `status` feedback (`jsonRaw` text, not validated).
+    pub feedback_raw: Option<String>,
+}
+
+impl Resource {
+    /// The `data` (ManifestBundle) of the stored spec event.
+    pub fn bundle(&self) -> Value {
+        self.payload
+            .get("data")
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+
+    /// REST `ResourceBundle` rendering (§4.3).
+    pub fn to_rest(&self) -> Value {
+        let bundle = self.bundle();
+        let mut metadata = self.metadata.clone();
+        if let Some(m) = metadata.as_object_mut() {
+            m.insert("creationTimestamp".into(), seconds(self.created_at).into());
+            if let Some(d) = self.deleted_at {
+                m.insert("deletionTimestamp".into(), seconds(d).into());
+            }
+        }
+        let mut out = json!({
+            "id": self.id,
+            "kind": "ResourceBundle",
+            "href": format!("/api/maestro/v1/resource-bundles/{}", self.id),
+            "name": self.id,
+            "consumer_name": self.consumer,
+            "version": self.version,
+            "created_at": self.created_at.to_string(),
+            "updated_at": self.updated_at.to_string(),
+            "metadata": metadata,
+            "manifests": bundle.get("manifests").cloned().unwrap_or_else(|| json!([])),
+            "manifest_configs": bundle.get("manifestConfigs").cloned().unwrap_or_else(|| json!([])),
+            "delete_option": bundle.get("deleteOption").cloned().unwrap_or_else(|| json!({})),
+        });
+        if let Some(d) = self.deleted_at {
+            out["deleted_at"] = d.to_string().into();
+        }
+        if let Some(s) = &self.status {
+            out["status"] = s.clone();
+        }
+        out
+    }
+
+    /// The work name from the spec metadata.
+    pub fn work_name(&self) -> Option<&str> {
+        self.metadata.get("name").and_then(Value::as_str)
+    }
+}
+
+/// RFC 3339 with seconds precision (metav1.Time).
+pub fn seconds(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Mutable state behind one lock.
+#[derive(Debug, Default)]
+pub struct State {
+    pub consumers: BTreeSet<String>,
+    pub resources: BTreeMap<String, Resource>,
+    pub calls: BTreeMap<String, u64>,
+    pub received: Vec<CloudEvent>,
+    pub fail_next: u32,
+    pub latency: Duration,
+    pub agent_delay: Option<Duration>,
+    pub ack_deletes: bool,
+    pub status_version_as_string: bool,
+    pub sequence: u64,
+}
+
+/// Everything the servers share.
+#[derive(Debug)]
+pub struct Shared {
+    state: Mutex<State>,
+    /// Required bearer token (gRPC), if any.
+    pub token: Option<String>,
+    /// Heartbeat period on Subscribe streams.
+    pub heartbeat: Duration,
+    /// Status events: (source, event).
+    pub events: broadcast::Sender<(String, proto::CloudEvent)>,
+    /// Bumped to end every open Subscribe stream.
+    pub kill: watch::Sender<u64>,
+    /// Sources allowed to publish/subscribe; `None` = all.
+    pub allowed_sources: Option<Vec<String>>,
+}
+
+impl Shared {
+    pub fn new(
+        state: State,
+        token: Option<String>,
+        heartbeat: Duration,
+        allowed_sources: Option<Vec<String>>,
+    ) -> Arc<Self> {
+        let (events, _) = broadcast::channel(1024);
+        let (kill, _) = watch::channel(0);
+        Arc::new(Self {
+            state: Mutex::new(state),
+            token,
+            heartbeat,
+            events,
+            kill,
+            allowed_sources,
+        })
+    }
+
+    /// Locks the state (a poisoned lock is taken over: a panicking test already failed).
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts a call, applies the latency knob and consumes one injected fault. Returns true if the call must
+    /// fail as unavailable.
+    pub async fn enter(&self, method: &str) -> bool {
+        let latency = {
+            let mut st = self.lock();
+            *st.calls.entry(method.to_owned()).or_default() += 1;
+            st.latency
+        };
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let mut st = self.lock();
+        if st.fail_next > 0 {
+            st.fail_next -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// Resolves a resource id or a work name to the id.
+    pub fn find_id(&self, key: &str) -> Option<String> {
+        let st = self.lock();
+        if st.resources.contains_key(key) {
+            return Some(key.to_owned());
+        }
+        st.resources
+            .values()
+            .find(|r| r.work_name() == Some(key))
+            .map(|r| r.id.clone())
+    }
+
+    /// Schedules the agent to apply the current spec of `id` (after the agent delay; nothing when on demand).
+    pub fn schedule_apply(self: &Arc<Self>, id: &str) {
+        let Some(delay) = self.lock().agent_delay else {
+            return;
+        };
+        let shared = Arc::clone(self);
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            shared.apply(&id);
+        });
+    }
+
+    /// Schedules the agent's delete acknowledgement (hard delete) unless deletes are never acked.
+    pub fn schedule_delete_ack(self: &Arc<Self>, id: &str) {
+        let (delay, ack) = {
+            let st = self.lock();
+            (st.agent_delay, st.ack_deletes)
+        };
+        let (Some(delay), true) = (delay, ack) else {
+            return;
+        };
+        let shared = Arc::clone(self);
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            shared.ack_delete(&id);
+        });
+    }
+
+    /// The agent reports status for the current version of `id` (with the injected feedback, if any).
+    pub fn apply(&self, id: &str) -> bool {
+        let event = {
+            let mut st = self.lock();
+            st.sequence += 1;
+            let sequence = st.sequence;
+            let as_string = st.status_version_as_string;
+            let Some(res) = st.resources.get_mut(id) else {
+                return false;
+            };
+            if res.deleted_at.is_some() {
+                return false;
+            }
+            let status = agent_status(res, sequence);
+            res.status = Some(status.clone());
+            status_event(res, &status, as_string)
+        };
+        let _ = self.events.send(event);
+        true
+    }
+
+    /// The agent finished deleting `id`: final `Deleted=True` status event, then hard delete.
+    pub fn ack_delete(&self, id: &str) -> bool {
+        let event = {
+            let mut st = self.lock();
+            st.sequence += 1;
+            let sequence = st.sequence;
+            let as_string = st.status_version_as_string;
+            let Some(res) = st.resources.remove(id) else {
+                return false;
+            };
+            let mut status = res
+                .status
+                .clone()
+                .unwrap_or_else(|| agent_status(&res, sequence));
+            status["SequenceID"] = sequence.to_string().into();
+            status["conditions"] = json!([{
+                "type": "Deleted", "status": "True", "observedGeneration": res.version,
+                "lastTransitionTime": seconds(jiff::Timestamp::now()), "reason": "ManifestsDeleted",
+                "message": "All manifests are deleted"
+            }]);
+            status_event(&res, &status, as_string)
+        };
+        let _ = self.events.send(event);
+        true
+    }
+}
+
+/// The REST `status` object an agent would produce for the current spec of `res`.
+fn agent_status(res: &Resource, sequence: u64) -> Value {
+    let now = seconds(jiff::Timestamp::now());
+    let bundle = res.bundle();
+    let manifests = bundle
+        .get("manifests")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let configs = bundle
+        .get("manifestConfigs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let metas: Vec<Value> = manifests
+        .iter()
+        .enumerate()
+        .map(|(i, m)| resource_meta(i, m))
+        .collect();
+    let target = metas
+        .iter()
+        .position(|meta| has_status_rule(&configs, meta))
+        .unwrap_or(0);
+    let resource_status: Vec<Value> = metas
+        .into_iter()
+        .enumerate()
+        .map(|(i, meta)| {
+            let values = match (&res.feedback_raw, i == target) {
+                (Some(raw), true) => json!([{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}]),
+                _ => json!([]),
+            };
+            json!({
+                "resourceMeta": meta,
+                "statusFeedback": {"values": values},
+                "conditions": [
+                    {"type": "Applied", "status": "True", "lastTransitionTime": now, "reason": "AppliedManifestComplete", "message": "Apply manifest complete"},
+                    {"type": "Available", "status": "True", "lastTransitionTime": now, "reason": "ResourceAvailable", "message": "Resource is available"},
+                    {"type": "StatusFeedbackSynced", "status": "True", "lastTransitionTime": now, "reason": "StatusFeedbackSynced", "message": ""}
+                ]
+            })
+        })
+        .collect();
+    json!({
+        "ObservedVersion": res.version,
+        "SequenceID": sequence.to_string(),
+        "manifestBundle": bundle,
+        "conditions": [
+            {"type": "Applied", "status": "True", "observedGeneration": res.version, "lastTransitionTime": now, "reason": "AppliedManifestWorkComplete", "message": "Apply manifest work complete"},
+            {"type": "Available", "status": "True", "observedGeneration": res.version, "lastTransitionTime": now, "reason": "ResourcesAvailable", "message": "All resources are available"}
+        ],
+        "resourceStatus": resource_status,
+    })
+}
+
+fn resource_meta(ordinal: usize, manifest: &Value) -> Value {
+    let api_version = manifest
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = manifest
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    json!({
+        "ordinal": ordinal, "group": group, "version": version, "kind": kind,
+        "resource": format!("{}s", kind.to_ascii_lowercase()),
+        "name": manifest.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default(),
+        "namespace": manifest.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
+    })
+}
+
+/// True when a manifestConfig for this manifest has a JSONPaths feedback rule named `status`.
+fn has_status_rule(configs: &[Value], meta: &Value) -> bool {
+    configs.iter().any(|c| {
+        let id = &c["resourceIdentifier"];
+        id["group"] == meta["group"]
+            && id["resource"] == meta["resource"]
+            && id["name"] == meta["name"]
+            && id.get("namespace").unwrap_or(&Value::String(String::new())) == &meta["namespace"]
+            && c["feedbackRules"].as_array().is_some_and(|rules| {
+                rules.iter().any(|r| {
+                    r["jsonPaths"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p["name"] == "status"))
+                })
+            })
+    })
+}
+
+/// Status event to the source (§3.5).
+fn status_event(
+    res: &Resource,
+    status: &Value,
+    version_as_string: bool,
+) -> (String, proto::CloudEvent) {
+    let mut metadata = res.metadata.clone();
+    if let Some(m) = metadata.as_object_mut() {
+        m.insert("creationTimestamp".into(), seconds(res.created_at).into());
+    }
+    let data = json!({
+        "manifestBundle": res.bundle(),
+        "conditions": status["conditions"],
+        "resourceStatus": status["resourceStatus"],
+    });
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    data.to_string().hash(&mut hasher);
+    let str_ext = |s: &str| AttrValue::String(s.to_owned());
+    let mut ext = BTreeMap::new();
+    ext.insert("clustername".to_owned(), str_ext(&res.consumer));
+    ext.insert(
+        "logtracing".to_owned(),
+        str_ext(
+            res.payload
+                .get("logtracing")
+                .and_then(Value::as_str)
+                .unwrap_or("{}"),
+        ),
+    );
+    ext.insert("metadata".to_owned(), str_ext(&metadata.to_string()));
+    ext.insert("originalsource".to_owned(), str_ext("maestro"));
+    ext.insert("resourceid".to_owned(), str_ext(&res.id));
+    ext.insert(
+        "resourceversion".to_owned(),
+        if version_as_string {
+            AttrValue::String(res.version.to_string())
+        } else {
+            AttrValue::Integer(i32::try_from(res.version).unwrap_or(i32::MAX))
+        },
+    );
+    ext.insert(
+        "sequenceid".to_owned(),
+        str_ext(status["SequenceID"].as_str().unwrap_or_default()),
+    );
+    ext.insert(
+        "statushash".to_owned(),
+        str_ext(&format!("{:016x}", hasher.finish())),
+    );
+    let event = CloudEvent {
+        id: new_event_id(),
+        source: format!("{}-work-agent", res.consumer),
+        spec_version: SPEC_VERSION.to_owned(),
+        ty: format!("{DATA_TYPE}.status.update_request"),
+        data_content_type: Some("application/json".to_owned()),
+        time: Some(jiff::Timestamp::now()),
+        extensions: ext,
+        data: Some(data.to_string().into_bytes()),
+    };
+    (res.source.clone(), event.to_proto())
+}
