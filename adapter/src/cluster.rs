@@ -109,7 +109,10 @@ impl ClusterInput {
     }
 }
 
-fn optional_string(object: &Map<String, Value>, field: &'static str) -> Result<Option<String>, InputError> {
+fn optional_string(
+    object: &Map<String, Value>,
+    field: &'static str,
+) -> Result<Option<String>, InputError> {
     match object.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -313,7 +316,9 @@ fn wif_id() -> &'static Regex {
     regex!(r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$")
 }
 fn service_account_email() -> &'static Regex {
-    regex!(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$")
+    regex!(
+        r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$"
+    )
 }
 /// `networking.*Network[].cidr`, IPv4 form of the CRD rule.
 fn cidr_v4_syntax() -> &'static Regex {
@@ -323,11 +328,6 @@ fn cidr_v4_syntax() -> &'static Regex {
 fn cidr_v6_syntax() -> &'static Regex {
     regex!(r"^([0-9a-fA-F]{0,4}:){2,7}([0-9a-fA-F]{0,4})?/[0-9]{1,3}$")
 }
-/// `services[].servicePublishingStrategy.route.hostname`.
-pub(crate) fn hostname() -> &'static Regex {
-    regex!(r"^(?:[a-zA-Z0-9-]+\.)+[a-zA-Z]{2,}$")
-}
-
 /// Field-by-field checker that collects every violation.
 struct Checker<'a> {
     spec: &'a Map<String, Value>,
@@ -366,7 +366,8 @@ impl<'a> Checker<'a> {
 
     /// Like [`Checker::optional`], with a violation when the field is missing.
     fn required(&mut self, field: &'static str, expected: &str) -> Option<&'a str> {
-        let present = matches!(self.spec.get(field), Some(v) if !v.is_null() && v.as_str() != Some(""));
+        let present =
+            matches!(self.spec.get(field), Some(v) if !v.is_null() && v.as_str() != Some(""));
         let value = self.optional(field);
         if !present {
             self.violation(field, format!("is required: {expected}"));
@@ -418,7 +419,11 @@ impl<'a> Checker<'a> {
         Some(value)
     }
 
-    fn optional_checked(&mut self, field: &'static str, rule: &Rule) -> Result<Option<&'a str>, ()> {
+    fn optional_checked(
+        &mut self,
+        field: &'static str,
+        rule: &Rule,
+    ) -> Result<Option<&'a str>, ()> {
         match self.optional(field) {
             None => Ok(None),
             Some(value) if self.check(field, value, rule) => Ok(Some(value)),
@@ -622,7 +627,8 @@ impl ClusterSpec {
             pattern: dns_subdomain(),
             expected: SECRET_NAME,
         };
-        let signing_key = c.optional_checked("service_account_signing_key_secret_name", &secret_rule);
+        let signing_key =
+            c.optional_checked("service_account_signing_key_secret_name", &secret_rule);
         let pull_secret_name = c.required_checked("pull_secret_name", &secret_rule);
         let ssh_key = c.optional_checked("ssh_key_secret_name", &secret_rule);
         let external_dns_domain = c.optional_checked(
@@ -839,18 +845,28 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
     let effective = [
         (
             "cluster_network_cidr",
-            cluster.clone().map_or_else(|| default_cidr(DEFAULT_CLUSTER_NETWORK), Some),
+            cluster
+                .clone()
+                .map_or_else(|| default_cidr(DEFAULT_CLUSTER_NETWORK), Some),
             cluster.is_none(),
         ),
         (
             "service_network_cidr",
-            service.clone().map_or_else(|| default_cidr(DEFAULT_SERVICE_NETWORK), Some),
+            service
+                .clone()
+                .map_or_else(|| default_cidr(DEFAULT_SERVICE_NETWORK), Some),
             service.is_none(),
         ),
         ("machine_network_cidr", Some(machine.clone()), false),
     ];
     let before = c.violations.len();
-    let family = |n: &IpNet| if matches!(n, IpNet::V4(_)) { "IPv4" } else { "IPv6" };
+    let family = |n: &IpNet| {
+        if matches!(n, IpNet::V4(_)) {
+            "IPv4"
+        } else {
+            "IPv6"
+        }
+    };
     let explicit_families: Vec<_> = effective
         .iter()
         .filter(|(_, cidr, defaulted)| cidr.is_some() && !defaulted)
@@ -878,15 +894,32 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
                 if overlaps(&a.net, &b.net) {
                     let described = |f: &str, cidr: &Cidr, defaulted: bool| {
                         if defaulted {
-                            format!("the default {f} {} (used because {f} is not set)", cidr.text)
+                            format!(
+                                "the default {f} {} (used because {f} is not set)",
+                                cidr.text
+                            )
                         } else {
                             format!("{f} {}", cidr.text)
                         }
                     };
                     let (field, problem) = if *d2 {
-                        (*f1, format!("{} overlaps {}; choose non-overlapping ranges", described(f1, a, *d1), described(f2, b, *d2)))
+                        (
+                            *f1,
+                            format!(
+                                "{} overlaps {}; choose non-overlapping ranges",
+                                described(f1, a, *d1),
+                                described(f2, b, *d2)
+                            ),
+                        )
                     } else {
-                        (*f2, format!("{} overlaps {}; choose non-overlapping ranges", described(f2, b, *d2), described(f1, a, *d1)))
+                        (
+                            *f2,
+                            format!(
+                                "{} overlaps {}; choose non-overlapping ranges",
+                                described(f2, b, *d2),
+                                described(f1, a, *d1)
+                            ),
+                        )
                     };
                     c.violation(field, problem);
                 }
@@ -901,7 +934,10 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
                 {
                     c.violation(
                         f1,
-                        format!("{} overlaps {what} {reserved}; choose another range", a.text),
+                        format!(
+                            "{} overlaps {what} {reserved}; choose another range",
+                            a.text
+                        ),
                     );
                 }
             }
@@ -922,7 +958,11 @@ fn overlaps(a: &IpNet, b: &IpNet) -> bool {
 }
 
 /// One CIDR field: `Ok(None)` when unset (and optional), `Err(())` after recording a violation.
-fn cidr_field(c: &mut Checker<'_>, field: &'static str, required: bool) -> Result<Option<Cidr>, ()> {
+fn cidr_field(
+    c: &mut Checker<'_>,
+    field: &'static str,
+    required: bool,
+) -> Result<Option<Cidr>, ()> {
     const EXPECTED: &str = "a network in CIDR notation, IPv4 (10.0.0.0/16) or IPv6 (fd01::/48)";
     let value = if required {
         c.required(field, EXPECTED)
@@ -930,13 +970,18 @@ fn cidr_field(c: &mut Checker<'_>, field: &'static str, required: bool) -> Resul
         c.optional(field)
     };
     let Some(text) = value else {
-        return if required || c.spec.get(field).is_some_and(|v| !v.is_null() && !v.is_string()) {
+        return if required
+            || c.spec
+                .get(field)
+                .is_some_and(|v| !v.is_null() && !v.is_string())
+        {
             Err(())
         } else {
             Ok(None)
         };
     };
-    let net = parse_cidr(text).map_err(|problem| c.violation(field, format!("{} {problem}", quoted(text))))?;
+    let net = parse_cidr(text)
+        .map_err(|problem| c.violation(field, format!("{} {problem}", quoted(text))))?;
     Ok(Some(Cidr {
         text: text.to_owned(),
         net,

@@ -1,0 +1,576 @@
+//! The pure mapping of the `controlplane` subcommand: what the adapter saw (work created, work
+//! found with or without HostedCluster status feedback, or an error) → a [`Report`] with the
+//! Applied / Available / Health conditions and `data` (`control_plane_endpoint`, `version`).
+//!
+//! Condition table (reasons are exact):
+//!
+//! | situation | Applied | Available | Health |
+//! |---|---|---|---|
+//! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
+//! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from Degraded |
+//! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from Degraded |
+//! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` (names blocking conditions) | from Degraded |
+//! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
+//! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | Unknown `InvalidClusterSpec` | False `InvalidClusterSpec` |
+//! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
+//! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
+//! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
+//! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//!
+//! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
+//! else True `NoIssues`.
+//!
+//! In the error rows Available is `Unknown`: the adapter did not see the HostedCluster, and an
+//! earlier generation's control plane may still be serving. Health is `False` because a person
+//! has to act (fix the spec, the credentials, the consumer name or the conflicting work).
+
+use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::cluster::SpecViolation;
+use crate::manifestwork::Ownership;
+
+/// `adapter` field of every report this module builds.
+pub const ADAPTER_NAME: &str = "hypershift-controlplane";
+/// `data` keys.
+pub const DATA_CONTROL_PLANE_ENDPOINT: &str = "control_plane_endpoint";
+pub const DATA_VERSION: &str = "version";
+
+/// Longest part of a HostedCluster or server message quoted inside one of ours.
+const MAX_QUOTED: usize = 2048;
+
+/// Where the work lives: used in messages so an SRE can find it.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkRef<'a> {
+    pub consumer: &'a str,
+    pub name: &'a str,
+}
+
+/// The subset of HostedCluster `status` the mapping reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct HostedClusterStatus {
+    #[serde(default)]
+    pub conditions: Vec<HostedClusterCondition>,
+    #[serde(default, rename = "controlPlaneEndpoint")]
+    pub control_plane_endpoint: Option<Endpoint>,
+    #[serde(default)]
+    pub version: Option<VersionStatus>,
+}
+
+/// A `metav1.Condition` of the HostedCluster.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HostedClusterCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Endpoint {
+    #[serde(default)]
+    pub host: String,
+    #[serde(default)]
+    pub port: i64,
+}
+
+/// `status.version`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct VersionStatus {
+    #[serde(default)]
+    pub history: Vec<VersionHistoryEntry>,
+}
+
+/// One `status.version.history[]` entry (newest first).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct VersionHistoryEntry {
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+impl HostedClusterStatus {
+    fn condition(&self, type_: &str) -> Option<&HostedClusterCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    fn is_true(&self, type_: &str) -> bool {
+        self.condition(type_).is_some_and(|c| c.status == "True")
+    }
+
+    /// `https://<host>:<port>` once both are set, else `""` (IPv6 hosts are bracketed).
+    pub fn control_plane_endpoint(&self) -> String {
+        match &self.control_plane_endpoint {
+            Some(Endpoint { host, port }) if !host.is_empty() && *port > 0 => {
+                if host.contains(':') && !host.starts_with('[') {
+                    format!("https://[{host}]:{port}")
+                } else {
+                    format!("https://{host}:{port}")
+                }
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
+    pub fn completed_version(&self) -> String {
+        self.version
+            .iter()
+            .flat_map(|v| &v.history)
+            .find(|h| h.state == "Completed" && !h.version.is_empty())
+            .map(|h| h.version.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Feedback that is present but is not a HostedCluster status.
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    #[error("the status feedback is a string that is not JSON ({0})")]
+    NotJson(serde_json::Error),
+    #[error("the status feedback is {0}, not a HostedCluster status object")]
+    NotAnObject(&'static str),
+    #[error("the status feedback does not have the shape of a HostedCluster status ({0})")]
+    Shape(serde_json::Error),
+}
+
+/// Parses the `status` feedback value: either the status object itself or, as Maestro and the
+/// work agent deliver `jsonRaw`, a string holding its JSON.
+pub fn parse_feedback(value: &Value) -> Result<HostedClusterStatus, FeedbackError> {
+    let parsed;
+    let object = match value {
+        Value::String(raw) => {
+            parsed = serde_json::from_str::<Value>(raw).map_err(FeedbackError::NotJson)?;
+            &parsed
+        }
+        other => other,
+    };
+    if !object.is_object() {
+        return Err(FeedbackError::NotAnObject(kind(object)));
+    }
+    HostedClusterStatus::deserialize(object).map_err(FeedbackError::Shape)
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The work did not exist and was created now.
+pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkCreated",
+                format!(
+                    "HostedCluster sent to management cluster {} in ManifestWork {}",
+                    work.consumer, work.name
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                "Provisioning",
+                "Control plane provisioning in progress".to_owned(),
+            ),
+            no_issues("No degradation detected"),
+        ],
+        "",
+        "",
+    )
+}
+
+/// The work exists (and is ours); `feedback` is its `status` feedback value, if any.
+pub fn report_found(
+    work: WorkRef<'_>,
+    feedback: Option<&Value>,
+    generation: Option<i64>,
+) -> Report {
+    let Some(feedback) = feedback else {
+        return report(
+            generation,
+            [
+                cond(
+                    "Applied",
+                    ConditionStatus::True,
+                    "ManifestWorkExists",
+                    format!(
+                        "ManifestWork {} exists on management cluster {}; no HostedCluster status has been fed back yet",
+                        work.name, work.consumer
+                    ),
+                ),
+                cond(
+                    "Available",
+                    ConditionStatus::False,
+                    "AwaitingFeedback",
+                    format!(
+                        "Waiting for the HostedCluster status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
+                        work.consumer, work.name
+                    ),
+                ),
+                no_issues("No degradation reported (no HostedCluster status yet)"),
+            ],
+            "",
+            "",
+        );
+    };
+    let status = match parse_feedback(feedback) {
+        Ok(status) => status,
+        Err(error) => return report_invalid_feedback(work, &error, generation),
+    };
+    report_status(work, &status, generation)
+}
+
+/// The mapping of a parsed HostedCluster status (the work exists, the HostedCluster reports).
+pub fn report_status(
+    work: WorkRef<'_>,
+    status: &HostedClusterStatus,
+    generation: Option<i64>,
+) -> Report {
+    let applied = cond(
+        "Applied",
+        ConditionStatus::True,
+        "ManifestWorkApplied",
+        format!(
+            "HostedCluster from ManifestWork {} is applied on management cluster {} and reports status",
+            work.name, work.consumer
+        ),
+    );
+    let endpoint = status.control_plane_endpoint();
+    let version = status.completed_version();
+    let available = available(status, &endpoint, &version);
+    let health = match status.condition("Degraded") {
+        Some(d) if d.status == "True" => cond(
+            "Health",
+            ConditionStatus::False,
+            "Degraded",
+            format!(
+                "Control plane is degraded ({}): {}",
+                or_none(&d.reason),
+                quote(&d.message)
+            ),
+        ),
+        _ => no_issues("No degradation detected"),
+    };
+    report(
+        generation,
+        [applied, available, health],
+        &endpoint,
+        &version,
+    )
+}
+
+fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
+    let hc_available = status.condition("Available");
+    if let Some(a) = hc_available.filter(|a| a.status == "True") {
+        let mut message = format!("Control plane is ready: {}", quote(&a.message));
+        if !endpoint.is_empty() {
+            message.push_str(&format!("; API endpoint {endpoint}"));
+        }
+        if !version.is_empty() {
+            message.push_str(&format!("; version {version}"));
+        }
+        return cond(
+            "Available",
+            ConditionStatus::True,
+            "ControlPlaneReady",
+            message,
+        );
+    }
+    let available_part = match hc_available {
+        Some(a) => format!(
+            "HostedCluster Available={} ({}): {}",
+            a.status,
+            or_none(&a.reason),
+            quote(&a.message)
+        ),
+        None => "HostedCluster has not reported an Available condition yet".to_owned(),
+    };
+    if status.is_true("Progressing") {
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            "Provisioning",
+            format!("Control plane provisioning in progress; {available_part}"),
+        );
+    }
+    let blockers = blocking_conditions(status);
+    let mut message = format!("Control plane is not available; {available_part}");
+    if !blockers.is_empty() {
+        message.push_str(&format!(
+            ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
+            blockers.join("; ")
+        ));
+    }
+    cond("Available", ConditionStatus::False, "NotReady", message)
+}
+
+/// Conditions that mean "blocked by input" (`hypershift-api.md` §2.3), as `Type=False (Reason): message`.
+fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
+    const BLOCKING: [&str; 5] = [
+        "ValidConfiguration",
+        "ValidReleaseImage",
+        "SupportedHostedCluster",
+        "ValidGCPWorkloadIdentity",
+        "PlatformCredentialsFound",
+    ];
+    let mut blockers: Vec<String> = BLOCKING
+        .iter()
+        .filter_map(|t| status.condition(t))
+        .filter(|c| c.status == "False")
+        // A missing pull secret is reported but reconcile continues; not a blocker.
+        .filter(|c| !(c.type_ == "ValidReleaseImage" && c.reason == "SecretNotFound"))
+        .map(|c| {
+            format!(
+                "{}=False ({}): {}",
+                c.type_,
+                or_none(&c.reason),
+                quote(&c.message)
+            )
+        })
+        .collect();
+    if let Some(p) = status
+        .condition("Progressing")
+        .filter(|p| p.status == "False" && p.reason == "Blocked")
+        && blockers.is_empty()
+    {
+        blockers.push(format!(
+            "Progressing=False (Blocked): {}",
+            quote(&p.message)
+        ));
+    }
+    blockers
+}
+
+/// Feedback was present but unreadable.
+pub fn report_invalid_feedback(
+    work: WorkRef<'_>,
+    error: &FeedbackError,
+    generation: Option<i64>,
+) -> Report {
+    let message = format!(
+        "Cannot read the HostedCluster status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
+        work.name, work.consumer
+    );
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkExists",
+                format!(
+                    "ManifestWork {} exists on management cluster {}",
+                    work.name, work.consumer
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::Unknown,
+                "InvalidFeedback",
+                message.clone(),
+            ),
+            cond(
+                "Health",
+                ConditionStatus::Unknown,
+                "InvalidFeedback",
+                message,
+            ),
+        ],
+        "",
+        "",
+    )
+}
+
+/// The cluster spec failed validation; nothing was sent.
+pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
+    let fields: Vec<&str> = {
+        let mut f: Vec<&str> = violations.iter().map(|v| v.field).collect();
+        f.dedup();
+        f
+    };
+    let details: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    let applied = format!(
+        "Cluster spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet cluster spec: {}",
+        details.join("; ")
+    );
+    let other = format!(
+        "Not checked: the cluster spec is invalid (fields: {}); see the Applied condition",
+        fields.join(", ")
+    );
+    error_report(generation, "InvalidClusterSpec", applied, other)
+}
+
+/// A work with our name exists but its labels say it belongs to someone else.
+pub fn report_ownership_conflict(
+    work: WorkRef<'_>,
+    cluster_id: &str,
+    found: &Ownership,
+    generation: Option<i64>,
+) -> Report {
+    let found = match found {
+        Ownership::Ours => {
+            "labels that match this cluster (ownership was checked wrongly)".to_owned()
+        }
+        Ownership::NotOurs {
+            cluster_id: found_id,
+            adapter,
+        } => format!(
+            "labels hyperfleet.io/cluster-id={} and hyperfleet.io/adapter={}",
+            found_id.as_deref().unwrap_or("<missing>"),
+            adapter.as_deref().unwrap_or("<missing>")
+        ),
+    };
+    let applied = format!(
+        "ManifestWork {} on management cluster {} already exists with {found}, not cluster-id={cluster_id} and adapter=controlplane; it was left untouched. Find who created it; delete or relabel it if it is stale",
+        work.name, work.consumer
+    );
+    let other = format!(
+        "Not checked: ManifestWork {} belongs to someone else (see Applied)",
+        work.name
+    );
+    error_report(generation, "OwnershipConflict", applied, other)
+}
+
+/// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
+pub fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro was unreachable for management cluster {consumer} after retries: {}. The next pulse retries; if it persists, check the Maestro service, its endpoints and network policy from the adapter namespace",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro is unavailable (see Applied)".to_owned();
+    error_report(generation, "MaestroUnavailable", applied, other)
+}
+
+/// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
+pub fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro rejected the adapter's credentials: {}. Check the adapter's bearer token file / client certificate and that its identity may manage ManifestWorks for this source; retrying will not help until that is fixed",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro authentication failed (see Applied)".to_owned();
+    error_report(generation, "MaestroAuthFailed", applied, other)
+}
+
+/// Maestro does not know the consumer (management cluster) the adapter is configured with.
+pub fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro has no consumer named {consumer:?}, so the HostedCluster cannot be placed. Check MANAGEMENT_CLUSTER_CONSUMER against the consumers registered in Maestro"
+    );
+    let other =
+        format!("Not checked: management cluster {consumer:?} is unknown to Maestro (see Applied)");
+    error_report(generation, "ConsumerNotFound", applied, other)
+}
+
+fn error_report(generation: Option<i64>, reason: &str, applied: String, other: String) -> Report {
+    report(
+        generation,
+        [
+            cond("Applied", ConditionStatus::False, reason, applied),
+            cond("Available", ConditionStatus::Unknown, reason, other.clone()),
+            cond("Health", ConditionStatus::False, reason, other),
+        ],
+        "",
+        "",
+    )
+}
+
+fn report(
+    generation: Option<i64>,
+    conditions: [Condition; 3],
+    endpoint: &str,
+    version: &str,
+) -> Report {
+    let mut data = Map::new();
+    data.insert(DATA_CONTROL_PLANE_ENDPOINT.into(), endpoint.into());
+    data.insert(DATA_VERSION.into(), version.into());
+    let mut report = Report::new(conditions.into());
+    report.adapter = Some(ADAPTER_NAME.to_owned());
+    report.observed_generation = generation;
+    report.data = Some(data);
+    report
+}
+
+fn cond(type_: &str, status: ConditionStatus, reason: &str, message: String) -> Condition {
+    Condition::new(type_, status, reason, truncate(message, MAX_MESSAGE_LEN))
+}
+
+fn no_issues(message: &str) -> Condition {
+    cond(
+        "Health",
+        ConditionStatus::True,
+        "NoIssues",
+        message.to_owned(),
+    )
+}
+
+fn or_none(reason: &str) -> &str {
+    if reason.is_empty() {
+        "no reason"
+    } else {
+        reason
+    }
+}
+
+/// A foreign message, bounded, with an empty one made visible.
+fn quote(message: &str) -> String {
+    if message.is_empty() {
+        "(no message)".to_owned()
+    } else {
+        truncate(message.to_owned(), MAX_QUOTED)
+    }
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max.saturating_sub('…'.len_utf8());
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// A server/transport error text, bounded and with bearer tokens removed, for a report message.
+pub fn redact(detail: &str) -> String {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for word in detail.split(' ') {
+        if hide_next && !word.is_empty() {
+            out.push("[REDACTED]".to_owned());
+            hide_next = false;
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        if lower == "bearer" {
+            hide_next = true;
+        }
+        if let Some((key, _)) = word.split_once('=')
+            && ["token", "access_token", "password", "secret"]
+                .contains(&key.to_ascii_lowercase().as_str())
+        {
+            out.push(format!("{key}=[REDACTED]"));
+            continue;
+        }
+        out.push(word.to_owned());
+    }
+    truncate(out.join(" "), MAX_QUOTED)
+}
