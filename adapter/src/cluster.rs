@@ -1006,3 +1006,482 @@ pub fn parse_cidr(text: &str) -> Result<IpNet, String> {
     }
     Ok(net)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const VALID: &str = include_str!("../tests/fixtures/cluster-valid.json");
+
+    fn input() -> ClusterInput {
+        ClusterInput::from_json(VALID).unwrap()
+    }
+
+    fn validate_with(
+        edit: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<ClusterSpec, Vec<SpecViolation>> {
+        let mut input = input();
+        edit(&mut input.spec);
+        ClusterSpec::validate(
+            input.id.as_deref().unwrap(),
+            input.name.as_deref(),
+            &input.spec,
+        )
+    }
+
+    fn violations_with(field: &str, value: Value) -> Vec<SpecViolation> {
+        validate_with(|spec| {
+            spec.insert(field.to_owned(), value.clone());
+        })
+        .expect_err(&format!("{field} = {value} must be rejected"))
+    }
+
+    /// Every violation names `field`, and there is at least one.
+    #[track_caller]
+    fn assert_names_only(violations: &[SpecViolation], field: &str) {
+        assert!(!violations.is_empty());
+        for v in violations {
+            assert_eq!(v.field, field, "unexpected violation {v}");
+        }
+    }
+
+    #[test]
+    fn the_valid_fixture_is_accepted_and_typed() {
+        let spec = validate_with(|_| {}).unwrap();
+        assert_eq!(spec.cluster_id, "2a9f3c7d-8e1b-4c5d-9f00-123456789abc");
+        assert_eq!(spec.hosted_cluster_name, "prod-eu-1");
+        assert_eq!(
+            spec.release_image,
+            "quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"
+        );
+        assert_eq!(
+            spec.gcp.endpoint_access,
+            Some(EndpointAccess::PublicAndPrivate)
+        );
+        assert_eq!(spec.machine_network.text, "10.0.0.0/16");
+        assert_eq!(
+            spec.gcp.service_accounts.network,
+            "hc-network@my-project-123.iam.gserviceaccount.com"
+        );
+    }
+
+    #[test]
+    fn a_cluster_id_starting_with_a_digit_is_valid_and_names_the_cluster_without_a_name() {
+        let input = input();
+        let spec = ClusterSpec::validate("0c0ffee0-1234", None, &input.spec).unwrap();
+        assert_eq!(spec.cluster_id, "0c0ffee0-1234");
+        assert_eq!(spec.hosted_cluster_name, "0c0ffee0-1234");
+    }
+
+    #[test]
+    fn a_bare_spec_is_read_as_a_spec() {
+        let bare = ClusterInput::from_json(r#"{"gcp_region": "us-central1"}"#).unwrap();
+        assert_eq!(bare.id, None);
+        assert_eq!(bare.generation, None);
+        assert_eq!(bare.spec.get("gcp_region"), Some(&json!("us-central1")));
+        let cluster = input();
+        assert_eq!(cluster.generation, Some(3));
+        assert_eq!(cluster.name.as_deref(), Some("prod-eu-1"));
+    }
+
+    #[test]
+    fn unreadable_input_is_an_input_error() {
+        assert!(matches!(
+            ClusterInput::from_json("[1]"),
+            Err(InputError::NotAnObject { .. })
+        ));
+        assert!(matches!(
+            ClusterInput::from_json("{"),
+            Err(InputError::Json(_))
+        ));
+        assert!(matches!(
+            ClusterInput::from_json(r#"{"id": 7, "spec": {}}"#),
+            Err(InputError::Field { field: "id", .. })
+        ));
+        assert!(matches!(
+            ClusterInput::from_json(r#"{"generation": "3", "spec": {}}"#),
+            Err(InputError::Field {
+                field: "generation",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn bad_values_are_rejected_naming_the_field() {
+        let long = |n: usize| "a".repeat(n);
+        let cases: Vec<(&str, Value)> = vec![
+            ("gcp_project_id", json!("My-Project")),
+            ("gcp_project_id", json!("short")),
+            ("gcp_project_id", json!(long(31))),
+            ("gcp_project_id", json!("my-project-")),
+            ("gcp_project_id", json!("1project")),
+            ("gcp_project_number", json!("12ab")),
+            ("gcp_project_number", json!("1".repeat(26))),
+            ("gcp_project_number", json!(123456)),
+            ("gcp_region", json!("us-central1-a")),
+            ("gcp_region", json!("uscentral1")),
+            ("gcp_region", json!("US-central1")),
+            ("vpc_network_name", json!("Hcp_vpc")),
+            ("vpc_network_name", json!("-vpc")),
+            ("vpc_network_name", json!("vpc-")),
+            ("vpc_network_name", json!(long(64))),
+            ("psc_subnet_name", json!("1subnet")),
+            ("wif_pool_id", json!("gcp-pool")),
+            ("wif_pool_id", json!("abc")),
+            ("wif_pool_id", json!("Pool-1")),
+            ("wif_pool_id", json!(long(33))),
+            ("wif_provider_id", json!("gcp-provider")),
+            ("wif_provider_id", json!("provider-")),
+            ("endpoint_access", json!("Public")),
+            ("endpoint_access", json!("private")),
+            ("openshift_version", json!("4.17")),
+            ("openshift_version", json!("v4.17.0")),
+            ("openshift_version", json!("4.17.0-arm64")),
+            ("openshift_version", json!("4.17.0-s390x")),
+            ("release_image", json!(" quay.io/x:1")),
+            ("release_image", json!("quay.io/x :1")),
+            ("architecture", json!("s390x")),
+            ("architecture", json!("ppc64le")),
+            ("architecture", json!("i386")),
+            ("machine_network_cidr", json!("10.0.0.0")),
+            ("machine_network_cidr", json!("300.0.0.0/8")),
+            ("machine_network_cidr", json!("10.0.0.1/16")),
+            ("machine_network_cidr", json!("10.0.0.0/33")),
+            ("machine_network_cidr", json!("not-a-cidr")),
+            ("machine_network_cidr", json!("10.0.0.0/016")),
+            ("cluster_network_cidr", json!("10.132.0.0/99")),
+            ("service_network_cidr", json!("fd00::/129")),
+            ("base_domain", json!("bad_domain.com")),
+            ("base_domain", json!(format!("{}.com", long(250)))),
+            ("issuer_url", json!("http://insecure.example.com")),
+            ("issuer_url", json!("https://example.com/?a=b")),
+            ("issuer_url", json!("not a url")),
+            ("pull_secret_name", json!("Pull_Secret")),
+            ("pull_secret_name", json!("-x")),
+            ("ssh_key_secret_name", json!("ssh key")),
+            ("service_account_signing_key_secret_name", json!("Key")),
+            ("external_dns_domain", json!("bad domain")),
+        ];
+        for (field, value) in cases {
+            let violations = violations_with(field, value.clone());
+            assert_names_only(&violations, field);
+            assert!(
+                violations[0].problem.len() > 20,
+                "{field}={value}: message should say what is expected: {}",
+                violations[0].problem
+            );
+        }
+    }
+
+    #[test]
+    fn every_service_account_email_is_checked_for_syntax_and_project() {
+        for field in [
+            "control_plane_sa_email",
+            "nodepool_sa_email",
+            "cloud_controller_sa_email",
+            "storage_sa_email",
+            "image_registry_sa_email",
+            "network_sa_email",
+        ] {
+            assert_names_only(&violations_with(field, json!("not-an-email")), field);
+            assert_names_only(
+                &violations_with(field, json!("a@b.iam.gserviceaccount.com")),
+                field,
+            );
+            let other = violations_with(
+                field,
+                json!("hc-someone-else@other-project.iam.gserviceaccount.com"),
+            );
+            assert_names_only(&other, field);
+            assert!(
+                other[0]
+                    .problem
+                    .contains("@my-project-123.iam.gserviceaccount.com"),
+                "{}",
+                other[0]
+            );
+        }
+    }
+
+    #[test]
+    fn service_accounts_must_be_distinct() {
+        let violations = violations_with(
+            "storage_sa_email",
+            json!("hc-control-plane@my-project-123.iam.gserviceaccount.com"),
+        );
+        assert_names_only(&violations, "storage_sa_email");
+        assert!(violations[0].problem.contains("control_plane_sa_email"));
+    }
+
+    #[test]
+    fn required_fields_are_named_when_missing() {
+        for field in [
+            "gcp_project_id",
+            "gcp_project_number",
+            "gcp_region",
+            "vpc_network_name",
+            "psc_subnet_name",
+            "wif_pool_id",
+            "wif_provider_id",
+            "control_plane_sa_email",
+            "nodepool_sa_email",
+            "cloud_controller_sa_email",
+            "storage_sa_email",
+            "image_registry_sa_email",
+            "network_sa_email",
+            "openshift_version",
+            "machine_network_cidr",
+            "base_domain",
+            "issuer_url",
+            "pull_secret_name",
+        ] {
+            for missing in [None, Some(Value::Null), Some(json!(""))] {
+                let violations = validate_with(|spec| {
+                    spec.remove(field);
+                    if let Some(v) = missing.clone() {
+                        spec.insert(field.to_owned(), v);
+                    }
+                })
+                .expect_err(field);
+                // Emails also fail the same-project rule only when present, so exactly one.
+                assert_eq!(violations.len(), 1, "{field}: {violations:?}");
+                assert_eq!(violations[0].field, field);
+                assert!(violations[0].problem.starts_with("is required"));
+            }
+        }
+    }
+
+    #[test]
+    fn optional_fields_may_be_absent_or_empty() {
+        let spec = validate_with(|spec| {
+            for field in [
+                "endpoint_access",
+                "cluster_network_cidr",
+                "service_network_cidr",
+                "service_account_signing_key_secret_name",
+                "ssh_key_secret_name",
+                "architecture",
+            ] {
+                spec.insert(field.to_owned(), json!(""));
+            }
+        })
+        .unwrap();
+        assert_eq!(spec.gcp.endpoint_access, None);
+        assert_eq!(spec.cluster_network, None);
+        assert_eq!(spec.ssh_key_secret_name, None);
+        assert_eq!(spec.architecture, Architecture::X86_64);
+    }
+
+    #[test]
+    fn release_image_overrides_the_version() {
+        let spec = validate_with(|spec| {
+            spec.remove("openshift_version");
+            spec.insert(
+                "release_image".into(),
+                json!("quay.io/example/release@sha256:abcd"),
+            );
+        })
+        .unwrap();
+        assert_eq!(spec.release_image, "quay.io/example/release@sha256:abcd");
+    }
+
+    #[test]
+    fn every_violation_is_collected_at_once() {
+        let violations = validate_with(|spec| {
+            spec.insert("gcp_region".into(), json!("bad"));
+            spec.insert("cluster_network_cidr".into(), json!("10.0.0.0/8x"));
+            spec.insert("endpoint_access".into(), json!("Open"));
+            spec.remove("pull_secret_name");
+        })
+        .unwrap_err();
+        let fields: Vec<_> = violations.iter().map(|v| v.field).collect();
+        assert_eq!(
+            fields,
+            [
+                "gcp_region",
+                "endpoint_access",
+                "cluster_network_cidr",
+                "pull_secret_name"
+            ]
+        );
+    }
+
+    #[test]
+    fn cluster_id_and_name_are_validated() {
+        let spec = input().spec;
+        let v = ClusterSpec::validate("Bad_ID", Some("ok"), &spec).unwrap_err();
+        assert_names_only(&v, "id");
+        let v = ClusterSpec::validate(&"a".repeat(61), Some("ok"), &spec).unwrap_err();
+        assert_names_only(&v, "id");
+        let v = ClusterSpec::validate("abc", Some("My Cluster"), &spec).unwrap_err();
+        assert_names_only(&v, "name");
+        let v = ClusterSpec::validate("abc", Some(&"n".repeat(55)), &spec).unwrap_err();
+        assert_names_only(&v, "name");
+        assert!(ClusterSpec::validate("abc", Some(&"n".repeat(54)), &spec).is_ok());
+        // Without a name the id becomes the HostedCluster name, so it must fit that too.
+        let v = ClusterSpec::validate(&"a".repeat(55), None, &spec).unwrap_err();
+        assert_names_only(&v, "id");
+    }
+
+    #[test]
+    fn networks_must_not_overlap_each_other() {
+        let v = violations_with("machine_network_cidr", json!("10.132.0.0/16"));
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(
+            v[0].problem.contains("cluster_network_cidr 10.132.0.0/14"),
+            "{}",
+            v[0]
+        );
+
+        // Two explicit networks: the later field in cluster/service/machine order is named, the
+        // message names the other.
+        let v = violations_with("service_network_cidr", json!("10.0.128.0/17"));
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(v[0].problem.contains("service_network_cidr 10.0.128.0/17"), "{}", v[0]);
+    }
+
+    #[test]
+    fn networks_must_not_overlap_the_defaults_of_unset_networks() {
+        let v = validate_with(|spec| {
+            spec.remove("service_network_cidr");
+            spec.insert("machine_network_cidr".into(), json!("172.31.0.0/20"));
+        })
+        .unwrap_err();
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(
+            v[0].problem
+                .contains("default service_network_cidr 172.31.0.0/16"),
+            "{}",
+            v[0]
+        );
+    }
+
+    #[test]
+    fn networks_must_not_overlap_ovn_internal_subnets() {
+        let v = violations_with("machine_network_cidr", json!("100.64.0.0/24"));
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(v[0].problem.contains("join subnet"));
+        let v = violations_with("cluster_network_cidr", json!("100.0.0.0/8"));
+        assert_names_only(&v, "cluster_network_cidr");
+    }
+
+    #[test]
+    fn networks_must_share_one_ip_family() {
+        let v = violations_with("machine_network_cidr", json!("fd02::/48"));
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(v[0].problem.contains("one IP family"));
+    }
+
+    #[test]
+    fn ipv6_networks_are_accepted() {
+        let spec = validate_with(|spec| {
+            spec.insert("cluster_network_cidr".into(), json!("fd01::/48"));
+            spec.insert("service_network_cidr".into(), json!("fd02::/112"));
+            spec.insert("machine_network_cidr".into(), json!("fd03::/64"));
+        })
+        .unwrap();
+        assert_eq!(spec.machine_network.text, "fd03::/64");
+    }
+
+    #[test]
+    fn release_tags_carry_an_architecture_suffix() {
+        assert_eq!(release_tag("4.17.0", Architecture::X86_64), "4.17.0-x86_64");
+        assert_eq!(
+            release_tag("4.17.0", Architecture::Aarch64),
+            "4.17.0-aarch64"
+        );
+        assert_eq!(release_tag("4.17.0", Architecture::Multi), "4.17.0-multi");
+        assert_eq!(
+            release_tag("4.18.0-rc.1", Architecture::X86_64),
+            "4.18.0-rc.1-x86_64"
+        );
+        assert_eq!(
+            release_tag("4.17.0-multi", Architecture::X86_64),
+            "4.17.0-multi"
+        );
+        assert_eq!(
+            release_tag("4.17.0-aarch64", Architecture::X86_64),
+            "4.17.0-aarch64"
+        );
+        assert_eq!(Architecture::parse("arm64"), Some(Architecture::Aarch64));
+        assert_eq!(Architecture::parse("amd64"), Some(Architecture::X86_64));
+        assert_eq!(Architecture::parse("s390x"), None);
+    }
+
+    #[test]
+    fn architecture_from_the_spec_picks_the_tag_suffix() {
+        let image = |arch: &str, version: &str| {
+            validate_with(|spec| {
+                spec.insert("architecture".into(), json!(arch));
+                spec.insert("openshift_version".into(), json!(version));
+            })
+            .map(|s| s.release_image)
+        };
+        let repo = RELEASE_REPOSITORY;
+        assert_eq!(
+            image("arm64", "4.17.0").unwrap(),
+            format!("{repo}:4.17.0-aarch64")
+        );
+        assert_eq!(
+            image("aarch64", "4.17.0").unwrap(),
+            format!("{repo}:4.17.0-aarch64")
+        );
+        assert_eq!(
+            image("amd64", "4.17.0").unwrap(),
+            format!("{repo}:4.17.0-x86_64")
+        );
+        assert_eq!(
+            image("x86_64", "4.17.0-x86_64").unwrap(),
+            format!("{repo}:4.17.0-x86_64")
+        );
+        assert_eq!(
+            image("", "4.17.0-multi").unwrap(),
+            format!("{repo}:4.17.0-multi")
+        );
+        let conflict = image("x86_64", "4.17.0-aarch64").unwrap_err();
+        assert_names_only(&conflict, "architecture");
+    }
+
+    #[test]
+    fn parse_cidr_refuses_host_bits_and_names_the_network() {
+        let err = parse_cidr("10.0.0.1/16").unwrap_err();
+        assert!(err.contains("10.0.0.0/16"), "{err}");
+        assert!(parse_cidr("::/0").is_ok());
+        assert!(parse_cidr("0.0.0.0/0").is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn any_ipv4_network_round_trips(addr: u32, prefix in 0u8..=32) {
+            let net = ipnet::Ipv4Net::new(std::net::Ipv4Addr::from(addr), prefix).unwrap().trunc();
+            let text = net.to_string();
+            prop_assert_eq!(parse_cidr(&text), Ok(IpNet::V4(net)));
+        }
+
+        #[test]
+        fn any_ipv6_network_round_trips(addr: u128, prefix in 0u8..=128) {
+            let net = ipnet::Ipv6Net::new(std::net::Ipv6Addr::from(addr), prefix).unwrap().trunc();
+            let text = net.to_string();
+            // The CRD's IPv6 rule does not accept every textual form (e.g. embedded IPv4).
+            if cidr_v6_syntax().is_match(&text) {
+                prop_assert_eq!(parse_cidr(&text), Ok(IpNet::V6(net)));
+            }
+        }
+
+        #[test]
+        fn parse_cidr_never_panics(text in ".{0,50}") {
+            let _ = parse_cidr(&text);
+        }
+
+        #[test]
+        fn validation_never_panics_on_arbitrary_strings(field in prop::sample::select(vec![
+            "gcp_project_id", "gcp_region", "wif_pool_id", "nodepool_sa_email", "openshift_version",
+            "architecture", "cluster_network_cidr", "machine_network_cidr", "issuer_url", "release_image",
+        ]), value in ".{0,90}") {
+            let _ = validate_with(|spec| { spec.insert(field.to_owned(), json!(value)); });
+        }
+    }
+}
