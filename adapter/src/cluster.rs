@@ -1007,13 +1007,37 @@ pub fn parse_cidr(text: &str) -> Result<IpNet, String> {
     Ok(net)
 }
 
+/// The valid test cluster (`tests/fixtures/cluster-valid.json`) for other modules' tests.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::*;
+
+    pub const VALID: &str = include_str!("../tests/fixtures/cluster-valid.json");
+
+    /// The fixture, edited, validated.
+    pub fn spec_with(edit: impl FnOnce(&mut Map<String, Value>)) -> ClusterSpec {
+        let mut input = ClusterInput::from_json(VALID).unwrap();
+        edit(&mut input.spec);
+        ClusterSpec::validate(
+            input.id.as_deref().unwrap(),
+            input.name.as_deref(),
+            &input.spec,
+        )
+        .unwrap()
+    }
+
+    pub fn spec() -> ClusterSpec {
+        spec_with(|_| {})
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
 
-    const VALID: &str = include_str!("../tests/fixtures/cluster-valid.json");
+    use super::fixture::VALID;
 
     fn input() -> ClusterInput {
         ClusterInput::from_json(VALID).unwrap()
@@ -1340,7 +1364,11 @@ mod tests {
         // message names the other.
         let v = violations_with("service_network_cidr", json!("10.0.128.0/17"));
         assert_names_only(&v, "machine_network_cidr");
-        assert!(v[0].problem.contains("service_network_cidr 10.0.128.0/17"), "{}", v[0]);
+        assert!(
+            v[0].problem.contains("service_network_cidr 10.0.128.0/17"),
+            "{}",
+            v[0]
+        );
     }
 
     #[test]

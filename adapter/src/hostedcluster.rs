@@ -151,3 +151,115 @@ pub fn services(spec: &ClusterSpec) -> Vec<Value> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::fixture;
+    use serde_json::json;
+
+    #[test]
+    fn hosted_cluster_with_every_option() {
+        insta::assert_json_snapshot!("hosted_cluster_full", hosted_cluster(&fixture::spec()));
+    }
+
+    #[test]
+    fn hosted_cluster_minimal_omits_unset_optional_fields() {
+        let spec = fixture::spec_with(|spec| {
+            for field in [
+                "endpoint_access",
+                "cluster_network_cidr",
+                "service_network_cidr",
+                "service_account_signing_key_secret_name",
+                "ssh_key_secret_name",
+            ] {
+                spec.remove(field);
+            }
+        });
+        let hc = hosted_cluster(&spec);
+        assert!(hc.pointer("/spec/platform/gcp/endpointAccess").is_none());
+        assert!(hc.pointer("/spec/sshKey").is_none());
+        assert!(hc.pointer("/spec/serviceAccountSigningKey").is_none());
+        assert!(hc.pointer("/spec/networking/clusterNetwork").is_none());
+        assert!(hc.pointer("/spec/infraID").is_none());
+        insta::assert_json_snapshot!("hosted_cluster_minimal", hc);
+    }
+
+    #[test]
+    fn services_are_the_four_required_in_name_order() {
+        let hc = hosted_cluster(&fixture::spec());
+        let names: Vec<_> = hc["spec"]["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["service"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["APIServer", "Ignition", "Konnectivity", "OAuthServer"]
+        );
+        assert_eq!(
+            hc["spec"]["services"][0]["servicePublishingStrategy"],
+            json!({"type": "LoadBalancer"})
+        );
+    }
+
+    #[test]
+    fn external_dns_publishes_api_and_oauth_as_named_routes() {
+        let spec = fixture::spec_with(|spec| {
+            spec.insert("external_dns_domain".into(), json!("apps.example.com"));
+        });
+        let services = services(&spec);
+        assert_eq!(
+            services[0],
+            json!({"service": "APIServer", "servicePublishingStrategy": {"type": "Route", "route": {"hostname": "api-prod-eu-1.apps.example.com"}}})
+        );
+        assert_eq!(
+            services[3],
+            json!({"service": "OAuthServer", "servicePublishingStrategy": {"type": "Route", "route": {"hostname": "oauth-prod-eu-1.apps.example.com"}}})
+        );
+        assert_eq!(
+            services[1]["servicePublishingStrategy"],
+            json!({"type": "Route"})
+        );
+    }
+
+    #[test]
+    fn six_distinct_service_accounts_are_sent() {
+        let hc = hosted_cluster(&fixture::spec());
+        let emails = hc
+            .pointer("/spec/platform/gcp/workloadIdentity/serviceAccountsEmails")
+            .and_then(Value::as_object)
+            .unwrap();
+        assert_eq!(emails.len(), 6);
+        let distinct: std::collections::BTreeSet<_> =
+            emails.values().filter_map(Value::as_str).collect();
+        assert_eq!(distinct.len(), 6);
+    }
+
+    #[test]
+    fn cluster_id_label_values_start_with_a_letter() {
+        assert_eq!(cluster_id_label_value("abc-123"), "abc-123");
+        assert_eq!(cluster_id_label_value("2a9f3c7d"), "id-2a9f3c7d");
+        let hc = hosted_cluster(&fixture::spec());
+        assert_eq!(
+            hc.pointer("/spec/platform/gcp/resourceLabels/0"),
+            Some(&json!({"key": "cluster-id", "value": "id-2a9f3c7d-8e1b-4c5d-9f00-123456789abc"}))
+        );
+        assert_eq!(
+            hc.pointer("/metadata/labels/hyperfleet.io~1cluster-id"),
+            Some(&json!("2a9f3c7d-8e1b-4c5d-9f00-123456789abc"))
+        );
+    }
+
+    #[test]
+    fn release_image_has_an_architecture_suffix() {
+        let hc = hosted_cluster(&fixture::spec_with(|spec| {
+            spec.insert("architecture".into(), json!("arm64"));
+        }));
+        assert_eq!(
+            hc["spec"]["release"]["image"],
+            "quay.io/openshift-release-dev/ocp-release:4.17.0-aarch64"
+        );
+    }
+}

@@ -110,3 +110,83 @@ where
 {
     ownership(labels, cluster_id) == Ownership::Ours
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+    use crate::cluster::fixture;
+
+    #[test]
+    fn manifest_work_for_the_fixture() {
+        let work = manifest_work(&fixture::spec(), "us-east-mgmt-01", Some(3));
+        insta::assert_json_snapshot!("manifest_work", work);
+    }
+
+    #[test]
+    fn manifest_work_shape() {
+        let spec = fixture::spec();
+        let work = manifest_work(&spec, "mgmt-1", Some(7));
+        assert_eq!(
+            work["metadata"]["name"],
+            "hostedcluster-2a9f3c7d-8e1b-4c5d-9f00-123456789abc"
+        );
+        assert_eq!(work["metadata"]["namespace"], "mgmt-1");
+        assert_eq!(work["metadata"]["annotations"][GENERATION_ANNOTATION], "7");
+        assert_eq!(work["metadata"]["labels"][ADAPTER_LABEL], "controlplane");
+        assert_eq!(
+            work["spec"]["workload"]["manifests"][0],
+            hostedcluster::hosted_cluster(&spec)
+        );
+        let config = &work["spec"]["manifestConfigs"][0];
+        assert_eq!(
+            config["resourceIdentifier"],
+            serde_json::json!({"group": "hypershift.openshift.io", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"})
+        );
+        assert_eq!(
+            config["feedbackRules"][0]["jsonPaths"][0]["path"],
+            ".status"
+        );
+        assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
+        assert_eq!(
+            work["spec"]["deleteOption"]["propagationPolicy"],
+            "Foreground"
+        );
+    }
+
+    #[test]
+    fn without_a_generation_there_is_no_generation_annotation() {
+        let work = manifest_work(&fixture::spec(), "mgmt-1", None);
+        assert!(work["metadata"].get("annotations").is_none());
+    }
+
+    #[test]
+    fn ownership_requires_both_labels_to_match() {
+        let id = "abc";
+        let ours = BTreeMap::from([
+            (CLUSTER_ID_LABEL.to_owned(), id.to_owned()),
+            (ADAPTER_LABEL.to_owned(), ADAPTER_LABEL_VALUE.to_owned()),
+            ("other".to_owned(), "x".to_owned()),
+        ]);
+        assert!(is_ours(&ours, id));
+        assert!(!is_ours(&ours, "abd"));
+
+        let other_adapter = HashMap::from([(CLUSTER_ID_LABEL, id), (ADAPTER_LABEL, "nodepool")]);
+        assert_eq!(
+            ownership(&other_adapter, id),
+            Ownership::NotOurs {
+                cluster_id: Some(id.to_owned()),
+                adapter: Some("nodepool".to_owned())
+            }
+        );
+        let unlabelled: BTreeMap<String, String> = BTreeMap::new();
+        assert_eq!(
+            ownership(&unlabelled, id),
+            Ownership::NotOurs {
+                cluster_id: None,
+                adapter: None
+            }
+        );
+    }
+}
