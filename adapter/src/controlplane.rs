@@ -574,3 +574,387 @@ pub fn redact(detail: &str) -> String {
     }
     truncate(out.join(" "), MAX_QUOTED)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{ClusterSpec, fixture};
+    use serde_json::json;
+
+    const WORK: WorkRef<'static> = WorkRef {
+        consumer: "us-east-mgmt-01",
+        name: "hostedcluster-abc",
+    };
+
+    /// `(status, reason)` of each condition, in order.
+    fn summary(report: &Report) -> Vec<(&str, ConditionStatus, &str)> {
+        report
+            .conditions
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status, c.reason.as_str()))
+            .collect()
+    }
+
+    fn data(report: &Report) -> (String, String) {
+        let d = report.data.as_ref().unwrap();
+        (
+            d[DATA_CONTROL_PLANE_ENDPOINT].as_str().unwrap().to_owned(),
+            d[DATA_VERSION].as_str().unwrap().to_owned(),
+        )
+    }
+
+    fn conditions(list: &[(&str, &str, &str)]) -> Value {
+        Value::Array(
+            list.iter()
+                .map(|(t, s, r)| json!({"type": t, "status": s, "reason": r, "message": format!("{t} says {r}"), "lastTransitionTime": "2026-01-01T00:00:00Z"}))
+                .collect(),
+        )
+    }
+
+    /// Every report this module builds must pass the report contract.
+    #[track_caller]
+    fn assert_valid(report: &Report) {
+        job_report::validate(report).unwrap();
+        assert_eq!(report.adapter.as_deref(), Some(ADAPTER_NAME));
+        assert_eq!(report.conditions.len(), 3);
+    }
+
+    use ConditionStatus::{False, True, Unknown};
+
+    #[test]
+    fn created_now() {
+        let report = report_created(WORK, Some(3));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkCreated"),
+                ("Available", False, "Provisioning"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        assert_eq!(report.observed_generation, Some(3));
+        assert_eq!(data(&report), (String::new(), String::new()));
+        assert!(report.conditions[0].message.contains("us-east-mgmt-01"));
+    }
+
+    #[test]
+    fn found_without_feedback_awaits_it() {
+        let report = report_found(WORK, None, Some(3));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkExists"),
+                ("Available", False, "AwaitingFeedback"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+    }
+
+    #[test]
+    fn mapping_table() {
+        let cases: Vec<(Value, (ConditionStatus, &str), (ConditionStatus, &str))> = vec![
+            (
+                json!({"conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "False", "AsExpected")])}),
+                (True, "ControlPlaneReady"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "WaitingForAvailable"), ("Progressing", "True", "Progressing")])}),
+                (False, "Provisioning"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "ComponentsNotAvailable"), ("Progressing", "False", "AsExpected")])}),
+                (False, "NotReady"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "Unknown", "StatusUnknown")])}),
+                (False, "NotReady"),
+                (True, "NoIssues"),
+            ),
+            (json!({}), (False, "NotReady"), (True, "NoIssues")),
+            (
+                json!({"conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "True", "UnavailableReplicas")])}),
+                (True, "ControlPlaneReady"),
+                (False, "Degraded"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "X"), ("Progressing", "True", "Progressing"), ("Degraded", "True", "UnavailableReplicas")])}),
+                (False, "Provisioning"),
+                (False, "Degraded"),
+            ),
+        ];
+        for (status, available, health) in cases {
+            let report = report_found(WORK, Some(&status), Some(1));
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", available.0, available.1),
+                    ("Health", health.0, health.1),
+                ],
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
+    fn degraded_carries_the_hosted_cluster_message() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "True", "reason": "AsExpected", "message": ""},
+            {"type": "Degraded", "status": "True", "reason": "UnavailableReplicas", "message": "kube-apiserver has 1/3 replicas"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let health = report.condition("Health").unwrap();
+        assert_eq!(
+            health.message,
+            "Control plane is degraded (UnavailableReplicas): kube-apiserver has 1/3 replicas"
+        );
+    }
+
+    #[test]
+    fn not_ready_names_the_blocking_conditions() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "WaitingForAvailable", "message": "waiting"},
+            {"type": "Progressing", "status": "False", "reason": "Blocked", "message": "blocked"},
+            {"type": "ValidReleaseImage", "status": "False", "reason": "InvalidImage", "message": "image not found"},
+            {"type": "ValidConfiguration", "status": "True", "reason": "AsExpected", "message": ""},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let available = report.condition("Available").unwrap();
+        assert_eq!(available.reason, "NotReady");
+        assert!(
+            available
+                .message
+                .contains("ValidReleaseImage=False (InvalidImage): image not found"),
+            "{}",
+            available.message
+        );
+        assert!(!available.message.contains("ValidConfiguration"));
+    }
+
+    #[test]
+    fn a_missing_pull_secret_is_not_a_blocker() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": ""},
+            {"type": "ValidReleaseImage", "status": "False", "reason": "SecretNotFound", "message": "no pull secret"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        assert!(
+            !report
+                .condition("Available")
+                .unwrap()
+                .message
+                .contains("Blocked by")
+        );
+    }
+
+    #[test]
+    fn feedback_as_a_json_string_is_parsed_again() {
+        let raw =
+            json!({"conditions": conditions(&[("Available", "True", "AsExpected")])}).to_string();
+        let report = report_found(WORK, Some(&Value::String(raw)), None);
+        assert_eq!(
+            report.condition("Available").unwrap().reason,
+            "ControlPlaneReady"
+        );
+    }
+
+    #[test]
+    fn malformed_feedback_is_invalid_feedback() {
+        for bad in [
+            json!("not json {"),
+            json!(42),
+            json!("[1, 2]"),
+            json!({"conditions": "Available"}),
+            json!({"conditions": [{"status": "True"}]}),
+            json!({"controlPlaneEndpoint": "https://x:6443"}),
+        ] {
+            let report = report_found(WORK, Some(&bad), None);
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", Unknown, "InvalidFeedback"),
+                    ("Health", Unknown, "InvalidFeedback"),
+                ],
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn endpoint_is_reported_once_host_and_port_are_set() {
+        let endpoint = |v: Value| {
+            let status: HostedClusterStatus =
+                serde_json::from_value(json!({"controlPlaneEndpoint": v})).unwrap();
+            status.control_plane_endpoint()
+        };
+        assert_eq!(endpoint(json!({"host": "", "port": 0})), "");
+        assert_eq!(
+            endpoint(json!({"host": "api.x.example.com", "port": 0})),
+            ""
+        );
+        assert_eq!(endpoint(json!({"host": "", "port": 6443})), "");
+        assert_eq!(
+            endpoint(json!({"host": "api.x.example.com", "port": 6443})),
+            "https://api.x.example.com:6443"
+        );
+        assert_eq!(
+            endpoint(json!({"host": "fd00::1", "port": 443})),
+            "https://[fd00::1]:443"
+        );
+        assert_eq!(HostedClusterStatus::default().control_plane_endpoint(), "");
+    }
+
+    #[test]
+    fn version_is_the_newest_completed_history_entry() {
+        let version = |history: Value| {
+            let status: HostedClusterStatus =
+                serde_json::from_value(json!({"version": {"history": history}})).unwrap();
+            status.completed_version()
+        };
+        assert_eq!(version(json!([])), "");
+        assert_eq!(version(json!([{"state": "Partial", "version": ""}])), "");
+        assert_eq!(
+            version(json!([
+                {"state": "Partial", "version": "4.17.2", "completionTime": null},
+                {"state": "Completed", "version": "4.17.1"},
+                {"state": "Completed", "version": "4.17.0"},
+            ])),
+            "4.17.1"
+        );
+    }
+
+    #[test]
+    fn ready_report_carries_endpoint_and_version_in_data() {
+        let status = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected")]),
+            "controlPlaneEndpoint": {"host": "api.prod.example.com", "port": 443},
+            "version": {"desired": {"image": "x"}, "history": [{"state": "Completed", "version": "4.17.0", "image": "x", "verified": false, "startedTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:20:00Z"}]},
+            "kubeconfig": {"name": "prod-admin-kubeconfig"},
+        });
+        let report = report_found(WORK, Some(&status), Some(2));
+        assert_eq!(
+            data(&report),
+            (
+                "https://api.prod.example.com:443".to_owned(),
+                "4.17.0".to_owned()
+            )
+        );
+        let available = report.condition("Available").unwrap();
+        assert!(
+            available
+                .message
+                .contains("https://api.prod.example.com:443")
+        );
+        assert!(available.message.contains("4.17.0"));
+    }
+
+    #[test]
+    fn invalid_spec_names_every_bad_field() {
+        let mut input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        input.spec.insert("gcp_region".into(), json!("nowhere"));
+        input.spec.remove("pull_secret_name");
+        let violations = ClusterSpec::validate("abc", None, &input.spec).unwrap_err();
+        let report = report_invalid_spec(&violations, Some(4));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", False, "InvalidClusterSpec"),
+                ("Available", Unknown, "InvalidClusterSpec"),
+                ("Health", False, "InvalidClusterSpec"),
+            ]
+        );
+        let applied = &report.conditions[0].message;
+        assert!(applied.contains("gcp_region:"), "{applied}");
+        assert!(
+            applied.contains("pull_secret_name: is required"),
+            "{applied}"
+        );
+        assert!(
+            report.conditions[1]
+                .message
+                .contains("gcp_region, pull_secret_name")
+        );
+    }
+
+    #[test]
+    fn error_reports() {
+        let found = Ownership::NotOurs {
+            cluster_id: Some("other".into()),
+            adapter: None,
+        };
+        let cases = [
+            (
+                report_ownership_conflict(WORK, "abc", &found, Some(1)),
+                "OwnershipConflict",
+            ),
+            (
+                report_maestro_unavailable("mgmt-1", "connection refused", Some(1)),
+                "MaestroUnavailable",
+            ),
+            (
+                report_maestro_auth_failed("401 Unauthorized", Some(1)),
+                "MaestroAuthFailed",
+            ),
+            (
+                report_consumer_not_found("mgmt-9", Some(1)),
+                "ConsumerNotFound",
+            ),
+        ];
+        for (report, reason) in cases {
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", False, reason),
+                    ("Available", Unknown, reason),
+                    ("Health", False, reason)
+                ]
+            );
+            assert_eq!(data(&report), (String::new(), String::new()));
+        }
+        let conflict = report_ownership_conflict(WORK, "abc", &found, None);
+        assert!(
+            conflict.conditions[0]
+                .message
+                .contains("hyperfleet.io/cluster-id=other")
+        );
+        assert!(
+            conflict.conditions[0]
+                .message
+                .contains("hyperfleet.io/adapter=<missing>")
+        );
+    }
+
+    #[test]
+    fn secrets_in_server_messages_are_redacted() {
+        let report = report_maestro_auth_failed(
+            "401: invalid header Authorization: Bearer eyJhbGciOi.secret token=abc123 password=hunter2",
+            None,
+        );
+        let message = &report.conditions[0].message;
+        assert!(!message.contains("eyJhbGciOi"), "{message}");
+        assert!(!message.contains("abc123"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+        assert!(message.contains("Bearer [REDACTED]"), "{message}");
+    }
+
+    #[test]
+    fn huge_foreign_messages_are_bounded() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": "é".repeat(40_000)},
+            {"type": "Degraded", "status": "True", "reason": "Y", "message": "x".repeat(40_000)},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        assert_valid(&report);
+        assert!(report.conditions.iter().all(|c| c.message.len() <= 4096));
+    }
+}
