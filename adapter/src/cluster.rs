@@ -1010,6 +1010,8 @@ pub fn parse_cidr(text: &str) -> Result<IpNet, String> {
 /// The valid test cluster (`tests/fixtures/cluster-valid.json`) for other modules' tests.
 #[cfg(test)]
 pub(crate) mod fixture {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     pub const VALID: &str = include_str!("../tests/fixtures/cluster-valid.json");
@@ -1033,6 +1035,8 @@ pub(crate) mod fixture {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;

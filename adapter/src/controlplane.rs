@@ -577,6 +577,8 @@ pub fn redact(detail: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use super::*;
     use crate::cluster::{ClusterSpec, fixture};
     use serde_json::json;
@@ -654,7 +656,13 @@ mod tests {
 
     #[test]
     fn mapping_table() {
-        let cases: Vec<(Value, (ConditionStatus, &str), (ConditionStatus, &str))> = vec![
+        /// (HostedCluster status, expected Available, expected Health)
+        type Case = (
+            Value,
+            (ConditionStatus, &'static str),
+            (ConditionStatus, &'static str),
+        );
+        let cases: Vec<Case> = vec![
             (
                 json!({"conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "False", "AsExpected")])}),
                 (True, "ControlPlaneReady"),

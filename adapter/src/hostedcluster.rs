@@ -154,6 +154,8 @@ pub fn services(spec: &ClusterSpec) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use super::*;
     use crate::cluster::fixture;
     use serde_json::json;

@@ -113,6 +113,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use std::collections::{BTreeMap, HashMap};
 
     use super::*;

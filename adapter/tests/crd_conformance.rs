@@ -3,6 +3,8 @@
 //! (`openapi/`), including the CEL rules that apply to what we send. Negative tests show the
 //! validator rejects broken objects, so a passing run means something.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod openapi;
 
 use hypershift_adapter::cluster::{ClusterInput, ClusterSpec};

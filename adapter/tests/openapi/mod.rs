@@ -168,10 +168,10 @@ impl Validator {
         {
             self.error(path, format!("length {len} is more than maxLength {max}"));
         }
-        if let Some(pattern) = schema["pattern"].as_str() {
-            if !cel::compile(pattern).is_match(s) {
-                self.error(path, format!("{s:?} does not match pattern {pattern}"));
-            }
+        if let Some(pattern) = schema["pattern"].as_str()
+            && !cel::compile(pattern).is_match(s)
+        {
+            self.error(path, format!("{s:?} does not match pattern {pattern}"));
         }
     }
 
