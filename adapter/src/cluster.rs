@@ -11,7 +11,6 @@
 //! spec also carries fields for other adapters.
 
 use std::fmt;
-use std::sync::LazyLock;
 
 use ipnet::IpNet;
 use regex::Regex;
@@ -286,21 +285,6 @@ pub struct ClusterSpec {
     /// `oauth-<name>.<domain>` (the upstream CLI's external-DNS layout); otherwise APIServer is a
     /// LoadBalancer and the rest are Routes without hostnames.
     pub external_dns_domain: Option<String>,
-}
-
-macro_rules! regex {
-    ($re:literal) => {{
-        static RE: LazyLock<Regex> = LazyLock::new(|| compile($re));
-        &*RE
-    }};
-}
-
-#[expect(
-    clippy::expect_used,
-    reason = "only called with literal patterns, each exercised by the unit tests"
-)]
-fn compile(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("literal pattern compiles")
 }
 
 fn dns_label() -> &'static Regex {
@@ -867,24 +851,36 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
             "IPv6"
         }
     };
-    let explicit_families: Vec<_> = effective
-        .iter()
-        .filter(|(_, cidr, defaulted)| cidr.is_some() && !defaulted)
-        .filter_map(|(f, cidr, _)| cidr.as_ref().map(|cidr| (*f, cidr)))
-        .collect();
-    for window in explicit_families.windows(2) {
-        let [(f1, a), (f2, b)] = window else { continue };
-        if family(&a.net) != family(&b.net) {
-            c.violation(
-                f2,
-                format!(
-                    "{} is {} but {f1} {} is {}: all cluster networks must use one IP family",
-                    b.text,
-                    family(&b.net),
-                    a.text,
-                    family(&a.net)
-                ),
-            );
+    let described = |f: &str, cidr: &Cidr, defaulted: bool| {
+        if defaulted {
+            format!(
+                "the default {f} {} (used because {f} is not set)",
+                cidr.text
+            )
+        } else {
+            format!("{f} {}", cidr.text)
+        }
+    };
+    // One IP family (defaults included): name the explicit field of the first mismatching pair.
+    'family: for (i, (f1, a, d1)) in effective.iter().enumerate() {
+        for (f2, b, d2) in &effective[i + 1..] {
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            if family(&a.net) != family(&b.net) {
+                let (field, this, other) = if *d2 {
+                    (*f1, described(f1, a, *d1), described(f2, b, *d2))
+                } else {
+                    (*f2, described(f2, b, *d2), described(f1, a, *d1))
+                };
+                c.violation(
+                    field,
+                    format!(
+                        "{this} is {} but {other} is {}: all cluster networks must use one IP family",
+                        family(if field == *f1 { &a.net } else { &b.net }),
+                        family(if field == *f1 { &b.net } else { &a.net }),
+                    ),
+                );
+                break 'family;
+            }
         }
     }
     if c.violations.len() == before {
@@ -892,16 +888,6 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
             for (f2, b, d2) in &effective[i + 1..] {
                 let (Some(a), Some(b)) = (a, b) else { continue };
                 if overlaps(&a.net, &b.net) {
-                    let described = |f: &str, cidr: &Cidr, defaulted: bool| {
-                        if defaulted {
-                            format!(
-                                "the default {f} {} (used because {f} is not set)",
-                                cidr.text
-                            )
-                        } else {
-                            format!("{f} {}", cidr.text)
-                        }
-                    };
                     let (field, problem) = if *d2 {
                         (
                             *f1,
@@ -1405,6 +1391,23 @@ mod tests {
         let v = violations_with("machine_network_cidr", json!("fd02::/48"));
         assert_names_only(&v, "machine_network_cidr");
         assert!(v[0].problem.contains("one IP family"));
+    }
+
+    #[test]
+    fn an_ipv6_machine_network_conflicts_with_the_ipv4_defaults() {
+        let v = validate_with(|spec| {
+            spec.remove("cluster_network_cidr");
+            spec.remove("service_network_cidr");
+            spec.insert("machine_network_cidr".into(), json!("fd03::/64"));
+        })
+        .unwrap_err();
+        assert_names_only(&v, "machine_network_cidr");
+        assert!(
+            v[0].problem
+                .contains("the default cluster_network_cidr 10.132.0.0/14"),
+            "{}",
+            v[0]
+        );
     }
 
     #[test]

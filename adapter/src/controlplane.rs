@@ -549,30 +549,16 @@ fn truncate(mut s: String, max: usize) -> String {
     s
 }
 
-/// A server/transport error text, bounded and with bearer tokens removed, for a report message.
+/// A server/transport error text, bounded, with credentials removed: the word after `Bearer`
+/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`).
 pub fn redact(detail: &str) -> String {
-    let mut out = Vec::new();
-    let mut hide_next = false;
-    for word in detail.split(' ') {
-        if hide_next && !word.is_empty() {
-            out.push("[REDACTED]".to_owned());
-            hide_next = false;
-            continue;
-        }
-        let lower = word.to_ascii_lowercase();
-        if lower == "bearer" {
-            hide_next = true;
-        }
-        if let Some((key, _)) = word.split_once('=')
-            && ["token", "access_token", "password", "secret"]
-                .contains(&key.to_ascii_lowercase().as_str())
-        {
-            out.push(format!("{key}=[REDACTED]"));
-            continue;
-        }
-        out.push(word.to_owned());
-    }
-    truncate(out.join(" "), MAX_QUOTED)
+    let scheme = regex!(r"(?i)\b(bearer|basic)(\s+)[^\s,;]+");
+    let keyed = regex!(
+        r#"(?i)([a-z_-]*(?:token|password|passwd|secret|credential|api[_-]?key)[a-z_-]*)("?\s*[:=]\s*"?)[^\s",;&}]+"#
+    );
+    let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
+    let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
+    truncate(twice.into_owned(), MAX_QUOTED)
 }
 
 #[cfg(test)]
@@ -953,6 +939,21 @@ mod tests {
         assert!(!message.contains("abc123"), "{message}");
         assert!(!message.contains("hunter2"), "{message}");
         assert!(message.contains("Bearer [REDACTED]"), "{message}");
+        let json =
+            redact(r#"{"access_token":"s3cr3t","user":"bob"} Authorization: Basic dXNlcjpwYXNz"#);
+        assert!(
+            !json.contains("s3cr3t") && !json.contains("dXNlcjpwYXNz"),
+            "{json}"
+        );
+        assert!(json.contains("bob"), "{json}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bearer_tokens_never_survive(token in "[A-Za-z0-9._~+/=-]{8,64}", prefix in "[ -~]{0,40}") {
+            let out = redact(&format!("{prefix} Authorization: Bearer {token} rest"));
+            proptest::prop_assert!(!out.contains(&token), "{}", out);
+        }
     }
 
     #[test]
