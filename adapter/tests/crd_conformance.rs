@@ -395,3 +395,128 @@ fn the_validator_rejects_a_broken_manifest_work() {
         "Required value",
     );
 }
+
+mod validated_specs_always_conform {
+    //! The link between the two halves: whatever `ClusterSpec::validate` accepts, the CRD
+    //! accepts. Strategies produce values around the rules' edges (many invalid), and every
+    //! accepted spec's HostedCluster and ManifestWork must pass the CRD.
+
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    fn opt(s: impl Strategy<Value = String>) -> impl Strategy<Value = Option<String>> {
+        prop::option::weighted(0.7, s)
+    }
+
+    /// Values matching `valid` nine times in ten, else `edge` (values the rules should reject).
+    fn mostly(valid: &'static str, edge: &'static str) -> impl Strategy<Value = String> {
+        prop_oneof![9 => valid, 1 => edge]
+    }
+
+    prop_compose! {
+        fn raw_spec()(
+            project in "[a-z][a-z0-9-]{3,29}[a-z0-9]",
+            other_project in prop::bool::weighted(0.05),
+            number in mostly("[0-9]{1,25}", "[0-9a]{1,4}|[0-9]{26}"),
+            region in mostly("[a-z]{2,12}-[a-z]{3,10}[0-9]{1,2}", "[a-z]{2}-[a-z]{4}[0-9]-[a-z]"),
+            network in mostly("[a-z]([-a-z0-9]{0,61}[a-z0-9])?", "[a-z0-9-]{1,4}|[a-z]{64}"),
+            subnet in "[a-z][-a-z0-9]{0,62}",
+            pool in mostly("[a-z][a-z0-9-]{2,30}[a-z0-9]", "gcp-[a-z0-9-]{0,28}|[a-z]{1,3}"),
+            provider in "[a-z][a-z0-9-]{2,30}[a-z0-9]",
+            sa_names in prop::collection::vec("[a-z][a-z0-9-]{3,29}[a-z0-9]", 6),
+            endpoint in opt(mostly("Private|PublicAndPrivate", "Public|private")),
+            version in mostly("[0-9]\\.[0-9]{1,2}\\.[0-9]{1,2}(-rc\\.[0-9]|-multi|-aarch64|-x86_64)?", "[0-9]\\.[0-9]{1,2}(\\.[0-9]-arm64)?"),
+            arch in opt(mostly("x86_64|amd64|arm64|aarch64|multi", "s390x|ppc64le")),
+            nets in select(vec![
+                (None, None, "10.0.0.0/16"),
+                (Some("10.128.0.0/14"), Some("172.30.0.0/16"), "10.0.0.0/16"),
+                (Some("fd01::/48"), Some("fd02::/112"), "fd03::/64"),
+                (None, None, "172.31.0.0/24"),
+                (Some("10.0.0.0/8"), None, "10.1.0.0/16"),
+                (None, Some("10.0.0.0/16"), "192.168.0.0/24"),
+            ]),
+            base_domain in "[a-z0-9-]{1,12}(\\.[a-z]{2,6}){0,2}",
+            issuer in "https://[a-z0-9.-]{1,30}(/[a-z0-9-]{0,20})?",
+            pull in mostly("[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?(\\.[a-z0-9]{1,10}){0,2}", "[a-z0-9.-]{1,10}"),
+            ssh in opt(mostly("[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", "[a-z0-9.-]{1,10}")),
+            key in opt(mostly("[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", "[A-Z_]{1,5}")),
+            dns in opt("([a-z0-9-]{1,10}\\.){0,2}[a-z]{2,6}".prop_map(String::from)),
+        ) -> serde_json::Map<String, Value> {
+            let email_project = if other_project { "other-project-9".to_owned() } else { project.clone() };
+            let fields = [
+                "control_plane_sa_email", "nodepool_sa_email", "cloud_controller_sa_email",
+                "storage_sa_email", "image_registry_sa_email", "network_sa_email",
+            ];
+            let mut spec = serde_json::Map::new();
+            for (field, name) in fields.iter().zip(&sa_names) {
+                let project = if *field == "storage_sa_email" { &email_project } else { &project };
+                spec.insert((*field).into(), json!(format!("{name}@{project}.iam.gserviceaccount.com")));
+            }
+            let mut put = |k: &str, v: Option<String>| {
+                if let Some(v) = v {
+                    spec.insert(k.into(), json!(v));
+                }
+            };
+            put("gcp_project_id", Some(project));
+            put("gcp_project_number", Some(number));
+            put("gcp_region", Some(region));
+            put("vpc_network_name", Some(network));
+            put("psc_subnet_name", Some(subnet));
+            put("wif_pool_id", Some(pool));
+            put("wif_provider_id", Some(provider));
+            put("endpoint_access", endpoint);
+            put("openshift_version", Some(version));
+            put("architecture", arch);
+            put("cluster_network_cidr", nets.0.map(String::from));
+            put("service_network_cidr", nets.1.map(String::from));
+            put("machine_network_cidr", Some(nets.2.into()));
+            put("base_domain", Some(base_domain));
+            put("issuer_url", Some(issuer));
+            put("pull_secret_name", Some(pull));
+            put("ssh_key_secret_name", ssh);
+            put("service_account_signing_key_secret_name", key);
+            put("external_dns_domain", dns);
+            spec
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn accepted_specs_produce_objects_the_crds_accept(
+            spec in raw_spec(),
+            id in "[a-z0-9]([-a-z0-9]{0,58}[a-z0-9])?",
+            name in opt("[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?".prop_map(String::from)),
+        ) {
+            if let Ok(valid) = ClusterSpec::validate(&id, name.as_deref(), &spec) {
+                let hc = hostedcluster::hosted_cluster(&valid);
+                let outcome = hosted_cluster_outcome(&hc);
+                prop_assert!(outcome.errors.is_empty(), "{:#?}\n{hc:#}", outcome.errors);
+                prop_assert!(outcome.unevaluated.is_empty(), "{:#?}", outcome.unevaluated);
+                let work = manifestwork::manifest_work(&valid, "mgmt-1", Some(1));
+                let outcome = validate(&MANIFEST_WORK_SCHEMA, &work);
+                prop_assert!(outcome.errors.is_empty(), "{:#?}", outcome.errors);
+            }
+        }
+    }
+
+    /// Guards against a vacuous property: the strategies do produce accepted specs.
+    #[test]
+    fn the_strategies_produce_accepted_specs() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let accepted = (0..200)
+            .filter(|_| {
+                let spec = raw_spec().new_tree(&mut runner).unwrap().current();
+                ClusterSpec::validate("abc", None, &spec).is_ok()
+            })
+            .count();
+        assert!(
+            accepted >= 20,
+            "only {accepted} of 200 generated specs were valid"
+        );
+    }
+}
