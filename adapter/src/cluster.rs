@@ -441,152 +441,10 @@ impl ClusterSpec {
             spec,
             violations: Vec::new(),
         };
-
-        let id_rule = Rule {
-            min: 1,
-            max: MAX_CLUSTER_ID_LEN,
-            pattern: dns_label(),
-            expected: "a lowercase DNS label (letters, digits and '-', starting and ending with a letter or digit) of at most 60 characters",
-        };
-        let cluster_id = c.check("id", cluster_id, &id_rule).then_some(cluster_id);
-        let name_rule = Rule {
-            min: 1,
-            max: MAX_HOSTED_CLUSTER_NAME_LEN,
-            pattern: dns_label(),
-            expected: "a lowercase DNS label of at most 54 characters (the control-plane namespace clusters-<name> must fit in 63)",
-        };
-        let hosted_cluster_name = match cluster_name.filter(|n| !n.is_empty()) {
-            Some(name) => c.check("name", name, &name_rule).then_some(name),
-            None => cluster_id.filter(|id| id.len() <= MAX_HOSTED_CLUSTER_NAME_LEN).or_else(|| {
-                if cluster_id.is_some() {
-                    c.violation("id", "is used as the HostedCluster name when the cluster has no name, so it must be at most 54 characters; give the cluster a shorter name");
-                }
-                None
-            }),
-        };
-
-        let project_id = c.required_checked(
-            "gcp_project_id",
-            &Rule {
-                min: 6,
-                max: 30,
-                pattern: regex!(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"),
-                expected: "a GCP project ID: 6–30 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit (e.g. my-project-123)",
-            },
-        );
-        let project_number = c.required_checked(
-            "gcp_project_number",
-            &Rule {
-                min: 1,
-                max: 25,
-                pattern: regex!(r"^[0-9]+$"),
-                expected: "the numeric GCP project number (1–25 digits), as shown by `gcloud projects describe`",
-            },
-        );
-        let region = c.required_checked(
-            "gcp_region",
-            &Rule {
-                min: 1,
-                max: 63,
-                pattern: regex!(r"^[a-z]+-[a-z]+[0-9]+$"),
-                expected: "a GCP region such as us-central1 or europe-west2 (a region, not a zone)",
-            },
-        );
-        let resource_name = |what: &'static str| Rule {
-            min: 1,
-            max: 63,
-            pattern: gcp_resource_name(),
-            expected: what,
-        };
-        let vpc_network_name = c.required_checked(
-            "vpc_network_name",
-            &resource_name("a GCP VPC network name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"),
-        );
-        let psc_subnet_name = c.required_checked(
-            "psc_subnet_name",
-            &resource_name("a GCP subnet name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"),
-        );
-        let wif_rule = Rule {
-            min: 4,
-            max: 32,
-            pattern: wif_id(),
-            expected: "a Workload Identity Federation id: 4–32 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit",
-        };
-        let wif_pool_id = c.wif_id("wif_pool_id", &wif_rule);
-        let wif_provider_id = c.wif_id("wif_provider_id", &wif_rule);
-
-        let email_rule = Rule {
-            min: 37,
-            max: 85,
-            pattern: service_account_email(),
-            expected: "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters)",
-        };
-        let email_fields: [&'static str; 6] = [
-            "control_plane_sa_email",
-            "nodepool_sa_email",
-            "cloud_controller_sa_email",
-            "storage_sa_email",
-            "image_registry_sa_email",
-            "network_sa_email",
-        ];
-        let mut emails: Vec<Option<&str>> = Vec::with_capacity(6);
-        for field in email_fields {
-            let Some(email) = c.required_checked(field, &email_rule) else {
-                emails.push(None);
-                continue;
-            };
-            if let Some(project) = project_id {
-                let suffix = format!("@{project}.iam.gserviceaccount.com");
-                if !email.ends_with(&suffix) {
-                    c.violation(
-                        field,
-                        format!(
-                            "{} is not in the cluster's project: it must end with {suffix} (gcp_project_id)",
-                            quoted(email)
-                        ),
-                    );
-                    emails.push(None);
-                    continue;
-                }
-            }
-            let duplicate = email_fields
-                .iter()
-                .zip(&emails)
-                .find(|(_, other)| **other == Some(email))
-                .map(|(other_field, _)| *other_field);
-            if let Some(other_field) = duplicate {
-                c.violation(
-                    field,
-                    format!(
-                        "{} is the same account as {other_field}; HyperShift writes one credential per account, so each of the six service accounts must be distinct",
-                        quoted(email)
-                    ),
-                );
-                emails.push(None);
-                continue;
-            }
-            emails.push(Some(email));
-        }
-
-        let endpoint_access = match c.optional("endpoint_access") {
-            None => None,
-            Some("Private") => Some(EndpointAccess::Private),
-            Some("PublicAndPrivate") => Some(EndpointAccess::PublicAndPrivate),
-            Some(other) => {
-                c.violation(
-                    "endpoint_access",
-                    format!(
-                        "{} is not valid: expected Private or PublicAndPrivate (omit it for Private)",
-                        quoted(other)
-                    ),
-                );
-                None
-            }
-        };
-
+        let (cluster_id, hosted_cluster_name) = identity(&mut c, cluster_id, cluster_name);
+        let gcp = gcp(&mut c);
         let (release_image, architecture) = release(&mut c);
         let networks = networks(&mut c);
-
         let base_domain = c.required_checked(
             "base_domain",
             &Rule {
@@ -631,21 +489,7 @@ impl ClusterSpec {
         let (
             Some(cluster_id),
             Some(hosted_cluster_name),
-            Some(project_id),
-            Some(project_number),
-            Some(region),
-            Some(vpc_network_name),
-            Some(psc_subnet_name),
-            Some(wif_pool_id),
-            Some(wif_provider_id),
-            [
-                Some(control_plane),
-                Some(node_pool),
-                Some(cloud_controller),
-                Some(storage),
-                Some(image_registry),
-                Some(network),
-            ],
+            Some(gcp),
             Some(release_image),
             Some(architecture),
             Some((cluster_network, service_network, machine_network)),
@@ -658,14 +502,7 @@ impl ClusterSpec {
         ) = (
             cluster_id,
             hosted_cluster_name,
-            project_id,
-            project_number,
-            region,
-            vpc_network_name,
-            psc_subnet_name,
-            wif_pool_id,
-            wif_provider_id,
-            <[Option<&str>; 6]>::try_from(emails).unwrap_or([None; 6]),
+            gcp,
             release_image,
             architecture,
             networks,
@@ -677,7 +514,7 @@ impl ClusterSpec {
             external_dns_domain,
         )
         else {
-            // Every `None` above comes with a violation; this is a safety net, not a path.
+            // Every `None`/`Err` above comes with a violation; this is a safety net, not a path.
             return Err(vec![SpecViolation {
                 field: "spec",
                 problem: "could not be validated (internal error); please report this".to_owned(),
@@ -686,24 +523,7 @@ impl ClusterSpec {
         Ok(ClusterSpec {
             cluster_id: cluster_id.to_owned(),
             hosted_cluster_name: hosted_cluster_name.to_owned(),
-            gcp: GcpSpec {
-                project_id: project_id.to_owned(),
-                project_number: project_number.to_owned(),
-                region: region.to_owned(),
-                vpc_network_name: vpc_network_name.to_owned(),
-                psc_subnet_name: psc_subnet_name.to_owned(),
-                wif_pool_id: wif_pool_id.to_owned(),
-                wif_provider_id: wif_provider_id.to_owned(),
-                service_accounts: ServiceAccounts {
-                    control_plane: control_plane.to_owned(),
-                    node_pool: node_pool.to_owned(),
-                    cloud_controller: cloud_controller.to_owned(),
-                    storage: storage.to_owned(),
-                    image_registry: image_registry.to_owned(),
-                    network: network.to_owned(),
-                },
-                endpoint_access,
-            },
+            gcp,
             release_image,
             architecture,
             cluster_network,
@@ -717,6 +537,196 @@ impl ClusterSpec {
             external_dns_domain: external_dns_domain.map(str::to_owned),
         })
     }
+}
+
+/// The cluster id and the HostedCluster name (the cluster's name, else its id).
+fn identity<'a>(
+    c: &mut Checker<'_>,
+    cluster_id: &'a str,
+    cluster_name: Option<&'a str>,
+) -> (Option<&'a str>, Option<&'a str>) {
+    let id_rule = Rule {
+        min: 1,
+        max: MAX_CLUSTER_ID_LEN,
+        pattern: dns_label(),
+        expected: "a lowercase DNS label (letters, digits and '-', starting and ending with a letter or digit) of at most 60 characters",
+    };
+    let cluster_id = c.check("id", cluster_id, &id_rule).then_some(cluster_id);
+    let name_rule = Rule {
+        min: 1,
+        max: MAX_HOSTED_CLUSTER_NAME_LEN,
+        pattern: dns_label(),
+        expected: "a lowercase DNS label of at most 54 characters (the control-plane namespace clusters-<name> must fit in 63)",
+    };
+    let hosted_cluster_name = match cluster_name.filter(|n| !n.is_empty()) {
+        Some(name) => c.check("name", name, &name_rule).then_some(name),
+        None => cluster_id.filter(|id| id.len() <= MAX_HOSTED_CLUSTER_NAME_LEN).or_else(|| {
+            if cluster_id.is_some() {
+                c.violation("id", "is used as the HostedCluster name when the cluster has no name, so it must be at most 54 characters; give the cluster a shorter name");
+            }
+            None
+        }),
+    };
+
+    (cluster_id, hosted_cluster_name)
+}
+
+/// Project, region, networks, Workload Identity and endpoint access.
+fn gcp(c: &mut Checker<'_>) -> Option<GcpSpec> {
+    let project_id = c.required_checked(
+        "gcp_project_id",
+        &Rule {
+            min: 6,
+            max: 30,
+            pattern: regex!(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"),
+            expected: "a GCP project ID: 6–30 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit (e.g. my-project-123)",
+        },
+    );
+    let project_number = c.required_checked(
+        "gcp_project_number",
+        &Rule {
+            min: 1,
+            max: 25,
+            pattern: regex!(r"^[0-9]+$"),
+            expected: "the numeric GCP project number (1–25 digits), as shown by `gcloud projects describe`",
+        },
+    );
+    let region = c.required_checked(
+        "gcp_region",
+        &Rule {
+            min: 1,
+            max: 63,
+            pattern: regex!(r"^[a-z]+-[a-z]+[0-9]+$"),
+            expected: "a GCP region such as us-central1 or europe-west2 (a region, not a zone)",
+        },
+    );
+    let resource_name = |what: &'static str| Rule {
+        min: 1,
+        max: 63,
+        pattern: gcp_resource_name(),
+        expected: what,
+    };
+    let vpc_network_name = c.required_checked(
+        "vpc_network_name",
+        &resource_name("a GCP VPC network name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"),
+    );
+    let psc_subnet_name = c.required_checked(
+        "psc_subnet_name",
+        &resource_name("a GCP subnet name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"),
+    );
+    let wif_rule = Rule {
+        min: 4,
+        max: 32,
+        pattern: wif_id(),
+        expected: "a Workload Identity Federation id: 4–32 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit",
+    };
+    let wif_pool_id = c.wif_id("wif_pool_id", &wif_rule);
+    let wif_provider_id = c.wif_id("wif_provider_id", &wif_rule);
+
+    let service_accounts = service_accounts(c, project_id);
+    let endpoint_access = match c.optional("endpoint_access") {
+        None => None,
+        Some("Private") => Some(EndpointAccess::Private),
+        Some("PublicAndPrivate") => Some(EndpointAccess::PublicAndPrivate),
+        Some(other) => {
+            c.violation(
+                "endpoint_access",
+                format!(
+                    "{} is not valid: expected Private or PublicAndPrivate (omit it for Private)",
+                    quoted(other)
+                ),
+            );
+            None
+        }
+    };
+
+    Some(GcpSpec {
+        project_id: project_id?.to_owned(),
+        project_number: project_number?.to_owned(),
+        region: region?.to_owned(),
+        vpc_network_name: vpc_network_name?.to_owned(),
+        psc_subnet_name: psc_subnet_name?.to_owned(),
+        wif_pool_id: wif_pool_id?.to_owned(),
+        wif_provider_id: wif_provider_id?.to_owned(),
+        service_accounts: service_accounts?,
+        endpoint_access,
+    })
+}
+
+/// The six service accounts: syntax, same project as `project_id` (when that is valid), distinct.
+fn service_accounts(c: &mut Checker<'_>, project_id: Option<&str>) -> Option<ServiceAccounts> {
+    let email_rule = Rule {
+        min: 37,
+        max: 85,
+        pattern: service_account_email(),
+        expected: "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters)",
+    };
+    let email_fields: [&'static str; 6] = [
+        "control_plane_sa_email",
+        "nodepool_sa_email",
+        "cloud_controller_sa_email",
+        "storage_sa_email",
+        "image_registry_sa_email",
+        "network_sa_email",
+    ];
+    let mut emails: Vec<Option<&str>> = Vec::with_capacity(6);
+    for field in email_fields {
+        let Some(email) = c.required_checked(field, &email_rule) else {
+            emails.push(None);
+            continue;
+        };
+        if let Some(project) = project_id {
+            let suffix = format!("@{project}.iam.gserviceaccount.com");
+            if !email.ends_with(&suffix) {
+                c.violation(
+                    field,
+                    format!(
+                        "{} is not in the cluster's project: it must end with {suffix} (gcp_project_id)",
+                        quoted(email)
+                    ),
+                );
+                emails.push(None);
+                continue;
+            }
+        }
+        let duplicate = email_fields
+            .iter()
+            .zip(&emails)
+            .find(|(_, other)| **other == Some(email))
+            .map(|(other_field, _)| *other_field);
+        if let Some(other_field) = duplicate {
+            c.violation(
+                field,
+                format!(
+                    "{} is the same account as {other_field}; HyperShift writes one credential per account, so each of the six service accounts must be distinct",
+                    quoted(email)
+                ),
+            );
+            emails.push(None);
+            continue;
+        }
+        emails.push(Some(email));
+    }
+
+    let [
+        Some(control_plane),
+        Some(node_pool),
+        Some(cloud_controller),
+        Some(storage),
+        Some(image_registry),
+        Some(network),
+    ] = <[Option<&str>; 6]>::try_from(emails).ok()?
+    else {
+        return None;
+    };
+    Some(ServiceAccounts {
+        control_plane: control_plane.to_owned(),
+        node_pool: node_pool.to_owned(),
+        cloud_controller: cloud_controller.to_owned(),
+        storage: storage.to_owned(),
+        image_registry: image_registry.to_owned(),
+        network: network.to_owned(),
+    })
 }
 
 /// `release_image`, `openshift_version` and `architecture` → the release pullspec.
