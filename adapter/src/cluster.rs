@@ -75,7 +75,7 @@ impl ClusterInput {
     pub fn from_value(value: Value) -> Result<Self, InputError> {
         let Value::Object(mut object) = value else {
             return Err(InputError::NotAnObject {
-                found: kind(&value),
+                found: json_kind(&value),
             });
         };
         if !matches!(object.get("spec"), Some(Value::Object(_))) {
@@ -93,7 +93,7 @@ impl ClusterInput {
             Some(v) => Some(v.as_i64().ok_or(InputError::Field {
                 field: "generation",
                 expected: "an integer",
-                found: kind(v),
+                found: json_kind(v),
             })?),
         };
         let Some(Value::Object(spec)) = object.remove("spec") else {
@@ -118,12 +118,13 @@ fn optional_string(
         Some(v) => Err(InputError::Field {
             field,
             expected: "a string",
-            found: kind(v),
+            found: json_kind(v),
         }),
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// How a JSON value's type reads in a message ("a string", "an object", …).
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -342,7 +343,10 @@ impl<'a> Checker<'a> {
             Some(Value::String(s)) if s.is_empty() => None,
             Some(Value::String(s)) => Some(s.as_str()),
             Some(other) => {
-                self.violation(field, format!("must be a string, found {}", kind(other)));
+                self.violation(
+                    field,
+                    format!("must be a string, found {}", json_kind(other)),
+                );
                 None
             }
         }

@@ -29,7 +29,7 @@ use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::cluster::SpecViolation;
+use crate::cluster::{SpecViolation, json_kind as kind};
 use crate::manifestwork::Ownership;
 
 /// `adapter` field of every report this module builds.
@@ -156,17 +156,6 @@ pub fn parse_feedback(value: &Value) -> Result<HostedClusterStatus, FeedbackErro
         return Err(FeedbackError::NotAnObject(kind(object)));
     }
     HostedClusterStatus::deserialize(object).map_err(FeedbackError::Shape)
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The work did not exist and was created now.
@@ -312,6 +301,16 @@ fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Con
     }
     let blockers = blocking_conditions(status);
     let mut message = format!("Control plane is not available; {available_part}");
+    if let Some(r) = status
+        .condition("ReconciliationSucceeded")
+        .filter(|r| r.status == "False")
+    {
+        message.push_str(&format!(
+            ". The HyperShift operator's last reconcile failed ({}): {}",
+            or_none(&r.reason),
+            quote(&r.message)
+        ));
+    }
     if !blockers.is_empty() {
         message.push_str(&format!(
             ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
@@ -729,6 +728,24 @@ mod tests {
             available.message
         );
         assert!(!available.message.contains("ValidConfiguration"));
+    }
+
+    #[test]
+    fn not_ready_mentions_a_failed_reconcile() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": ""},
+            {"type": "ReconciliationSucceeded", "status": "False", "reason": "ReconciliationError", "message": "failed to get pull secret"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let available = report.condition("Available").unwrap();
+        assert_eq!(available.reason, "NotReady");
+        assert!(
+            available
+                .message
+                .contains("last reconcile failed (ReconciliationError): failed to get pull secret"),
+            "{}",
+            available.message
+        );
     }
 
     #[test]
