@@ -880,10 +880,11 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
         for (f2, b, d2) in &effective[i + 1..] {
             let (Some(a), Some(b)) = (a, b) else { continue };
             if family(&a.net) != family(&b.net) {
+                // The named field is explicit: two defaults never conflict.
                 let (field, this, other) = if *d2 {
-                    (*f1, described(f1, a, *d1), described(f2, b, *d2))
+                    (*f1, a.text.clone(), described(f2, b, *d2))
                 } else {
-                    (*f2, described(f2, b, *d2), described(f1, a, *d1))
+                    (*f2, b.text.clone(), described(f1, a, *d1))
                 };
                 c.violation(
                     field,
@@ -902,12 +903,13 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
             for (f2, b, d2) in &effective[i + 1..] {
                 let (Some(a), Some(b)) = (a, b) else { continue };
                 if overlaps(&a.net, &b.net) {
+                    // The named field is explicit: two defaults never overlap.
                     let (field, problem) = if *d2 {
                         (
                             *f1,
                             format!(
                                 "{} overlaps {}; choose non-overlapping ranges",
-                                described(f1, a, *d1),
+                                a.text,
                                 described(f2, b, *d2)
                             ),
                         )
@@ -916,7 +918,7 @@ fn networks(c: &mut Checker<'_>) -> Option<Networks> {
                             *f2,
                             format!(
                                 "{} overlaps {}; choose non-overlapping ranges",
-                                described(f2, b, *d2),
+                                b.text,
                                 described(f1, a, *d1)
                             ),
                         )

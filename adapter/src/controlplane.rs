@@ -399,15 +399,15 @@ pub fn report_invalid_feedback(
 
 /// The cluster spec failed validation; nothing was sent.
 pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
-    let fields: Vec<&str> = {
-        let mut f: Vec<&str> = violations.iter().map(|v| v.field).collect();
-        f.dedup();
-        f
-    };
-    let details: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    let mut fields: Vec<&str> = Vec::new();
+    for v in violations {
+        if !fields.contains(&v.field) {
+            fields.push(v.field);
+        }
+    }
+    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
     let applied = format!(
-        "Cluster spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet cluster spec: {}",
-        details.join("; ")
+        "Cluster spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet cluster spec and update the cluster:{details}"
     );
     let other = format!(
         "Not checked: the cluster spec is invalid (fields: {}); see the Applied condition",
@@ -865,6 +865,34 @@ mod tests {
                 .contains("https://api.prod.example.com:443")
         );
         assert!(available.message.contains("4.17.0"));
+    }
+
+    #[test]
+    fn report_snapshots() {
+        let ready = json!({
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "AsExpected", "message": "The hosted control plane is available"},
+                {"type": "Progressing", "status": "False", "reason": "AsExpected", "message": "HostedCluster is at expected version"},
+                {"type": "Degraded", "status": "False", "reason": "AsExpected", "message": "The hosted cluster is not degraded"},
+            ],
+            "controlPlaneEndpoint": {"host": "api.prod-eu-1.hcp.example.com", "port": 443},
+            "version": {"history": [{"state": "Completed", "version": "4.17.0"}]},
+        });
+        insta::assert_json_snapshot!("report_ready", report_found(WORK, Some(&ready), Some(3)));
+        insta::assert_json_snapshot!("report_created", report_created(WORK, Some(1)));
+        let input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        let mut spec = input.spec;
+        spec.insert("machine_network_cidr".into(), json!("10.132.0.0/16"));
+        spec.insert(
+            "storage_sa_email".into(),
+            json!("hc-storage@other-project.iam.gserviceaccount.com"),
+        );
+        spec.remove("issuer_url");
+        let violations = ClusterSpec::validate("2a9f3c7d", None, &spec).unwrap_err();
+        insta::assert_json_snapshot!(
+            "report_invalid_spec",
+            report_invalid_spec(&violations, Some(2))
+        );
     }
 
     #[test]
