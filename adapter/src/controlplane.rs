@@ -2,6 +2,20 @@
 //! found with or without HostedCluster status feedback, or an error) → a [`Report`] with the
 //! Applied / Available / Health conditions and `data` (`control_plane_endpoint`, `version`).
 //!
+//! Wiring, in order (the IO lives elsewhere; every step here is pure):
+//! 1. [`ClusterInput::from_json`](crate::cluster::ClusterInput::from_json), then
+//!    [`ClusterSpec::validate`](crate::cluster::ClusterSpec::validate); on `Err` write
+//!    [`report_invalid_spec`] and send nothing.
+//! 2. `WorkClient::get(`[`work_name`](crate::manifestwork::work_name)`)`:
+//!    - missing → `create(`[`manifest_work`](crate::manifestwork::manifest_work)`)` →
+//!      [`report_created`];
+//!    - present → [`ownership`](crate::manifestwork::ownership) of its labels: not ours →
+//!      [`report_ownership_conflict`]; ours → [`report_found`] with the value of the feedback
+//!      named [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) (`None` if
+//!      absent; a `jsonRaw` string is fine).
+//! 3. Maestro errors → [`report_maestro_unavailable`] (after the retry budget),
+//!    [`report_maestro_auth_failed`], [`report_consumer_not_found`].
+//!
 //! Condition table (reasons are exact):
 //!
 //! | situation | Applied | Available | Health |
