@@ -1,5 +1,26 @@
-//! HyperFleet hypershift adapter: builds a HostedCluster ManifestWork and talks to a work backend
-//! (Maestro or an OCM hub) through the [`work::WorkClient`] trait.
+//! HyperFleet adapter Job for HyperShift: builds a HostedCluster, ships it in a ManifestWork and
+//! maps what comes back to Applied / Available / Health.
 
+/// A lazily compiled, process-wide [`regex::Regex`] for a literal pattern.
+macro_rules! regex {
+    ($re:literal) => {{
+        static RE: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| crate::compile_literal_regex($re));
+        &*RE
+    }};
+}
+
+#[expect(
+    clippy::expect_used,
+    reason = "only called by `regex!` with literal patterns, each exercised by unit tests"
+)]
+fn compile_literal_regex(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("literal pattern compiles")
+}
+
+pub mod cluster;
+pub mod controlplane;
+pub mod hostedcluster;
 pub mod maestro;
+pub mod manifestwork;
 pub mod work;

@@ -1,0 +1,1028 @@
+//! The pure mapping of the `controlplane` subcommand: what the adapter saw (work created, work
+//! found with or without HostedCluster status feedback, or an error) → a [`Report`] with the
+//! Applied / Available / Health conditions and `data` (`control_plane_endpoint`, `version`).
+//!
+//! Wiring, in order (the IO lives elsewhere; every step here is pure):
+//! 1. [`ClusterInput::from_json`](crate::cluster::ClusterInput::from_json), then
+//!    [`ClusterSpec::validate`](crate::cluster::ClusterSpec::validate); on `Err` write
+//!    [`report_invalid_spec`] and send nothing.
+//! 2. `WorkClient::get(`[`work_name`](crate::manifestwork::work_name)`)`:
+//!    - missing → `create(`[`manifest_work`](crate::manifestwork::manifest_work)`)` →
+//!      [`report_created`];
+//!    - present → [`ownership`](crate::manifestwork::ownership) of its labels: not ours →
+//!      [`report_ownership_conflict`]; ours → [`report_found`] with the value of the feedback
+//!      named [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) (`None` if
+//!      absent; a `jsonRaw` string is fine).
+//! 3. Maestro errors → [`report_maestro_unavailable`] (after the retry budget),
+//!    [`report_maestro_auth_failed`], [`report_consumer_not_found`].
+//!
+//! Condition table (reasons are exact):
+//!
+//! | situation | Applied | Available | Health |
+//! |---|---|---|---|
+//! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
+//! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from Degraded |
+//! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from Degraded |
+//! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` (names blocking conditions) | from Degraded |
+//! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
+//! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | Unknown `InvalidClusterSpec` | False `InvalidClusterSpec` |
+//! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
+//! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
+//! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
+//! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//!
+//! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
+//! else True `NoIssues`.
+//!
+//! In the error rows Available is `Unknown`: the adapter did not see the HostedCluster, and an
+//! earlier generation's control plane may still be serving. Health is `False` because a person
+//! has to act (fix the spec, the credentials, the consumer name or the conflicting work).
+
+use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::cluster::{SpecViolation, json_kind as kind};
+use crate::manifestwork::Ownership;
+
+/// `adapter` field of every report this module builds.
+pub const ADAPTER_NAME: &str = "hypershift-controlplane";
+/// `data` keys.
+pub const DATA_CONTROL_PLANE_ENDPOINT: &str = "control_plane_endpoint";
+pub const DATA_VERSION: &str = "version";
+
+/// Longest part of a HostedCluster or server message quoted inside one of ours.
+const MAX_QUOTED: usize = 2048;
+
+/// Where the work lives: used in messages so an SRE can find it.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkRef<'a> {
+    pub consumer: &'a str,
+    pub name: &'a str,
+}
+
+/// The subset of HostedCluster `status` the mapping reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct HostedClusterStatus {
+    #[serde(default)]
+    pub conditions: Vec<HostedClusterCondition>,
+    #[serde(default, rename = "controlPlaneEndpoint")]
+    pub control_plane_endpoint: Option<Endpoint>,
+    #[serde(default)]
+    pub version: Option<VersionStatus>,
+}
+
+/// A `metav1.Condition` of the HostedCluster.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HostedClusterCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Endpoint {
+    #[serde(default)]
+    pub host: String,
+    #[serde(default)]
+    pub port: i64,
+}
+
+/// `status.version`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct VersionStatus {
+    #[serde(default)]
+    pub history: Vec<VersionHistoryEntry>,
+}
+
+/// One `status.version.history[]` entry (newest first).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct VersionHistoryEntry {
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+impl HostedClusterStatus {
+    fn condition(&self, type_: &str) -> Option<&HostedClusterCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    fn is_true(&self, type_: &str) -> bool {
+        self.condition(type_).is_some_and(|c| c.status == "True")
+    }
+
+    /// `https://<host>:<port>` once both are set, else `""` (IPv6 hosts are bracketed).
+    pub fn control_plane_endpoint(&self) -> String {
+        match &self.control_plane_endpoint {
+            Some(Endpoint { host, port }) if !host.is_empty() && *port > 0 => {
+                if host.contains(':') && !host.starts_with('[') {
+                    format!("https://[{host}]:{port}")
+                } else {
+                    format!("https://{host}:{port}")
+                }
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
+    pub fn completed_version(&self) -> String {
+        self.version
+            .iter()
+            .flat_map(|v| &v.history)
+            .find(|h| h.state == "Completed" && !h.version.is_empty())
+            .map(|h| h.version.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Feedback that is present but is not a HostedCluster status.
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    #[error("the status feedback is a string that is not JSON ({0})")]
+    NotJson(serde_json::Error),
+    #[error("the status feedback is {0}, not a HostedCluster status object")]
+    NotAnObject(&'static str),
+    #[error("the status feedback does not have the shape of a HostedCluster status ({0})")]
+    Shape(serde_json::Error),
+}
+
+/// Parses the `status` feedback value: either the status object itself or, as Maestro and the
+/// work agent deliver `jsonRaw`, a string holding its JSON.
+pub fn parse_feedback(value: &Value) -> Result<HostedClusterStatus, FeedbackError> {
+    let parsed;
+    let object = match value {
+        Value::String(raw) => {
+            parsed = serde_json::from_str::<Value>(raw).map_err(FeedbackError::NotJson)?;
+            &parsed
+        }
+        other => other,
+    };
+    if !object.is_object() {
+        return Err(FeedbackError::NotAnObject(kind(object)));
+    }
+    HostedClusterStatus::deserialize(object).map_err(FeedbackError::Shape)
+}
+
+/// The work did not exist and was created now.
+pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkCreated",
+                format!(
+                    "HostedCluster sent to management cluster {} in ManifestWork {}",
+                    work.consumer, work.name
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                "Provisioning",
+                "Control plane provisioning in progress".to_owned(),
+            ),
+            no_issues("No degradation detected"),
+        ],
+        "",
+        "",
+    )
+}
+
+/// The work exists (and is ours); `feedback` is its `status` feedback value, if any.
+pub fn report_found(
+    work: WorkRef<'_>,
+    feedback: Option<&Value>,
+    generation: Option<i64>,
+) -> Report {
+    let Some(feedback) = feedback else {
+        return report(
+            generation,
+            [
+                cond(
+                    "Applied",
+                    ConditionStatus::True,
+                    "ManifestWorkExists",
+                    format!(
+                        "ManifestWork {} exists on management cluster {}; no HostedCluster status has been fed back yet",
+                        work.name, work.consumer
+                    ),
+                ),
+                cond(
+                    "Available",
+                    ConditionStatus::False,
+                    "AwaitingFeedback",
+                    format!(
+                        "Waiting for the HostedCluster status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
+                        work.consumer, work.name
+                    ),
+                ),
+                no_issues("No degradation reported (no HostedCluster status yet)"),
+            ],
+            "",
+            "",
+        );
+    };
+    let status = match parse_feedback(feedback) {
+        Ok(status) => status,
+        Err(error) => return report_invalid_feedback(work, &error, generation),
+    };
+    report_status(work, &status, generation)
+}
+
+/// The mapping of a parsed HostedCluster status (the work exists, the HostedCluster reports).
+pub fn report_status(
+    work: WorkRef<'_>,
+    status: &HostedClusterStatus,
+    generation: Option<i64>,
+) -> Report {
+    let applied = cond(
+        "Applied",
+        ConditionStatus::True,
+        "ManifestWorkApplied",
+        format!(
+            "HostedCluster from ManifestWork {} is applied on management cluster {} and reports status",
+            work.name, work.consumer
+        ),
+    );
+    let endpoint = status.control_plane_endpoint();
+    let version = status.completed_version();
+    let available = available(status, &endpoint, &version);
+    let health = match status.condition("Degraded") {
+        Some(d) if d.status == "True" => cond(
+            "Health",
+            ConditionStatus::False,
+            "Degraded",
+            format!(
+                "Control plane is degraded ({}): {}",
+                or_none(&d.reason),
+                quote(&d.message)
+            ),
+        ),
+        _ => no_issues("No degradation detected"),
+    };
+    report(
+        generation,
+        [applied, available, health],
+        &endpoint,
+        &version,
+    )
+}
+
+fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
+    let hc_available = status.condition("Available");
+    if let Some(a) = hc_available.filter(|a| a.status == "True") {
+        let mut message = format!("Control plane is ready: {}", quote(&a.message));
+        if !endpoint.is_empty() {
+            message.push_str(&format!("; API endpoint {endpoint}"));
+        }
+        if !version.is_empty() {
+            message.push_str(&format!("; version {version}"));
+        }
+        return cond(
+            "Available",
+            ConditionStatus::True,
+            "ControlPlaneReady",
+            message,
+        );
+    }
+    let available_part = match hc_available {
+        Some(a) => format!(
+            "HostedCluster Available={} ({}): {}",
+            a.status,
+            or_none(&a.reason),
+            quote(&a.message)
+        ),
+        None => "HostedCluster has not reported an Available condition yet".to_owned(),
+    };
+    if status.is_true("Progressing") {
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            "Provisioning",
+            format!("Control plane provisioning in progress; {available_part}"),
+        );
+    }
+    let blockers = blocking_conditions(status);
+    let mut message = format!("Control plane is not available; {available_part}");
+    if let Some(r) = status
+        .condition("ReconciliationSucceeded")
+        .filter(|r| r.status == "False")
+    {
+        message.push_str(&format!(
+            ". The HyperShift operator's last reconcile failed ({}): {}",
+            or_none(&r.reason),
+            quote(&r.message)
+        ));
+    }
+    if !blockers.is_empty() {
+        message.push_str(&format!(
+            ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
+            blockers.join("; ")
+        ));
+    }
+    cond("Available", ConditionStatus::False, "NotReady", message)
+}
+
+/// Conditions that mean "blocked by input" (`hypershift-api.md` §2.3), as `Type=False (Reason): message`.
+fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
+    const BLOCKING: [&str; 5] = [
+        "ValidConfiguration",
+        "ValidReleaseImage",
+        "SupportedHostedCluster",
+        "ValidGCPWorkloadIdentity",
+        "PlatformCredentialsFound",
+    ];
+    let mut blockers: Vec<String> = BLOCKING
+        .iter()
+        .filter_map(|t| status.condition(t))
+        .filter(|c| c.status == "False")
+        // A missing pull secret is reported but reconcile continues; not a blocker.
+        .filter(|c| !(c.type_ == "ValidReleaseImage" && c.reason == "SecretNotFound"))
+        .map(|c| {
+            format!(
+                "{}=False ({}): {}",
+                c.type_,
+                or_none(&c.reason),
+                quote(&c.message)
+            )
+        })
+        .collect();
+    if let Some(p) = status
+        .condition("Progressing")
+        .filter(|p| p.status == "False" && p.reason == "Blocked")
+        && blockers.is_empty()
+    {
+        blockers.push(format!(
+            "Progressing=False (Blocked): {}",
+            quote(&p.message)
+        ));
+    }
+    blockers
+}
+
+/// Feedback was present but unreadable.
+pub fn report_invalid_feedback(
+    work: WorkRef<'_>,
+    error: &FeedbackError,
+    generation: Option<i64>,
+) -> Report {
+    let message = format!(
+        "Cannot read the HostedCluster status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
+        work.name, work.consumer
+    );
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkExists",
+                format!(
+                    "ManifestWork {} exists on management cluster {}",
+                    work.name, work.consumer
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::Unknown,
+                "InvalidFeedback",
+                message.clone(),
+            ),
+            cond(
+                "Health",
+                ConditionStatus::Unknown,
+                "InvalidFeedback",
+                message,
+            ),
+        ],
+        "",
+        "",
+    )
+}
+
+/// The cluster spec failed validation; nothing was sent.
+pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
+    let mut fields: Vec<&str> = Vec::new();
+    for v in violations {
+        if !fields.contains(&v.field) {
+            fields.push(v.field);
+        }
+    }
+    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
+    let applied = format!(
+        "Cluster spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet cluster spec and update the cluster:{details}"
+    );
+    let other = format!(
+        "Not checked: the cluster spec is invalid (fields: {}); see the Applied condition",
+        fields.join(", ")
+    );
+    error_report(generation, "InvalidClusterSpec", applied, other)
+}
+
+/// A work with our name exists but its labels say it belongs to someone else.
+pub fn report_ownership_conflict(
+    work: WorkRef<'_>,
+    cluster_id: &str,
+    found: &Ownership,
+    generation: Option<i64>,
+) -> Report {
+    let found = match found {
+        Ownership::Ours => {
+            "labels that match this cluster (ownership was checked wrongly)".to_owned()
+        }
+        Ownership::NotOurs {
+            cluster_id: found_id,
+            adapter,
+        } => format!(
+            "labels hyperfleet.io/cluster-id={} and hyperfleet.io/adapter={}",
+            found_id.as_deref().unwrap_or("<missing>"),
+            adapter.as_deref().unwrap_or("<missing>")
+        ),
+    };
+    let applied = format!(
+        "ManifestWork {} on management cluster {} already exists with {found}, not cluster-id={cluster_id} and adapter=controlplane; it was left untouched. Find who created it; delete or relabel it if it is stale",
+        work.name, work.consumer
+    );
+    let other = format!(
+        "Not checked: ManifestWork {} belongs to someone else (see Applied)",
+        work.name
+    );
+    error_report(generation, "OwnershipConflict", applied, other)
+}
+
+/// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
+pub fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro was unreachable for management cluster {consumer} after retries: {}. The next pulse retries; if it persists, check the Maestro service, its endpoints and network policy from the adapter namespace",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro is unavailable (see Applied)".to_owned();
+    error_report(generation, "MaestroUnavailable", applied, other)
+}
+
+/// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
+pub fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro rejected the adapter's credentials: {}. Check the adapter's bearer token file / client certificate and that its identity may manage ManifestWorks for this source; retrying will not help until that is fixed",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro authentication failed (see Applied)".to_owned();
+    error_report(generation, "MaestroAuthFailed", applied, other)
+}
+
+/// Maestro does not know the consumer (management cluster) the adapter is configured with.
+pub fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Maestro has no consumer named {consumer:?}, so the HostedCluster cannot be placed. Check MANAGEMENT_CLUSTER_CONSUMER against the consumers registered in Maestro"
+    );
+    let other =
+        format!("Not checked: management cluster {consumer:?} is unknown to Maestro (see Applied)");
+    error_report(generation, "ConsumerNotFound", applied, other)
+}
+
+fn error_report(generation: Option<i64>, reason: &str, applied: String, other: String) -> Report {
+    report(
+        generation,
+        [
+            cond("Applied", ConditionStatus::False, reason, applied),
+            cond("Available", ConditionStatus::Unknown, reason, other.clone()),
+            cond("Health", ConditionStatus::False, reason, other),
+        ],
+        "",
+        "",
+    )
+}
+
+fn report(
+    generation: Option<i64>,
+    conditions: [Condition; 3],
+    endpoint: &str,
+    version: &str,
+) -> Report {
+    let mut data = Map::new();
+    data.insert(DATA_CONTROL_PLANE_ENDPOINT.into(), endpoint.into());
+    data.insert(DATA_VERSION.into(), version.into());
+    let mut report = Report::new(conditions.into());
+    report.adapter = Some(ADAPTER_NAME.to_owned());
+    report.observed_generation = generation;
+    report.data = Some(data);
+    report
+}
+
+fn cond(type_: &str, status: ConditionStatus, reason: &str, message: String) -> Condition {
+    Condition::new(type_, status, reason, truncate(message, MAX_MESSAGE_LEN))
+}
+
+fn no_issues(message: &str) -> Condition {
+    cond(
+        "Health",
+        ConditionStatus::True,
+        "NoIssues",
+        message.to_owned(),
+    )
+}
+
+fn or_none(reason: &str) -> &str {
+    if reason.is_empty() {
+        "no reason"
+    } else {
+        reason
+    }
+}
+
+/// A foreign message, bounded, with an empty one made visible.
+fn quote(message: &str) -> String {
+    if message.is_empty() {
+        "(no message)".to_owned()
+    } else {
+        truncate(message.to_owned(), MAX_QUOTED)
+    }
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max.saturating_sub('…'.len_utf8());
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// A server/transport error text, bounded, with credentials removed: the word after `Bearer`
+/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`).
+pub fn redact(detail: &str) -> String {
+    let scheme = regex!(r"(?i)\b(bearer|basic)(\s+)[^\s,;]+");
+    let keyed = regex!(
+        r#"(?i)([a-z_-]*(?:token|password|passwd|secret|credential|api[_-]?key)[a-z_-]*)("?\s*[:=]\s*"?)[^\s",;&}]+"#
+    );
+    let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
+    let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
+    truncate(twice.into_owned(), MAX_QUOTED)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::cluster::{ClusterSpec, fixture};
+    use serde_json::json;
+
+    const WORK: WorkRef<'static> = WorkRef {
+        consumer: "us-east-mgmt-01",
+        name: "hostedcluster-abc",
+    };
+
+    /// `(status, reason)` of each condition, in order.
+    fn summary(report: &Report) -> Vec<(&str, ConditionStatus, &str)> {
+        report
+            .conditions
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status, c.reason.as_str()))
+            .collect()
+    }
+
+    fn data(report: &Report) -> (String, String) {
+        let d = report.data.as_ref().unwrap();
+        (
+            d[DATA_CONTROL_PLANE_ENDPOINT].as_str().unwrap().to_owned(),
+            d[DATA_VERSION].as_str().unwrap().to_owned(),
+        )
+    }
+
+    fn conditions(list: &[(&str, &str, &str)]) -> Value {
+        Value::Array(
+            list.iter()
+                .map(|(t, s, r)| json!({"type": t, "status": s, "reason": r, "message": format!("{t} says {r}"), "lastTransitionTime": "2026-01-01T00:00:00Z"}))
+                .collect(),
+        )
+    }
+
+    /// Every report this module builds must pass the report contract.
+    #[track_caller]
+    fn assert_valid(report: &Report) {
+        job_report::validate(report).unwrap();
+        assert_eq!(report.adapter.as_deref(), Some(ADAPTER_NAME));
+        assert_eq!(report.conditions.len(), 3);
+    }
+
+    use ConditionStatus::{False, True, Unknown};
+
+    #[test]
+    fn created_now() {
+        let report = report_created(WORK, Some(3));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkCreated"),
+                ("Available", False, "Provisioning"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        assert_eq!(report.observed_generation, Some(3));
+        assert_eq!(data(&report), (String::new(), String::new()));
+        assert!(report.conditions[0].message.contains("us-east-mgmt-01"));
+    }
+
+    #[test]
+    fn found_without_feedback_awaits_it() {
+        let report = report_found(WORK, None, Some(3));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkExists"),
+                ("Available", False, "AwaitingFeedback"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+    }
+
+    #[test]
+    fn mapping_table() {
+        /// (HostedCluster status, expected Available, expected Health)
+        type Case = (
+            Value,
+            (ConditionStatus, &'static str),
+            (ConditionStatus, &'static str),
+        );
+        let cases: Vec<Case> = vec![
+            (
+                json!({"conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "False", "AsExpected")])}),
+                (True, "ControlPlaneReady"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "WaitingForAvailable"), ("Progressing", "True", "Progressing")])}),
+                (False, "Provisioning"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "ComponentsNotAvailable"), ("Progressing", "False", "AsExpected")])}),
+                (False, "NotReady"),
+                (True, "NoIssues"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "Unknown", "StatusUnknown")])}),
+                (False, "NotReady"),
+                (True, "NoIssues"),
+            ),
+            (json!({}), (False, "NotReady"), (True, "NoIssues")),
+            (
+                json!({"conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "True", "UnavailableReplicas")])}),
+                (True, "ControlPlaneReady"),
+                (False, "Degraded"),
+            ),
+            (
+                json!({"conditions": conditions(&[("Available", "False", "X"), ("Progressing", "True", "Progressing"), ("Degraded", "True", "UnavailableReplicas")])}),
+                (False, "Provisioning"),
+                (False, "Degraded"),
+            ),
+        ];
+        for (status, available, health) in cases {
+            let report = report_found(WORK, Some(&status), Some(1));
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", available.0, available.1),
+                    ("Health", health.0, health.1),
+                ],
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
+    fn degraded_carries_the_hosted_cluster_message() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "True", "reason": "AsExpected", "message": ""},
+            {"type": "Degraded", "status": "True", "reason": "UnavailableReplicas", "message": "kube-apiserver has 1/3 replicas"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let health = report.condition("Health").unwrap();
+        assert_eq!(
+            health.message,
+            "Control plane is degraded (UnavailableReplicas): kube-apiserver has 1/3 replicas"
+        );
+    }
+
+    #[test]
+    fn not_ready_names_the_blocking_conditions() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "WaitingForAvailable", "message": "waiting"},
+            {"type": "Progressing", "status": "False", "reason": "Blocked", "message": "blocked"},
+            {"type": "ValidReleaseImage", "status": "False", "reason": "InvalidImage", "message": "image not found"},
+            {"type": "ValidConfiguration", "status": "True", "reason": "AsExpected", "message": ""},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let available = report.condition("Available").unwrap();
+        assert_eq!(available.reason, "NotReady");
+        assert!(
+            available
+                .message
+                .contains("ValidReleaseImage=False (InvalidImage): image not found"),
+            "{}",
+            available.message
+        );
+        assert!(!available.message.contains("ValidConfiguration"));
+    }
+
+    #[test]
+    fn not_ready_mentions_a_failed_reconcile() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": ""},
+            {"type": "ReconciliationSucceeded", "status": "False", "reason": "ReconciliationError", "message": "failed to get pull secret"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        let available = report.condition("Available").unwrap();
+        assert_eq!(available.reason, "NotReady");
+        assert!(
+            available
+                .message
+                .contains("last reconcile failed (ReconciliationError): failed to get pull secret"),
+            "{}",
+            available.message
+        );
+    }
+
+    #[test]
+    fn a_missing_pull_secret_is_not_a_blocker() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": ""},
+            {"type": "ValidReleaseImage", "status": "False", "reason": "SecretNotFound", "message": "no pull secret"},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        assert!(
+            !report
+                .condition("Available")
+                .unwrap()
+                .message
+                .contains("Blocked by")
+        );
+    }
+
+    #[test]
+    fn feedback_as_a_json_string_is_parsed_again() {
+        let raw =
+            json!({"conditions": conditions(&[("Available", "True", "AsExpected")])}).to_string();
+        let report = report_found(WORK, Some(&Value::String(raw)), None);
+        assert_eq!(
+            report.condition("Available").unwrap().reason,
+            "ControlPlaneReady"
+        );
+    }
+
+    #[test]
+    fn malformed_feedback_is_invalid_feedback() {
+        for bad in [
+            json!("not json {"),
+            json!(42),
+            json!("[1, 2]"),
+            json!({"conditions": "Available"}),
+            json!({"conditions": [{"status": "True"}]}),
+            json!({"controlPlaneEndpoint": "https://x:6443"}),
+        ] {
+            let report = report_found(WORK, Some(&bad), None);
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", Unknown, "InvalidFeedback"),
+                    ("Health", Unknown, "InvalidFeedback"),
+                ],
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn endpoint_is_reported_once_host_and_port_are_set() {
+        let endpoint = |v: Value| {
+            let status: HostedClusterStatus =
+                serde_json::from_value(json!({"controlPlaneEndpoint": v})).unwrap();
+            status.control_plane_endpoint()
+        };
+        assert_eq!(endpoint(json!({"host": "", "port": 0})), "");
+        assert_eq!(
+            endpoint(json!({"host": "api.x.example.com", "port": 0})),
+            ""
+        );
+        assert_eq!(endpoint(json!({"host": "", "port": 6443})), "");
+        assert_eq!(
+            endpoint(json!({"host": "api.x.example.com", "port": 6443})),
+            "https://api.x.example.com:6443"
+        );
+        assert_eq!(
+            endpoint(json!({"host": "fd00::1", "port": 443})),
+            "https://[fd00::1]:443"
+        );
+        assert_eq!(HostedClusterStatus::default().control_plane_endpoint(), "");
+    }
+
+    #[test]
+    fn version_is_the_newest_completed_history_entry() {
+        let version = |history: Value| {
+            let status: HostedClusterStatus =
+                serde_json::from_value(json!({"version": {"history": history}})).unwrap();
+            status.completed_version()
+        };
+        assert_eq!(version(json!([])), "");
+        assert_eq!(version(json!([{"state": "Partial", "version": ""}])), "");
+        assert_eq!(
+            version(json!([
+                {"state": "Partial", "version": "4.17.2", "completionTime": null},
+                {"state": "Completed", "version": "4.17.1"},
+                {"state": "Completed", "version": "4.17.0"},
+            ])),
+            "4.17.1"
+        );
+    }
+
+    #[test]
+    fn ready_report_carries_endpoint_and_version_in_data() {
+        let status = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected")]),
+            "controlPlaneEndpoint": {"host": "api.prod.example.com", "port": 443},
+            "version": {"desired": {"image": "x"}, "history": [{"state": "Completed", "version": "4.17.0", "image": "x", "verified": false, "startedTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:20:00Z"}]},
+            "kubeconfig": {"name": "prod-admin-kubeconfig"},
+        });
+        let report = report_found(WORK, Some(&status), Some(2));
+        assert_eq!(
+            data(&report),
+            (
+                "https://api.prod.example.com:443".to_owned(),
+                "4.17.0".to_owned()
+            )
+        );
+        let available = report.condition("Available").unwrap();
+        assert!(
+            available
+                .message
+                .contains("https://api.prod.example.com:443")
+        );
+        assert!(available.message.contains("4.17.0"));
+    }
+
+    #[test]
+    fn report_snapshots() {
+        let ready = json!({
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "AsExpected", "message": "The hosted control plane is available"},
+                {"type": "Progressing", "status": "False", "reason": "AsExpected", "message": "HostedCluster is at expected version"},
+                {"type": "Degraded", "status": "False", "reason": "AsExpected", "message": "The hosted cluster is not degraded"},
+            ],
+            "controlPlaneEndpoint": {"host": "api.prod-eu-1.hcp.example.com", "port": 443},
+            "version": {"history": [{"state": "Completed", "version": "4.17.0"}]},
+        });
+        insta::assert_json_snapshot!("report_ready", report_found(WORK, Some(&ready), Some(3)));
+        insta::assert_json_snapshot!("report_created", report_created(WORK, Some(1)));
+        let input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        let mut spec = input.spec;
+        spec.insert("machine_network_cidr".into(), json!("10.132.0.0/16"));
+        spec.insert(
+            "storage_sa_email".into(),
+            json!("hc-storage@other-project.iam.gserviceaccount.com"),
+        );
+        spec.remove("issuer_url");
+        let violations = ClusterSpec::validate("2a9f3c7d", None, &spec).unwrap_err();
+        insta::assert_json_snapshot!(
+            "report_invalid_spec",
+            report_invalid_spec(&violations, Some(2))
+        );
+    }
+
+    #[test]
+    fn invalid_spec_names_every_bad_field() {
+        let mut input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        input.spec.insert("gcp_region".into(), json!("nowhere"));
+        input.spec.remove("pull_secret_name");
+        let violations = ClusterSpec::validate("abc", None, &input.spec).unwrap_err();
+        let report = report_invalid_spec(&violations, Some(4));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", False, "InvalidClusterSpec"),
+                ("Available", Unknown, "InvalidClusterSpec"),
+                ("Health", False, "InvalidClusterSpec"),
+            ]
+        );
+        let applied = &report.conditions[0].message;
+        assert!(applied.contains("gcp_region:"), "{applied}");
+        assert!(
+            applied.contains("pull_secret_name: is required"),
+            "{applied}"
+        );
+        assert!(
+            report.conditions[1]
+                .message
+                .contains("gcp_region, pull_secret_name")
+        );
+    }
+
+    #[test]
+    fn error_reports() {
+        let found = Ownership::NotOurs {
+            cluster_id: Some("other".into()),
+            adapter: None,
+        };
+        let cases = [
+            (
+                report_ownership_conflict(WORK, "abc", &found, Some(1)),
+                "OwnershipConflict",
+            ),
+            (
+                report_maestro_unavailable("mgmt-1", "connection refused", Some(1)),
+                "MaestroUnavailable",
+            ),
+            (
+                report_maestro_auth_failed("401 Unauthorized", Some(1)),
+                "MaestroAuthFailed",
+            ),
+            (
+                report_consumer_not_found("mgmt-9", Some(1)),
+                "ConsumerNotFound",
+            ),
+        ];
+        for (report, reason) in cases {
+            assert_valid(&report);
+            assert_eq!(
+                summary(&report),
+                [
+                    ("Applied", False, reason),
+                    ("Available", Unknown, reason),
+                    ("Health", False, reason)
+                ]
+            );
+            assert_eq!(data(&report), (String::new(), String::new()));
+        }
+        let conflict = report_ownership_conflict(WORK, "abc", &found, None);
+        assert!(
+            conflict.conditions[0]
+                .message
+                .contains("hyperfleet.io/cluster-id=other")
+        );
+        assert!(
+            conflict.conditions[0]
+                .message
+                .contains("hyperfleet.io/adapter=<missing>")
+        );
+    }
+
+    #[test]
+    fn secrets_in_server_messages_are_redacted() {
+        let report = report_maestro_auth_failed(
+            "401: invalid header Authorization: Bearer eyJhbGciOi.secret token=abc123 password=hunter2",
+            None,
+        );
+        let message = &report.conditions[0].message;
+        assert!(!message.contains("eyJhbGciOi"), "{message}");
+        assert!(!message.contains("abc123"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+        assert!(message.contains("Bearer [REDACTED]"), "{message}");
+        let json =
+            redact(r#"{"access_token":"s3cr3t","user":"bob"} Authorization: Basic dXNlcjpwYXNz"#);
+        assert!(
+            !json.contains("s3cr3t") && !json.contains("dXNlcjpwYXNz"),
+            "{json}"
+        );
+        assert!(json.contains("bob"), "{json}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bearer_tokens_never_survive(token in "[A-Za-z0-9._~+/=-]{8,64}", prefix in "[ -~]{0,40}") {
+            let out = redact(&format!("{prefix} Authorization: Bearer {token} rest"));
+            proptest::prop_assert!(!out.contains(&token), "{}", out);
+        }
+    }
+
+    #[test]
+    fn huge_foreign_messages_are_bounded() {
+        let status = json!({"conditions": [
+            {"type": "Available", "status": "False", "reason": "X", "message": "é".repeat(40_000)},
+            {"type": "Degraded", "status": "True", "reason": "Y", "message": "x".repeat(40_000)},
+        ]});
+        let report = report_found(WORK, Some(&status), None);
+        assert_valid(&report);
+        assert!(report.conditions.iter().all(|c| c.message.len() <= 4096));
+    }
+}

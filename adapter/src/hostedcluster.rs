@@ -1,0 +1,267 @@
+//! The HostedCluster (`hypershift.openshift.io/v1beta1`) sent to the management cluster, built
+//! from a validated [`ClusterSpec`] as the current HyperShift API accepts it
+//! (`hypershift-api.md` §1.6 and §6).
+//!
+//! Choices:
+//! - namespace `clusters` (seed 004), name = the cluster's name (or id), see [`ClusterSpec`];
+//! - optional fields are omitted rather than sent empty (`endpointAccess`, `sshKey`,
+//!   `serviceAccountSigningKey`, the cluster/service networks, which the API server defaults);
+//! - `infraID` is not sent: the operator generates `<name>-<random>` and owns it. A cluster id
+//!   starting with a digit would otherwise prefix GCP resources whose names must start with a
+//!   letter (e.g. the `<infraID>-worker` network tag);
+//! - `services` always holds the four required services, sorted by name, because the list is
+//!   immutable and compared in order after creation.
+
+use serde_json::{Map, Value, json};
+
+use crate::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
+
+pub const API_VERSION: &str = "hypershift.openshift.io/v1beta1";
+pub const KIND: &str = "HostedCluster";
+/// API group and resource, as a ManifestWork `resourceIdentifier` names them.
+pub const GROUP: &str = "hypershift.openshift.io";
+pub const RESOURCE: &str = "hostedclusters";
+/// Label carrying the HyperFleet cluster id, on the HostedCluster and on its ManifestWork.
+pub const CLUSTER_ID_LABEL: &str = "hyperfleet.io/cluster-id";
+/// GCP resource label key carrying the cluster id (value from [`cluster_id_label_value`]).
+pub const GCP_CLUSTER_ID_LABEL_KEY: &str = "cluster-id";
+/// Pod Security Admission override upstream requires for hosted control planes on GKE.
+pub const PSA_OVERRIDE_ANNOTATION: &str =
+    "hypershift.openshift.io/pod-security-admission-label-override";
+
+/// The services every HostedCluster publishes, in the order they are sent (sorted by name).
+pub const SERVICES: [&str; 4] = ["APIServer", "Ignition", "Konnectivity", "OAuthServer"];
+
+/// Where the HostedCluster lives on the management cluster: `(namespace, name)`.
+pub fn hosted_cluster_ref(spec: &ClusterSpec) -> (&'static str, &str) {
+    (HOSTED_CLUSTER_NAMESPACE, &spec.hosted_cluster_name)
+}
+
+/// A GCP label value for the cluster id. Non-empty GCP label values must start with a lowercase
+/// letter, so an id that does not is prefixed with `id-` (ids are at most 60 characters, so the
+/// result fits in 63).
+pub fn cluster_id_label_value(cluster_id: &str) -> String {
+    if cluster_id.starts_with(|c: char| c.is_ascii_lowercase()) {
+        cluster_id.to_owned()
+    } else {
+        format!("id-{cluster_id}")
+    }
+}
+
+/// The HostedCluster object.
+pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
+    let (namespace, name) = hosted_cluster_ref(spec);
+    let gcp = &spec.gcp;
+    let sa = &gcp.service_accounts;
+
+    let mut platform_gcp = json!({
+        "project": gcp.project_id,
+        "region": gcp.region,
+        "networkConfig": {
+            "network": {"name": gcp.vpc_network_name},
+            "privateServiceConnectSubnet": {"name": gcp.psc_subnet_name},
+        },
+        "resourceLabels": [
+            {"key": GCP_CLUSTER_ID_LABEL_KEY, "value": cluster_id_label_value(&spec.cluster_id)},
+            {"key": "managed-by", "value": "hyperfleet"},
+        ],
+        "workloadIdentity": {
+            "projectNumber": gcp.project_number,
+            "poolID": gcp.wif_pool_id,
+            "providerID": gcp.wif_provider_id,
+            "serviceAccountsEmails": {
+                "controlPlane": sa.control_plane,
+                "nodePool": sa.node_pool,
+                "cloudController": sa.cloud_controller,
+                "storage": sa.storage,
+                "imageRegistry": sa.image_registry,
+                "network": sa.network,
+            },
+        },
+    });
+    if let (Some(access), Some(object)) = (gcp.endpoint_access, platform_gcp.as_object_mut()) {
+        object.insert("endpointAccess".into(), access.as_str().into());
+    }
+
+    let mut networking = Map::new();
+    networking.insert("networkType".into(), "OVNKubernetes".into());
+    if let Some(cidr) = &spec.cluster_network {
+        networking.insert("clusterNetwork".into(), json!([{"cidr": cidr.text}]));
+    }
+    if let Some(cidr) = &spec.service_network {
+        networking.insert("serviceNetwork".into(), json!([{"cidr": cidr.text}]));
+    }
+    networking.insert(
+        "machineNetwork".into(),
+        json!([{"cidr": spec.machine_network.text}]),
+    );
+
+    let mut hc_spec = json!({
+        "release": {"image": spec.release_image},
+        "pullSecret": {"name": spec.pull_secret_name},
+        "issuerURL": spec.issuer_url,
+        "dns": {"baseDomain": spec.base_domain},
+        "networking": networking,
+        "platform": {"type": "GCP", "gcp": platform_gcp},
+        "services": services(spec),
+    });
+    if let Some(object) = hc_spec.as_object_mut() {
+        if let Some(name) = &spec.ssh_key_secret_name {
+            object.insert("sshKey".into(), json!({"name": name}));
+        }
+        if let Some(name) = &spec.service_account_signing_key_secret_name {
+            object.insert("serviceAccountSigningKey".into(), json!({"name": name}));
+        }
+    }
+
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {CLUSTER_ID_LABEL: spec.cluster_id},
+            "annotations": {PSA_OVERRIDE_ANNOTATION: "baseline"},
+        },
+        "spec": hc_spec,
+    })
+}
+
+/// `spec.services`, sorted by service name. Without `external_dns_domain` (the upstream GCP CLI
+/// default): APIServer LoadBalancer, the others Routes without hostnames (reached through Private
+/// Service Connect). With a domain `D`: APIServer and OAuthServer become Routes with hostnames
+/// `api-<name>.D` and `oauth-<name>.D`.
+pub fn services(spec: &ClusterSpec) -> Vec<Value> {
+    let name = &spec.hosted_cluster_name;
+    let route = |hostname: Option<String>| match hostname {
+        Some(h) => json!({"type": "Route", "route": {"hostname": h}}),
+        None => json!({"type": "Route"}),
+    };
+    SERVICES
+        .iter()
+        .map(|service| {
+            let domain = spec.external_dns_domain.as_deref();
+            let strategy = match (*service, domain) {
+                ("APIServer", None) => json!({"type": "LoadBalancer"}),
+                ("APIServer", Some(d)) => route(Some(format!("api-{name}.{d}"))),
+                ("OAuthServer", Some(d)) => route(Some(format!("oauth-{name}.{d}"))),
+                _ => route(None),
+            };
+            json!({"service": service, "servicePublishingStrategy": strategy})
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::cluster::fixture;
+    use serde_json::json;
+
+    #[test]
+    fn hosted_cluster_with_every_option() {
+        insta::assert_json_snapshot!("hosted_cluster_full", hosted_cluster(&fixture::spec()));
+    }
+
+    #[test]
+    fn hosted_cluster_minimal_omits_unset_optional_fields() {
+        let spec = fixture::spec_with(|spec| {
+            for field in [
+                "endpoint_access",
+                "cluster_network_cidr",
+                "service_network_cidr",
+                "service_account_signing_key_secret_name",
+                "ssh_key_secret_name",
+            ] {
+                spec.remove(field);
+            }
+        });
+        let hc = hosted_cluster(&spec);
+        assert!(hc.pointer("/spec/platform/gcp/endpointAccess").is_none());
+        assert!(hc.pointer("/spec/sshKey").is_none());
+        assert!(hc.pointer("/spec/serviceAccountSigningKey").is_none());
+        assert!(hc.pointer("/spec/networking/clusterNetwork").is_none());
+        assert!(hc.pointer("/spec/infraID").is_none());
+        insta::assert_json_snapshot!("hosted_cluster_minimal", hc);
+    }
+
+    #[test]
+    fn services_are_the_four_required_in_name_order() {
+        let hc = hosted_cluster(&fixture::spec());
+        let names: Vec<_> = hc["spec"]["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["service"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["APIServer", "Ignition", "Konnectivity", "OAuthServer"]
+        );
+        assert_eq!(
+            hc["spec"]["services"][0]["servicePublishingStrategy"],
+            json!({"type": "LoadBalancer"})
+        );
+    }
+
+    #[test]
+    fn external_dns_publishes_api_and_oauth_as_named_routes() {
+        let spec = fixture::spec_with(|spec| {
+            spec.insert("external_dns_domain".into(), json!("apps.example.com"));
+        });
+        let services = services(&spec);
+        assert_eq!(
+            services[0],
+            json!({"service": "APIServer", "servicePublishingStrategy": {"type": "Route", "route": {"hostname": "api-prod-eu-1.apps.example.com"}}})
+        );
+        assert_eq!(
+            services[3],
+            json!({"service": "OAuthServer", "servicePublishingStrategy": {"type": "Route", "route": {"hostname": "oauth-prod-eu-1.apps.example.com"}}})
+        );
+        assert_eq!(
+            services[1]["servicePublishingStrategy"],
+            json!({"type": "Route"})
+        );
+    }
+
+    #[test]
+    fn six_distinct_service_accounts_are_sent() {
+        let hc = hosted_cluster(&fixture::spec());
+        let emails = hc
+            .pointer("/spec/platform/gcp/workloadIdentity/serviceAccountsEmails")
+            .and_then(Value::as_object)
+            .unwrap();
+        assert_eq!(emails.len(), 6);
+        let distinct: std::collections::BTreeSet<_> =
+            emails.values().filter_map(Value::as_str).collect();
+        assert_eq!(distinct.len(), 6);
+    }
+
+    #[test]
+    fn cluster_id_label_values_start_with_a_letter() {
+        assert_eq!(cluster_id_label_value("abc-123"), "abc-123");
+        assert_eq!(cluster_id_label_value("2a9f3c7d"), "id-2a9f3c7d");
+        let hc = hosted_cluster(&fixture::spec());
+        assert_eq!(
+            hc.pointer("/spec/platform/gcp/resourceLabels/0"),
+            Some(&json!({"key": "cluster-id", "value": "id-2a9f3c7d-8e1b-4c5d-9f00-123456789abc"}))
+        );
+        assert_eq!(
+            hc.pointer("/metadata/labels/hyperfleet.io~1cluster-id"),
+            Some(&json!("2a9f3c7d-8e1b-4c5d-9f00-123456789abc"))
+        );
+    }
+
+    #[test]
+    fn release_image_has_an_architecture_suffix() {
+        let hc = hosted_cluster(&fixture::spec_with(|spec| {
+            spec.insert("architecture".into(), json!("arm64"));
+        }));
+        assert_eq!(
+            hc["spec"]["release"]["image"],
+            "quay.io/openshift-release-dev/ocp-release:4.17.0-aarch64"
+        );
+    }
+}
