@@ -1,1 +1,3 @@
-//! placeholder
+//! HyperFleet HyperShift adapter: subcommands that check a cluster and write the adapter report.
+
+pub mod nodes;
