@@ -52,7 +52,11 @@ pub struct Args {
     pub stale_heartbeat_after: SignedDuration,
 
     /// Taint key marking a node not yet verified; repeat the flag, or comma-separate in the env.
-    #[arg(long = "verification-taint", env = "VERIFICATION_TAINTS", value_delimiter = ',')]
+    #[arg(
+        long = "verification-taint",
+        env = "VERIFICATION_TAINTS",
+        value_delimiter = ','
+    )]
     pub verification_taints: Vec<String>,
 
     /// Carrying a verification taint for longer than this makes a node unverified.
@@ -82,7 +86,11 @@ impl Args {
     pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
         self.results_path
             .clone()
-            .or_else(|| results_path_env.filter(|p| !p.is_empty()).map(PathBuf::from))
+            .or_else(|| {
+                results_path_env
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            })
             .unwrap_or_else(|| PathBuf::from(job_report::DEFAULT_RESULTS_PATH))
     }
 
@@ -144,7 +152,10 @@ mod tests {
         assert_eq!(parse_duration("30m"), Ok(SignedDuration::from_mins(30)));
         assert_eq!(parse_duration("2h"), Ok(SignedDuration::from_hours(2)));
         assert_eq!(parse_duration("1h30m"), Ok(SignedDuration::from_mins(90)));
-        assert_eq!(parse_duration("500ms"), Ok(SignedDuration::from_millis(500)));
+        assert_eq!(
+            parse_duration("500ms"),
+            Ok(SignedDuration::from_millis(500))
+        );
         assert_eq!(parse_duration("0s"), Ok(SignedDuration::ZERO));
         assert!(parse_duration("-5m").is_err());
         assert!(parse_duration("5 parsecs").is_err());

@@ -469,7 +469,10 @@ fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
             first(&f.not_ready).map(Clone::clone).collect(),
         ),
         Problem::StaleHeartbeat => (
-            format!("without a heartbeat for longer than {}", human(t.stale_heartbeat_after)),
+            format!(
+                "without a heartbeat for longer than {}",
+                human(t.stale_heartbeat_after)
+            ),
             first(&f.stale_heartbeat).map(Clone::clone).collect(),
         ),
         Problem::Pressure => (
@@ -612,8 +615,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub fn human(d: SignedDuration) -> String {
     let total = d.as_secs();
     if total == 0 {
-        let ms = d.as_millis();
-        return format!("{ms}ms");
+        return match d.as_millis() {
+            0 => "0s".to_owned(),
+            ms => format!("{ms}ms"),
+        };
     }
     let mut out = String::new();
     if total < 0 {

@@ -178,7 +178,8 @@ impl KubeNodeSource {
         };
         let mut config = match kubeconfig {
             Some(path) => {
-                let kubeconfig = Kubeconfig::read_from(path).map_err(|e| config_err(error_chain(&e)))?;
+                let kubeconfig =
+                    Kubeconfig::read_from(path).map_err(|e| config_err(error_chain(&e)))?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                     .await
                     .map_err(|e| config_err(error_chain(&e)))?
@@ -202,12 +203,13 @@ impl KubeNodeSource {
         if let Some(token) = continue_token {
             params = params.continue_token(token);
         }
-        let request = kube::core::Request::new(path)
-            .list(&params)
-            .map_err(|e| SourceError::Unreachable {
-                resource,
-                message: error_chain(&e),
-            })?;
+        let request =
+            kube::core::Request::new(path)
+                .list(&params)
+                .map_err(|e| SourceError::Unreachable {
+                    resource,
+                    message: error_chain(&e),
+                })?;
         match tokio::time::timeout(self.timeout, self.client.request::<WireList<W>>(request)).await
         {
             Ok(result) => result.map_err(|e| SourceError::from_kube(resource, e)),

@@ -109,7 +109,11 @@ pub fn node_object(summary: &NodeSummary) -> Node {
     };
     let flag = |b: bool| if b { "True" } else { "False" };
     let mut conditions = vec![
-        condition("MemoryPressure", flag(summary.memory_pressure), summary.created),
+        condition(
+            "MemoryPressure",
+            flag(summary.memory_pressure),
+            summary.created,
+        ),
         condition("DiskPressure", flag(summary.disk_pressure), summary.created),
         condition("PIDPressure", flag(summary.pid_pressure), summary.created),
         condition(
@@ -157,7 +161,10 @@ pub fn node_object(summary: &NodeSummary) -> Node {
                 .collect(),
             ),
             resource_version: Some("12345".to_owned()),
-            uid: Some(format!("00000000-0000-0000-0000-{:012}", summary.name.len())),
+            uid: Some(format!(
+                "00000000-0000-0000-0000-{:012}",
+                summary.name.len()
+            )),
             ..ObjectMeta::default()
         },
         spec: Some(NodeSpec {
