@@ -189,6 +189,10 @@ impl KubeNodeSource {
                 .map_err(|e| config_err(error_chain(&e)))?,
         };
         config.read_timeout = Some(timeout);
+        // kube-rs would retry 429/503/504 for up to 15 attempts, hiding the server's answer
+        // behind our timeout. The Job runs again on the next pulse (~10 s), so one attempt per
+        // call and a report carrying the server's message is the better trade.
+        config.default_retry = false;
         let client = kube::Client::try_from(config).map_err(|e| config_err(error_chain(&e)))?;
         Ok(KubeNodeSource::new(client, page_size, timeout))
     }

@@ -29,7 +29,7 @@ pub struct SyntheticNode {
 
 /// `n` nodes named `node-00000`…, mostly healthy; roughly 1 in 50 has some problem (NotReady,
 /// pressure, cordoned, unverified, terminating with a finalizer, stale lease), chosen by a
-/// PRNG seeded with `seed`, with ages on both sides of the default thresholds.
+/// PRNG seeded with `seed`, half of them younger and half older than the default thresholds.
 pub fn synthetic_cluster(n: usize, seed: u64, now: Timestamp) -> Vec<SyntheticNode> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let created = now - SignedDuration::from_hours(24 * 7);
@@ -48,7 +48,12 @@ pub fn synthetic_cluster(n: usize, seed: u64, now: Timestamp) -> Vec<SyntheticNo
             };
             let mut renewed = now - SignedDuration::from_secs(rng.i64(0..10));
             if rng.usize(0..50) == 0 {
-                let age = SignedDuration::from_secs(rng.i64(0..7200));
+                // Half the problems are young (within every grace), half old (past all).
+                let age = SignedDuration::from_secs(if rng.bool() {
+                    rng.i64(0..100)
+                } else {
+                    rng.i64(2000..7200)
+                });
                 match rng.u8(0..8) {
                     0 => {
                         summary.ready = Some(ReadyState {
