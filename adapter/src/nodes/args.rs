@@ -132,6 +132,8 @@ pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use clap::{CommandFactory, Parser};
 

@@ -1,6 +1,8 @@
 //! `KubeNodeSource` against a tiny in-test fake API server (until the `testbed` crate lands):
 //! paginated Node and Lease lists, 401/403 in the real `Status` format, 500, 410, slowness.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
