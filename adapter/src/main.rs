@@ -1,5 +1,7 @@
 //! `hypershift-adapter`: parse args, install the rustls ring provider, start tracing, dispatch.
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 use hypershift_adapter::nodes;
 use tracing_subscriber::EnvFilter;
@@ -28,14 +30,23 @@ fn init_tracing(format: nodes::LogFormat) {
     }
 }
 
+/// Exit 0 once a report is written (whatever it says), 1 when none could be written; clap
+/// exits 2 on bad flags.
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     match cli.cmd {
         Command::Nodes(args) => {
             init_tracing(args.log_format);
-            nodes::run_with_kube(args).await
+            let cluster_id = args.cluster_id.clone().unwrap_or_default();
+            match nodes::run_with_kube(args).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!(cluster_id, error = %e, "no report written");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }

@@ -37,16 +37,17 @@ fn page(items: &[Value], kind: &str, q: &HashMap<String, String>) -> Response {
         .into_response()
 }
 
-fn authorized(headers: &HeaderMap) -> Result<(), Response> {
+/// The page when the bearer token is right, the API server's 401 `Status` otherwise.
+fn authorized(headers: &HeaderMap, page: impl FnOnce() -> Response) -> Response {
     let ok = headers
         .get("authorization")
         .is_some_and(|v| v.as_bytes() == format!("Bearer {TOKEN}").as_bytes());
     if ok {
-        return Ok(());
+        return page();
     }
     let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "Unauthorized", "reason": "Unauthorized", "code": 401});
-    Err((StatusCode::UNAUTHORIZED, axum::Json(status)).into_response())
+    (StatusCode::UNAUTHORIZED, axum::Json(status)).into_response()
 }
 
 /// Serves `n` synthetic nodes (and their leases) on 127.0.0.1:0; returns the URL.
@@ -69,10 +70,7 @@ async fn serve(n: usize, now: Timestamp) -> String {
                 |State(api): State<Arc<Api>>,
                  headers: HeaderMap,
                  Query(q): Query<HashMap<String, String>>| async move {
-                    match authorized(&headers) {
-                        Ok(()) => page(&api.nodes, "NodeList", &q),
-                        Err(r) => r,
-                    }
+                    authorized(&headers, || page(&api.nodes, "NodeList", &q))
                 },
             ),
         )
@@ -82,10 +80,7 @@ async fn serve(n: usize, now: Timestamp) -> String {
                 |State(api): State<Arc<Api>>,
                  headers: HeaderMap,
                  Query(q): Query<HashMap<String, String>>| async move {
-                    match authorized(&headers) {
-                        Ok(()) => page(&api.leases, "LeaseList", &q),
-                        Err(r) => r,
-                    }
+                    authorized(&headers, || page(&api.leases, "LeaseList", &q))
                 },
             ),
         )

@@ -121,7 +121,7 @@ pub fn failure_report(err: &SourceError, generation: Option<i64>) -> Report {
 
 /// Why `run` could not finish: only a report that could not be written is an error.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write the report: {0}")]
+#[error(transparent)]
 pub struct RunError(#[from] pub job_report::WriteError);
 
 /// Checks the nodes `source` serves as of `now` and writes the report to `results_path`.
