@@ -2,8 +2,8 @@
 //! `hypershift-adapter nodes` against without a cluster and to measure it. Stands in until the
 //! `testbed` crate's API server lands.
 //!
-//! `cargo run --example nodes-fake-api -- 5000 /tmp/kubeconfig` writes a kubeconfig pointing at
-//! it, prints the URL and serves until killed.
+//! `cargo run --example nodes-fake-api -- 5000 /tmp/kubeconfig 50` (nodes, kubeconfig path,
+//! images per node) writes a kubeconfig pointing at it, prints the URL and serves until killed.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
@@ -41,11 +41,14 @@ async fn main() {
     let kubeconfig = args
         .next()
         .unwrap_or_else(|| "/tmp/nodes-fake-kubeconfig".to_owned());
+    let images: u16 = args.next().map_or(50, |a| a.parse().unwrap());
     let cluster = testing::synthetic_cluster(n, 42, jiff::Timestamp::now());
     let lists = Arc::new(Lists {
         nodes: cluster
             .iter()
-            .map(|c| serde_json::to_value(testing::node_object(&c.summary)).unwrap())
+            .map(|c| {
+                serde_json::to_value(testing::node_object_with_images(&c.summary, images)).unwrap()
+            })
             .collect(),
         leases: cluster
             .iter()

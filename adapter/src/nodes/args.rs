@@ -71,8 +71,9 @@ pub struct Args {
     #[arg(long, env = "EXPECTED_NODES")]
     pub expected_nodes: Option<u32>,
 
-    /// Items per LIST page.
-    #[arg(long, env = "PAGE_SIZE", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=5000))]
+    /// Items per LIST page. Peak memory grows with it (a page is buffered whole): measured on
+    /// 5 000 nodes of ~13 KB each, 250 → 18 MiB RSS, 500 → 29 MiB, 1000 → 48 MiB.
+    #[arg(long, env = "PAGE_SIZE", default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=5000))]
     pub page_size: u32,
 
     /// Timeout of each API call.
@@ -184,7 +185,7 @@ mod tests {
         assert_eq!(t.stuck_terminating_after, SignedDuration::from_mins(30));
         assert_eq!(t.expected_nodes, Some(3));
         assert_eq!(t.required_ready(), (3, "--expected-nodes"));
-        assert_eq!(cli.args.page_size, 500);
+        assert_eq!(cli.args.page_size, 250);
     }
 
     #[test]

@@ -4,8 +4,13 @@
 //! The Kubernetes implementation lists page by page (`limit` + `continue`) and deserializes
 //! each page straight into small wire types holding only the fields the check reads — a Node's
 //! images, addresses, capacity and managed fields are skipped by the parser and never
-//! allocated. That, and never holding more than one page, keeps a 5 000-node cluster within a
-//! few MiB.
+//! allocated; only the summaries are kept. The response body of one page is still buffered
+//! whole by kube-rs, so the page size bounds peak memory.
+//!
+//! Measured (release build, 5 000 nodes of ~13 KB JSON with 50 images each, served by
+//! `examples/nodes-fake-api.rs`): 250 per page → 18 MiB peak RSS, ~150 ms CPU;
+//! 500 → 29 MiB; 1000 → 48 MiB. Hence the default `--page-size 250`. Deserializing into
+//! `k8s_openapi` `Node`s instead would keep every image, label and managed field of the page.
 
 use std::future::Future;
 use std::path::PathBuf;

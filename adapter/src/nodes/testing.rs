@@ -100,9 +100,15 @@ pub fn synthetic_cluster(n: usize, seed: u64, now: Timestamp) -> Vec<SyntheticNo
         .collect()
 }
 
-/// The Node an API server would serve for `summary`, with realistic bulk a real kubelet adds
-/// (addresses, capacity, node info, a list of images) so parsing costs what it costs for real.
+/// The Node an API server would serve for `summary`, with the bulk a real kubelet adds
+/// (addresses, capacity, node info, 20 images) so parsing costs what it costs for real.
 pub fn node_object(summary: &NodeSummary) -> Node {
+    node_object_with_images(summary, 20)
+}
+
+/// [`node_object`] with `images` container images in its status (the kubelet reports up to
+/// 50 by default, which makes a Node about 15 KB of JSON).
+pub fn node_object_with_images(summary: &NodeSummary, images: u16) -> Node {
     let time = |t: Option<Timestamp>| t.map(Time);
     let condition = |type_: &str, status: &str, since: Option<Timestamp>| NodeCondition {
         type_: type_.to_owned(),
@@ -139,7 +145,7 @@ pub fn node_object(summary: &NodeSummary) -> Node {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), Quantity(v.to_owned())))
     .collect();
-    let images = (0..20)
+    let images = (0..i64::from(images))
         .map(|i| ContainerImage {
             names: Some(vec![
                 format!("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{i:064x}"),
