@@ -20,6 +20,11 @@
 //! Cordoned nodes are counted and listed in `data` but do not make Health False: cordoning is
 //! usually deliberate (maintenance, drains).
 //!
+//! A node the API reports not Ready, but for no longer than `--not-ready-grace`, is not judged
+//! for heartbeats either: its kubelet stopped renewing the Lease at the same time, and the
+//! (shorter) heartbeat limit must not undercut the grace. Stale heartbeats therefore catch
+//! nodes still reported Ready whose kubelet went silent, and nodes past the grace.
+//!
 //! # Stability across pulses
 //!
 //! Messages never contain ages or the current time, only counts, configured thresholds and
@@ -255,55 +260,39 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// True when `since` is known and lies more than `limit` before now.
-    fn longer_than(&self, since: Option<Timestamp>, limit: SignedDuration) -> bool {
-        since.is_some_and(|t| self.now.duration_since(t) > limit)
+    /// How long ago `since` was; `None` (undated) counts as "forever", so an undated problem
+    /// is reported rather than silently ignored.
+    fn age(&self, since: Option<Timestamp>) -> SignedDuration {
+        since.map_or(SignedDuration::MAX, |t| self.now.duration_since(t))
     }
 
     /// Judges one node.
     pub fn observe(&mut self, node: &NodeSummary) {
         let t = self.thresholds;
-        let f = &mut self.findings;
-        f.total += 1;
         let name = || node.name.clone();
+        self.findings.total += 1;
 
-        // Ready. A node that never reported Ready is measured from its creation.
-        match node.ready {
+        // Ready. Not Ready is measured from the condition's last transition, or from the
+        // node's creation when it never reported one.
+        let within_grace = match node.ready {
             Some(ReadyState {
                 status: ConditionStatus::True,
                 ..
-            }) => f.ready += 1,
+            }) => {
+                self.findings.ready += 1;
+                false
+            }
             ready => {
-                let since = match ready {
-                    Some(r) => r.since.or(node.created),
-                    None => node.created,
-                };
-                // Unknown start: flag it, a node we cannot date is not "within grace".
-                let beyond = since.is_none_or(|s| self.now.duration_since(s) > t.not_ready_grace);
-                if beyond {
+                let since = ready.and_then(|r| r.since).or(node.created);
+                if self.age(since) > t.not_ready_grace {
                     self.findings.not_ready.push(name());
+                    false
                 } else {
                     self.findings.not_ready_within_grace += 1;
+                    true
                 }
             }
-        }
-        let f = &mut self.findings;
-
-        if node.memory_pressure {
-            f.memory_pressure.push(name());
-        }
-        if node.disk_pressure {
-            f.disk_pressure.push(name());
-        }
-        if node.pid_pressure {
-            f.pid_pressure.push(name());
-        }
-        if node.network_unavailable {
-            f.network_unavailable.push(name());
-        }
-        if node.unschedulable {
-            f.cordoned.push(name());
-        }
+        };
 
         // Verification taints: NoSchedule taints usually carry no timeAdded; then the node is
         // taken to have carried the taint since it was created.
@@ -311,46 +300,54 @@ impl<'a> Judge<'a> {
             .taints
             .iter()
             .filter(|taint| t.verification_taints.contains(&taint.key))
-            .filter(|taint| {
-                self.now_longer_than(taint.time_added.or(node.created), t.verification_grace)
-            })
+            .filter(|taint| self.age(taint.time_added.or(node.created)) > t.verification_grace)
             .map(|taint| taint.key.clone())
             .collect();
-        if !overdue.is_empty() {
-            overdue.sort();
-            overdue.dedup();
-            self.findings.unverified.push(UnverifiedNode {
-                name: name(),
-                taints: overdue,
-            });
-        }
-
-        if self.longer_than(node.deleting_since, t.stuck_terminating_after) {
-            let mut finalizers = node.finalizers.clone();
-            finalizers.sort();
-            self.findings.stuck_terminating.push(StuckNode {
-                name: name(),
-                finalizers,
-            });
-        }
+        overdue.sort();
+        overdue.dedup();
 
         // Heartbeat: the node Lease's renewTime; without a Lease, the Ready condition's
-        // lastHeartbeatTime; with neither, the node has never sent one.
+        // lastHeartbeatTime; with neither, the node never sent one. A node already known to be
+        // not Ready but still within its grace is left to that grace: a dead kubelet also
+        // stops renewing its Lease, and a shorter heartbeat limit must not undercut the grace.
         let heartbeat = self
             .leases
             .get(&node.name)
             .copied()
             .or(node.ready.and_then(|r| r.heartbeat));
-        let stale = heartbeat.is_none_or(|h| self.now.duration_since(h) > t.stale_heartbeat_after);
-        if stale {
-            self.findings.stale_heartbeat.push(name());
-        }
-    }
+        let stale = !within_grace && self.age(heartbeat) > t.stale_heartbeat_after;
 
-    fn now_longer_than(&self, since: Option<Timestamp>, limit: SignedDuration) -> bool {
-        // A taint we cannot date at all counts as overdue: better a visible finding than a
-        // silently ignored one.
-        since.is_none_or(|s| self.now.duration_since(s) > limit)
+        let stuck = node
+            .deleting_since
+            .is_some_and(|since| self.age(Some(since)) > t.stuck_terminating_after);
+
+        let f = &mut self.findings;
+        for (flag, list) in [
+            (node.memory_pressure, &mut f.memory_pressure),
+            (node.disk_pressure, &mut f.disk_pressure),
+            (node.pid_pressure, &mut f.pid_pressure),
+            (node.network_unavailable, &mut f.network_unavailable),
+            (node.unschedulable, &mut f.cordoned),
+            (stale, &mut f.stale_heartbeat),
+        ] {
+            if flag {
+                list.push(name());
+            }
+        }
+        if !overdue.is_empty() {
+            f.unverified.push(UnverifiedNode {
+                name: name(),
+                taints: overdue,
+            });
+        }
+        if stuck {
+            let mut finalizers = node.finalizers.clone();
+            finalizers.sort();
+            f.stuck_terminating.push(StuckNode {
+                name: name(),
+                finalizers,
+            });
+        }
     }
 
     /// Sorts every list and returns the findings.

@@ -309,6 +309,35 @@ fn stale_heartbeat_uses_the_lease_then_the_ready_heartbeat() {
 }
 
 #[test]
+fn a_node_not_ready_within_its_grace_is_not_flagged_for_its_heartbeat_either() {
+    // The kubelet died 3 minutes ago: lease 3m old (> 2m), Ready=Unknown for 2m30s (< 5m).
+    let mut dying = not_ready(
+        "dying",
+        ConditionStatus::Unknown,
+        SignedDuration::from_secs(150),
+    );
+    dying.ready = Some(ReadyState {
+        heartbeat: ago(mins(3)),
+        ..dying.ready.unwrap()
+    });
+    let mut long_dead = not_ready("long-dead", ConditionStatus::Unknown, mins(20));
+    long_dead.ready = Some(ReadyState {
+        heartbeat: ago(mins(21)),
+        ..long_dead.ready.unwrap()
+    });
+    let nodes = [dying, long_dead];
+    let leases: HashMap<_, _> = [
+        ("dying".to_owned(), now() - mins(3)),
+        ("long-dead".to_owned(), now() - mins(21)),
+    ]
+    .into();
+    let f = judge(&nodes, &leases, now(), &thresholds());
+    assert_eq!(f.not_ready_within_grace, 1);
+    assert_eq!(f.not_ready, vec!["long-dead"]);
+    assert_eq!(f.stale_heartbeat, vec!["long-dead"]);
+}
+
+#[test]
 fn a_lease_newer_than_the_ready_heartbeat_wins() {
     let mut node = healthy("n");
     node.ready = Some(ReadyState {
