@@ -608,7 +608,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-/// A duration as people write it in flags: `30s`, `5m`, `1h30m`, `2d`.
+/// A duration as people write it in flags, and as [`super::args::parse_duration`] reads it
+/// back: `30s`, `5m`, `1h30m`, `48h` (no days: jiff does not parse them as a fixed length).
 pub fn human(d: SignedDuration) -> String {
     let total = d.as_secs();
     if total == 0 {
@@ -622,7 +623,7 @@ pub fn human(d: SignedDuration) -> String {
         out.push('-');
     }
     let mut rest = total.unsigned_abs();
-    for (unit, secs) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+    for (unit, secs) in [("h", 3_600), ("m", 60), ("s", 1)] {
         if rest >= secs {
             let _ = write!(out, "{}{unit}", rest / secs);
             rest %= secs;

@@ -599,7 +599,56 @@ fn human_durations() {
     assert_eq!(human(SignedDuration::from_secs(30)), "30s");
     assert_eq!(human(mins(5)), "5m");
     assert_eq!(human(mins(90)), "1h30m");
-    assert_eq!(human(SignedDuration::from_hours(48)), "2d");
+    assert_eq!(human(SignedDuration::from_hours(48)), "48h");
     assert_eq!(human(SignedDuration::from_millis(500)), "500ms");
     assert_eq!(human(SignedDuration::ZERO), "0s");
+}
+
+#[test]
+fn report_snapshot_with_every_kind_of_problem() {
+    let mut pressured = healthy("worker-c");
+    pressured.memory_pressure = true;
+    pressured.pid_pressure = true;
+    let mut cordoned = healthy("worker-d");
+    cordoned.unschedulable = true;
+    let nodes = [
+        healthy("worker-a"),
+        not_ready("worker-b", ConditionStatus::False, mins(12)),
+        pressured,
+        cordoned,
+        deleting("worker-e", mins(90), &["example.com/node-cleanup"]),
+        tainted("worker-f", "node.example.com/unverified", ago(mins(40))),
+        not_ready("worker-g", ConditionStatus::Unknown, mins(1)),
+    ];
+    let mut leases = leases_for(&nodes);
+    leases.insert("worker-a".into(), now() - mins(7));
+    let t = Thresholds {
+        expected_nodes: Some(6),
+        ..thresholds()
+    };
+    let r = report(&judge(&nodes, &leases, now(), &t), &t, Some(5));
+    insta::assert_json_snapshot!(r);
+}
+
+mod durations {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::nodes::args::parse_duration;
+
+    proptest! {
+        /// Whatever `human` prints, the flag parser reads back as the same duration.
+        #[test]
+        fn human_output_parses_back(secs in 0i64..10_000_000) {
+            let d = SignedDuration::from_secs(secs);
+            prop_assert_eq!(parse_duration(&human(d)), Ok(d));
+        }
+
+        #[test]
+        fn unit_suffixes_scale(n in 0i64..100_000) {
+            prop_assert_eq!(parse_duration(&format!("{n}s")), Ok(SignedDuration::from_secs(n)));
+            prop_assert_eq!(parse_duration(&format!("{n}m")), Ok(SignedDuration::from_mins(n)));
+            prop_assert_eq!(parse_duration(&format!("{n}h")), Ok(SignedDuration::from_hours(n)));
+        }
+    }
 }
