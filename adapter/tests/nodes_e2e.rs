@@ -143,11 +143,21 @@ async fn checks_a_cluster_through_a_kubeconfig_and_writes_the_report() {
     let server = serve(1200, now).await;
     let dir = tempfile::tempdir().unwrap();
     let config = kubeconfig(dir.path(), &server, TOKEN);
+    let extra = dir.path().join("extra-kubeconfig");
+    std::fs::write(
+        &extra,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster:\n    server: https://other.invalid\n",
+    )
+    .unwrap();
     let results = dir.path().join("adapter-report.json");
     let out = adapter(
         vec!["--page-size".into(), "500".into()],
         vec![
-            ("KUBECONFIG", config.display().to_string()),
+            // A `:`-list like kubectl accepts; the missing-context file merges in harmlessly.
+            (
+                "KUBECONFIG",
+                format!("{}:{}", config.display(), extra.display()),
+            ),
             ("RESULTS_PATH", results.display().to_string()),
             ("CLUSTER_ID", "cluster-e2e".into()),
             ("GENERATION", "7".into()),

@@ -183,8 +183,20 @@ impl KubeNodeSource {
         };
         let mut config = match kubeconfig {
             Some(path) => {
+                // KUBECONFIG may be a `:`-separated list; merge like kubectl does.
+                let mut merged: Option<Kubeconfig> = None;
+                for part in std::env::split_paths(path).filter(|p| !p.as_os_str().is_empty()) {
+                    let next =
+                        Kubeconfig::read_from(&part).map_err(|e| config_err(error_chain(&e)))?;
+                    merged = Some(match merged {
+                        Some(first) => {
+                            first.merge(next).map_err(|e| config_err(error_chain(&e)))?
+                        }
+                        None => next,
+                    });
+                }
                 let kubeconfig =
-                    Kubeconfig::read_from(path).map_err(|e| config_err(error_chain(&e)))?;
+                    merged.ok_or_else(|| config_err("the kubeconfig path is empty".to_owned()))?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                     .await
                     .map_err(|e| config_err(error_chain(&e)))?
