@@ -205,11 +205,7 @@ impl KubeNodeSource {
                 .await
                 .map_err(|e| config_err(error_chain(&e)))?,
         };
-        config.read_timeout = Some(timeout);
-        // kube-rs would retry 429/503/504 for up to 15 attempts, hiding the server's answer
-        // behind our timeout. The Job runs again on the next pulse (~10 s), so one attempt per
-        // call and a report carrying the server's message is the better trade.
-        config.default_retry = false;
+        tune(&mut config, timeout);
         let client = kube::Client::try_from(config).map_err(|e| config_err(error_chain(&e)))?;
         Ok(KubeNodeSource::new(client, page_size, timeout))
     }
@@ -240,6 +236,15 @@ impl KubeNodeSource {
             }),
         }
     }
+}
+
+/// The client settings the check relies on: a read timeout per call, and no kube-rs retries —
+/// it would retry 429/503/504 up to 15 times, hiding the server's answer behind our timeout;
+/// the Job runs again on the next pulse (~10 s), so one attempt per call and a report carrying
+/// the server's message is the better trade.
+pub fn tune(config: &mut kube::Config, timeout: Duration) {
+    config.read_timeout = Some(timeout);
+    config.default_retry = false;
 }
 
 impl NodeSource for KubeNodeSource {

@@ -160,7 +160,7 @@ async fn serve(fake: Fake) -> (Arc<Fake>, kube::Client) {
 /// A client configured like `KubeNodeSource::connect` configures one.
 fn client_for(addr: std::net::SocketAddr) -> kube::Client {
     let mut config = kube::Config::new(format!("http://{addr}").parse().unwrap());
-    config.default_retry = false;
+    tune(&mut config, Duration::from_secs(10));
     kube::Client::try_from(config).unwrap()
 }
 
