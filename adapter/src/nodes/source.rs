@@ -268,7 +268,7 @@ impl NodeSource for KubeNodeSource {
         let list: WireList<WireLease> = self
             .list(
                 Resource::Leases,
-                "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+                &format!("/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases"),
                 continue_token,
             )
             .await?;
