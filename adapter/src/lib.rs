@@ -23,4 +23,5 @@ pub mod controlplane;
 pub mod hostedcluster;
 pub mod maestro;
 pub mod manifestwork;
+pub mod nodes;
 pub mod work;

@@ -1,0 +1,636 @@
+//! The pure part of the `nodes` check: compact node summaries in, findings and a report out.
+//!
+//! Nothing here talks to the world. [`Judge`] folds one [`NodeSummary`] at a time (so a caller
+//! streaming pages never holds more than one page of nodes), and [`report`] turns the
+//! [`Findings`] into a [`Report`].
+//!
+//! # Severity ordering
+//!
+//! When several problems are present, Health carries the reason of the worst one (see
+//! [`Problem`], declared worst first):
+//!
+//! 1. `NodesNotReady` — capacity is lost now.
+//! 2. `StaleHeartbeats` — the kubelet went silent; the node is probably down even if the
+//!    node controller has not yet marked it NotReady.
+//! 3. `NodePressure` — capacity is degraded; the kubelet evicts pods (Memory/Disk/PID pressure,
+//!    NetworkUnavailable).
+//! 4. `NodesStuckTerminating` — a deletion is blocked by finalizers; needs a person.
+//! 5. `NodesUnverified` — new capacity has not been admitted yet.
+//!
+//! Cordoned nodes are counted and listed in `data` but do not make Health False: cordoning is
+//! usually deliberate (maintenance, drains).
+//!
+//! A node the API reports not Ready, but for no longer than `--not-ready-grace`, is not judged
+//! for heartbeats either: its kubelet stopped renewing the Lease at the same time, and the
+//! (shorter) heartbeat limit must not undercut the grace. Stale heartbeats therefore catch
+//! nodes still reported Ready whose kubelet went silent, and nodes past the grace.
+//!
+//! # Stability across pulses
+//!
+//! Messages never contain ages or the current time, only counts, configured thresholds and
+//! sorted node names; `data` holds no timestamps. The same cluster state therefore produces a
+//! byte-identical report on every pulse, and conditions do not churn.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use jiff::{SignedDuration, Timestamp};
+use job_report::{Condition, ConditionStatus, Report};
+use serde_json::{Map, Value, json};
+
+/// The `adapter` field of every report this check writes.
+pub const ADAPTER_NAME: &str = "hypershift-nodes";
+/// How many nodes a condition message names before saying "and N more".
+pub const MESSAGE_NODE_LIMIT: usize = 10;
+/// How many entries each list in `data` holds at most.
+pub const DATA_LIST_LIMIT: usize = 20;
+/// How many bytes of names each list in `data` holds at most; with 9 lists this keeps `data`
+/// well below the 64 KiB limit whatever the node names are.
+pub const DATA_LIST_BYTES: usize = 4096;
+/// How many finalizers a message names per stuck node.
+const MESSAGE_FINALIZER_LIMIT: usize = 5;
+
+/// What the check needs to know about one Node, and nothing more.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeSummary {
+    pub name: String,
+    pub created: Option<Timestamp>,
+    /// `metadata.deletionTimestamp`.
+    pub deleting_since: Option<Timestamp>,
+    pub finalizers: Vec<String>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    pub taints: Vec<TaintSummary>,
+    /// The `Ready` condition; `None` when the node has not reported one.
+    pub ready: Option<ReadyState>,
+    pub memory_pressure: bool,
+    pub disk_pressure: bool,
+    pub pid_pressure: bool,
+    pub network_unavailable: bool,
+}
+
+/// One taint: its key and, when the API server recorded it, when it was added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaintSummary {
+    pub key: String,
+    pub time_added: Option<Timestamp>,
+}
+
+/// The node's `Ready` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadyState {
+    pub status: ConditionStatus,
+    /// `lastTransitionTime`.
+    pub since: Option<Timestamp>,
+    /// `lastHeartbeatTime`, used when the node has no Lease.
+    pub heartbeat: Option<Timestamp>,
+}
+
+/// The limits the judgements use. Durations are "for longer than": a node at exactly the
+/// grace is not yet a problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Ready False/Unknown (or absent) for longer than this → NotReady.
+    pub not_ready_grace: SignedDuration,
+    /// Deleting for longer than this → stuck terminating.
+    pub stuck_terminating_after: SignedDuration,
+    /// Last heartbeat older than this → stale.
+    pub stale_heartbeat_after: SignedDuration,
+    /// Taint keys that mark a node as not yet verified.
+    pub verification_taints: Vec<String>,
+    /// Carrying a verification taint for longer than this → unverified.
+    pub verification_grace: SignedDuration,
+    /// Available=False below this many Ready nodes.
+    pub min_ready_nodes: u32,
+    /// When set, Available=False below this many Ready nodes too.
+    pub expected_nodes: Option<u32>,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            not_ready_grace: SignedDuration::from_mins(5),
+            stuck_terminating_after: SignedDuration::from_mins(30),
+            stale_heartbeat_after: SignedDuration::from_mins(2),
+            verification_taints: Vec::new(),
+            verification_grace: SignedDuration::from_mins(15),
+            min_ready_nodes: 1,
+            expected_nodes: None,
+        }
+    }
+}
+
+impl Thresholds {
+    /// The number of Ready nodes Available requires, and the flag that sets it.
+    pub fn required_ready(&self) -> (u32, &'static str) {
+        match self.expected_nodes {
+            Some(expected) if expected > self.min_ready_nodes => (expected, "--expected-nodes"),
+            _ => (self.min_ready_nodes, "--min-ready-nodes"),
+        }
+    }
+}
+
+/// A kind of problem, declared worst first: `Ord` is the severity ordering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Problem {
+    NotReady,
+    StaleHeartbeat,
+    Pressure,
+    StuckTerminating,
+    Unverified,
+}
+
+impl Problem {
+    /// Every problem, worst first.
+    pub const ALL: [Problem; 5] = [
+        Problem::NotReady,
+        Problem::StaleHeartbeat,
+        Problem::Pressure,
+        Problem::StuckTerminating,
+        Problem::Unverified,
+    ];
+
+    /// The Health reason for this problem.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Problem::NotReady => "NodesNotReady",
+            Problem::StaleHeartbeat => "StaleHeartbeats",
+            Problem::Pressure => "NodePressure",
+            Problem::StuckTerminating => "NodesStuckTerminating",
+            Problem::Unverified => "NodesUnverified",
+        }
+    }
+}
+
+/// A node whose deletion has been blocked for too long, and what blocks it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StuckNode {
+    pub name: String,
+    pub finalizers: Vec<String>,
+}
+
+/// A node that carries verification taints for too long, and which.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnverifiedNode {
+    pub name: String,
+    pub taints: Vec<String>,
+}
+
+/// What the check found. After [`Judge::finish`] every list is sorted by node name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Findings {
+    pub total: usize,
+    pub ready: usize,
+    /// Not Ready, but for no longer than the grace.
+    pub not_ready_within_grace: usize,
+    pub not_ready: Vec<String>,
+    pub memory_pressure: Vec<String>,
+    pub disk_pressure: Vec<String>,
+    pub pid_pressure: Vec<String>,
+    pub network_unavailable: Vec<String>,
+    pub cordoned: Vec<String>,
+    pub unverified: Vec<UnverifiedNode>,
+    pub stuck_terminating: Vec<StuckNode>,
+    pub stale_heartbeat: Vec<String>,
+    /// How many node leases were seen.
+    pub leases: usize,
+}
+
+impl Findings {
+    /// The problems present, worst first.
+    pub fn problems(&self) -> Vec<Problem> {
+        Problem::ALL
+            .into_iter()
+            .filter(|p| self.count(*p) > 0)
+            .collect()
+    }
+
+    /// How many nodes have this problem (a node under several pressures counts once).
+    pub fn count(&self, problem: Problem) -> usize {
+        match problem {
+            Problem::NotReady => self.not_ready.len(),
+            Problem::StaleHeartbeat => self.stale_heartbeat.len(),
+            Problem::Pressure => self.pressure_by_node().len(),
+            Problem::StuckTerminating => self.stuck_terminating.len(),
+            Problem::Unverified => self.unverified.len(),
+        }
+    }
+
+    /// Each node under pressure with its pressures, sorted by node name.
+    fn pressure_by_node(&self) -> BTreeMap<&str, Vec<&'static str>> {
+        let mut by_node: BTreeMap<&str, Vec<&'static str>> = BTreeMap::new();
+        for (kind, names) in [
+            ("DiskPressure", &self.disk_pressure),
+            ("MemoryPressure", &self.memory_pressure),
+            ("NetworkUnavailable", &self.network_unavailable),
+            ("PIDPressure", &self.pid_pressure),
+        ] {
+            for name in names {
+                by_node.entry(name.as_str()).or_default().push(kind);
+            }
+        }
+        by_node
+    }
+}
+
+/// Folds nodes one at a time into [`Findings`].
+#[derive(Debug)]
+pub struct Judge<'a> {
+    now: Timestamp,
+    thresholds: &'a Thresholds,
+    leases: &'a HashMap<String, Timestamp>,
+    findings: Findings,
+}
+
+impl<'a> Judge<'a> {
+    /// `leases` maps a node name to its Lease's `renewTime`.
+    pub fn new(
+        now: Timestamp,
+        thresholds: &'a Thresholds,
+        leases: &'a HashMap<String, Timestamp>,
+    ) -> Self {
+        Judge {
+            now,
+            thresholds,
+            leases,
+            findings: Findings {
+                leases: leases.len(),
+                ..Findings::default()
+            },
+        }
+    }
+
+    /// How long ago `since` was; `None` (undated) counts as "forever", so an undated problem
+    /// is reported rather than silently ignored.
+    fn age(&self, since: Option<Timestamp>) -> SignedDuration {
+        since.map_or(SignedDuration::MAX, |t| self.now.duration_since(t))
+    }
+
+    /// Judges one node.
+    pub fn observe(&mut self, node: &NodeSummary) {
+        let t = self.thresholds;
+        let name = || node.name.clone();
+        self.findings.total += 1;
+
+        // Ready. Not Ready is measured from the condition's last transition, or from the
+        // node's creation when it never reported one.
+        let within_grace = match node.ready {
+            Some(ReadyState {
+                status: ConditionStatus::True,
+                ..
+            }) => {
+                self.findings.ready += 1;
+                false
+            }
+            ready => {
+                let since = ready.and_then(|r| r.since).or(node.created);
+                if self.age(since) > t.not_ready_grace {
+                    self.findings.not_ready.push(name());
+                    false
+                } else {
+                    self.findings.not_ready_within_grace += 1;
+                    true
+                }
+            }
+        };
+
+        // Verification taints: NoSchedule taints usually carry no timeAdded; then the node is
+        // taken to have carried the taint since it was created.
+        let mut overdue: Vec<String> = node
+            .taints
+            .iter()
+            .filter(|taint| t.verification_taints.contains(&taint.key))
+            .filter(|taint| self.age(taint.time_added.or(node.created)) > t.verification_grace)
+            .map(|taint| taint.key.clone())
+            .collect();
+        overdue.sort();
+        overdue.dedup();
+
+        // Heartbeat: the node Lease's renewTime; without a Lease, the Ready condition's
+        // lastHeartbeatTime; with neither, the node never sent one. A node already known to be
+        // not Ready but still within its grace is left to that grace: a dead kubelet also
+        // stops renewing its Lease, and a shorter heartbeat limit must not undercut the grace.
+        let heartbeat = self
+            .leases
+            .get(&node.name)
+            .copied()
+            .or(node.ready.and_then(|r| r.heartbeat));
+        let stale = !within_grace && self.age(heartbeat) > t.stale_heartbeat_after;
+
+        let stuck = node
+            .deleting_since
+            .is_some_and(|since| self.age(Some(since)) > t.stuck_terminating_after);
+
+        let f = &mut self.findings;
+        for (flag, list) in [
+            (node.memory_pressure, &mut f.memory_pressure),
+            (node.disk_pressure, &mut f.disk_pressure),
+            (node.pid_pressure, &mut f.pid_pressure),
+            (node.network_unavailable, &mut f.network_unavailable),
+            (node.unschedulable, &mut f.cordoned),
+            (stale, &mut f.stale_heartbeat),
+        ] {
+            if flag {
+                list.push(name());
+            }
+        }
+        if !overdue.is_empty() {
+            f.unverified.push(UnverifiedNode {
+                name: name(),
+                taints: overdue,
+            });
+        }
+        if stuck {
+            let mut finalizers = node.finalizers.clone();
+            finalizers.sort();
+            f.stuck_terminating.push(StuckNode {
+                name: name(),
+                finalizers,
+            });
+        }
+    }
+
+    /// Sorts every list and returns the findings.
+    pub fn finish(self) -> Findings {
+        let mut f = self.findings;
+        for list in [
+            &mut f.not_ready,
+            &mut f.memory_pressure,
+            &mut f.disk_pressure,
+            &mut f.pid_pressure,
+            &mut f.network_unavailable,
+            &mut f.cordoned,
+            &mut f.stale_heartbeat,
+        ] {
+            list.sort();
+        }
+        f.unverified.sort();
+        f.stuck_terminating.sort();
+        f
+    }
+}
+
+/// Judges a whole set of nodes at once (tests, benchmarks).
+pub fn judge<'n>(
+    nodes: impl IntoIterator<Item = &'n NodeSummary>,
+    leases: &HashMap<String, Timestamp>,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> Findings {
+    let mut judge = Judge::new(now, thresholds, leases);
+    for node in nodes {
+        judge.observe(node);
+    }
+    judge.finish()
+}
+
+/// Turns findings into the report: Applied, Available, Health and `data`.
+pub fn report(findings: &Findings, thresholds: &Thresholds, generation: Option<i64>) -> Report {
+    let applied = Condition::new(
+        "Applied",
+        ConditionStatus::True,
+        "ChecksExecuted",
+        format!(
+            "Checked {} and {}",
+            plural(findings.total, "node", "nodes"),
+            plural(findings.leases, "node lease", "node leases")
+        ),
+    );
+    let mut report = Report::new(vec![
+        applied,
+        available(findings, thresholds),
+        health(findings, thresholds),
+    ]);
+    report.adapter = Some(ADAPTER_NAME.to_owned());
+    report.observed_generation = generation;
+    report.data = Some(data(findings, thresholds));
+    report
+}
+
+fn available(f: &Findings, t: &Thresholds) -> Condition {
+    let (need, flag) = t.required_ready();
+    let ready = u64::try_from(f.ready).unwrap_or(u64::MAX);
+    let summary = format!("{} of {} Ready", f.ready, plural(f.total, "node", "nodes"));
+    if ready >= u64::from(need) {
+        Condition::new(
+            "Available",
+            ConditionStatus::True,
+            "NodesReady",
+            format!("{summary}; at least {need} required"),
+        )
+    } else {
+        Condition::new(
+            "Available",
+            ConditionStatus::False,
+            "InsufficientReadyNodes",
+            format!("{summary}; at least {need} required ({flag})"),
+        )
+    }
+}
+
+fn health(f: &Findings, t: &Thresholds) -> Condition {
+    let problems = f.problems();
+    let Some((&worst, rest)) = problems.split_first() else {
+        let mut message = format!("No issues on {}", plural(f.total, "node", "nodes"));
+        let mut notes = Vec::new();
+        if !f.cordoned.is_empty() {
+            notes.push(format!("{} cordoned", f.cordoned.len()));
+        }
+        if f.not_ready_within_grace > 0 {
+            notes.push(format!(
+                "{} not Ready within the {} grace",
+                f.not_ready_within_grace,
+                human(t.not_ready_grace)
+            ));
+        }
+        if !notes.is_empty() {
+            let _ = write!(message, " ({})", notes.join(", "));
+        }
+        return Condition::new("Health", ConditionStatus::True, "NoIssues", message);
+    };
+    let mut message = describe(worst, f, t);
+    if !rest.is_empty() {
+        let others: Vec<String> = rest.iter().map(|p| short(*p, f.count(*p))).collect();
+        let _ = write!(message, ". Also: {}", others.join("; "));
+    }
+    message.push('.');
+    Condition::new("Health", ConditionStatus::False, worst.reason(), message)
+}
+
+/// "2 nodes not Ready for longer than 5m: a, b" — up to [`MESSAGE_NODE_LIMIT`] names, sorted.
+fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
+    let n = f.count(problem);
+    let (head, names): (String, Vec<String>) = match problem {
+        Problem::NotReady => (
+            format!("not Ready for longer than {}", human(t.not_ready_grace)),
+            first(&f.not_ready).map(Clone::clone).collect(),
+        ),
+        Problem::StaleHeartbeat => (
+            format!(
+                "without a heartbeat for longer than {}",
+                human(t.stale_heartbeat_after)
+            ),
+            first(&f.stale_heartbeat).map(Clone::clone).collect(),
+        ),
+        Problem::Pressure => (
+            "under pressure".to_owned(),
+            f.pressure_by_node()
+                .into_iter()
+                .take(MESSAGE_NODE_LIMIT)
+                .map(|(name, kinds)| format!("{name} ({})", kinds.join(", ")))
+                .collect(),
+        ),
+        Problem::StuckTerminating => (
+            format!(
+                "stuck terminating for longer than {}",
+                human(t.stuck_terminating_after)
+            ),
+            first(&f.stuck_terminating)
+                .map(|s| {
+                    if s.finalizers.is_empty() {
+                        format!("{} (no finalizers)", s.name)
+                    } else {
+                        let shown: Vec<&str> = s
+                            .finalizers
+                            .iter()
+                            .take(MESSAGE_FINALIZER_LIMIT)
+                            .map(String::as_str)
+                            .collect();
+                        let more = s.finalizers.len() - shown.len();
+                        let more = if more > 0 {
+                            format!(" and {more} more")
+                        } else {
+                            String::new()
+                        };
+                        format!("{} (finalizers: {}{more})", s.name, shown.join(", "))
+                    }
+                })
+                .collect(),
+        ),
+        Problem::Unverified => (
+            format!(
+                "carrying a verification taint for longer than {}",
+                human(t.verification_grace)
+            ),
+            first(&f.unverified)
+                .map(|u| format!("{} ({})", u.name, u.taints.join(", ")))
+                .collect(),
+        ),
+    };
+    let mut message = format!(
+        "{} {head}: {}",
+        plural(n, "node", "nodes"),
+        names.join(", ")
+    );
+    if n > names.len() {
+        let _ = write!(message, " and {} more", n - names.len());
+    }
+    message
+}
+
+fn first<T>(list: &[T]) -> impl Iterator<Item = &T> {
+    list.iter().take(MESSAGE_NODE_LIMIT)
+}
+
+/// "1 node stuck terminating" — a problem named by its count only.
+fn short(problem: Problem, n: usize) -> String {
+    let what = match problem {
+        Problem::NotReady => "not Ready",
+        Problem::StaleHeartbeat => "without a recent heartbeat",
+        Problem::Pressure => "under pressure",
+        Problem::StuckTerminating => "stuck terminating",
+        Problem::Unverified => "unverified",
+    };
+    format!("{} {what}", plural(n, "node", "nodes"))
+}
+
+fn data(f: &Findings, t: &Thresholds) -> Map<String, Value> {
+    let (need, _) = t.required_ready();
+    let names = |list: &[String]| capped(list.iter().map(|n| (n.len(), json!(n))), list.len());
+    let mut data = Map::new();
+    data.insert("nodes_total".into(), json!(f.total));
+    data.insert("nodes_ready".into(), json!(f.ready));
+    data.insert("ready_required".into(), json!(need));
+    data.insert(
+        "not_ready_within_grace".into(),
+        json!(f.not_ready_within_grace),
+    );
+    data.insert("not_ready".into(), names(&f.not_ready));
+    data.insert("memory_pressure".into(), names(&f.memory_pressure));
+    data.insert("disk_pressure".into(), names(&f.disk_pressure));
+    data.insert("pid_pressure".into(), names(&f.pid_pressure));
+    data.insert("network_unavailable".into(), names(&f.network_unavailable));
+    data.insert("cordoned".into(), names(&f.cordoned));
+    data.insert("stale_heartbeat".into(), names(&f.stale_heartbeat));
+    data.insert(
+        "unverified".into(),
+        capped(
+            f.unverified.iter().map(|u| {
+                let size = u.name.len() + u.taints.iter().map(String::len).sum::<usize>();
+                (size, json!({"name": u.name, "taints": u.taints}))
+            }),
+            f.unverified.len(),
+        ),
+    );
+    data.insert(
+        "stuck_terminating".into(),
+        capped(
+            f.stuck_terminating.iter().map(|s| {
+                let size = s.name.len() + s.finalizers.iter().map(String::len).sum::<usize>();
+                (size, json!({"name": s.name, "finalizers": s.finalizers}))
+            }),
+            f.stuck_terminating.len(),
+        ),
+    );
+    data
+}
+
+/// `{"count": n, "nodes": [...]}` holding at most [`DATA_LIST_LIMIT`] entries and
+/// [`DATA_LIST_BYTES`] bytes of names; `count` is always the full count.
+fn capped(items: impl Iterator<Item = (usize, Value)>, count: usize) -> Value {
+    let mut bytes = 0;
+    let mut nodes = Vec::new();
+    for (size, item) in items.take(DATA_LIST_LIMIT) {
+        bytes += size;
+        if bytes > DATA_LIST_BYTES {
+            break;
+        }
+        nodes.push(item);
+    }
+    json!({"count": count, "nodes": nodes})
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A duration as people write it in flags, and as [`super::args::parse_duration`] reads it
+/// back: `30s`, `5m`, `1h30m`, `48h` (no days: jiff does not parse them as a fixed length).
+pub fn human(d: SignedDuration) -> String {
+    let total = d.as_secs();
+    if total == 0 {
+        return match d.as_millis() {
+            0 => "0s".to_owned(),
+            ms => format!("{ms}ms"),
+        };
+    }
+    let mut out = String::new();
+    if total < 0 {
+        out.push('-');
+    }
+    let mut rest = total.unsigned_abs();
+    for (unit, secs) in [("h", 3_600), ("m", 60), ("s", 1)] {
+        if rest >= secs {
+            let _ = write!(out, "{}{unit}", rest / secs);
+            rest %= secs;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,397 @@
+//! `hypershift-adapter nodes`: judges the Nodes of a cluster (through its API) and writes the
+//! adapter report.
+//!
+//! - [`judge`] — pure: node summaries + lease renew times + now + thresholds → findings → report.
+//! - [`source`] — the [`NodeSource`] trait and its kube-rs implementation (paginated LISTs).
+//! - [`args`] — the flags.
+//! - [`run`] — wiring: collect through a source, judge, write the report atomically.
+
+pub mod args;
+pub mod judge;
+pub mod source;
+pub mod testing;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use jiff::Timestamp;
+use job_report::{Condition, ConditionStatus, Report};
+
+pub use args::{Args, LogFormat};
+pub use judge::{Findings, Judge, NodeSummary, Problem, Thresholds};
+pub use source::{KubeNodeSource, LeaseRenewal, NodeSource, Page, SourceError};
+
+/// Pages a source will be asked for before the list is considered endless (a server that keeps
+/// handing out continue tokens); 5 000 nodes at the default 250 per page is 20.
+const MAX_PAGES: usize = 10_000;
+
+/// Reads every node lease, then streams the nodes page by page through a [`Judge`].
+/// At most one page of nodes is held at a time. A list whose continue token expired (410) is
+/// restarted once from the beginning.
+pub async fn collect(
+    source: &impl NodeSource,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> Result<Findings, SourceError> {
+    let leases = retry_expired_once(|| read_leases(source)).await?;
+    retry_expired_once(|| judge_nodes(source, now, thresholds, &leases)).await
+}
+
+async fn retry_expired_once<T, F, Fut>(mut f: F) -> Result<T, SourceError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, SourceError>>,
+{
+    match f().await {
+        Err(SourceError::Expired { .. }) => f().await,
+        other => other,
+    }
+}
+
+async fn read_leases(source: &impl NodeSource) -> Result<HashMap<String, Timestamp>, SourceError> {
+    let mut leases = HashMap::new();
+    let mut token: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let page = source.lease_page(token.as_deref()).await?;
+        for lease in page.items {
+            if let Some(renewed) = lease.renewed {
+                leases.insert(lease.node, renewed);
+            }
+        }
+        token = page.continue_token;
+        if token.is_none() {
+            return Ok(leases);
+        }
+    }
+    Err(endless(source::Resource::Leases))
+}
+
+async fn judge_nodes(
+    source: &impl NodeSource,
+    now: Timestamp,
+    thresholds: &Thresholds,
+    leases: &HashMap<String, Timestamp>,
+) -> Result<Findings, SourceError> {
+    let mut judge = Judge::new(now, thresholds, leases);
+    let mut token: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let page = source.node_page(token.as_deref()).await?;
+        for node in &page.items {
+            judge.observe(node);
+        }
+        token = page.continue_token;
+        if token.is_none() {
+            return Ok(judge.finish());
+        }
+    }
+    Err(endless(source::Resource::Nodes))
+}
+
+fn endless(resource: source::Resource) -> SourceError {
+    SourceError::Unreachable {
+        resource,
+        message: format!("the API server returned more than {MAX_PAGES} pages"),
+    }
+}
+
+/// The report when the API could not be read: Applied=False with the error's reason and
+/// message; Available and Health Unknown with the same reason, since nothing was checked.
+pub fn failure_report(err: &SourceError, generation: Option<i64>) -> Report {
+    let reason = err.reason();
+    let message = err.to_string();
+    let mut report = Report::new(vec![
+        Condition::new("Applied", ConditionStatus::False, reason, message.clone()),
+        Condition::new(
+            "Available",
+            ConditionStatus::Unknown,
+            reason,
+            format!("Nodes were not checked: {message}"),
+        ),
+        Condition::new(
+            "Health",
+            ConditionStatus::Unknown,
+            reason,
+            format!("Nodes were not checked: {message}"),
+        ),
+    ]);
+    report.adapter = Some(judge::ADAPTER_NAME.to_owned());
+    report.observed_generation = generation;
+    report
+}
+
+/// Why `run` could not finish: only a report that could not be written is an error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct RunError(#[from] pub job_report::WriteError);
+
+/// Checks the nodes `source` serves as of `now` and writes the report to `results_path`.
+/// API failures become a report (Applied=False), not an error.
+pub async fn run(
+    args: &Args,
+    results_path: &Path,
+    source: Result<impl NodeSource, SourceError>,
+    now: Timestamp,
+) -> Result<Report, RunError> {
+    // Destructured so a new flag cannot be silently ignored here.
+    let Args {
+        results_path: _,
+        cluster_id,
+        generation,
+        log_format: _,
+        kubeconfig: _,
+        not_ready_grace: _,
+        stuck_terminating_after: _,
+        stale_heartbeat_after: _,
+        verification_taints: _,
+        verification_grace: _,
+        min_ready_nodes: _,
+        expected_nodes: _,
+        page_size: _,
+        request_timeout: _,
+    } = args;
+    let cluster_id = cluster_id.as_deref().unwrap_or("");
+    let thresholds = args.thresholds();
+    let outcome = match source {
+        Ok(source) => collect(&source, now, &thresholds).await,
+        Err(e) => Err(e),
+    };
+    let report = match outcome {
+        Ok(findings) => {
+            let report = judge::report(&findings, &thresholds, *generation);
+            let health = report.condition("Health").map_or("", |c| c.reason.as_str());
+            tracing::info!(
+                cluster_id,
+                generation,
+                nodes = findings.total,
+                ready = findings.ready,
+                leases = findings.leases,
+                health,
+                "nodes checked"
+            );
+            report
+        }
+        Err(err) => {
+            tracing::warn!(
+                cluster_id,
+                generation,
+                reason = err.reason(),
+                error = %err,
+                "cannot read nodes"
+            );
+            failure_report(&err, *generation)
+        }
+    };
+    job_report::write_atomic(results_path, &report)?;
+    tracing::info!(cluster_id, generation, path = %results_path.display(), "report written");
+    Ok(report)
+}
+
+/// The real thing: connects with `--kubeconfig` (or in-cluster), checks, writes the report.
+pub async fn run_with_kube(args: Args) -> anyhow::Result<()> {
+    let results_path = args.results_path(std::env::var_os("RESULTS_PATH"));
+    let source = KubeNodeSource::connect(
+        args.kubeconfig.as_deref(),
+        args.page_size,
+        args.request_timeout_std(),
+    )
+    .await;
+    run(&args, &results_path, source, Timestamp::now()).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::nodes::source::Resource;
+
+    /// An in-memory source: pages of `page` items; optionally answers one call with an error,
+    /// or hands out continue tokens forever.
+    struct MemorySource {
+        nodes: Vec<NodeSummary>,
+        leases: Vec<LeaseRenewal>,
+        page: usize,
+        fail_once: Mutex<Option<(Resource, usize, SourceError)>>,
+        endless: bool,
+        calls: Mutex<Vec<(Resource, Option<String>)>>,
+    }
+
+    impl MemorySource {
+        fn new(nodes: Vec<NodeSummary>, leases: Vec<LeaseRenewal>, page: usize) -> Self {
+            MemorySource {
+                nodes,
+                leases,
+                page,
+                fail_once: Mutex::new(None),
+                endless: false,
+                calls: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn serve<T: Clone>(
+            &self,
+            resource: Resource,
+            items: &[T],
+            token: Option<&str>,
+        ) -> Result<Page<T>, SourceError> {
+            self.calls
+                .lock()
+                .unwrap()
+                .push((resource, token.map(ToOwned::to_owned)));
+            let start: usize = token.map_or(0, |t| t.parse().unwrap());
+            let mut fail = self.fail_once.lock().unwrap();
+            if fail
+                .as_ref()
+                .is_some_and(|(r, at, _)| *r == resource && *at == start)
+            {
+                return Err(fail.take().unwrap().2);
+            }
+            if self.endless {
+                return Ok(Page {
+                    items: Vec::new(),
+                    continue_token: Some("0".to_owned()),
+                });
+            }
+            let end = (start + self.page).min(items.len());
+            Ok(Page {
+                items: items[start..end].to_vec(),
+                continue_token: (end < items.len()).then(|| end.to_string()),
+            })
+        }
+    }
+
+    impl NodeSource for MemorySource {
+        async fn node_page(&self, token: Option<&str>) -> Result<Page<NodeSummary>, SourceError> {
+            self.serve(Resource::Nodes, &self.nodes, token)
+        }
+
+        async fn lease_page(&self, token: Option<&str>) -> Result<Page<LeaseRenewal>, SourceError> {
+            self.serve(Resource::Leases, &self.leases, token)
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2026-11-25T12:00:00Z".parse().unwrap()
+    }
+
+    fn cluster(n: usize) -> MemorySource {
+        let cluster = testing::synthetic_cluster(n, 3, now());
+        MemorySource::new(
+            cluster.iter().map(|c| c.summary.clone()).collect(),
+            cluster.iter().map(|c| c.lease.clone()).collect(),
+            4,
+        )
+    }
+
+    fn expected(source: &MemorySource) -> Findings {
+        let leases = source
+            .leases
+            .iter()
+            .filter_map(|l| Some((l.node.clone(), l.renewed?)))
+            .collect();
+        judge::judge(&source.nodes, &leases, now(), &Thresholds::default())
+    }
+
+    #[tokio::test]
+    async fn collect_pages_through_leases_then_nodes() {
+        let source = cluster(10);
+        let findings = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap();
+        assert_eq!(findings, expected(&source));
+        let calls = source.calls.lock().unwrap().clone();
+        let tokens = |r: Resource| -> Vec<Option<String>> {
+            calls
+                .iter()
+                .filter(|c| c.0 == r)
+                .map(|c| c.1.clone())
+                .collect()
+        };
+        let pages = vec![None, Some("4".to_owned()), Some("8".to_owned())];
+        assert_eq!(tokens(Resource::Leases), pages);
+        assert_eq!(tokens(Resource::Nodes), pages);
+        assert_eq!(calls[0].0, Resource::Leases, "leases are read before nodes");
+    }
+
+    #[tokio::test]
+    async fn leases_without_renew_time_are_not_heartbeats() {
+        let mut source = cluster(3);
+        source.leases[1].renewed = None;
+        let findings = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap();
+        assert_eq!(findings.leases, 2);
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_list_restarts_once_and_a_second_expiry_fails() {
+        let expired = || SourceError::Expired {
+            resource: Resource::Leases,
+            message: "HTTP 410: too old".to_owned(),
+        };
+        let source = cluster(10);
+        *source.fail_once.lock().unwrap() = Some((Resource::Leases, 4, expired()));
+        let findings = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap();
+        assert_eq!(findings, expected(&source));
+
+        // Expired twice in a row (restart, then again): reported, reason ClusterUnreachable.
+        struct TwiceExpired(MemorySource);
+        impl NodeSource for TwiceExpired {
+            async fn node_page(
+                &self,
+                token: Option<&str>,
+            ) -> Result<Page<NodeSummary>, SourceError> {
+                self.0.node_page(token).await
+            }
+            async fn lease_page(
+                &self,
+                _token: Option<&str>,
+            ) -> Result<Page<LeaseRenewal>, SourceError> {
+                Err(SourceError::Expired {
+                    resource: Resource::Leases,
+                    message: "HTTP 410: too old".to_owned(),
+                })
+            }
+        }
+        let err = collect(&TwiceExpired(cluster(2)), now(), &Thresholds::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.reason(), "ClusterUnreachable");
+    }
+
+    #[tokio::test]
+    async fn a_server_handing_out_tokens_forever_is_cut_off() {
+        let mut source = cluster(1);
+        source.endless = true;
+        let err = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.reason(), "ClusterUnreachable");
+        assert_eq!(
+            err.to_string(),
+            "cannot read leases in namespace kube-node-lease from the API server: the API server returned more than 10000 pages"
+        );
+    }
+
+    #[test]
+    fn failure_report_is_valid_and_says_nothing_was_checked() {
+        let err = SourceError::Forbidden {
+            resource: Resource::Nodes,
+            message: "HTTP 403: nodes is forbidden".to_owned(),
+        };
+        let r = failure_report(&err, Some(9));
+        job_report::validate(&r).unwrap();
+        assert_eq!(r.observed_generation, Some(9));
+        let a = r.condition("Available").unwrap();
+        assert_eq!(a.status, ConditionStatus::Unknown);
+        assert!(
+            a.message
+                .starts_with("Nodes were not checked: not allowed to list nodes")
+        );
+    }
+}

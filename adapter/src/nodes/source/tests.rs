@@ -1,0 +1,565 @@
+//! `KubeNodeSource` against a tiny in-test fake API server (until the `testbed` crate lands):
+//! paginated Node and Lease lists, 401/403 in the real `Status` format, 500, 410, slowness.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use clap::Parser;
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::nodes::judge::{self, Problem, Thresholds};
+use crate::nodes::testing::{self, SYNTHETIC_TAINT, SyntheticNode};
+use crate::nodes::{Args, collect};
+
+fn now() -> Timestamp {
+    "2026-11-25T12:00:00Z".parse().unwrap()
+}
+
+/// How the fake answers a list.
+#[derive(Clone, Debug, PartialEq)]
+enum Behaviour {
+    Serve,
+    /// Answer with this HTTP status and body (a `Status` object or plain text).
+    Fail(u16, String),
+    /// Answer 410 Gone to the first request carrying a continue token, then serve.
+    GoneOnceOnContinue,
+    /// Never answer in time.
+    Hang,
+}
+
+#[derive(Default, Debug)]
+struct Seen {
+    /// (path, limit, continue) of every request.
+    requests: Vec<(String, Option<String>, Option<String>)>,
+    largest_page: usize,
+    gone_sent: bool,
+}
+
+struct Fake {
+    nodes: Vec<Value>,
+    leases: Vec<Value>,
+    node_behaviour: Behaviour,
+    lease_behaviour: Behaviour,
+    seen: Mutex<Seen>,
+}
+
+fn status_body(code: u16, reason: &str, message: &str) -> String {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "details": {"kind": "nodes"}, "code": code
+    })
+    .to_string()
+}
+
+fn forbidden_nodes() -> Behaviour {
+    Behaviour::Fail(
+        403,
+        status_body(
+            403,
+            "Forbidden",
+            "nodes is forbidden: User \"x\" cannot list resource \"nodes\" in API group \"\" at the cluster scope",
+        ),
+    )
+}
+
+fn unauthorized() -> Behaviour {
+    Behaviour::Fail(401, status_body(401, "Unauthorized", "Unauthorized"))
+}
+
+async fn list(
+    fake: &Fake,
+    path: &str,
+    items: &[Value],
+    behaviour: &Behaviour,
+    kind: &str,
+    query: HashMap<String, String>,
+) -> Response {
+    let limit = query.get("limit").cloned();
+    let token = query.get("continue").cloned();
+    {
+        let mut seen = fake.seen.lock().unwrap();
+        seen.requests
+            .push((path.to_owned(), limit.clone(), token.clone()));
+        match behaviour {
+            Behaviour::Serve => {}
+            Behaviour::Fail(code, body) => {
+                return (StatusCode::from_u16(*code).unwrap(), body.clone()).into_response();
+            }
+            Behaviour::GoneOnceOnContinue => {
+                if token.is_some() && !seen.gone_sent {
+                    seen.gone_sent = true;
+                    let body = status_body(
+                        410,
+                        "Expired",
+                        "The provided continue parameter is too old to display a consistent list result.",
+                    );
+                    return (StatusCode::GONE, body).into_response();
+                }
+            }
+            Behaviour::Hang => {}
+        }
+    }
+    if *behaviour == Behaviour::Hang {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+    let start: usize = token.as_deref().map_or(0, |t| t.parse().unwrap());
+    let limit: usize = limit.map_or(items.len(), |l| l.parse().unwrap());
+    let end = (start + limit).min(items.len());
+    let page = &items[start..end];
+    {
+        let mut seen = fake.seen.lock().unwrap();
+        seen.largest_page = seen.largest_page.max(page.len());
+    }
+    let mut metadata = json!({"resourceVersion": "777"});
+    if end < items.len() {
+        metadata["continue"] = json!(end.to_string());
+        metadata["remainingItemCount"] = json!(items.len() - end);
+    }
+    axum::Json(json!({"kind": kind, "apiVersion": "v1", "metadata": metadata, "items": page}))
+        .into_response()
+}
+
+/// Starts the fake on 127.0.0.1:0 and returns it with a kube client pointed at it.
+async fn serve(fake: Fake) -> (Arc<Fake>, kube::Client) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let fake = Arc::new(fake);
+    let app = Router::new()
+        .route(
+            "/api/v1/nodes",
+            get(
+                |State(f): State<Arc<Fake>>, Query(q): Query<HashMap<String, String>>| async move {
+                    list(&f, "nodes", &f.nodes, &f.node_behaviour, "NodeList", q).await
+                },
+            ),
+        )
+        .route(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+            get(
+                |State(f): State<Arc<Fake>>, Query(q): Query<HashMap<String, String>>| async move {
+                    list(&f, "leases", &f.leases, &f.lease_behaviour, "LeaseList", q).await
+                },
+            ),
+        )
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (fake, client_for(addr))
+}
+
+/// A client configured like `KubeNodeSource::connect` configures one.
+fn client_for(addr: std::net::SocketAddr) -> kube::Client {
+    let mut config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+    tune(&mut config, Duration::from_secs(10));
+    kube::Client::try_from(config).unwrap()
+}
+
+fn fake(cluster: &[SyntheticNode]) -> Fake {
+    Fake {
+        nodes: cluster
+            .iter()
+            .map(|n| serde_json::to_value(testing::node_object(&n.summary)).unwrap())
+            .collect(),
+        leases: cluster
+            .iter()
+            .map(|n| serde_json::to_value(testing::lease_object(&n.lease)).unwrap())
+            .collect(),
+        node_behaviour: Behaviour::Serve,
+        lease_behaviour: Behaviour::Serve,
+        seen: Mutex::new(Seen::default()),
+    }
+}
+
+fn thresholds() -> Thresholds {
+    Thresholds {
+        verification_taints: vec![SYNTHETIC_TAINT.to_owned()],
+        ..Thresholds::default()
+    }
+}
+
+/// What the pure judge says about the cluster, without any API in between.
+fn expected(cluster: &[SyntheticNode]) -> judge::Findings {
+    let leases: HashMap<String, Timestamp> = cluster
+        .iter()
+        .filter_map(|n| Some((n.lease.node.clone(), n.lease.renewed?)))
+        .collect();
+    let summaries: Vec<NodeSummary> = cluster.iter().map(|n| n.summary.clone()).collect();
+    judge::judge(&summaries, &leases, now(), &thresholds())
+}
+
+fn source(client: kube::Client, page_size: u32) -> KubeNodeSource {
+    KubeNodeSource::new(client, page_size, Duration::from_secs(10))
+}
+
+#[tokio::test]
+async fn pagination_across_three_pages_sees_every_node_and_lease() {
+    let cluster = testing::synthetic_cluster(7, 1, now());
+    let (fake, client) = serve(fake(&cluster)).await;
+    let findings = collect(&source(client, 3), now(), &thresholds())
+        .await
+        .unwrap();
+    assert_eq!(findings, expected(&cluster));
+    assert_eq!(findings.total, 7);
+    assert_eq!(findings.leases, 7);
+    let seen = fake.seen.lock().unwrap();
+    let node_requests: Vec<_> = seen
+        .requests
+        .iter()
+        .filter(|r| r.0 == "nodes")
+        .map(|r| (r.1.as_deref(), r.2.as_deref()))
+        .collect();
+    assert_eq!(
+        node_requests,
+        [
+            (Some("3"), None),
+            (Some("3"), Some("3")),
+            (Some("3"), Some("6"))
+        ]
+    );
+    assert_eq!(seen.requests.iter().filter(|r| r.0 == "leases").count(), 3);
+    assert_eq!(seen.largest_page, 3);
+}
+
+#[tokio::test]
+async fn five_thousand_nodes_in_pages_of_500() {
+    let cluster = testing::synthetic_cluster(5000, 42, now());
+    let (fake, client) = serve(fake(&cluster)).await;
+    let findings = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap();
+    assert_eq!(findings.total, 5000);
+    assert_eq!(findings, expected(&cluster));
+    assert_eq!(findings.problems(), Problem::ALL.to_vec());
+    let seen = fake.seen.lock().unwrap();
+    assert_eq!(seen.requests.len(), 20, "10 node pages + 10 lease pages");
+    assert_eq!(seen.largest_page, 500);
+}
+
+#[tokio::test]
+async fn unauthorized_is_mapped_with_the_server_message() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.lease_behaviour = unauthorized();
+    let (_, client) = serve(f).await;
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "Unauthorized");
+    assert!(
+        matches!(err, SourceError::Unauthorized { resource: Resource::Leases, ref message } if message == "HTTP 401: Unauthorized"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn forbidden_nodes_carries_the_rbac_message() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.node_behaviour = forbidden_nodes();
+    let (_, client) = serve(f).await;
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "Forbidden");
+    assert_eq!(
+        err.to_string(),
+        "not allowed to list nodes: HTTP 403: nodes is forbidden: User \"x\" cannot list resource \"nodes\" in API group \"\" at the cluster scope. Grant the ClusterRole and Role in manifests/rbac-nodes.yaml"
+    );
+}
+
+#[tokio::test]
+async fn forbidden_leases_names_the_namespace() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.lease_behaviour = Behaviour::Fail(
+        403,
+        status_body(
+            403,
+            "Forbidden",
+            "leases.coordination.k8s.io is forbidden: User \"x\" cannot list resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"kube-node-lease\"",
+        ),
+    );
+    let (_, client) = serve(f).await;
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "Forbidden");
+    assert!(err.to_string().starts_with("not allowed to list leases in namespace kube-node-lease: HTTP 403: leases.coordination.k8s.io is forbidden"), "{err}");
+}
+
+#[tokio::test]
+async fn server_errors_and_plain_text_bodies_are_unreachable() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.node_behaviour = Behaviour::Fail(503, "upstream connect error".to_owned());
+    let (_, client) = serve(f).await;
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "ClusterUnreachable");
+    assert_eq!(
+        err.to_string(),
+        "cannot read nodes from the API server: HTTP 503: upstream connect error"
+    );
+
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.node_behaviour = Behaviour::Fail(
+        500,
+        status_body(500, "InternalError", "etcdserver: request timed out"),
+    );
+    let (_, client) = serve(f).await;
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "ClusterUnreachable");
+    assert_eq!(
+        err.to_string(),
+        "cannot read nodes from the API server: HTTP 500: etcdserver: request timed out"
+    );
+}
+
+#[tokio::test]
+async fn a_hanging_server_times_out_per_call() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.node_behaviour = Behaviour::Hang;
+    let (_, client) = serve(f).await;
+    let source = KubeNodeSource::new(client, 500, Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let err = collect(&source, now(), &thresholds()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(err.reason(), "ClusterUnreachable");
+    assert_eq!(
+        err.to_string(),
+        "timed out after 0.2s listing nodes; the API server did not answer"
+    );
+}
+
+#[tokio::test]
+async fn connection_refused_is_unreachable() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = client_for(addr);
+    let err = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "ClusterUnreachable");
+    assert!(
+        err.to_string()
+            .starts_with("cannot read leases in namespace kube-node-lease from the API server: "),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_continue_token_restarts_the_list_once() {
+    let cluster = testing::synthetic_cluster(5, 3, now());
+    let mut f = fake(&cluster);
+    f.node_behaviour = Behaviour::GoneOnceOnContinue;
+    let (fake, client) = serve(f).await;
+    let findings = collect(&source(client, 2), now(), &thresholds())
+        .await
+        .unwrap();
+    assert_eq!(
+        findings,
+        expected(&cluster),
+        "nodes of the aborted pass are not counted twice"
+    );
+    let node_tokens: Vec<Option<String>> = fake
+        .seen
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .filter(|r| r.0 == "nodes")
+        .map(|r| r.2.clone())
+        .collect();
+    assert_eq!(
+        node_tokens,
+        [
+            None,
+            Some("2".into()),
+            None,
+            Some("2".into()),
+            Some("4".into())
+        ]
+    );
+}
+
+#[test]
+fn wire_summary_equals_the_full_node_summary_and_the_original() {
+    let cluster = testing::synthetic_cluster(2000, 5, now());
+    let mut kinds = HashSet::new();
+    for n in &cluster {
+        let node = testing::node_object(&n.summary);
+        let wire: WireNode = serde_json::from_value(serde_json::to_value(&node).unwrap()).unwrap();
+        let summary = wire.summarize();
+        assert_eq!(summary, summarize_node(&node));
+        assert_eq!(summary, n.summary);
+        kinds.insert((
+            summary.deleting_since.is_some(),
+            summary.taints.is_empty(),
+            summary.unschedulable,
+        ));
+    }
+    assert!(
+        kinds.len() >= 4,
+        "the sample covers several shapes: {kinds:?}"
+    );
+}
+
+#[test]
+fn nulls_and_missing_fields_are_tolerated() {
+    let list: WireList<WireNode> = serde_json::from_value(json!({
+        "metadata": {"continue": ""},
+        "items": [
+            {"metadata": {"name": "a", "finalizers": null}, "spec": null, "status": {"conditions": null}},
+            {"metadata": {"name": "b"}, "spec": {"taints": null}},
+            {"metadata": {"name": "c"}, "status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}}
+        ]
+    }))
+    .unwrap();
+    assert_eq!(
+        list.metadata.continue_token(),
+        None,
+        "an empty token ends the list"
+    );
+    let summaries: Vec<NodeSummary> = list.items.into_iter().map(WireNode::summarize).collect();
+    assert_eq!(summaries[0].name, "a");
+    assert_eq!(summaries[0].ready, None);
+    assert_eq!(
+        summaries[2].ready.map(|r| r.status),
+        Some(ConditionStatus::Unknown)
+    );
+    let empty: WireList<WireLease> = serde_json::from_value(json!({"items": null})).unwrap();
+    assert!(empty.items.is_empty());
+    let leases: WireList<WireLease> = serde_json::from_value(json!({"items": [
+        {"metadata": {"name": "a"}, "spec": {"renewTime": "2026-11-25T11:59:58.123456Z"}},
+        {"metadata": {"name": "b"}, "spec": null}
+    ]}))
+    .unwrap();
+    assert_eq!(
+        leases.items[0].spec.renew_time,
+        Some("2026-11-25T11:59:58.123456Z".parse().unwrap())
+    );
+    assert_eq!(leases.items[1].spec.renew_time, None);
+}
+
+// The whole `run` over the fake API: the report file is what the status-reporter will read.
+
+#[derive(Debug, clap::Parser)]
+struct Cli {
+    #[command(flatten)]
+    args: Args,
+}
+
+fn args(extra: &[&str]) -> Args {
+    let mut argv = vec!["x", "--generation", "3", "--cluster-id", "c1"];
+    argv.extend_from_slice(extra);
+    Cli::try_parse_from(argv).unwrap().args
+}
+
+#[tokio::test]
+async fn run_writes_a_valid_report_for_a_cluster_with_problems() {
+    let cluster = testing::synthetic_cluster(300, 11, now());
+    let (_, client) = serve(fake(&cluster)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("adapter-report.json");
+    let args = args(&["--verification-taint", SYNTHETIC_TAINT]);
+    let written = crate::nodes::run(&args, &path, Ok(source(client, 100)), now())
+        .await
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let read = job_report::parse(&bytes, "Available").unwrap();
+    assert_eq!(read, written);
+    assert_eq!(read.observed_generation, Some(3));
+    assert_eq!(read.condition("Applied").unwrap().reason, "ChecksExecuted");
+    assert_eq!(
+        read.condition("Applied").unwrap().message,
+        "Checked 300 nodes and 300 node leases"
+    );
+    let expected = judge::report(&expected(&cluster), &args.thresholds(), Some(3));
+    assert_eq!(read, expected);
+    assert_eq!(
+        read.condition("Health").unwrap().status,
+        ConditionStatus::False
+    );
+}
+
+#[tokio::test]
+async fn run_writes_applied_false_when_forbidden_and_no_credentials_leak() {
+    let mut f = fake(&testing::synthetic_cluster(2, 1, now()));
+    f.node_behaviour = forbidden_nodes();
+    let (_, client) = serve(f).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("adapter-report.json");
+    crate::nodes::run(&args(&[]), &path, Ok(source(client, 500)), now())
+        .await
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = job_report::parse(text.as_bytes(), "Available").unwrap();
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.status, ConditionStatus::False);
+    assert_eq!(applied.reason, "Forbidden");
+    assert!(
+        applied.message.contains("cannot list resource \"nodes\""),
+        "{}",
+        applied.message
+    );
+    for ty in ["Available", "Health"] {
+        let c = report.condition(ty).unwrap();
+        assert_eq!(
+            (c.status, c.reason.as_str()),
+            (ConditionStatus::Unknown, "Forbidden")
+        );
+    }
+    assert!(report.data.is_none());
+    assert!(!text.to_lowercase().contains("token"));
+}
+
+#[tokio::test]
+async fn run_reports_a_missing_kubeconfig() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("adapter-report.json");
+    let missing = dir.path().join("no-such-kubeconfig");
+    let source = KubeNodeSource::connect(Some(&missing), 500, Duration::from_secs(1)).await;
+    let report = crate::nodes::run(&args(&[]), &path, source, now())
+        .await
+        .unwrap();
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, "InvalidKubeconfig");
+    assert!(
+        applied.message.contains("no-such-kubeconfig"),
+        "{}",
+        applied.message
+    );
+    assert!(path.exists());
+}
+
+#[tokio::test]
+async fn run_fails_only_when_the_report_cannot_be_written() {
+    let (_, client) = serve(fake(&testing::synthetic_cluster(2, 1, now()))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing-dir").join("adapter-report.json");
+    let err = crate::nodes::run(&args(&[]), &path, Ok(source(client, 500)), now())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().starts_with("cannot write report "), "{err}");
+}
+
+#[test]
+fn synthetic_ages_straddle_thresholds() {
+    // Guards the generator: the 5 000-node tests rely on problems of every kind existing and
+    // on some nodes being within their grace.
+    let cluster = testing::synthetic_cluster(5000, 42, now());
+    let f = expected(&cluster);
+    assert!(f.not_ready_within_grace > 0);
+    assert!(!f.cordoned.is_empty());
+}
