@@ -1,0 +1,246 @@
+//! Benchmark of the real `status-reporter` binary against the fake API server on loopback.
+//!
+//! Per run: a fresh Job and Pod, the reporter started under `/usr/bin/time`, then either a
+//! report renamed into place (inotify or poll mode) or the adapter container terminated
+//! (termination mode). Measures the time until the PATCH reaches the server, peak RSS, CPU time
+//! and API requests per run.
+//!
+//! ```text
+//! cargo build --release --bins
+//! target/release/bench-status-reporter --runs 50 --mode inotify
+//! ```
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, ValueEnum};
+use http::Method;
+use serde_json::json;
+use testbed::kube_api::ApiServer;
+use testbed::pulse_job::PulseJob;
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Runs to measure.
+    #[arg(long, default_value_t = 50)]
+    runs: usize,
+    /// What ends each run.
+    #[arg(long, value_enum, default_value = "inotify")]
+    mode: Mode,
+    /// Poll interval given to the reporter (matters in poll mode).
+    #[arg(long, default_value = "2")]
+    poll_interval: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Mode {
+    /// Report renamed into place; inotify notices it.
+    Inotify,
+    /// Report renamed into place; only the poll tick notices it.
+    Poll,
+    /// No report; the adapter container terminates with exit code 1.
+    Termination,
+}
+
+struct Run {
+    latency: Duration,
+    max_rss_kib: u64,
+    cpu: Duration,
+    requests: usize,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: Args) -> Result<()> {
+    let binary = testbed::binaries::path("status-reporter");
+    let server = ApiServer::start().await;
+    let dir = tempfile::tempdir()?;
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut runs = Vec::with_capacity(args.runs);
+    for i in 0..args.runs {
+        runs.push(one_run(&args, &binary, &server, dir.path(), &kubeconfig, i).await?);
+    }
+    report(&args, &binary, &runs)
+}
+
+async fn one_run(
+    args: &Args,
+    binary: &Path,
+    server: &ApiServer,
+    dir: &Path,
+    kubeconfig: &Path,
+    i: usize,
+) -> Result<Run> {
+    let job = PulseJob::seed(
+        server,
+        "bench",
+        &format!("hypershift-controlplane-c{i}-gen1"),
+        None,
+    );
+    let results_dir = dir.join(format!("run-{i}"));
+    std::fs::create_dir_all(&results_dir)?;
+    let results = results_dir.join("adapter-report.json");
+    let time_file = results_dir.join("time.txt");
+    let watch = match args.mode {
+        Mode::Poll => "poll",
+        Mode::Inotify | Mode::Termination => "inotify",
+    };
+    let mut child = tokio::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M %U %S")
+        .arg("-o")
+        .arg(&time_file)
+        .arg(binary)
+        .env_clear()
+        .envs(job.reporter_env(kubeconfig, &results))
+        .env("FILE_WATCH", watch)
+        .env("POLL_INTERVAL_SECONDS", &args.poll_interval)
+        .env("LOG_LEVEL", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting /usr/bin/time (apt-get install time)")?;
+
+    wait_until_waiting(server, &job).await?;
+    let started = match args.mode {
+        Mode::Inotify | Mode::Poll => {
+            let tmp = results_dir.join(".adapter-report.json.tmp");
+            std::fs::write(&tmp, report_json().to_string())?;
+            std::fs::rename(&tmp, &results)?;
+            SystemTime::now()
+        }
+        Mode::Termination => {
+            let now = SystemTime::now();
+            server.terminate_container(&job.namespace, &job.pod, "adapter", 1, "Error", None);
+            now
+        }
+    };
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .context("the reporter did not exit")??;
+    if !status.success() {
+        bail!("the reporter failed: {status}");
+    }
+    let patched = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == Method::PATCH && r.path.contains(&job.job))
+        .context("no PATCH reached the server")?;
+    let latency = patched.time.duration_since(started).unwrap_or_default();
+    let requests = server
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.path.contains(&job.job)
+                || r.path.ends_with("/pods") && r.query.as_deref().unwrap_or("").contains(&job.pod)
+        })
+        .count();
+    let (max_rss_kib, cpu) = parse_time(&std::fs::read_to_string(&time_file)?)?;
+    Ok(Run {
+        latency,
+        max_rss_kib,
+        cpu,
+        requests,
+    })
+}
+
+async fn wait_until_waiting(server: &ApiServer, job: &PulseJob) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let requests = server.requests();
+        let read = requests
+            .iter()
+            .any(|r| r.method == Method::GET && r.path.contains(&job.job));
+        let watching = requests.iter().any(|r| {
+            r.query.as_deref().unwrap_or("").contains(&job.pod)
+                && r.query.as_deref().unwrap_or("").contains("watch")
+        });
+        if read && watching {
+            // The watch request has arrived; give the reporter a moment to enter its loop.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    bail!("the reporter never started waiting")
+}
+
+fn report_json() -> serde_json::Value {
+    json!({
+        "version": 1, "adapter": "hypershift-controlplane", "observed_generation": 1,
+        "conditions": [
+            {"type": "Applied", "status": "True", "reason": "ManifestWorkCreated", "message": "sent"},
+            {"type": "Available", "status": "False", "reason": "Provisioning", "message": "in progress"},
+            {"type": "Health", "status": "True", "reason": "NoIssues", "message": "fine"}
+        ],
+        "data": {"control_plane_endpoint": "", "version": ""}
+    })
+}
+
+/// `%M %U %S`: peak RSS in KiB, user and system seconds.
+fn parse_time(text: &str) -> Result<(u64, Duration)> {
+    let line = text.lines().last().context("empty /usr/bin/time output")?;
+    let mut fields = line.split_whitespace();
+    let rss: u64 = fields.next().context("no RSS")?.parse()?;
+    let user: f64 = fields.next().context("no user time")?.parse()?;
+    let sys: f64 = fields.next().context("no system time")?.parse()?;
+    Ok((rss, Duration::from_secs_f64(user + sys)))
+}
+
+fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
+    let mut sorted = values.to_vec();
+    sorted.sort();
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
+    let latencies: Vec<Duration> = runs.iter().map(|r| r.latency).collect();
+    let rss: Vec<u64> = runs.iter().map(|r| r.max_rss_kib).collect();
+    let cpu: Vec<Duration> = runs.iter().map(|r| r.cpu).collect();
+    let requests: Vec<usize> = runs.iter().map(|r| r.requests).collect();
+    let size = std::fs::metadata(binary)?.len();
+    println!("mode                 {:?} ({} runs)", args.mode, runs.len());
+    println!(
+        "latency to PATCH     p50 {:.2} ms   p95 {:.2} ms   max {:.2} ms",
+        ms(percentile(&latencies, 50.0)),
+        ms(percentile(&latencies, 95.0)),
+        ms(percentile(&latencies, 100.0))
+    );
+    println!(
+        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
+        percentile(&rss, 50.0) as f64 / 1024.0,
+        percentile(&rss, 100.0) as f64 / 1024.0
+    );
+    println!(
+        "CPU (user+sys)       p50 {:.0} ms   max {:.0} ms   (/usr/bin/time has 10 ms resolution)",
+        ms(percentile(&cpu, 50.0)),
+        ms(percentile(&cpu, 100.0))
+    );
+    println!(
+        "API requests per run p50 {}   max {}   (Job GET + PATCH + pod watch)",
+        percentile(&requests, 50.0),
+        percentile(&requests, 100.0)
+    );
+    println!(
+        "binary               {} ({:.2} MB)",
+        binary.display(),
+        size as f64 / 1e6
+    );
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
