@@ -11,6 +11,7 @@ pub mod logging;
 pub mod outcome;
 pub mod results;
 mod retry;
+mod usage;
 
 use std::future::Future;
 use std::path::Path;
@@ -54,6 +55,64 @@ const DEADLINE_MARGIN: Duration = Duration::from_secs(10);
 const FIRST_READ_BUDGET: Duration = Duration::from_secs(10);
 /// Budget for writing after SIGTERM, well inside the default 30 s grace period.
 const SHUTDOWN_WRITE_BUDGET: Duration = Duration::from_secs(10);
+
+/// The whole program: parse `args` (flags and environment), install the rustls ring provider,
+/// start logging, run on a single-threaded runtime until SIGTERM or the outcome is written.
+pub fn main_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let args = <config::Args as clap::Parser>::parse_from(args);
+    logging::init(args.log_format, &args.log_level);
+    let kubeconfig = args.kubeconfig.clone();
+    let config = match Config::from_args(args) {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::error!(error = %e, "bad configuration");
+            return Exit::BadConfig.into();
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return Exit::NotWritten.into();
+        }
+    };
+    runtime
+        .block_on(async {
+            let client = match kube_client(kubeconfig.as_deref()).await {
+                Ok(client) => client,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot build a Kubernetes client from the kubeconfig or the in-cluster service account");
+                    return Exit::BadConfig;
+                }
+            };
+            run(config, client, shutdown_signal()).await
+        })
+        .into()
+}
+
+/// Resolves on SIGTERM (the kubelet stopping the Pod) or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
 
 /// Why no Kubernetes client could be built.
 #[derive(Debug, thiserror::Error)]
@@ -218,6 +277,8 @@ impl Reporter {
             Ok(written) => {
                 tracing::info!(
                     unchanged = written == Written::Unchanged,
+                    cpu_us = usage::cpu_micros(),
+                    peak_rss_kib = usage::peak_rss_kib(),
                     conditions = %report.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>().join(","),
                     "the Job's status is written"
                 );
