@@ -95,7 +95,7 @@ async fn one_run(
         Mode::Poll => "poll",
         Mode::Inotify | Mode::Termination => "inotify",
     };
-    let mut child = tokio::process::Command::new("/usr/bin/time")
+    let child = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
         .arg("%M %U %S")
         .arg("-o")
