@@ -115,7 +115,8 @@ async fn one_run(
     wait_until_waiting(server, &job).await?;
     if let Mode::Poll = args.mode {
         // Land the report at a random phase of the poll tick, as a real adapter would.
-        let interval = status_reporter::config::parse_duration(&args.poll_interval).map_err(anyhow::Error::msg)?;
+        let interval = status_reporter::config::parse_duration(&args.poll_interval)
+            .map_err(anyhow::Error::msg)?;
         tokio::time::sleep(interval.mul_f64(fastrand::f64())).await;
     }
     let started = match args.mode {

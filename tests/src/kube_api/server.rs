@@ -65,7 +65,24 @@ struct Shared {
     faults: Mutex<Faults>,
     log: Mutex<Vec<RecordedRequest>>,
     token: String,
+    /// A CA certificate for the kubeconfig, base64 PEM. The server speaks plain HTTP, so it is
+    /// never used to verify anything; it is there because every real kubeconfig carries one,
+    /// and a client without one loads the whole OS trust store at start-up instead.
+    ca_data: String,
     stopped: watch::Receiver<bool>,
+}
+
+#[allow(
+    clippy::expect_used,
+    reason = "test set-up: rcgen with ring cannot fail to self-sign"
+)]
+fn kubeconfig_ca() -> String {
+    use base64::Engine;
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key = rcgen::KeyPair::generate().expect("CA key");
+    let cert = params.self_signed(&key).expect("self-signed CA");
+    base64::engine::general_purpose::STANDARD.encode(cert.pem())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -95,6 +112,7 @@ impl ApiServer {
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(Vec::new()),
             token,
+            ca_data: kubeconfig_ca(),
             stopped: stopped.clone(),
         });
         let app = Router::new()
@@ -140,8 +158,9 @@ impl ApiServer {
     /// The kubeconfig text: one cluster (`server` = [`Self::url`]), one token user, namespace `default`.
     pub fn kubeconfig(&self) -> String {
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: \"{}\"\nusers:\n- name: testbed\n  user:\n    token: \"{}\"\ncontexts:\n- name: testbed\n  context:\n    cluster: testbed\n    user: testbed\n    namespace: default\ncurrent-context: testbed\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: testbed\n  cluster:\n    server: \"{}\"\n    certificate-authority-data: \"{}\"\nusers:\n- name: testbed\n  user:\n    token: \"{}\"\ncontexts:\n- name: testbed\n  context:\n    cluster: testbed\n    user: testbed\n    namespace: default\ncurrent-context: testbed\n",
             self.url(),
+            self.handle.shared.ca_data,
             self.token()
         )
     }
