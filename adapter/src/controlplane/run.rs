@@ -1,0 +1,533 @@
+//! The `controlplane` decision and its wiring: validate the spec, get the work, create it when
+//! missing, map what was seen to a report; retry transient backend failures with jittered
+//! exponential backoff (1 s → 60 s) within `--retry-budget`.
+//!
+//! [`run`] takes the work client and the shutdown signal as parameters and returns the report;
+//! [`execute`] is the edge: it reads the cluster, builds the backend client from the flags,
+//! listens for SIGTERM, runs and writes the report.
+
+use std::future::Future;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use job_report::Report;
+use tokio::time::Instant;
+
+use super::args::{Args, Backend, ConfigError};
+use super::{
+    FeedbackError, WorkRef, report_adapter_misconfigured, report_cluster_unavailable,
+    report_consumer_not_found, report_created, report_found, report_invalid_feedback,
+    report_invalid_spec, report_maestro_auth_failed, report_maestro_unavailable,
+    report_ownership_conflict, report_work_failed,
+};
+use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
+use crate::cluster::{ClusterInput, ClusterSpec, SpecViolation};
+use crate::hostedcluster;
+use crate::hub::HubWorkClient;
+use crate::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+use crate::manifestwork::{self, Ownership, STATUS_FEEDBACK_NAME};
+use crate::work::{ExistingWork, WorkClient, WorkError};
+
+/// First backoff delay after a transient failure.
+pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+/// Longest backoff delay.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Why `execute` could not end with a written report.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad configuration (exit 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The report could not be written (exit 1).
+    #[error("cannot write the report {path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: job_report::WriteError,
+    },
+}
+
+/// What the backend said, once it answered.
+#[derive(Debug)]
+enum Seen {
+    Created,
+    Found(ExistingWork),
+}
+
+/// How the retry loop ended without an answer.
+#[derive(Debug)]
+enum Failure {
+    /// A failure retrying cannot fix.
+    Permanent(WorkError),
+    /// Still transient when the budget ran out.
+    GaveUp {
+        error: WorkError,
+        attempts: u32,
+        elapsed: Duration,
+    },
+    /// Shutdown was requested first.
+    Interrupted { last: Option<WorkError> },
+}
+
+/// Decides what to do for this cluster and returns the report (not yet written).
+///
+/// The cluster id is `--cluster-id`, else the cluster object's `id` (both given and different →
+/// [`ConfigError::ClusterIdMismatch`]); the generation is `--generation`, else the object's.
+/// Secret-name flags override the spec's. A spec with violations is reported and nothing is
+/// sent. `shutdown` resolving stops any retry and the in-flight call.
+pub async fn run(
+    args: &Args,
+    work: &impl WorkClient,
+    cluster: ClusterInput,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, ConfigError> {
+    // Destructured so a new flag cannot be silently ignored here.
+    let Args {
+        cluster_id: cluster_id_flag,
+        generation: generation_flag,
+        cluster_spec: _,
+        hyperfleet_api: _,
+        hyperfleet_token_file: _,
+        results_path: _,
+        backend: _,
+        consumer,
+        maestro_source_id: _,
+        maestro_api_url: _,
+        maestro_grpc_url: _,
+        maestro_ca_file: _,
+        maestro_client_cert: _,
+        maestro_client_key: _,
+        maestro_token_file: _,
+        retry_budget,
+        kubeconfig: _,
+        pull_secret_name,
+        ssh_key_secret_name,
+        service_account_signing_key_secret_name,
+        log_format: _,
+        log_level: _,
+    } = args;
+    let ClusterInput {
+        id: object_id,
+        name,
+        generation: object_generation,
+        mut spec,
+    } = cluster;
+    let cluster_id = match (cluster_id_flag, object_id) {
+        (Some(flag), Some(object)) if *flag != object => {
+            return Err(ConfigError::ClusterIdMismatch {
+                flag: flag.clone(),
+                object,
+            });
+        }
+        (Some(flag), _) => flag.clone(),
+        (None, Some(object)) => object,
+        (None, None) => return Err(ConfigError::NoClusterId),
+    };
+    let generation = generation_flag.or(object_generation.filter(|g| *g >= 1));
+    for (key, value) in [
+        ("pull_secret_name", pull_secret_name),
+        ("ssh_key_secret_name", ssh_key_secret_name),
+        (
+            "service_account_signing_key_secret_name",
+            service_account_signing_key_secret_name,
+        ),
+    ] {
+        if let Some(value) = value {
+            spec.insert(key.to_owned(), value.clone().into());
+        }
+    }
+
+    let spec = match ClusterSpec::validate(&cluster_id, name.as_deref(), &spec) {
+        Ok(spec) => spec,
+        Err(violations) => {
+            let fields: Vec<&str> = violations.iter().map(|v| v.field).collect();
+            tracing::warn!(
+                cluster_id,
+                generation,
+                decision = "InvalidClusterSpec",
+                fields = ?fields,
+                "cluster spec is invalid; nothing sent"
+            );
+            return Ok(report_invalid_spec(&violations, generation));
+        }
+    };
+    let work_name = manifestwork::work_name(&spec.cluster_id);
+    let manifest = manifestwork::manifest_work(&spec, consumer, generation);
+    let work_ref = WorkRef {
+        consumer,
+        name: &work_name,
+    };
+
+    let outcome = with_retry(*retry_budget, shutdown, || {
+        get_or_create(work, &work_name, &manifest)
+    })
+    .await;
+
+    let report = match outcome {
+        Ok(Seen::Created) => {
+            tracing::info!(
+                cluster_id,
+                generation,
+                work = work_name,
+                consumer,
+                decision = "ManifestWorkCreated",
+                "work created"
+            );
+            report_created(work_ref, generation)
+        }
+        Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &cluster_id) {
+            Ownership::Ours => {
+                let (hc_namespace, hc_name) = hostedcluster::hosted_cluster_ref(&spec);
+                let feedback = existing.feedback_value(
+                    hostedcluster::GROUP,
+                    hostedcluster::RESOURCE,
+                    hc_namespace,
+                    hc_name,
+                    STATUS_FEEDBACK_NAME,
+                );
+                let report = report_found(work_ref, feedback, generation);
+                let available = report
+                    .condition("Available")
+                    .map_or("", |c| c.reason.as_str());
+                let health = report.condition("Health").map_or("", |c| c.reason.as_str());
+                tracing::info!(
+                    cluster_id,
+                    generation,
+                    work = work_name,
+                    consumer,
+                    decision = "ManifestWorkFound",
+                    feedback = feedback.is_some(),
+                    available,
+                    health,
+                    deleting = existing.deleting.is_some(),
+                    "work found"
+                );
+                report
+            }
+            found @ Ownership::NotOurs { .. } => {
+                tracing::warn!(cluster_id, generation, work = work_name, consumer, decision = "OwnershipConflict", found = ?found, "work belongs to someone else; left untouched");
+                report_ownership_conflict(work_ref, &cluster_id, &found, generation)
+            }
+        },
+        Err(Failure::GaveUp {
+            error,
+            attempts,
+            elapsed,
+        }) => {
+            tracing::warn!(cluster_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
+            let detail = format!(
+                "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
+                elapsed.as_secs_f64(),
+                retry_budget.as_secs()
+            );
+            report_maestro_unavailable(consumer, &detail, generation)
+        }
+        Err(Failure::Interrupted { last }) => {
+            tracing::warn!(
+                cluster_id,
+                generation,
+                consumer,
+                decision = "MaestroUnavailable",
+                "stopped (SIGTERM) before the backend answered"
+            );
+            let detail = match last {
+                Some(e) => format!(
+                    "the adapter was stopped before the work backend answered; last error: {e}"
+                ),
+                None => "the adapter was stopped before the work backend answered".to_owned(),
+            };
+            report_maestro_unavailable(consumer, &detail, generation)
+        }
+        Err(Failure::Permanent(error)) => {
+            report_for_error(&cluster_id, generation, work_ref, &error)
+        }
+    };
+    Ok(report)
+}
+
+/// Reads the work; creates it when missing. A create that races another writer (AlreadyExists)
+/// reads the work again.
+async fn get_or_create(
+    work: &impl WorkClient,
+    name: &str,
+    manifest: &serde_json::Value,
+) -> Result<Seen, WorkError> {
+    if let Some(existing) = work.get(name).await? {
+        return Ok(Seen::Found(existing));
+    }
+    match work.create(manifest).await {
+        Ok(()) => Ok(Seen::Created),
+        Err(WorkError::AlreadyExists { message }) => match work.get(name).await? {
+            Some(existing) => Ok(Seen::Found(existing)),
+            None => Err(WorkError::Unavailable {
+                message: format!(
+                    "the work was reported as existing but cannot be read yet: {message}"
+                ),
+            }),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails permanently, the budget is spent or `shutdown`
+/// resolves. Each attempt is cut at the budget's end; between attempts the delay doubles from
+/// [`INITIAL_BACKOFF`] up to [`MAX_BACKOFF`], each drawn from `[d/2, d]` (jitter).
+async fn with_retry<T, Fut>(
+    budget: Duration,
+    shutdown: impl Future<Output = ()>,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, Failure>
+where
+    Fut: Future<Output = Result<T, WorkError>>,
+{
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut backoff = INITIAL_BACKOFF;
+    let mut attempts = 0u32;
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        attempts += 1;
+        let result = tokio::select! {
+            biased;
+            () = &mut shutdown => return Err(Failure::Interrupted { last: None }),
+            r = tokio::time::timeout_at(deadline, attempt()) => r.unwrap_or_else(|_| {
+                Err(WorkError::Unavailable {
+                    message: format!("no answer within the retry budget of {} s", budget.as_secs()),
+                })
+            }),
+        };
+        let error = match result {
+            Ok(value) => return Ok(value),
+            Err(e) if e.is_transient() => e,
+            Err(e) => return Err(Failure::Permanent(e)),
+        };
+        let delay = jitter(backoff);
+        let now = Instant::now();
+        if now + delay >= deadline {
+            return Err(Failure::GaveUp {
+                error,
+                attempts,
+                elapsed: now - start,
+            });
+        }
+        tracing::info!(
+            attempt = attempts,
+            delay_ms = delay.as_millis() as u64,
+            error = %error,
+            "transient backend failure; retrying"
+        );
+        tokio::select! {
+            biased;
+            () = &mut shutdown => return Err(Failure::Interrupted { last: Some(error) }),
+            () = tokio::time::sleep(delay) => {}
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// A delay drawn uniformly from `[d/2, d]`.
+fn jitter(d: Duration) -> Duration {
+    let half = d / 2;
+    let spread = u64::try_from(half.as_millis()).unwrap_or(u64::MAX);
+    half + Duration::from_millis(fastrand::u64(0..=spread))
+}
+
+fn report_for_error(
+    cluster_id: &str,
+    generation: Option<i64>,
+    work: WorkRef<'_>,
+    error: &WorkError,
+) -> Report {
+    let consumer = work.consumer;
+    let (decision, report) = match error {
+        WorkError::Unauthenticated { .. } | WorkError::Forbidden { .. } => (
+            "MaestroAuthFailed",
+            report_maestro_auth_failed(&error.to_string(), generation),
+        ),
+        WorkError::ConsumerNotFound { .. } => (
+            "ConsumerNotFound",
+            report_consumer_not_found(consumer, generation),
+        ),
+        WorkError::MalformedFeedback {
+            manifest,
+            feedback,
+            message,
+        } => (
+            "InvalidFeedback",
+            report_invalid_feedback(
+                work,
+                &FeedbackError::Malformed {
+                    manifest: manifest.clone(),
+                    feedback: feedback.clone(),
+                    message: message.clone(),
+                },
+                generation,
+            ),
+        ),
+        WorkError::Config { .. } => (
+            "AdapterMisconfigured",
+            report_adapter_misconfigured(&error.to_string(), generation),
+        ),
+        WorkError::AlreadyExists { .. }
+        | WorkError::Conflict { .. }
+        | WorkError::NotFound { .. }
+        | WorkError::Invalid { .. }
+        | WorkError::Unavailable { .. }
+        | WorkError::Protocol { .. }
+        | WorkError::Internal { .. } => (
+            "ManifestWorkFailed",
+            report_work_failed(consumer, &error.to_string(), generation),
+        ),
+    };
+    tracing::warn!(cluster_id, generation, consumer, work = work.name, decision, error = %error, "work backend failed");
+    report
+}
+
+/// The whole subcommand: check the flags, read the cluster, build the backend client, run, write
+/// the report. Exit 0 once a report is written, 1 when none could be, 2 on bad configuration.
+pub async fn execute(args: Args) -> ExitCode {
+    match execute_inner(&args, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(RunError::Config(e)) => {
+            tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "bad configuration; no report written");
+            eprintln!("hypershift-adapter controlplane: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(e @ RunError::Write { .. }) => {
+            tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "no report written");
+            ExitCode::from(EXIT_NO_REPORT)
+        }
+    }
+}
+
+async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+    args.check()?;
+    let results_path = args.results_path(std::env::var_os("RESULTS_PATH"));
+    let generation = args.generation;
+    let report = match load_cluster(args).await {
+        Err(Input::Unavailable(detail)) => {
+            tracing::warn!(cluster_id = args.cluster_id, generation, decision = "ClusterSpecUnavailable", error = %detail, "cannot read the cluster");
+            report_cluster_unavailable(&detail, generation)
+        }
+        Err(Input::Invalid(detail)) => {
+            tracing::warn!(cluster_id = args.cluster_id, generation, decision = "InvalidClusterSpec", error = %detail, "the cluster input is not a cluster");
+            let violation = SpecViolation {
+                field: "cluster",
+                problem: detail,
+            };
+            report_invalid_spec(&[violation], generation)
+        }
+        Ok(cluster) => match args.backend {
+            Backend::Maestro => match MaestroWorkClient::new(maestro_config(args)) {
+                Ok(client) => run(args, &client, cluster, shutdown).await?,
+                Err(e) => misconfigured(args, &e),
+            },
+            Backend::Hub => {
+                let timeout =
+                    crate::hub::DEFAULT_TIMEOUT.min(args.retry_budget.max(Duration::from_secs(1)));
+                match HubWorkClient::connect(args.kubeconfig.as_deref(), &args.consumer, timeout)
+                    .await
+                {
+                    Ok(client) => run(args, &client, cluster, shutdown).await?,
+                    Err(e) => misconfigured(args, &e),
+                }
+            }
+        },
+    };
+    job_report::write_atomic(&results_path, &report).map_err(|source| RunError::Write {
+        path: results_path.clone(),
+        source,
+    })?;
+    let reasons: Vec<&str> = report
+        .conditions
+        .iter()
+        .map(|c| c.reason.as_str())
+        .collect();
+    tracing::info!(cluster_id = args.cluster_id, generation = report.observed_generation, path = %results_path.display(), reasons = ?reasons, "report written");
+    Ok(())
+}
+
+fn misconfigured(args: &Args, error: &WorkError) -> Report {
+    tracing::error!(cluster_id = args.cluster_id, generation = args.generation, decision = "AdapterMisconfigured", error = %error, "cannot build the work backend client");
+    report_adapter_misconfigured(&error.to_string(), args.generation)
+}
+
+fn maestro_config(args: &Args) -> MaestroConfig {
+    let mut config = MaestroConfig::new(
+        args.maestro_grpc_url.clone().unwrap_or_default(),
+        args.maestro_api_url.clone().unwrap_or_default(),
+        args.maestro_source_id.clone(),
+        args.consumer.clone(),
+    );
+    config.ca_file.clone_from(&args.maestro_ca_file);
+    config
+        .client_cert_file
+        .clone_from(&args.maestro_client_cert);
+    config.client_key_file.clone_from(&args.maestro_client_key);
+    if let Some(path) = &args.maestro_token_file {
+        config.token = TokenSource::File(path.clone());
+    }
+    // One call never outlives the retry budget by much.
+    config.timeout = config
+        .timeout
+        .min(args.retry_budget.max(Duration::from_secs(1)));
+    config
+}
+
+/// Why the cluster could not be read.
+enum Input {
+    /// File unreadable, API unreachable or refusing: retry next pulse.
+    Unavailable(String),
+    /// The input is not a cluster object or spec.
+    Invalid(String),
+}
+
+async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
+    if let Some(path) = &args.cluster_spec {
+        let text = tokio::fs::read_to_string(path).await.map_err(|e| {
+            Input::Unavailable(format!(
+                "cannot read the cluster spec file {}: {e}",
+                path.display()
+            ))
+        })?;
+        return ClusterInput::from_json(&text)
+            .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
+    }
+    let (Some(url), Some(cluster_id)) = (&args.hyperfleet_api, &args.cluster_id) else {
+        return Err(Input::Unavailable(
+            "neither --cluster-spec nor --hyperfleet-api with --cluster-id is set".to_owned(),
+        ));
+    };
+    crate::hyperfleet::fetch_cluster(
+        url,
+        cluster_id,
+        args.hyperfleet_token_file.as_deref(),
+        crate::hyperfleet::TIMEOUT,
+    )
+    .await
+    .map_err(|e| {
+        if e.is_bad_input() {
+            Input::Invalid(e.to_string())
+        } else {
+            Input::Unavailable(e.to_string())
+        }
+    })
+}
+
+/// Resolves on SIGTERM or SIGINT; never when signals cannot be installed.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
