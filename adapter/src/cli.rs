@@ -64,7 +64,10 @@ pub fn main() -> ExitCode {
 }
 
 /// Parses `args` (the first item is the program name), then installs the rustls ring provider,
-/// starts tracing, builds a current-thread runtime and runs the subcommand.
+/// starts tracing, builds a current-thread runtime and runs [`dispatch`] on it.
+///
+/// Must not be called from inside a tokio runtime (it starts its own); async callers such as a
+/// local-pulse runner call [`init`] once and then await [`dispatch`] instead.
 pub fn run_from<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -78,26 +81,37 @@ where
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_CONFIG));
         }
     };
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    init(&cli);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("hypershift-adapter: cannot start the async runtime: {e}");
+            tracing::error!(error = %e, "cannot start the async runtime");
             return ExitCode::from(EXIT_NO_REPORT);
         }
     };
+    runtime.block_on(dispatch(cli))
+}
+
+/// Process-wide setup for `cli`: the rustls ring provider and the tracing subscriber (both keep
+/// the first installation when called again).
+pub fn init(cli: &Cli) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    match &cli.command {
+        Command::Controlplane(args) => init_tracing(args.log_format, args.log_level.as_deref()),
+        Command::Nodes(args) => init_tracing(args.log_format, None),
+    }
+}
+
+/// Runs the parsed subcommand to its exit code.
+pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Controlplane(args) => {
-            init_tracing(args.log_format, args.log_level.as_deref());
-            runtime.block_on(controlplane::execute(args))
-        }
+        Command::Controlplane(args) => controlplane::execute(args).await,
         Command::Nodes(args) => {
-            init_tracing(args.log_format, None);
             let cluster_id = args.cluster_id.clone().unwrap_or_default();
-            match runtime.block_on(nodes::run_with_kube(args)) {
+            match nodes::run_with_kube(args).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!(cluster_id, error = %e, "no report written");

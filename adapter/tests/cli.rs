@@ -45,7 +45,10 @@ fn controlplane_help_names_the_env_vars() {
 
 #[test]
 fn missing_consumer_is_exit_2_naming_the_flag() {
-    let out = adapter(&["controlplane", "--cluster-spec", "/nonexistent.json"], &[]);
+    let out = adapter(
+        &["controlplane", "--cluster-spec", "/nonexistent.json"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--consumer"), "{}", stderr(&out));
 }
@@ -54,7 +57,10 @@ fn missing_consumer_is_exit_2_naming_the_flag() {
 fn missing_maestro_url_is_exit_2_naming_flag_and_env() {
     let out = adapter(
         &["controlplane", "--cluster-spec", "/nonexistent.json"],
-        &[("MANAGEMENT_CLUSTER_CONSUMER", "mgmt-1"), ("LOG_FORMAT", "plain")],
+        &[
+            ("MANAGEMENT_CLUSTER_CONSUMER", "mgmt-1"),
+            ("LOG_FORMAT", "plain"),
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("MAESTRO_API_URL"), "{}", stderr(&out));
@@ -63,7 +69,13 @@ fn missing_maestro_url_is_exit_2_naming_flag_and_env() {
 #[test]
 fn bad_retry_budget_is_exit_2() {
     let out = adapter(
-        &["controlplane", "--cluster-spec", "/c.json", "--consumer", "m"],
+        &[
+            "controlplane",
+            "--cluster-spec",
+            "/c.json",
+            "--consumer",
+            "m",
+        ],
         &[("RETRY_BUDGET_SECONDS", "soon")],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

@@ -633,3 +633,91 @@ async fn adapter_and_status_reporter_together_put_the_conditions_on_the_job() {
         Some("3")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_retrying_still_writes_a_report_and_exits_0() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let pod = Pod::new();
+    let url = format!("http://{closed}");
+    let env = with(
+        pod.base_env(),
+        &[
+            ("MAESTRO_API_URL", &url),
+            ("MAESTRO_GRPC_URL", &url),
+            ("RETRY_BUDGET_SECONDS", "60"),
+        ],
+    );
+    let child = Command::new(testbed::binaries::path("hypershift-adapter"))
+        .arg("controlplane")
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Long enough for the handler to be installed, far inside the 60 s budget.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().unwrap().to_string();
+    let sent = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the adapter ignored SIGTERM")
+        .unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    let logs = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{logs}");
+    let report = job_report::parse(&std::fs::read(&pod.results).unwrap(), "Available").unwrap();
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, "MaestroUnavailable");
+    assert!(applied.message.contains("stopped"), "{}", applied.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_backend_retries_a_503_and_reports_a_rejected_token() {
+    use testbed::kube_api::{Fault, FaultAction};
+
+    let server = ApiServer::start().await;
+    let pod = Pod::new();
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+        ],
+    );
+    server.inject(Fault::new("/manifestworks", 1, FaultAction::Status(503)).on(http::Method::POST));
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(
+        pulse.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    let statuses: Vec<Option<u16>> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == http::Method::POST && r.path.ends_with("/manifestworks"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [Some(503), Some(201)]);
+
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    std::fs::write(&kubeconfig, text.replace(server.token(), "not-the-token")).unwrap();
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
+    assert!(!pulse.logs.contains("not-the-token"), "token in logs");
+}
