@@ -535,3 +535,511 @@ fn shutdown_signal() -> impl Future<Output = ()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::collections::{BTreeMap, VecDeque};
+    use std::sync::Mutex;
+
+    use clap::Parser;
+    use job_report::ConditionStatus;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cluster::fixture::VALID;
+    use crate::work::{ManifestFeedback, ResourceIdentity};
+
+    const ID: &str = "2a9f3c7d-8e1b-4c5d-9f00-123456789abc";
+
+    /// An in-memory backend: one optional work, scripted failures per verb, a call log.
+    #[derive(Default)]
+    struct FakeWork {
+        stored: Mutex<Option<ExistingWork>>,
+        get_failures: Mutex<VecDeque<WorkError>>,
+        create_failures: Mutex<VecDeque<WorkError>>,
+        /// Every get fails with this (after the scripted ones).
+        get_always: Option<WorkError>,
+        /// Calls never answer.
+        hang: bool,
+        calls: Mutex<Vec<&'static str>>,
+        created: Mutex<Vec<Value>>,
+    }
+
+    impl FakeWork {
+        fn with(existing: ExistingWork) -> Self {
+            FakeWork {
+                stored: Mutex::new(Some(existing)),
+                ..Default::default()
+            }
+        }
+        fn fail_gets(self, errors: impl IntoIterator<Item = WorkError>) -> Self {
+            self.get_failures.lock().unwrap().extend(errors);
+            self
+        }
+        fn fail_creates(self, errors: impl IntoIterator<Item = WorkError>) -> Self {
+            self.create_failures.lock().unwrap().extend(errors);
+            self
+        }
+        fn calls(&self) -> Vec<&'static str> {
+            self.calls.lock().unwrap().clone()
+        }
+    }
+
+    impl WorkClient for FakeWork {
+        async fn get(&self, _name: &str) -> Result<Option<ExistingWork>, WorkError> {
+            self.calls.lock().unwrap().push("get");
+            if self.hang {
+                std::future::pending::<()>().await;
+            }
+            if let Some(e) = self.get_failures.lock().unwrap().pop_front() {
+                return Err(e);
+            }
+            if let Some(e) = &self.get_always {
+                return Err(e.clone());
+            }
+            Ok(self.stored.lock().unwrap().clone())
+        }
+
+        async fn create(&self, work: &Value) -> Result<(), WorkError> {
+            self.calls.lock().unwrap().push("create");
+            if let Some(e) = self.create_failures.lock().unwrap().pop_front() {
+                return Err(e);
+            }
+            self.created.lock().unwrap().push(work.clone());
+            Ok(())
+        }
+    }
+
+    fn args(extra: &[&str]) -> Args {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let mut argv = vec![
+            "x",
+            "--consumer",
+            "mgmt-1",
+            "--cluster-spec",
+            "/unused.json",
+            "--maestro-api-url",
+            "http://r",
+            "--maestro-grpc-url",
+            "http://g",
+        ];
+        argv.extend(extra);
+        Cli::try_parse_from(argv).unwrap().args
+    }
+
+    fn cluster() -> ClusterInput {
+        ClusterInput::from_json(VALID).unwrap()
+    }
+
+    fn ours() -> ExistingWork {
+        ExistingWork {
+            labels: BTreeMap::from([
+                ("hyperfleet.io/cluster-id".to_owned(), ID.to_owned()),
+                (
+                    "hyperfleet.io/adapter".to_owned(),
+                    "controlplane".to_owned(),
+                ),
+            ]),
+            ..Default::default()
+        }
+    }
+
+    fn with_status(status: Value) -> ExistingWork {
+        ExistingWork {
+            feedback: vec![ManifestFeedback {
+                resource: ResourceIdentity {
+                    group: "hypershift.openshift.io".into(),
+                    kind: "HostedCluster".into(),
+                    resource: "hostedclusters".into(),
+                    namespace: "clusters".into(),
+                    name: "prod-eu-1".into(),
+                    ..Default::default()
+                },
+                values: BTreeMap::from([("status".to_owned(), status)]),
+            }],
+            ..ours()
+        }
+    }
+
+    fn reasons(report: &Report) -> Vec<(&str, ConditionStatus, &str)> {
+        report
+            .conditions
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status, c.reason.as_str()))
+            .collect()
+    }
+
+    fn unavailable() -> WorkError {
+        WorkError::Unavailable {
+            message: "connection refused".into(),
+        }
+    }
+
+    async fn never() {
+        std::future::pending::<()>().await;
+    }
+
+    use ConditionStatus::{False, True, Unknown};
+
+    #[tokio::test(start_paused = true)]
+    async fn missing_work_is_created_with_our_labels_and_generation() {
+        let fake = FakeWork::default();
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", True, "ManifestWorkCreated"),
+                ("Available", False, "Provisioning"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        assert_eq!(fake.calls(), ["get", "create"]);
+        let created = fake.created.lock().unwrap()[0].clone();
+        assert_eq!(created["metadata"]["name"], format!("hostedcluster-{ID}"));
+        assert_eq!(created["metadata"]["namespace"], "mgmt-1");
+        assert_eq!(
+            created["metadata"]["labels"]["hyperfleet.io/cluster-id"],
+            ID
+        );
+        // generation from the cluster object (3) when --generation is absent
+        assert_eq!(
+            created["metadata"]["annotations"]["hyperfleet.io/generation"],
+            "3"
+        );
+        assert_eq!(report.observed_generation, Some(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn flags_override_generation_and_secret_names() {
+        let fake = FakeWork::default();
+        let report = run(
+            &args(&[
+                "--generation",
+                "7",
+                "--pull-secret-name",
+                "other-pull-secret",
+            ]),
+            &fake,
+            cluster(),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.observed_generation, Some(7));
+        let created = fake.created.lock().unwrap()[0].clone();
+        assert_eq!(
+            created["spec"]["workload"]["manifests"][0]["spec"]["pullSecret"]["name"],
+            "other-pull-secret"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cluster_id_flag_must_match_the_object() {
+        let fake = FakeWork::default();
+        let err = run(
+            &args(&["--cluster-id", "someone-else"]),
+            &fake,
+            cluster(),
+            never(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, ConfigError::ClusterIdMismatch { .. }),
+            "{err}"
+        );
+        let mut bare = cluster();
+        bare.id = None;
+        let err = run(&args(&[]), &fake, bare, never()).await.unwrap_err();
+        assert_eq!(err, ConfigError::NoClusterId);
+        assert!(fake.calls().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn found_work_reports_its_feedback() {
+        let fake = FakeWork::with(with_status(json!({
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "AsExpected", "message": ""},
+                {"type": "Degraded", "status": "True", "reason": "Broken", "message": "etcd is sad"}
+            ],
+            "controlPlaneEndpoint": {"host": "api.example.com", "port": 443},
+            "version": {"history": [{"state": "Completed", "version": "4.17.0"}]}
+        })));
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", True, "ManifestWorkApplied"),
+                ("Available", True, "ControlPlaneReady"),
+                ("Health", False, "Degraded"),
+            ]
+        );
+        let data = report.data.unwrap();
+        assert_eq!(
+            data["control_plane_endpoint"],
+            "https://api.example.com:443"
+        );
+        assert_eq!(data["version"], "4.17.0");
+        assert_eq!(fake.calls(), ["get"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn found_work_without_feedback_awaits_it() {
+        let fake = FakeWork::with(ours());
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            report.condition("Available").unwrap().reason,
+            "AwaitingFeedback"
+        );
+        assert_eq!(fake.calls(), ["get"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn someone_elses_work_is_a_conflict_and_left_alone() {
+        let mut theirs = ours();
+        theirs
+            .labels
+            .insert("hyperfleet.io/adapter".into(), "nodepool".into());
+        let fake = FakeWork::with(theirs);
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "OwnershipConflict"
+        );
+        assert!(
+            report
+                .condition("Applied")
+                .unwrap()
+                .message
+                .contains("nodepool")
+        );
+        assert_eq!(fake.calls(), ["get"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn invalid_spec_sends_nothing_and_names_the_fields() {
+        let fake = FakeWork::default();
+        let mut input = cluster();
+        input
+            .spec
+            .insert("machine_network_cidr".into(), json!("10.0.0.0/99"));
+        input.spec.remove("base_domain");
+        let report = run(&args(&[]), &fake, input, never()).await.unwrap();
+        let applied = report.condition("Applied").unwrap();
+        assert_eq!(applied.reason, "InvalidClusterSpec");
+        assert!(
+            applied.message.contains("machine_network_cidr"),
+            "{}",
+            applied.message
+        );
+        assert!(
+            applied.message.contains("base_domain"),
+            "{}",
+            applied.message
+        );
+        assert!(fake.calls().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn create_race_reads_the_work_again() {
+        let fake = FakeWork::default().fail_creates([WorkError::AlreadyExists {
+            message: "exists".into(),
+        }]);
+        let racing = RacingWork { inner: fake };
+        let report = run(&args(&[]), &racing, cluster(), never()).await.unwrap();
+        assert_eq!(racing.inner.calls(), ["get", "create", "get"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkExists"
+        );
+        assert_eq!(
+            report.condition("Available").unwrap().reason,
+            "AwaitingFeedback"
+        );
+    }
+
+    /// Stores our work when `create` fails, as if another writer had created it first.
+    struct RacingWork {
+        inner: FakeWork,
+    }
+
+    impl WorkClient for RacingWork {
+        async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+            self.inner.get(name).await
+        }
+        async fn create(&self, work: &Value) -> Result<(), WorkError> {
+            let result = self.inner.create(work).await;
+            *self.inner.stored.lock().unwrap() = Some(ours());
+            result
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_failures_back_off_exponentially_then_succeed() {
+        let fake = FakeWork::default().fail_gets([unavailable(), unavailable(), unavailable()]);
+        let start = Instant::now();
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        let waited = start.elapsed();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkCreated"
+        );
+        assert_eq!(fake.calls(), ["get", "get", "get", "get", "create"]);
+        // 1 s, 2 s, 4 s, each jittered into [d/2, d].
+        assert!(waited >= Duration::from_millis(3500), "{waited:?}");
+        assert!(waited <= Duration::from_secs(7), "{waited:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transient_failures_past_the_budget_report_unavailable_within_it() {
+        let fake = FakeWork {
+            get_always: Some(unavailable()),
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        let waited = start.elapsed();
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", False, "MaestroUnavailable"),
+                ("Available", Unknown, "MaestroUnavailable"),
+                ("Health", False, "MaestroUnavailable"),
+            ]
+        );
+        assert!(
+            report
+                .condition("Applied")
+                .unwrap()
+                .message
+                .contains("connection refused")
+        );
+        assert!(waited < Duration::from_secs(120), "{waited:?}");
+        // Delays 1, 2, 4, 8, 16, 32, 60 (capped), each ≥ half: at least 4 and at most 8 attempts.
+        let attempts = fake.calls().len();
+        assert!((4..=8).contains(&attempts), "{attempts} attempts");
+        assert!(!fake.calls().contains(&"create"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_backend_is_cut_at_the_budget() {
+        let fake = FakeWork {
+            hang: true,
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let report = run(&args(&["--retry-budget", "3"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "MaestroUnavailable"
+        );
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn auth_failures_are_not_retried() {
+        for error in [
+            WorkError::Unauthenticated {
+                message: "bad token".into(),
+            },
+            WorkError::Forbidden {
+                message: "no".into(),
+            },
+        ] {
+            let fake = FakeWork::default().fail_gets([error]);
+            let start = Instant::now();
+            let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+            assert_eq!(
+                report.condition("Applied").unwrap().reason,
+                "MaestroAuthFailed"
+            );
+            assert_eq!(fake.calls(), ["get"]);
+            assert_eq!(start.elapsed(), Duration::ZERO);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_consumer_on_create() {
+        let fake = FakeWork::default().fail_creates([WorkError::ConsumerNotFound {
+            message: "maestro-7: consumer mgmt-1 not found".into(),
+        }]);
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ConsumerNotFound"
+        );
+        assert_eq!(fake.calls(), ["get", "create"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn malformed_feedback_is_invalid_feedback() {
+        let fake = FakeWork::default().fail_gets([WorkError::MalformedFeedback {
+            manifest: "hypershift.openshift.io/hostedclusters clusters/prod-eu-1".into(),
+            feedback: "status".into(),
+            message: "expected value at line 1 column 1".into(),
+        }]);
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", True, "ManifestWorkExists"),
+                ("Available", Unknown, "InvalidFeedback"),
+                ("Health", Unknown, "InvalidFeedback"),
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_backend_errors_are_work_failures() {
+        let fake = FakeWork::default().fail_creates([WorkError::Invalid {
+            message: "manifests too large".into(),
+        }]);
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkFailed"
+        );
+        let fake = FakeWork::default().fail_gets([WorkError::Config {
+            message: "cannot read token file /t: No such file".into(),
+        }]);
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "AdapterMisconfigured"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_during_backoff_stops_retrying() {
+        let fake = FakeWork {
+            get_always: Some(unavailable()),
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let shutdown = tokio::time::sleep(Duration::from_millis(1500));
+        let report = run(&args(&[]), &fake, cluster(), shutdown).await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_millis(1500));
+        let applied = report.condition("Applied").unwrap();
+        assert_eq!(applied.reason, "MaestroUnavailable");
+        assert!(applied.message.contains("stopped"), "{}", applied.message);
+    }
+
+    #[test]
+    fn jitter_stays_within_half_to_full() {
+        for _ in 0..1000 {
+            let d = jitter(Duration::from_secs(8));
+            assert!(
+                d >= Duration::from_secs(4) && d <= Duration::from_secs(8),
+                "{d:?}"
+            );
+        }
+    }
+}
