@@ -2,7 +2,11 @@
 //! found with or without HostedCluster status feedback, or an error) → a [`Report`] with the
 //! Applied / Available / Health conditions and `data` (`control_plane_endpoint`, `version`).
 //!
-//! Wiring, in order (the IO lives elsewhere; every step here is pure):
+//! Submodules: [`args`] (the flags) and [`run`](mod@run) (the wiring below, with retries, and
+//! [`execute`], the edge that reads the cluster, builds the Maestro or hub client and writes the
+//! report). Everything in this file is pure.
+//!
+//! Wiring, in order:
 //! 1. [`ClusterInput::from_json`](crate::cluster::ClusterInput::from_json), then
 //!    [`ClusterSpec::validate`](crate::cluster::ClusterSpec::validate); on `Err` write
 //!    [`report_invalid_spec`] and send nothing.
@@ -13,8 +17,11 @@
 //!      [`report_ownership_conflict`]; ours → [`report_found`] with the value of the feedback
 //!      named [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) (`None` if
 //!      absent; a `jsonRaw` string is fine).
-//! 3. Maestro errors → [`report_maestro_unavailable`] (after the retry budget),
-//!    [`report_maestro_auth_failed`], [`report_consumer_not_found`].
+//! 3. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
+//!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
+//!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
+//!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
+//!    (anything else). An unreadable cluster → [`report_cluster_unavailable`].
 //!
 //! Condition table (reasons are exact):
 //!
