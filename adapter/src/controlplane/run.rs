@@ -161,7 +161,11 @@ pub async fn run(
         name: &work_name,
     };
 
-    let outcome = with_retry(*retry_budget, shutdown, || {
+    let log = LogContext {
+        cluster_id: &cluster_id,
+        generation,
+    };
+    let outcome = with_retry(*retry_budget, shutdown, log, || {
         get_or_create(work, &work_name, &manifest)
     })
     .await;
@@ -278,6 +282,7 @@ async fn get_or_create(
 async fn with_retry<T, Fut>(
     budget: Duration,
     shutdown: impl Future<Output = ()>,
+    log: LogContext<'_>,
     mut attempt: impl FnMut() -> Fut,
 ) -> Result<T, Failure>
 where
@@ -314,6 +319,8 @@ where
             });
         }
         tracing::info!(
+            cluster_id = log.cluster_id,
+            generation = log.generation,
             attempt = attempts,
             delay_ms = delay.as_millis() as u64,
             error = %error,
@@ -326,6 +333,13 @@ where
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+/// The fields every log line of a decision carries.
+#[derive(Debug, Clone, Copy)]
+struct LogContext<'a> {
+    cluster_id: &'a str,
+    generation: Option<i64>,
 }
 
 /// A delay drawn uniformly from `[d/2, d]`.
