@@ -2,7 +2,11 @@
 //! found with or without HostedCluster status feedback, or an error) → a [`Report`] with the
 //! Applied / Available / Health conditions and `data` (`control_plane_endpoint`, `version`).
 //!
-//! Wiring, in order (the IO lives elsewhere; every step here is pure):
+//! Submodules: [`args`] (the flags) and [`run`](mod@run) (the wiring below, with retries, and
+//! [`execute`], the edge that reads the cluster, builds the Maestro or hub client and writes the
+//! report). Everything in this file is pure.
+//!
+//! Wiring, in order:
 //! 1. [`ClusterInput::from_json`](crate::cluster::ClusterInput::from_json), then
 //!    [`ClusterSpec::validate`](crate::cluster::ClusterSpec::validate); on `Err` write
 //!    [`report_invalid_spec`] and send nothing.
@@ -13,8 +17,11 @@
 //!      [`report_ownership_conflict`]; ours → [`report_found`] with the value of the feedback
 //!      named [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) (`None` if
 //!      absent; a `jsonRaw` string is fine).
-//! 3. Maestro errors → [`report_maestro_unavailable`] (after the retry budget),
-//!    [`report_maestro_auth_failed`], [`report_consumer_not_found`].
+//! 3. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
+//!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
+//!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
+//!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
+//!    (anything else). An unreadable cluster → [`report_cluster_unavailable`].
 //!
 //! Condition table (reasons are exact):
 //!
@@ -31,6 +38,9 @@
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | cluster input unreadable (file, HyperFleet API) | False `ClusterSpecUnavailable` | Unknown `ClusterSpecUnavailable` | False `ClusterSpecUnavailable` |
+//! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
+//! | adapter's own backend settings unusable (CA, token file, URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
 //! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
 //! else True `NoIssues`.
@@ -45,6 +55,12 @@ use serde_json::{Map, Value};
 
 use crate::cluster::{SpecViolation, json_kind as kind};
 use crate::manifestwork::Ownership;
+
+pub mod args;
+pub mod run;
+
+pub use args::{Args, Backend, ConfigError};
+pub use run::{RunError, execute, run};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";
@@ -153,6 +169,13 @@ pub enum FeedbackError {
     NotAnObject(&'static str),
     #[error("the status feedback does not have the shape of a HostedCluster status ({0})")]
     Shape(serde_json::Error),
+    /// The backend could not parse a `jsonRaw` value (`WorkError::MalformedFeedback`).
+    #[error("the status feedback {feedback:?} of {manifest} is not valid JSON ({message})")]
+    Malformed {
+        manifest: String,
+        feedback: String,
+        message: String,
+    },
 }
 
 /// Parses the `status` feedback value: either the status object itself or, as Maestro and the
@@ -489,6 +512,38 @@ pub fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Rep
     let other =
         format!("Not checked: management cluster {consumer:?} is unknown to Maestro (see Applied)");
     error_report(generation, "ConsumerNotFound", applied, other)
+}
+
+/// The cluster (spec) could not be read: file missing, HyperFleet API unreachable or refusing.
+pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Cannot read the cluster to build its HostedCluster: {}. Nothing was sent. The next pulse retries; if it persists, check the HyperFleet API URL and token (or the mounted cluster spec file)",
+        redact(detail)
+    );
+    let other = "Not checked: the cluster could not be read (see Applied)".to_owned();
+    error_report(generation, "ClusterSpecUnavailable", applied, other)
+}
+
+/// The work backend rejected the request for a reason that retrying will not fix (invalid work,
+/// unexpected answer, server-side error that is not transient).
+pub fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "The ManifestWork for management cluster {consumer} could not be read or created: {}. Check the adapter and Maestro (or hub) logs around this time",
+        redact(detail)
+    );
+    let other = "Not checked: the ManifestWork request failed (see Applied)".to_owned();
+    error_report(generation, "ManifestWorkFailed", applied, other)
+}
+
+/// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
+/// bad URL, bad kubeconfig).
+pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "The adapter's work backend settings are unusable: {}. Fix the Job's Maestro/hub settings (URLs, mounted CA, token and certificate files, kubeconfig)",
+        redact(detail)
+    );
+    let other = "Not checked: the adapter is misconfigured (see Applied)".to_owned();
+    error_report(generation, "AdapterMisconfigured", applied, other)
 }
 
 fn error_report(generation: Option<i64>, reason: &str, applied: String, other: String) -> Report {

@@ -18,9 +18,13 @@ fn compile_literal_regex(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("literal pattern compiles")
 }
 
+pub mod cli;
 pub mod cluster;
 pub mod controlplane;
 pub mod hostedcluster;
+pub mod hub;
+pub mod hyperfleet;
+pub mod kubeconfig;
 pub mod maestro;
 pub mod manifestwork;
 pub mod nodes;

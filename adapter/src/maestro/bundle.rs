@@ -250,6 +250,15 @@ impl ManifestCondition {
         Ok(out)
     }
 
+    /// This manifest's feedback in the backend-neutral form; `None` when it reported none.
+    pub fn manifest_feedback(&self) -> Result<Option<ManifestFeedback>, WorkError> {
+        let values = self.feedback_values()?;
+        Ok((!values.is_empty()).then(|| ManifestFeedback {
+            resource: identity(&self.resource_meta),
+            values,
+        }))
+    }
+
     /// True when this is the manifest `group`/`resource` (plural or kind)/`namespace`/`name`.
     pub fn is(&self, group: &str, resource: &str, namespace: &str, name: &str) -> bool {
         identity(&self.resource_meta).matches(group, resource, namespace, name)
@@ -298,13 +307,7 @@ impl ResourceBundle {
         if let Some(status) = &self.status {
             observed_version = status.observed_version;
             for m in &status.resource_status {
-                let values = m.feedback_values()?;
-                if !values.is_empty() {
-                    feedback.push(ManifestFeedback {
-                        resource: identity(&m.resource_meta),
-                        values,
-                    });
-                }
+                feedback.extend(m.manifest_feedback()?);
             }
             conditions = status
                 .conditions

@@ -7,12 +7,7 @@ use jiff::SignedDuration;
 
 use super::judge::Thresholds;
 
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    Json,
-    Plain,
-}
+pub use crate::cli::LogFormat;
 
 /// Checks the nodes of a cluster through its API and writes the adapter report.
 #[derive(Debug, Clone, clap::Args)]
@@ -85,14 +80,7 @@ impl Args {
     /// The report path: `--results-path` / `RESULTS_OUTPUT_PATH`, else `results_path_env`
     /// (the value of `RESULTS_PATH`), else [`job_report::DEFAULT_RESULTS_PATH`].
     pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
-        self.results_path
-            .clone()
-            .or_else(|| {
-                results_path_env
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(|| PathBuf::from(job_report::DEFAULT_RESULTS_PATH))
+        crate::cli::results_path(self.results_path.as_deref(), results_path_env)
     }
 
     /// The judgement thresholds these flags describe.

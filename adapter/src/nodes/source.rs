@@ -20,10 +20,11 @@ use jiff::Timestamp;
 use job_report::ConditionStatus;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::ListParams;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde::Deserialize;
 
 use super::judge::{NodeSummary, ReadyState, TaintSummary};
+// An error and its sources, `: `-joined (hyper's "client error (Connect)" alone says little).
+use crate::kubeconfig::error_chain;
 
 /// The namespace holding one Lease per node, renewed by the kubelet as its heartbeat.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -123,21 +124,6 @@ impl SourceError {
     }
 }
 
-/// An error and its sources, `: `-joined (hyper's "client error (Connect)" alone says little).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut message = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}
-
 /// Reads nodes and node leases one page at a time.
 pub trait NodeSource {
     /// One page of Nodes, summarized; `continue_token` is `None` for the first page.
@@ -181,30 +167,9 @@ impl KubeNodeSource {
             path: kubeconfig.map(ToOwned::to_owned),
             message,
         };
-        let mut config = match kubeconfig {
-            Some(path) => {
-                // KUBECONFIG may be a `:`-separated list; merge like kubectl does.
-                let mut merged: Option<Kubeconfig> = None;
-                for part in std::env::split_paths(path).filter(|p| !p.as_os_str().is_empty()) {
-                    let next =
-                        Kubeconfig::read_from(&part).map_err(|e| config_err(error_chain(&e)))?;
-                    merged = Some(match merged {
-                        Some(first) => {
-                            first.merge(next).map_err(|e| config_err(error_chain(&e)))?
-                        }
-                        None => next,
-                    });
-                }
-                let kubeconfig =
-                    merged.ok_or_else(|| config_err("the kubeconfig path is empty".to_owned()))?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                    .await
-                    .map_err(|e| config_err(error_chain(&e)))?
-            }
-            None => kube::Config::infer()
-                .await
-                .map_err(|e| config_err(error_chain(&e)))?,
-        };
+        let mut config = crate::kubeconfig::load(kubeconfig)
+            .await
+            .map_err(config_err)?;
         tune(&mut config, timeout);
         let client = kube::Client::try_from(config).map_err(|e| config_err(error_chain(&e)))?;
         Ok(KubeNodeSource::new(client, page_size, timeout))

@@ -1,0 +1,174 @@
+//! The `hypershift-adapter` command line: subcommands, logging, the runtime, exit codes.
+//!
+//! `main.rs` only calls [`main`]; the local-pulse runner calls [`run_from`] with its own
+//! arguments. Exit codes: 0 a report was written (whatever it says), 1 no report could be
+//! written, 2 bad flags or configuration.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+use crate::{controlplane, nodes};
+
+/// Exit code for bad flags or configuration (clap's own code for usage errors).
+pub const EXIT_CONFIG: u8 = 2;
+/// Exit code when no report could be written.
+pub const EXIT_NO_REPORT: u8 = 1;
+
+/// HyperFleet adapter Job for HyperShift.
+#[derive(Debug, Parser)]
+#[command(name = "hypershift-adapter", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process and moved into the subcommand"
+)]
+pub enum Command {
+    /// Ship the cluster's HostedCluster in a ManifestWork (Maestro or OCM hub) and report its state.
+    Controlplane(controlplane::Args),
+    /// Check the Nodes of a cluster through its API.
+    Nodes(nodes::Args),
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Plain,
+}
+
+/// The report path: the flag (or `RESULTS_OUTPUT_PATH`), else `results_path_env` (the value of
+/// `RESULTS_PATH`, the status-reporter's name), else [`job_report::DEFAULT_RESULTS_PATH`].
+pub fn results_path(flag: Option<&Path>, results_path_env: Option<OsString>) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| {
+            results_path_env
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(job_report::DEFAULT_RESULTS_PATH))
+}
+
+/// The process entry point: parses `std::env::args_os()`.
+pub fn main() -> ExitCode {
+    run_from(std::env::args_os())
+}
+
+/// Parses `args` (the first item is the program name), then installs the rustls ring provider,
+/// starts tracing, builds a current-thread runtime and runs [`dispatch`] on it.
+///
+/// Must not be called from inside a tokio runtime (it starts its own); async callers such as a
+/// local-pulse runner call [`init`] once and then await [`dispatch`] instead.
+pub fn run_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help/--version print to stdout and exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_CONFIG));
+        }
+    };
+    init(&cli);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::from(EXIT_NO_REPORT);
+        }
+    };
+    runtime.block_on(dispatch(cli))
+}
+
+/// Process-wide setup for `cli`: the rustls ring provider and the tracing subscriber (both keep
+/// the first installation when called again).
+pub fn init(cli: &Cli) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    match &cli.command {
+        Command::Controlplane(args) => init_tracing(args.log_format, args.log_level.as_deref()),
+        Command::Nodes(args) => init_tracing(args.log_format, None),
+    }
+}
+
+/// Runs the parsed subcommand to its exit code.
+pub async fn dispatch(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Controlplane(args) => controlplane::execute(args).await,
+        Command::Nodes(args) => {
+            let cluster_id = args.cluster_id.clone().unwrap_or_default();
+            match nodes::run_with_kube(args).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!(cluster_id, error = %e, "no report written");
+                    ExitCode::from(EXIT_NO_REPORT)
+                }
+            }
+        }
+    }
+}
+
+/// Starts the global subscriber on stderr: `level` (an `EnvFilter` directive such as `info` or
+/// `hypershift_adapter=debug`), else `LOG_LEVEL`, else `info`. A second call (tests, a runner
+/// calling [`run_from`] twice) keeps the first subscriber.
+pub fn init_tracing(format: LogFormat, level: Option<&str>) {
+    let filter = level
+        .and_then(|l| EnvFilter::try_new(l).ok())
+        .or_else(|| EnvFilter::try_from_env("LOG_LEVEL").ok())
+        .unwrap_or_else(|| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Plain => builder.with_ansi(false).try_init(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn results_path_prefers_flag_then_results_path_env_then_default() {
+        assert_eq!(
+            results_path(None, None),
+            PathBuf::from("/results/adapter-report.json")
+        );
+        assert_eq!(
+            results_path(None, Some("".into())),
+            PathBuf::from("/results/adapter-report.json")
+        );
+        assert_eq!(
+            results_path(None, Some("/r/a.json".into())),
+            PathBuf::from("/r/a.json")
+        );
+        assert_eq!(
+            results_path(Some(Path::new("/o/b.json")), Some("/r/a.json".into())),
+            PathBuf::from("/o/b.json")
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! Flags of `hypershift-adapter controlplane`; every one can also be set through its env var.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::LogFormat;
+
+/// Default `--maestro-source-id`.
+pub const DEFAULT_SOURCE_ID: &str = "hyperfleet-hypershift-adapter";
+
+/// Where ManifestWorks are read and created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Maestro: REST reads, gRPC CloudEvent publishes.
+    Maestro,
+    /// The OCM hub API (ManifestWork objects in the consumer's namespace) via a kubeconfig.
+    Hub,
+}
+
+/// Sends the cluster's HostedCluster to its management cluster in a ManifestWork and writes the
+/// adapter report (Applied / Available / Health).
+#[derive(Debug, Clone, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("cluster-input")
+        .required(true)
+        .multiple(false)
+        .args(["cluster_spec", "hyperfleet_api"])
+))]
+pub struct Args {
+    /// The HyperFleet cluster id; defaults to the `id` of the cluster object read.
+    #[arg(long, env = "CLUSTER_ID")]
+    pub cluster_id: Option<String>,
+
+    /// The cluster generation acted on (≥ 1); defaults to the cluster object's `generation`.
+    /// Becomes the report's `observed_generation` and the work's `hyperfleet.io/generation`.
+    #[arg(long, env = "GENERATION", value_parser = clap::value_parser!(i64).range(1..))]
+    pub generation: Option<i64>,
+
+    /// JSON file holding a HyperFleet cluster object (`{id, name, generation, spec}`) or just its spec.
+    #[arg(long, env = "CLUSTER_SPEC_FILE", value_name = "FILE")]
+    pub cluster_spec: Option<PathBuf>,
+
+    /// HyperFleet API base URL: the cluster is read from `GET {url}/api/hyperfleet/v1/clusters/{id}`
+    /// (needs `--cluster-id`).
+    #[arg(
+        long,
+        env = "HYPERFLEET_API_URL",
+        value_name = "URL",
+        requires = "cluster_id"
+    )]
+    pub hyperfleet_api: Option<String>,
+
+    /// File holding the bearer token for the HyperFleet API (re-read on every run).
+    #[arg(long, env = "HYPERFLEET_API_TOKEN_FILE", value_name = "FILE")]
+    pub hyperfleet_token_file: Option<PathBuf>,
+
+    /// Where to write the report; when neither this nor `RESULTS_OUTPUT_PATH` is set,
+    /// `RESULTS_PATH` (the status-reporter's name), then `/results/adapter-report.json`.
+    #[arg(long, env = "RESULTS_OUTPUT_PATH")]
+    pub results_path: Option<PathBuf>,
+
+    /// Work backend.
+    #[arg(long, env = "WORK_BACKEND", value_enum, default_value_t = Backend::Maestro)]
+    pub backend: Backend,
+
+    /// The management cluster: Maestro consumer name, and the work namespace on the hub.
+    #[arg(long, env = "MANAGEMENT_CLUSTER_CONSUMER")]
+    pub consumer: String,
+
+    /// Maestro source id: CloudEvent `source` and part of every resource id.
+    #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
+    pub maestro_source_id: String,
+
+    /// Maestro REST base URL (`http://` or `https://`); required with `--backend maestro`.
+    #[arg(long, env = "MAESTRO_API_URL", value_name = "URL")]
+    pub maestro_api_url: Option<String>,
+
+    /// Maestro gRPC URL (`http://` or `https://`); required with `--backend maestro`.
+    #[arg(long, env = "MAESTRO_GRPC_URL", value_name = "URL")]
+    pub maestro_grpc_url: Option<String>,
+
+    /// PEM CA bundle trusted for `https` Maestro URLs (required for `https`).
+    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
+    pub maestro_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_CERT_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_key"
+    )]
+    pub maestro_client_cert: Option<PathBuf>,
+
+    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_KEY_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_cert"
+    )]
+    pub maestro_client_key: Option<PathBuf>,
+
+    /// File holding Maestro's bearer token, re-read on every call (sent over TLS only).
+    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
+    pub maestro_token_file: Option<PathBuf>,
+
+    /// How long transient backend failures are retried (backoff 1 s → 60 s) before reporting
+    /// `MaestroUnavailable`: seconds (`120`) or a duration (`2m`). Keep it below the Job's
+    /// `activeDeadlineSeconds` minus the status-reporter's margin.
+    #[arg(long, env = "RETRY_BUDGET_SECONDS", default_value = "120", value_parser = parse_budget)]
+    pub retry_budget: Duration,
+
+    /// Kubeconfig of the OCM hub (`--backend hub`); without it `~/.kube/config` or in-cluster.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Overrides the spec's `pull_secret_name`.
+    #[arg(long, env = "PULL_SECRET_NAME")]
+    pub pull_secret_name: Option<String>,
+
+    /// Overrides the spec's `ssh_key_secret_name`.
+    #[arg(long, env = "SSH_KEY_SECRET_NAME")]
+    pub ssh_key_secret_name: Option<String>,
+
+    /// Overrides the spec's `service_account_signing_key_secret_name`.
+    #[arg(long, env = "SERVICE_ACCOUNT_SIGNING_KEY_SECRET_NAME")]
+    pub service_account_signing_key_secret_name: Option<String>,
+
+    /// Log format.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+
+    /// Log filter (`info`, `debug`, `hypershift_adapter=debug,warn`); default `info`.
+    #[arg(long, env = "LOG_LEVEL")]
+    pub log_level: Option<String>,
+}
+
+/// A configuration problem found after parsing (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{flag} ({env}) is required with --backend {backend}")]
+    Missing {
+        flag: &'static str,
+        env: &'static str,
+        backend: &'static str,
+    },
+    #[error("{flag} ({env}) must not be empty")]
+    Empty {
+        flag: &'static str,
+        env: &'static str,
+    },
+    #[error(
+        "--cluster-id (CLUSTER_ID) is {flag:?} but the cluster object's id is {object:?}; the Job was built for another cluster"
+    )]
+    ClusterIdMismatch { flag: String, object: String },
+    #[error("no cluster id: set --cluster-id (CLUSTER_ID) or give a cluster object with an `id`")]
+    NoClusterId,
+}
+
+impl Args {
+    /// Checks what clap cannot express: the Maestro URLs with `--backend maestro`, and non-empty
+    /// names.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.consumer.trim().is_empty() {
+            return Err(ConfigError::Empty {
+                flag: "--consumer",
+                env: "MANAGEMENT_CLUSTER_CONSUMER",
+            });
+        }
+        if self.maestro_source_id.trim().is_empty() {
+            return Err(ConfigError::Empty {
+                flag: "--maestro-source-id",
+                env: "MAESTRO_SOURCE_ID",
+            });
+        }
+        if self.backend == Backend::Maestro {
+            let urls = [
+                (
+                    &self.maestro_api_url,
+                    "--maestro-api-url",
+                    "MAESTRO_API_URL",
+                ),
+                (
+                    &self.maestro_grpc_url,
+                    "--maestro-grpc-url",
+                    "MAESTRO_GRPC_URL",
+                ),
+            ];
+            for (value, flag, env) in urls {
+                if value.as_deref().is_none_or(|v| v.trim().is_empty()) {
+                    return Err(ConfigError::Missing {
+                        flag,
+                        env,
+                        backend: "maestro",
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The report path (see [`crate::cli::results_path`]).
+    pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
+        crate::cli::results_path(self.results_path.as_deref(), results_path_env)
+    }
+}
+
+/// `120` (seconds) or a duration such as `90s`, `2m`.
+pub fn parse_budget(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(seconds) = s.parse::<u64>() {
+        return Ok(Duration::from_secs(seconds));
+    }
+    crate::nodes::args::parse_duration(s).map(|d| d.unsigned_abs())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    const MIN: [&str; 9] = [
+        "x",
+        "--consumer",
+        "mgmt-1",
+        "--cluster-spec",
+        "/c.json",
+        "--maestro-api-url",
+        "http://r",
+        "--maestro-grpc-url",
+        "http://g",
+    ];
+
+    #[test]
+    fn command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let args = Cli::try_parse_from(MIN).unwrap().args;
+        assert_eq!(args.backend, Backend::Maestro);
+        assert_eq!(args.maestro_source_id, DEFAULT_SOURCE_ID);
+        assert_eq!(args.retry_budget, Duration::from_secs(120));
+        assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.check(), Ok(()));
+    }
+
+    #[test]
+    fn retry_budget_takes_seconds_or_durations() {
+        assert_eq!(parse_budget("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_budget("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_budget("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_budget("-1").is_err());
+        assert!(parse_budget("soon").is_err());
+    }
+
+    #[test]
+    fn input_is_a_file_or_the_api_not_both_nor_neither() {
+        let mut both = MIN.to_vec();
+        both.extend(["--hyperfleet-api", "http://h", "--cluster-id", "c1"]);
+        assert!(Cli::try_parse_from(both).is_err());
+        let neither: Vec<&str> = MIN
+            .iter()
+            .copied()
+            .filter(|a| *a != "--cluster-spec" && *a != "/c.json")
+            .collect();
+        assert!(Cli::try_parse_from(&neither).is_err());
+        let mut api_without_id = neither.clone();
+        api_without_id.extend(["--hyperfleet-api", "http://h"]);
+        assert!(Cli::try_parse_from(&api_without_id).is_err());
+        api_without_id.extend(["--cluster-id", "c1"]);
+        assert!(Cli::try_parse_from(&api_without_id).is_ok());
+    }
+
+    #[test]
+    fn maestro_urls_are_required_only_for_maestro() {
+        let without_urls = ["x", "--consumer", "mgmt-1", "--cluster-spec", "/c.json"];
+        let args = Cli::try_parse_from(without_urls).unwrap().args;
+        let err = args.check().unwrap_err();
+        assert!(err.to_string().contains("MAESTRO_API_URL"), "{err}");
+        let mut hub = without_urls.to_vec();
+        hub.extend(["--backend", "hub"]);
+        assert_eq!(Cli::try_parse_from(hub).unwrap().args.check(), Ok(()));
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        let with = |extra: &[&str]| {
+            let mut v = MIN.to_vec();
+            v.extend(extra);
+            Cli::try_parse_from(v)
+        };
+        assert!(with(&["--generation", "0"]).is_err());
+        assert!(with(&["--backend", "ocm"]).is_err());
+        assert!(with(&["--retry-budget", "soon"]).is_err());
+        assert!(with(&["--maestro-client-cert", "/c.pem"]).is_err());
+        let mut missing_consumer = MIN.to_vec();
+        missing_consumer.drain(1..3);
+        assert!(Cli::try_parse_from(missing_consumer).is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! The `hub` work backend: ManifestWorks (`work.open-cluster-management.io/v1`) read and created
+//! directly on an OCM hub through kube-rs, in the consumer's namespace. Used on kind and on hubs
+//! without Maestro.
+//!
+//! Error kinds: 401 → `Unauthenticated`, 403 → `Forbidden`, 404 on create (the namespace, i.e. the
+//! managed cluster, does not exist) → `ConsumerNotFound`, 409 on create → `AlreadyExists`,
+//! 408/429/5xx, connect failures and timeouts → `Unavailable`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde::Deserialize;
+
+use crate::kubeconfig::error_chain;
+use crate::maestro::bundle::ManifestWorkStatus;
+use crate::work::{ExistingWork, WorkClient, WorkError};
+
+/// Group, version, kind and plural of ManifestWork.
+pub const GROUP: &str = "work.open-cluster-management.io";
+pub const VERSION: &str = "v1";
+pub const KIND: &str = "ManifestWork";
+pub const PLURAL: &str = "manifestworks";
+
+/// Default per-call timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// ManifestWork get/create on an OCM hub, in one namespace (the consumer).
+#[derive(Clone)]
+pub struct HubWorkClient {
+    api: Api<DynamicObject>,
+    consumer: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for HubWorkClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubWorkClient")
+            .field("consumer", &self.consumer)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `ApiResource` of ManifestWork.
+pub fn manifest_work_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, KIND), PLURAL)
+}
+
+impl HubWorkClient {
+    /// A client for the works in namespace `consumer`.
+    pub fn new(client: kube::Client, consumer: &str, timeout: Duration) -> Self {
+        HubWorkClient {
+            api: Api::namespaced_with(client, consumer, &manifest_work_resource()),
+            consumer: consumer.to_owned(),
+            timeout,
+        }
+    }
+
+    /// Connects with `kubeconfig` (or `~/.kube/config`, or in-cluster). Nothing is sent yet.
+    pub async fn connect(
+        kubeconfig: Option<&Path>,
+        consumer: &str,
+        timeout: Duration,
+    ) -> Result<Self, WorkError> {
+        let config_error = |message: String| WorkError::Config {
+            message: match kubeconfig {
+                Some(path) => format!("hub kubeconfig {}: {message}", path.display()),
+                None => format!("hub kubeconfig: {message}"),
+            },
+        };
+        let mut config = crate::kubeconfig::load(kubeconfig)
+            .await
+            .map_err(config_error)?;
+        crate::nodes::source::tune(&mut config, timeout);
+        let client = kube::Client::try_from(config).map_err(|e| config_error(error_chain(&e)))?;
+        Ok(Self::new(client, consumer, timeout))
+    }
+
+    async fn timed<T>(
+        &self,
+        what: &str,
+        call: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, (Option<kube::core::Status>, WorkError)> {
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(kube::Error::Api(status))) => {
+                let status = *status;
+                let error = from_status(what, &status);
+                Err((Some(status), error))
+            }
+            Ok(Err(other)) => Err((None, from_transport(what, &other))),
+            Err(_elapsed) => Err((
+                None,
+                WorkError::Unavailable {
+                    message: format!("{what}: no answer within {:?}", self.timeout),
+                },
+            )),
+        }
+    }
+}
+
+impl WorkClient for HubWorkClient {
+    async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+        let what = format!("GET manifestwork {}/{name}", self.consumer);
+        let object = self
+            .timed(&what, self.api.get_opt(name))
+            .await
+            .map_err(|(_, e)| e)?;
+        object.map(|o| existing_work(&o)).transpose()
+    }
+
+    async fn create(&self, work: &serde_json::Value) -> Result<(), WorkError> {
+        let mut object: DynamicObject =
+            serde_json::from_value(work.clone()).map_err(|e| WorkError::Invalid {
+                message: format!("the work is not a Kubernetes object: {e}"),
+            })?;
+        match object.metadata.namespace.as_deref() {
+            None => object.metadata.namespace = Some(self.consumer.clone()),
+            Some(ns) if ns == self.consumer => {}
+            Some(ns) => {
+                return Err(WorkError::Invalid {
+                    message: format!(
+                        "the work's namespace {ns:?} is not the consumer {:?}",
+                        self.consumer
+                    ),
+                });
+            }
+        }
+        let what = format!(
+            "POST manifestwork {}/{}",
+            self.consumer,
+            object.metadata.name.as_deref().unwrap_or("")
+        );
+        match self
+            .timed(&what, self.api.create(&PostParams::default(), &object))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err((Some(status), WorkError::NotFound { message }))
+                if is_missing_namespace(&status) =>
+            {
+                Err(WorkError::ConsumerNotFound {
+                    message: format!(
+                        "namespace {:?} does not exist on the hub (is the managed cluster registered?): {message}",
+                        self.consumer
+                    ),
+                })
+            }
+            Err((_, e)) => Err(e),
+        }
+    }
+}
+
+/// A 404 about the namespace (POST into a namespace that does not exist), not about the resource
+/// type (CRD not installed).
+fn is_missing_namespace(status: &kube::core::Status) -> bool {
+    status
+        .details
+        .as_ref()
+        .is_some_and(|d| d.kind == "namespaces")
+        || status.message.contains("namespaces \"")
+}
+
+fn from_status(what: &str, status: &kube::core::Status) -> WorkError {
+    let message = if status.message.is_empty() {
+        format!("{what}: HTTP {}", status.code)
+    } else {
+        format!("{what}: HTTP {}: {}", status.code, status.message)
+    };
+    match status.code {
+        401 => WorkError::Unauthenticated { message },
+        403 => WorkError::Forbidden { message },
+        404 => WorkError::NotFound { message },
+        409 if status.reason == "AlreadyExists" || status.message.contains("already exists") => {
+            WorkError::AlreadyExists { message }
+        }
+        409 => WorkError::Conflict { message },
+        400 | 422 => WorkError::Invalid { message },
+        408 | 429 => WorkError::Unavailable { message },
+        code if code >= 500 => WorkError::Unavailable { message },
+        _ => WorkError::Internal { message },
+    }
+}
+
+fn from_transport(what: &str, err: &kube::Error) -> WorkError {
+    let message = format!("{what}: {}", error_chain(err));
+    match err {
+        kube::Error::SerdeError(_) => WorkError::Protocol { message },
+        kube::Error::Auth(_) => WorkError::Unauthenticated { message },
+        _ => WorkError::Unavailable { message },
+    }
+}
+
+/// The backend-neutral view of a hub ManifestWork: labels, annotations, generation, deletion
+/// time, work conditions and the feedback of `status.resourceStatus.manifests[]` (`jsonRaw`
+/// parsed again; malformed → [`WorkError::MalformedFeedback`]).
+pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> {
+    let meta = &object.metadata;
+    let map = |m: &Option<BTreeMap<String, String>>| m.clone().unwrap_or_default();
+    let status: ManifestWorkStatus = match object.data.get("status") {
+        None | Some(serde_json::Value::Null) => ManifestWorkStatus::default(),
+        Some(value) => ManifestWorkStatus::deserialize(value).map_err(|e| WorkError::Protocol {
+            message: format!(
+                "ManifestWork {} has a status this client cannot read: {e}",
+                meta.name.as_deref().unwrap_or("")
+            ),
+        })?,
+    };
+    let observed_version = status
+        .conditions
+        .iter()
+        .filter_map(|c| c.observed_generation)
+        .max();
+    Ok(ExistingWork {
+        labels: map(&meta.labels),
+        annotations: map(&meta.annotations),
+        source: None,
+        feedback: status.feedback()?,
+        conditions: status
+            .conditions
+            .iter()
+            .map(|c| c.to_work_condition())
+            .collect(),
+        version: meta.generation,
+        observed_version,
+        deleting: meta.deletion_timestamp.as_ref().map(|t| t.0.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn feedback_json_raw_is_parsed_again_and_labels_are_kept() {
+        let work = object(json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "hostedcluster-c1", "namespace": "mgmt-1", "generation": 2,
+                         "labels": {"hyperfleet.io/cluster-id": "c1"},
+                         "annotations": {"hyperfleet.io/generation": "3"}},
+            "status": {
+                "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
+                                "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 2}],
+                "resourceStatus": {"manifests": [{
+                    "resourceMeta": {"ordinal": 0, "group": "hypershift.openshift.io", "version": "v1beta1",
+                                     "kind": "HostedCluster", "resource": "hostedclusters",
+                                     "namespace": "clusters", "name": "c1"},
+                    "statusFeedback": {"values": [{"name": "status",
+                        "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"conditions\":[]}"}}]},
+                    "conditions": []
+                }]}
+            }
+        }));
+        let existing = existing_work(&work).unwrap();
+        assert_eq!(existing.labels["hyperfleet.io/cluster-id"], "c1");
+        assert_eq!(existing.annotations["hyperfleet.io/generation"], "3");
+        assert_eq!(existing.version, Some(2));
+        assert_eq!(existing.observed_version, Some(2));
+        assert_eq!(existing.conditions[0].type_, "Applied");
+        assert_eq!(
+            existing.feedback_value(
+                "hypershift.openshift.io",
+                "hostedclusters",
+                "clusters",
+                "c1",
+                "status"
+            ),
+            Some(&json!({"conditions": []}))
+        );
+    }
+
+    #[test]
+    fn malformed_json_raw_is_a_malformed_feedback_error() {
+        let work = object(json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "w", "namespace": "n"},
+            "status": {"resourceStatus": {"manifests": [{
+                "resourceMeta": {"group": "g", "resource": "r", "namespace": "n", "name": "x"},
+                "statusFeedback": {"values": [{"name": "status",
+                    "fieldValue": {"type": "JsonRaw", "jsonRaw": "{not json"}}]}
+            }]}}
+        }));
+        assert!(matches!(
+            existing_work(&work),
+            Err(WorkError::MalformedFeedback { .. })
+        ));
+    }
+
+    #[test]
+    fn no_status_means_no_feedback() {
+        let work = object(json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "w", "namespace": "n"}
+        }));
+        let existing = existing_work(&work).unwrap();
+        assert!(existing.feedback.is_empty());
+        assert_eq!(existing.deleting, None);
+    }
+
+    #[test]
+    fn status_codes_map_to_kinds() {
+        let status = |code: u16, reason: &str, kind: Option<&str>| kube::core::Status {
+            code,
+            reason: reason.to_owned(),
+            message: "m".to_owned(),
+            details: kind.map(|k| kube::core::response::StatusDetails {
+                name: String::new(),
+                group: String::new(),
+                kind: k.to_owned(),
+                uid: String::new(),
+                causes: Vec::new(),
+                retry_after_seconds: 0,
+            }),
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("x", &status(401, "Unauthorized", None)),
+            WorkError::Unauthenticated { .. }
+        ));
+        assert!(matches!(
+            from_status("x", &status(403, "Forbidden", None)),
+            WorkError::Forbidden { .. }
+        ));
+        assert!(matches!(
+            from_status("x", &status(409, "AlreadyExists", None)),
+            WorkError::AlreadyExists { .. }
+        ));
+        assert!(from_status("x", &status(503, "", None)).is_transient());
+        assert!(from_status("x", &status(429, "", None)).is_transient());
+        assert!(is_missing_namespace(&status(
+            404,
+            "NotFound",
+            Some("namespaces")
+        )));
+        assert!(!is_missing_namespace(&status(404, "NotFound", None)));
+    }
+}

@@ -1,0 +1,112 @@
+//! Reading the cluster from the HyperFleet API: `GET {base}/api/hyperfleet/v1/clusters/{id}`
+//! with an optional bearer token read from a file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cluster::{ClusterInput, InputError};
+use crate::kubeconfig::error_chain;
+
+/// Path of one cluster under the API base URL.
+pub const CLUSTERS_PATH: &str = "/api/hyperfleet/v1/clusters";
+/// Timeout of the whole request (connect + response).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest response body read.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// Why the cluster could not be read from the HyperFleet API.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("cannot read the HyperFleet API token file {path}: {message}")]
+    TokenFile { path: PathBuf, message: String },
+    #[error("bad HyperFleet API URL {url:?}: {message}")]
+    Url { url: String, message: String },
+    #[error("GET {url} failed: {message}")]
+    Transport { url: String, message: String },
+    #[error("GET {url} answered HTTP {status}: {body}")]
+    Status {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("GET {url}: the response body is larger than {MAX_BODY} bytes")]
+    TooLarge { url: String },
+    #[error("GET {url}: {source}")]
+    Input {
+        url: String,
+        #[source]
+        source: InputError,
+    },
+}
+
+impl FetchError {
+    /// True when the cluster object itself is unreadable (not a transport or server problem).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Self::Input { .. })
+    }
+}
+
+/// Fetches cluster `cluster_id` from the HyperFleet API at `base_url`.
+pub async fn fetch_cluster(
+    base_url: &str,
+    cluster_id: &str,
+    token_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<ClusterInput, FetchError> {
+    let base = base_url.trim_end_matches('/');
+    let url = format!("{base}{CLUSTERS_PATH}/{cluster_id}");
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(FetchError::Url {
+            url: base_url.to_owned(),
+            message: "must start with http:// or https://".to_owned(),
+        });
+    }
+    let token = match token_file {
+        Some(path) => {
+            let text =
+                tokio::fs::read_to_string(path)
+                    .await
+                    .map_err(|e| FetchError::TokenFile {
+                        path: path.to_owned(),
+                        message: e.to_string(),
+                    })?;
+            Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+        }
+        None => None,
+    };
+    let transport = |e: reqwest::Error| FetchError::Transport {
+        url: url.clone(),
+        message: error_chain(&e),
+    };
+    let http = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .build()
+        .map_err(transport)?;
+    let mut request = http
+        .get(&url)
+        .header(reqwest::header::ACCEPT, "application/json");
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(transport)?;
+    let status = response.status();
+    let body = response.bytes().await.map_err(transport)?;
+    if body.len() > MAX_BODY {
+        return Err(FetchError::TooLarge { url });
+    }
+    if !status.is_success() {
+        let text = String::from_utf8_lossy(&body);
+        let mut body: String = text.chars().take(512).collect();
+        if body.is_empty() {
+            body = "(empty body)".to_owned();
+        }
+        return Err(FetchError::Status {
+            url,
+            status: status.as_u16(),
+            body,
+        });
+    }
+    let text = String::from_utf8_lossy(&body);
+    ClusterInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
+}

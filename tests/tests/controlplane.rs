@@ -1,0 +1,723 @@
+//! End-to-end: the real `hypershift-adapter controlplane` binary against the fake Maestro (and
+//! the fake Kubernetes API server for the `hub` backend), with a temp dir as the `emptyDir`.
+//! Every case reads the report with `job_report::parse` and asserts exact reasons.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use hypershift_adapter::maestro::{BearerToken, MaestroConfig, MaestroWorkClient, TokenSource};
+use hypershift_adapter::work::WorkClient;
+use job_report::Report;
+use serde_json::{Value, json};
+use testbed::kube_api::ApiServer;
+use testbed::maestro::{FakeMaestro, FakeOptions};
+use testbed::pulse_job::PulseJob;
+use tokio::process::Command;
+
+const CLUSTER: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
+const ID: &str = "2a9f3c7d-8e1b-4c5d-9f00-123456789abc";
+const CONSUMER: &str = "mgmt-1";
+const SOURCE: &str = "hyperfleet-hypershift-adapter";
+const WORKS: &str = "/apis/work.open-cluster-management.io/v1";
+
+fn work_name() -> String {
+    format!("hostedcluster-{ID}")
+}
+
+/// A pulse's emptyDir and inputs.
+struct Pod {
+    dir: tempfile::TempDir,
+    results: PathBuf,
+    spec: PathBuf,
+}
+
+struct Pulse {
+    code: Option<i32>,
+    report: Report,
+    logs: String,
+    took: Duration,
+}
+
+impl Pod {
+    fn new() -> Pod {
+        Pod::with_cluster(CLUSTER)
+    }
+
+    fn with_cluster(cluster: &str) -> Pod {
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().join("results").join("adapter-report.json");
+        std::fs::create_dir_all(results.parent().unwrap()).unwrap();
+        let spec = dir.path().join("cluster.json");
+        std::fs::write(&spec, cluster).unwrap();
+        Pod { dir, results, spec }
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The adapter container's environment for the Maestro backend.
+    fn maestro_env(&self, maestro: &FakeMaestro) -> Vec<(String, String)> {
+        let mut env = self.base_env();
+        env.extend(pairs(&[
+            ("MAESTRO_API_URL", &maestro.rest_url()),
+            ("MAESTRO_GRPC_URL", &maestro.grpc_url()),
+        ]));
+        env
+    }
+
+    fn base_env(&self) -> Vec<(String, String)> {
+        pairs(&[
+            ("CLUSTER_SPEC_FILE", &self.spec.display().to_string()),
+            ("RESULTS_OUTPUT_PATH", &self.results.display().to_string()),
+            ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER),
+            ("LOG_FORMAT", "json"),
+        ])
+    }
+
+    /// Runs one pulse with `env` (later entries win) and reads the report.
+    async fn run(&self, env: &[(String, String)]) -> Pulse {
+        let _ = std::fs::remove_file(&self.results);
+        let started = Instant::now();
+        let out = Command::new(testbed::binaries::path("hypershift-adapter"))
+            .arg("controlplane")
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(60), out)
+            .await
+            .expect("the adapter did not exit within 60 s")
+            .unwrap();
+        let took = started.elapsed();
+        let logs = String::from_utf8_lossy(&out.stderr).into_owned();
+        let bytes = std::fs::read(&self.results)
+            .unwrap_or_else(|e| panic!("no report ({e}); exit {:?}; logs:\n{logs}", out.status));
+        let report = job_report::parse(&bytes, "Available").unwrap();
+        Pulse {
+            code: out.status.code(),
+            report,
+            logs,
+            took,
+        }
+    }
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+fn with(mut env: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    env.extend(pairs(extra));
+    env
+}
+
+impl Pulse {
+    /// `(type, status, reason)` in report order.
+    fn reasons(&self) -> Vec<(String, String, String)> {
+        self.report
+            .conditions
+            .iter()
+            .map(|c| {
+                (
+                    c.type_.clone(),
+                    c.status.as_str().to_owned(),
+                    c.reason.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn message(&self, type_: &str) -> String {
+        self.report.condition(type_).unwrap().message.clone()
+    }
+
+    fn data(&self, key: &str) -> Value {
+        self.report.data.as_ref().unwrap()[key].clone()
+    }
+
+    fn assert_written(&self) {
+        assert_eq!(self.code, Some(0), "{}", self.logs);
+    }
+}
+
+fn triples(items: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    items
+        .iter()
+        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
+fn error_row(reason: &str) -> Vec<(String, String, String)> {
+    triples(&[
+        ("Applied", "False", reason),
+        ("Available", "Unknown", reason),
+        ("Health", "False", reason),
+    ])
+}
+
+async fn maestro() -> FakeMaestro {
+    FakeMaestro::start(FakeOptions {
+        consumers: vec![CONSUMER.to_owned()],
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn ready_status(degraded: bool) -> Value {
+    json!({
+        "conditions": [
+            {"type": "Available", "status": "True", "reason": "AsExpected", "message": "The hosted control plane is available"},
+            {"type": "Progressing", "status": "False", "reason": "AsExpected", "message": ""},
+            {"type": "Degraded", "status": if degraded { "True" } else { "False" },
+             "reason": if degraded { "EtcdQuorumLost" } else { "AsExpected" },
+             "message": if degraded { "etcd has lost quorum" } else { "" }}
+        ],
+        "controlPlaneEndpoint": {"host": "api.prod-eu-1.hcp.example.com", "port": 443},
+        "version": {"history": [
+            {"state": "Partial", "version": "4.17.1"},
+            {"state": "Completed", "version": "4.17.0"}
+        ]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pulses_create_then_await_feedback_then_report_ready_then_degraded() {
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None); // the agent reports only when told
+    let pod = Pod::new();
+    let env = pod.maestro_env(&maestro);
+
+    let first = pod.run(&env).await;
+    first.assert_written();
+    assert_eq!(
+        first.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkCreated"),
+            ("Available", "False", "Provisioning"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(first.report.observed_generation, Some(3));
+    assert_eq!(
+        first.report.adapter.as_deref(),
+        Some("hypershift-controlplane")
+    );
+    assert_eq!(maestro.publishes(), 1);
+    assert_eq!(maestro.rest_gets(), 1);
+    let stored = maestro.resource(&work_name()).expect("the work is stored");
+    assert_eq!(stored.consumer, CONSUMER);
+    // Logs are JSON lines carrying the cluster id and generation, and no token.
+    let decision = first
+        .logs
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["decision"] == "ManifestWorkCreated")
+        .expect("a decision event");
+    assert_eq!(decision["cluster_id"], ID);
+    assert_eq!(decision["generation"], 3);
+
+    let second = pod.run(&env).await;
+    second.assert_written();
+    assert_eq!(
+        second.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkExists"),
+            ("Available", "False", "AwaitingFeedback"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(maestro.publishes(), 1, "pulse 2 published again");
+    assert_eq!(maestro.rest_gets(), 2);
+
+    assert!(maestro.set_feedback(&work_name(), &ready_status(false)));
+    let third = pod.run(&env).await;
+    third.assert_written();
+    assert_eq!(
+        third.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(
+        third.data("control_plane_endpoint"),
+        "https://api.prod-eu-1.hcp.example.com:443"
+    );
+    assert_eq!(third.data("version"), "4.17.0");
+
+    assert!(maestro.set_feedback(&work_name(), &ready_status(true)));
+    let fourth = pod.run(&env).await;
+    fourth.assert_written();
+    assert_eq!(
+        fourth.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "False", "Degraded"),
+        ])
+    );
+    assert!(fourth.message("Health").contains("etcd has lost quorum"));
+    assert_eq!(maestro.publishes(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_raw_is_invalid_feedback() {
+    let maestro = maestro().await;
+    let pod = Pod::new();
+    let env = pod.maestro_env(&maestro);
+    pod.run(&env).await.assert_written();
+    assert!(maestro.set_feedback_raw(&work_name(), "{\"conditions\": [oops"));
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(
+        pulse.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkExists"),
+            ("Available", "Unknown", "InvalidFeedback"),
+            ("Health", "Unknown", "InvalidFeedback"),
+        ])
+    );
+    assert!(
+        pulse.message("Available").contains("not valid JSON"),
+        "{}",
+        pulse.message("Available")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_consumer_is_consumer_not_found() {
+    let maestro = maestro().await;
+    let pod = Pod::new();
+    let env = with(
+        pod.maestro_env(&maestro),
+        &[("MANAGEMENT_CLUSTER_CONSUMER", "nowhere-1")],
+    );
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("ConsumerNotFound"));
+    assert!(pulse.message("Applied").contains("nowhere-1"));
+    assert_eq!(maestro.resource_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_token_over_tls_is_auth_failure_without_retries() {
+    let maestro = FakeMaestro::start(FakeOptions {
+        consumers: vec![CONSUMER.to_owned()],
+        ..FakeOptions::tls_with_token("the-right-token")
+    })
+    .await
+    .unwrap();
+    let pod = Pod::new();
+    let ca = pod.file("ca.crt", maestro.ca_pem().unwrap());
+    let token = pod.file("token", "s3cr3t-wrong-token\n");
+    let env = with(
+        pod.maestro_env(&maestro),
+        &[
+            ("MAESTRO_CA_FILE", &ca.display().to_string()),
+            ("MAESTRO_TOKEN_FILE", &token.display().to_string()),
+        ],
+    );
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
+    assert_eq!(maestro.publishes(), 1, "auth failures are not retried");
+    assert!(!pulse.logs.contains("s3cr3t-wrong-token"), "token in logs");
+    let report_text = std::fs::read_to_string(&pod.results).unwrap();
+    assert!(
+        !report_text.contains("s3cr3t-wrong-token"),
+        "token in report"
+    );
+
+    // The right token works over the same TLS setup.
+    std::fs::write(&token, "the-right-token").unwrap();
+    let pulse = pod.run(&env).await;
+    assert_eq!(
+        pulse.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maestro_down_is_unavailable_within_the_budget() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let pod = Pod::new();
+    let url = format!("http://{closed}");
+    let env = with(
+        pod.base_env(),
+        &[
+            ("MAESTRO_API_URL", &url),
+            ("MAESTRO_GRPC_URL", &url),
+            ("RETRY_BUDGET_SECONDS", "3"),
+        ],
+    );
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("MaestroUnavailable"));
+    assert!(pulse.took < Duration::from_secs(8), "took {:?}", pulse.took);
+    assert!(
+        pulse.message("Applied").contains("attempts"),
+        "{}",
+        pulse.message("Applied")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_failure_is_retried_and_then_succeeds() {
+    let maestro = maestro().await;
+    maestro.fail_next(1);
+    let pod = Pod::new();
+    let pulse = pod.run(&pod.maestro_env(&maestro)).await;
+    pulse.assert_written();
+    assert_eq!(
+        pulse.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    assert_eq!(maestro.publishes(), 1);
+    assert!(
+        pulse.took >= Duration::from_millis(500),
+        "no backoff: {:?}",
+        pulse.took
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_elses_work_is_an_ownership_conflict() {
+    let maestro = maestro().await;
+    // Another adapter published a work under our name and source id.
+    let mut config = MaestroConfig::new(maestro.grpc_url(), maestro.rest_url(), SOURCE, CONSUMER);
+    config.token = TokenSource::Static(BearerToken::new("unused"));
+    let other = MaestroWorkClient::new(config).unwrap();
+    other
+        .create(&json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": work_name(), "namespace": CONSUMER,
+                         "labels": {"hyperfleet.io/cluster-id": "another-cluster", "hyperfleet.io/adapter": "nodepool"}},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "x", "namespace": "default"}, "data": {}}]}}
+        }))
+        .await
+        .unwrap();
+    assert_eq!(maestro.publishes(), 1);
+    let pod = Pod::new();
+    let pulse = pod.run(&pod.maestro_env(&maestro)).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("OwnershipConflict"));
+    assert!(pulse.message("Applied").contains("another-cluster"));
+    assert_eq!(maestro.publishes(), 1, "the foreign work was touched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_spec_names_the_fields_and_sends_nothing() {
+    let maestro = maestro().await;
+    let mut cluster: Value = serde_json::from_str(CLUSTER).unwrap();
+    cluster["spec"]["machine_network_cidr"] = json!("10.0.0.0/33");
+    cluster["spec"]["pull_secret_name"] = json!("Not_A_Name");
+    let pod = Pod::with_cluster(&cluster.to_string());
+    let pulse = pod.run(&pod.maestro_env(&maestro)).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("InvalidClusterSpec"));
+    let applied = pulse.message("Applied");
+    assert!(applied.contains("machine_network_cidr"), "{applied}");
+    assert!(applied.contains("pull_secret_name"), "{applied}");
+    assert_eq!(maestro.publishes(), 0);
+    assert_eq!(maestro.rest_gets(), 0);
+
+    // A flag override fixes the secret name, not the CIDR.
+    let env = with(
+        pod.maestro_env(&maestro),
+        &[("PULL_SECRET_NAME", "pull-secret")],
+    );
+    let pulse = pod.run(&env).await;
+    let applied = pulse.message("Applied");
+    assert!(!applied.contains("pull_secret_name"), "{applied}");
+    assert!(applied.contains("machine_network_cidr"), "{applied}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_from_the_hyperfleet_api_with_a_bearer_token() {
+    use axum::extract::Path as UrlPath;
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::get;
+
+    async fn cluster(UrlPath(id): UrlPath<String>, headers: HeaderMap) -> (StatusCode, String) {
+        if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer hf-token") {
+            return (
+                StatusCode::UNAUTHORIZED,
+                r#"{"reason":"no token"}"#.to_owned(),
+            );
+        }
+        if id != ID {
+            return (
+                StatusCode::NOT_FOUND,
+                r#"{"reason":"no such cluster"}"#.to_owned(),
+            );
+        }
+        (StatusCode::OK, CLUSTER.to_owned())
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let api = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route("/api/hyperfleet/v1/clusters/{id}", get(cluster));
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let maestro = maestro().await;
+    let pod = Pod::new();
+    let token = pod.file("hf-token", "hf-token\n");
+    let env: Vec<(String, String)> = pod
+        .maestro_env(&maestro)
+        .into_iter()
+        .filter(|(k, _)| k != "CLUSTER_SPEC_FILE")
+        .collect();
+    let env = with(
+        env,
+        &[
+            ("HYPERFLEET_API_URL", &api),
+            ("HYPERFLEET_API_TOKEN_FILE", &token.display().to_string()),
+            ("CLUSTER_ID", ID),
+            ("GENERATION", "4"),
+        ],
+    );
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(
+        pulse.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    assert_eq!(pulse.report.observed_generation, Some(4));
+
+    // A refused token is reported, and nothing is sent.
+    std::fs::write(&token, "stale").unwrap();
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("ClusterSpecUnavailable"));
+    assert!(
+        pulse.message("Applied").contains("401"),
+        "{}",
+        pulse.message("Applied")
+    );
+    assert_eq!(maestro.publishes(), 1);
+    server.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_backend_creates_the_work_then_reads_its_feedback() {
+    let server = ApiServer::start().await;
+    let pod = Pod::new();
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+        ],
+    );
+    let first = pod.run(&env).await;
+    first.assert_written();
+    assert_eq!(
+        first.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    let mut work = server
+        .object(WORKS, "manifestworks", Some(CONSUMER), &work_name())
+        .expect("the work was created on the hub");
+    assert_eq!(work["metadata"]["labels"]["hyperfleet.io/cluster-id"], ID);
+    assert_eq!(
+        work["spec"]["workload"]["manifests"][0]["kind"],
+        "HostedCluster"
+    );
+
+    let second = pod.run(&env).await;
+    assert_eq!(
+        second.report.condition("Available").unwrap().reason,
+        "AwaitingFeedback"
+    );
+
+    work["status"] = json!({
+        "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
+                        "message": "ok", "lastTransitionTime": "2026-11-25T10:30:00Z"}],
+        "resourceStatus": {"manifests": [{
+            "resourceMeta": {"ordinal": 0, "group": "hypershift.openshift.io", "version": "v1beta1",
+                             "kind": "HostedCluster", "resource": "hostedclusters",
+                             "namespace": "clusters", "name": "prod-eu-1"},
+            "statusFeedback": {"values": [{"name": "status",
+                "fieldValue": {"type": "JsonRaw", "jsonRaw": ready_status(false).to_string()}}]},
+            "conditions": []
+        }]}
+    });
+    server.put_object(WORKS, Some(CONSUMER), work);
+    let third = pod.run(&env).await;
+    third.assert_written();
+    assert_eq!(
+        third.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(third.data("version"), "4.17.0");
+    let posts = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == http::Method::POST && r.path.ends_with("/manifestworks"))
+        .count();
+    assert_eq!(posts, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adapter_and_status_reporter_together_put_the_conditions_on_the_job() {
+    let maestro = maestro().await;
+    let server = ApiServer::start().await;
+    let job = PulseJob::seed(
+        &server,
+        "hyperfleet",
+        &format!("hypershift-controlplane-{ID}-gen3"),
+        Some(600),
+    );
+    let pod = Pod::new();
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let reporter = Command::new(testbed::binaries::path("status-reporter"))
+        .env_clear()
+        .envs(job.reporter_env(&kubeconfig, &pod.results))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pulse = pod.run(&pod.maestro_env(&maestro)).await;
+    pulse.assert_written();
+    let out = tokio::time::timeout(Duration::from_secs(30), reporter.wait_with_output())
+        .await
+        .expect("the reporter did not exit")
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut conditions: Vec<(String, String, String)> = job
+        .conditions(&server)
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (s("type"), s("status"), s("reason"))
+        })
+        .collect();
+    conditions.sort();
+    assert_eq!(
+        conditions,
+        triples(&[
+            ("Applied", "True", "ManifestWorkCreated"),
+            ("Available", "False", "Provisioning"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(
+        job.annotation(&server, "hyperfleet.io/observed-generation")
+            .as_deref(),
+        Some("3")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_retrying_still_writes_a_report_and_exits_0() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let pod = Pod::new();
+    let url = format!("http://{closed}");
+    let env = with(
+        pod.base_env(),
+        &[
+            ("MAESTRO_API_URL", &url),
+            ("MAESTRO_GRPC_URL", &url),
+            ("RETRY_BUDGET_SECONDS", "60"),
+        ],
+    );
+    let child = Command::new(testbed::binaries::path("hypershift-adapter"))
+        .arg("controlplane")
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Long enough for the handler to be installed, far inside the 60 s budget.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().unwrap().to_string();
+    let sent = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the adapter ignored SIGTERM")
+        .unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    let logs = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{logs}");
+    let report = job_report::parse(&std::fs::read(&pod.results).unwrap(), "Available").unwrap();
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, "MaestroUnavailable");
+    assert!(applied.message.contains("stopped"), "{}", applied.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_backend_retries_a_503_and_reports_a_rejected_token() {
+    use testbed::kube_api::{Fault, FaultAction};
+
+    let server = ApiServer::start().await;
+    let pod = Pod::new();
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+        ],
+    );
+    server.inject(Fault::new("/manifestworks", 1, FaultAction::Status(503)).on(http::Method::POST));
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(
+        pulse.report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    let statuses: Vec<Option<u16>> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == http::Method::POST && r.path.ends_with("/manifestworks"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [Some(503), Some(201)]);
+
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    std::fs::write(&kubeconfig, text.replace(server.token(), "not-the-token")).unwrap();
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
+    assert!(!pulse.logs.contains("not-the-token"), "token in logs");
+}
