@@ -4,6 +4,7 @@
 // Unit tests may unwrap: a panic there is a failed test. Server code handles bad input as Status bodies.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod bench;
 pub mod binaries;
 pub mod kube_api;
 pub mod maestro;

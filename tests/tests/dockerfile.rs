@@ -99,49 +99,65 @@ fn bin_targets(dir: &str) -> (String, Vec<String>) {
     (package, bins)
 }
 
-fn cargo_command() -> String {
-    let commands: Vec<String> = instructions()
+/// The `cargo build …` commands of the one RUN instruction that builds.
+fn cargo_commands() -> Vec<String> {
+    let runs: Vec<String> = instructions()
         .into_iter()
         .filter(|i| i.contains("cargo build"))
         .collect();
-    assert_eq!(commands.len(), 1, "exactly one cargo build: {commands:?}");
-    let run = &commands[0];
-    let start = run.find("cargo build").unwrap();
-    let rest = &run[start..];
-    rest.split("&&").next().unwrap().trim().to_owned()
+    assert_eq!(runs.len(), 1, "one RUN builds: {runs:?}");
+    runs[0]
+        .split("&&")
+        .map(str::trim)
+        .filter(|c| c.starts_with("cargo build"))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
-fn one_cargo_command_builds_both_binaries_with_release_and_locked() {
-    let cmd = cargo_command();
-    let words: Vec<&str> = cmd.split_whitespace().collect();
-    assert!(words.contains(&"--release"), "{cmd}");
-    assert!(words.contains(&"--locked"), "{cmd}");
-    assert!(
-        !cmd.contains("--profile"),
-        "the image must use the release profile: {cmd}"
+fn each_package_is_built_on_its_own_with_release_and_locked() {
+    let commands = cargo_commands();
+    assert_eq!(
+        commands.len(),
+        2,
+        "one cargo build per binary: {commands:?}"
     );
-    let named: Vec<&str> = words
-        .windows(2)
-        .filter(|w| w[0] == "--bin")
-        .map(|w| w[1])
-        .collect();
-    for (dir, binary) in [
+    for ((dir, binary), cmd) in [
         ("adapter", "hypershift-adapter"),
         ("status-reporter", "status-reporter"),
-    ] {
+    ]
+    .into_iter()
+    .zip(&commands)
+    {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        assert!(words.contains(&"--release"), "{cmd}");
+        assert!(words.contains(&"--locked"), "{cmd}");
+        assert!(
+            !cmd.contains("--profile"),
+            "the image must use the release profile: {cmd}"
+        );
         let (package, bins) = bin_targets(dir);
         assert_eq!(package, binary, "{dir}/Cargo.toml package name");
         assert!(
             bins.iter().any(|b| b == binary),
             "{dir} has no binary target {binary}: {bins:?}"
         );
+        let after = |flag: &str| {
+            words
+                .windows(2)
+                .filter(|w| w[0] == flag)
+                .map(|w| w[1])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(after("-p"), vec![package.as_str()], "{cmd}");
+        assert_eq!(after("--bin"), vec![binary], "{cmd}");
+        // The benchmarks build the same package the same way.
+        let bench_command = format!("cargo build --release -p {package}");
         assert!(
-            named.contains(&binary),
-            "the cargo command does not build {binary}: {cmd}"
+            read("docs/benchmarks.md").contains(&bench_command),
+            "docs/benchmarks.md does not measure `{bench_command}`"
         );
     }
-    assert_eq!(named.len(), 2, "{cmd}");
     // The musl target is chosen per platform, for both supported architectures.
     let text = read("Dockerfile");
     for (arch, triple) in [
@@ -238,7 +254,7 @@ fn release_profile_is_the_one_the_benchmarks_use() {
         assert!(text.contains("cargo build --release"));
         assert!(!text.contains("--profile"));
     }
-    assert!(cargo_command().contains("--release"));
+    assert!(cargo_commands().iter().all(|c| c.contains("--release")));
     assert!(
         !read("Dockerfile").contains("CARGO_PROFILE_"),
         "no profile overrides in the image build"

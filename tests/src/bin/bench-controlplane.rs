@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
+use testbed::bench::{ms, parse_time, percentile};
 use testbed::maestro::{FakeMaestro, FakeOptions};
 
 const CLUSTER: &str = include_str!("../../../adapter/tests/fixtures/cluster-valid.json");
@@ -149,7 +150,7 @@ async fn one_pulse(
     let started = Instant::now();
     let status = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
-        .arg("%M %U %S")
+        .arg(testbed::bench::TIME_FORMAT)
         .arg("-o")
         .arg(&time_file)
         .arg(binary)
@@ -187,23 +188,6 @@ async fn one_pulse(
         publishes: maestro.publishes() - publishes_before,
         reason,
     })
-}
-
-/// `%M %U %S`: peak RSS in KiB, user and system seconds.
-fn parse_time(text: &str) -> Result<(u64, Duration)> {
-    let line = text.lines().last().context("empty /usr/bin/time output")?;
-    let mut fields = line.split_whitespace();
-    let rss: u64 = fields.next().context("no RSS")?.parse()?;
-    let user: f64 = fields.next().context("no user time")?.parse()?;
-    let sys: f64 = fields.next().context("no system time")?.parse()?;
-    Ok((rss, Duration::from_secs_f64(user + sys)))
-}
-
-fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
-    let mut sorted = values.to_vec();
-    sorted.sort();
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
 }
 
 fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
@@ -253,8 +237,4 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
         size as f64 / 1e6
     );
     Ok(())
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }

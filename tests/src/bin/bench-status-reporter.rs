@@ -19,6 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use http::Method;
 use serde_json::json;
+use testbed::bench::{ms, parse_time, percentile};
 use testbed::kube_api::ApiServer;
 use testbed::pulse_job::PulseJob;
 
@@ -97,7 +98,7 @@ async fn one_run(
     };
     let child = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
-        .arg("%M %U %S")
+        .arg(testbed::bench::TIME_FORMAT)
         .arg("-o")
         .arg(&time_file)
         .arg(binary)
@@ -207,23 +208,6 @@ fn closing_cpu(logs: &str) -> Result<Duration> {
     Ok(Duration::from_micros(micros))
 }
 
-/// `%M %U %S`: peak RSS in KiB, user and system seconds.
-fn parse_time(text: &str) -> Result<(u64, Duration)> {
-    let line = text.lines().last().context("empty /usr/bin/time output")?;
-    let mut fields = line.split_whitespace();
-    let rss: u64 = fields.next().context("no RSS")?.parse()?;
-    let user: f64 = fields.next().context("no user time")?.parse()?;
-    let sys: f64 = fields.next().context("no system time")?.parse()?;
-    Ok((rss, Duration::from_secs_f64(user + sys)))
-}
-
-fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
-    let mut sorted = values.to_vec();
-    sorted.sort();
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
 fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
     let latencies: Vec<Duration> = runs.iter().map(|r| r.latency).collect();
     let rss: Vec<u64> = runs.iter().map(|r| r.max_rss_kib).collect();
@@ -258,8 +242,4 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
         size as f64 / 1e6
     );
     Ok(())
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
