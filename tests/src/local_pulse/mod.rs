@@ -160,20 +160,38 @@ pub async fn run(cli: &Cli) -> anyhow::Result<bool> {
 fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
     println!("local-pulse: HyperFleet pulses of a HyperShift cluster, simulated on this machine");
     println!();
-    println!("  HyperFleet's Sentinel \"pulses\" each cluster; for every pulse the adapter framework creates a");
+    println!(
+        "  HyperFleet's Sentinel \"pulses\" each cluster; for every pulse the adapter framework creates a"
+    );
     println!("  Job (manifests/job.yaml) with two containers sharing an emptyDir /results:");
-    println!("    adapter          hypershift-adapter controlplane: ships the cluster's HostedCluster to the");
-    println!("                     management cluster in a ManifestWork (through Maestro), reads back its");
+    println!(
+        "    adapter          hypershift-adapter controlplane: ships the cluster's HostedCluster to the"
+    );
+    println!(
+        "                     management cluster in a ManifestWork (through Maestro), reads back its"
+    );
     println!("                     status, writes /results/adapter-report.json and exits");
-    println!("    status-reporter  waits for that report (or the adapter's end), then patches the Job's");
+    println!(
+        "    status-reporter  waits for that report (or the adapter's end), then patches the Job's"
+    );
     println!("                     status.conditions and the annotation hyperfleet.io/report-data");
     println!("  The framework reads the Job's conditions on the next pulse.");
     println!();
-    println!("  Here nothing needs a cluster: in this process run a fake Kubernetes API server, a fake");
-    println!("  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving cluster {CLUSTER_ID}");
-    println!("  (generation {GENERATION}); the two containers run as two child processes with the Job's");
-    println!("  environment pointed at the fakes, and this runner plays the kubelet (it marks the adapter");
-    println!("  container terminated with its exit code). A finished Job's TTL is assumed expired before");
+    println!(
+        "  Here nothing needs a cluster: in this process run a fake Kubernetes API server, a fake"
+    );
+    println!(
+        "  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving cluster {CLUSTER_ID}"
+    );
+    println!(
+        "  (generation {GENERATION}); the two containers run as two child processes with the Job's"
+    );
+    println!(
+        "  environment pointed at the fakes, and this runner plays the kubelet (it marks the adapter"
+    );
+    println!(
+        "  container terminated with its exit code). A finished Job's TTL is assumed expired before"
+    );
     println!("  the next pulse, so every pulse gets a fresh Job and Pod of the same name.");
     println!();
     println!("  Scenarios:");
@@ -187,7 +205,9 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
     };
     println!("  Container logs ({}): {logs}", cli.log_format.env_value());
     if !cli.keep {
-        println!("  The temp directory is removed at the end unless --keep is given or a pulse fails.");
+        println!(
+            "  The temp directory is removed at the end unless --keep is given or a pulse fails."
+        );
     }
     println!();
 }
@@ -351,8 +371,12 @@ async fn run_pulse(
     std::fs::create_dir_all(&results_dir)?;
     let results = results_dir.join("adapter-report.json");
     bed.server.delete_job(NAMESPACE, &job_name);
-    bed.server
-        .delete_object("/api/v1", "pods", Some(NAMESPACE), &format!("{job_name}-x7k2p"));
+    bed.server.delete_object(
+        "/api/v1",
+        "pods",
+        Some(NAMESPACE),
+        &format!("{job_name}-x7k2p"),
+    );
     let job = PulseJob::seed_with_metadata(
         &bed.server,
         NAMESPACE,
@@ -397,12 +421,11 @@ async fn run_pulse(
         show_code(reporter_code)
     );
 
-    let stored = bed
-        .server
-        .job(NAMESPACE, &job_name)
-        .unwrap_or(Value::Null);
+    let stored = bed.server.job(NAMESPACE, &job_name).unwrap_or(Value::Null);
     println!();
-    println!("   $ kubectl get job {job_name} -n {NAMESPACE} -o yaml   # metadata and status.conditions");
+    println!(
+        "   $ kubectl get job {job_name} -n {NAMESPACE} -o yaml   # metadata and status.conditions"
+    );
     print!("{}", render::yaml(&render::job_view(&stored), 5));
     println!();
     let summary = render::summary(&stored);

@@ -45,9 +45,7 @@ pub fn yaml(value: &Value, indent: usize) -> String {
     let text = serde_saphyr::to_string(value)
         .unwrap_or_else(|e| format!("# cannot render as YAML ({e}); JSON:\n{value:#}\n"));
     let pad = " ".repeat(indent);
-    text.lines()
-        .map(|line| format!("{pad}{line}\n"))
-        .collect()
+    text.lines().map(|line| format!("{pad}{line}\n")).collect()
 }
 
 /// `(status, reason)` of condition `type_` on the Job.
@@ -136,7 +134,10 @@ mod tests {
         assert_eq!(view.get("spec"), None);
         let text = yaml(&view, 0);
         assert!(text.contains("name: j"), "{text}");
-        assert!(text.find("a: ").unwrap() < text.find("b: ").unwrap(), "{text}");
+        assert!(
+            text.find("a: ").unwrap() < text.find("b: ").unwrap(),
+            "{text}"
+        );
         assert_eq!(
             summary(&job),
             "Applied = -   Available = -   Health = True/NoIssues"

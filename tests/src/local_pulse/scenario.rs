@@ -208,7 +208,10 @@ fn lifecycle() -> Vec<Pulse> {
                 health: ok,
             },
             expect_data: vec![
-                ("control_plane_endpoint", format!("https://{ENDPOINT_HOST}:443")),
+                (
+                    "control_plane_endpoint",
+                    format!("https://{ENDPOINT_HOST}:443"),
+                ),
                 ("version", VERSION.to_owned()),
             ],
         },
@@ -235,9 +238,7 @@ enum Stage {
 
 /// A HostedCluster `.status` as the management cluster's work agent feeds it back.
 fn hosted_cluster_status(stage: Stage) -> Value {
-    let condition = |type_: &str, status: &str, reason: &str, message: &str| {
-        json!({"type": type_, "status": status, "reason": reason, "message": message})
-    };
+    let condition = |type_: &str, status: &str, reason: &str, message: &str| json!({"type": type_, "status": status, "reason": reason, "message": message});
     match stage {
         Stage::Progressing => json!({
             "conditions": [
