@@ -395,6 +395,7 @@ async fn run_pulse(
     let adapter_log = pod_dir.join("adapter.log");
     let reporter_log = pod_dir.join("status-reporter.log");
     let mut reporter = spawn(
+        "status-reporter",
         &exe,
         &[children::STATUS_REPORTER],
         reporter_env(bed, &job, &results, pulse.adapter, cli),
@@ -402,6 +403,7 @@ async fn run_pulse(
         cli.verbose,
     )?;
     let mut adapter = spawn(
+        "adapter",
         &exe,
         &pulse.adapter.args(),
         adapter_env(bed, &results, pulse.adapter, cli),
@@ -410,7 +412,9 @@ async fn run_pulse(
     )?;
 
     let (adapter_code, reporter_code) =
-        play_kubelet(&bed.server, &job, &mut adapter, &mut reporter).await;
+        play_kubelet(&bed.server, &job, &mut adapter.child, &mut reporter.child).await;
+    adapter.flush().await;
+    reporter.flush().await;
     if !cli.verbose {
         println!("   logs:               {}", adapter_log.display());
         println!("                       {}", reporter_log.display());
@@ -490,13 +494,31 @@ async fn play_kubelet(
     (adapter_code, reporter_code)
 }
 
+/// A started container process and, with `--verbose`, the tasks copying its output to stderr.
+struct Container {
+    child: Child,
+    echo: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Container {
+    /// Waits until the output copied so far is printed (the process has ended).
+    async fn flush(self) {
+        for task in self.echo {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Starts `exe args` as container `name` with exactly `env`; its stdout and stderr go to `log`,
+/// or with `verbose` to stderr, each line prefixed with the container's name.
 fn spawn(
+    name: &'static str,
     exe: &Path,
     args: &[&str],
     env: Vec<(&'static str, String)>,
     log: &Path,
     verbose: bool,
-) -> anyhow::Result<Child> {
+) -> anyhow::Result<Container> {
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env_clear()
@@ -504,13 +526,30 @@ fn spawn(
         .stdin(Stdio::null())
         .kill_on_drop(true);
     if verbose {
-        cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     } else {
         let file = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         cmd.stdout(file.try_clone()?).stderr(file);
     }
-    cmd.spawn()
-        .with_context(|| format!("cannot start {} {}", exe.display(), args.join(" ")))
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {} {}", exe.display(), args.join(" ")))?;
+    let mut echo = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        echo.push(tokio::spawn(copy_lines(name, out)));
+    }
+    if let Some(err) = child.stderr.take() {
+        echo.push(tokio::spawn(copy_lines(name, err)));
+    }
+    Ok(Container { child, echo })
+}
+
+async fn copy_lines(name: &'static str, stream: impl tokio::io::AsyncRead + Unpin) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        eprintln!("   [{name}] {line}");
+    }
 }
 
 /// The adapter container's env of `manifests/job.yaml`, pointed at the fakes.
