@@ -614,3 +614,75 @@ fn reporter_env(
 fn path(p: &Path) -> String {
     p.display().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(name, value)` of container `container`'s env in `manifests/job.yaml`; `None` for a
+    /// `valueFrom`.
+    fn manifest_env(container: &str) -> Vec<(String, Option<String>)> {
+        let text = include_str!("../../../manifests/job.yaml");
+        let job: Value = serde_saphyr::from_str(text).unwrap();
+        let containers = job["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap();
+        let c = containers.iter().find(|c| c["name"] == container).unwrap();
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap().to_owned(),
+                    e["value"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+
+    /// Names must match the manifest exactly (plus `KUBECONFIG` for the reporter, which in the
+    /// cluster uses the service account); values must match where the manifest's is a literal
+    /// that is neither a template nor a path.
+    fn assert_like_manifest(container: &str, ours: &[(&str, String)], extra: &[&str]) {
+        let manifest = manifest_env(container);
+        let mut want: Vec<&str> = manifest.iter().map(|(n, _)| n.as_str()).collect();
+        want.extend(extra);
+        want.sort_unstable();
+        let mut got: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+        got.sort_unstable();
+        assert_eq!(got, want, "{container} env names");
+        for (name, value) in &manifest {
+            let Some(value) = value else { continue };
+            if value.contains("{{") || value.starts_with('/') {
+                continue;
+            }
+            let ours = ours.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            assert_eq!(ours, Some(value), "{container} env {name}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_containers_get_the_env_of_the_job_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let bed = Bed::start(dir.path()).await.unwrap();
+        let cli = Cli::parse_from(["local-pulse"]);
+        let results = dir.path().join("results").join("adapter-report.json");
+        assert_like_manifest(
+            "adapter",
+            &adapter_env(&bed, &results, Adapter::Real, &cli),
+            &[],
+        );
+        let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
+        assert_like_manifest(
+            "status-reporter",
+            &reporter_env(&bed, &job, &results, Adapter::Real, &cli),
+            &["KUBECONFIG"],
+        );
+    }
+
+    #[test]
+    fn the_job_name_fits_a_label_value() {
+        assert!(job_name().len() <= 63, "{}", job_name());
+    }
+}
