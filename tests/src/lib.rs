@@ -7,5 +7,6 @@
 pub mod bench;
 pub mod binaries;
 pub mod kube_api;
+pub mod local_pulse;
 pub mod maestro;
 pub mod pulse_job;

@@ -22,6 +22,26 @@ impl PulseJob {
         job: &str,
         active_deadline_seconds: Option<i64>,
     ) -> PulseJob {
+        PulseJob::seed_with_metadata(
+            server,
+            namespace,
+            job,
+            active_deadline_seconds,
+            json!({"hyperfleet.io/adapter": "controlplane"}),
+            None,
+        )
+    }
+
+    /// [`PulseJob::seed`] with the Job's `metadata.labels` and (optionally) `metadata.annotations`
+    /// given, e.g. those of `manifests/job.yaml`.
+    pub fn seed_with_metadata(
+        server: &ApiServer,
+        namespace: &str,
+        job: &str,
+        active_deadline_seconds: Option<i64>,
+        labels: Value,
+        annotations: Option<Value>,
+    ) -> PulseJob {
         let pod = format!("{job}-x7k2p");
         let mut spec = json!({
             "backoffLimit": 0,
@@ -30,14 +50,13 @@ impl PulseJob {
         if let Some(seconds) = active_deadline_seconds {
             spec["activeDeadlineSeconds"] = json!(seconds);
         }
+        let mut metadata = json!({"name": job, "namespace": namespace, "labels": labels});
+        if let Some(annotations) = annotations {
+            metadata["annotations"] = annotations;
+        }
         server.create_job(
             namespace,
-            json!({
-                "apiVersion": "batch/v1", "kind": "Job",
-                "metadata": {"name": job, "namespace": namespace,
-                             "labels": {"hyperfleet.io/adapter": "controlplane"}},
-                "spec": spec,
-            }),
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}),
         );
         server.create_pod(
             namespace,

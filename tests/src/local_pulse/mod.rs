@@ -1,0 +1,688 @@
+//! `local-pulse`: one HyperFleet pulse (or a few) end to end on a laptop, no cluster needed.
+//!
+//! The runner starts the fakes in-process (Kubernetes API server, Maestro with consumer
+//! `mgmt-local`, a minimal HyperFleet API), seeds each pulse's Job and Pod as the framework and
+//! the Job controller would, then runs the Job's two containers as two processes sharing a
+//! results directory, with the environment of `manifests/job.yaml` pointed at the fakes. The
+//! processes are this same binary re-executed (see [`children`]). When the adapter process
+//! exits, its container is marked terminated on the fake Pod with the real exit code, as the
+//! kubelet would, so the status-reporter sees the end. After each pulse the Job is printed as
+//! `kubectl get job -o yaml` shows it, and checked against the expected conditions.
+
+pub mod children;
+pub mod hyperfleet_api;
+pub mod render;
+pub mod scenario;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::kube_api::ApiServer;
+use crate::maestro::{FakeMaestro, FakeOptions};
+use crate::pulse_job::PulseJob;
+use hyperfleet_api::FakeHyperfleetApi;
+use scenario::{Adapter, Pulse, Scenario};
+
+/// The simulated cluster's HyperFleet id: short, so the Job name stays within 63 characters.
+pub const CLUSTER_ID: &str = "2a9f3c7d";
+/// The cluster's generation (the cluster object says the same).
+pub const GENERATION: i64 = 3;
+/// The Maestro consumer (management cluster).
+pub const CONSUMER: &str = "mgmt-local";
+/// The namespace of `manifests/job.yaml`.
+pub const NAMESPACE: &str = "hyperfleet-system";
+/// `activeDeadlineSeconds` of `manifests/job.yaml`.
+const ACTIVE_DEADLINE_SECONDS: i64 = 300;
+/// A pulse that takes longer than this is stopped and counted as failed.
+const PULSE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One Sentinel pulse of a HyperShift cluster, end to end on this machine: fake Kubernetes API
+/// server, fake Maestro, and the Job's two containers (hypershift-adapter, status-reporter) as
+/// two processes sharing a results directory. Exits non-zero if a pulse ends with unexpected
+/// conditions.
+#[derive(Debug, Parser)]
+#[command(name = "local-pulse")]
+pub struct Cli {
+    /// What to simulate.
+    #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
+    pub scenario: Scenario,
+    /// Run every scenario in turn (lifecycle, adapter-crash, hang, invalid-report, maestro-down).
+    #[arg(long, conflicts_with = "scenario")]
+    pub all: bool,
+    /// Keep the temp directory (results, logs, kubeconfig) and print its path.
+    #[arg(long)]
+    pub keep: bool,
+    /// LOG_FORMAT of both containers (the Job uses json).
+    #[arg(long, value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+    /// Stream the containers' logs to stderr instead of writing them to files.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Plain,
+    Json,
+}
+
+impl LogFormat {
+    fn env_value(self) -> &'static str {
+        match self {
+            LogFormat::Plain => "plain",
+            LogFormat::Json => "json",
+        }
+    }
+}
+
+/// The binary's `main`: a child role when the first argument names one, else the runner.
+pub fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = children::dispatch(&args) {
+        return code;
+    }
+    let cli = Cli::parse_from(args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("local-pulse: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&cli)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("local-pulse: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the selected scenarios; `Ok(true)` when every pulse ended as expected.
+pub async fn run(cli: &Cli) -> anyhow::Result<bool> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let scenarios: Vec<Scenario> = if cli.all {
+        Scenario::ALL.to_vec()
+    } else {
+        vec![cli.scenario]
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("local-pulse-")
+        .tempdir()
+        .context("cannot create a temp directory")?;
+    print_header(&scenarios, temp.path(), cli);
+
+    let mut results: Vec<(Scenario, usize, String, bool)> = Vec::new();
+    for scenario in &scenarios {
+        let dir = temp.path().join(scenario.name());
+        let outcomes = run_scenario(*scenario, &dir, cli).await?;
+        for (n, (summary, ok)) in outcomes.into_iter().enumerate() {
+            results.push((*scenario, n + 1, summary, ok));
+        }
+    }
+
+    let all_ok = results.iter().all(|r| r.3);
+    println!("== Summary");
+    for (scenario, n, summary, ok) in &results {
+        let mark = if *ok { "ok  " } else { "FAIL" };
+        println!("  {mark} {:<15} pulse {n}  {summary}", scenario.name());
+    }
+    println!();
+    if cli.keep || !all_ok {
+        let kept = temp.keep();
+        println!(
+            "Temp directory kept{}: {}",
+            if cli.keep { "" } else { " (a pulse failed)" },
+            kept.display()
+        );
+    }
+    if all_ok {
+        println!("All pulses ended with the expected conditions.");
+    } else {
+        println!("Some pulses did NOT end with the expected conditions (see FAIL above).");
+    }
+    Ok(all_ok)
+}
+
+fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
+    println!("local-pulse: HyperFleet pulses of a HyperShift cluster, simulated on this machine");
+    println!();
+    println!(
+        "  HyperFleet's Sentinel \"pulses\" each cluster; for every pulse the adapter framework creates a"
+    );
+    println!("  Job (manifests/job.yaml) with two containers sharing an emptyDir /results:");
+    println!(
+        "    adapter          hypershift-adapter controlplane: ships the cluster's HostedCluster to the"
+    );
+    println!(
+        "                     management cluster in a ManifestWork (through Maestro), reads back its"
+    );
+    println!("                     status, writes /results/adapter-report.json and exits");
+    println!(
+        "    status-reporter  waits for that report (or the adapter's end), then patches the Job's"
+    );
+    println!("                     status.conditions and the annotation hyperfleet.io/report-data");
+    println!("  The framework reads the Job's conditions on the next pulse.");
+    println!();
+    println!(
+        "  Here nothing needs a cluster: in this process run a fake Kubernetes API server, a fake"
+    );
+    println!(
+        "  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving cluster {CLUSTER_ID}"
+    );
+    println!(
+        "  (generation {GENERATION}); the two containers run as two child processes with the Job's"
+    );
+    println!(
+        "  environment pointed at the fakes, and this runner plays the kubelet (it marks the adapter"
+    );
+    println!(
+        "  container terminated with its exit code). A finished Job's TTL is assumed expired before"
+    );
+    println!("  the next pulse, so every pulse gets a fresh Job and Pod of the same name.");
+    println!();
+    println!("  Scenarios:");
+    for s in scenarios {
+        println!("    {:<15} {}", s.name(), s.story());
+    }
+    let logs = if cli.verbose {
+        "streamed to stderr (--verbose)".to_owned()
+    } else {
+        format!("in files under {} (printed per pulse)", temp.display())
+    };
+    println!("  Container logs ({}): {logs}", cli.log_format.env_value());
+    if !cli.keep {
+        println!(
+            "  The temp directory is removed at the end unless --keep is given or a pulse fails."
+        );
+    }
+    println!();
+}
+
+/// Everything one scenario's pulses share: the fakes and the "secrets".
+struct Bed {
+    server: ApiServer,
+    maestro: FakeMaestro,
+    hyperfleet: FakeHyperfleetApi,
+    kubeconfig: PathBuf,
+    maestro_ca: PathBuf,
+    maestro_token: PathBuf,
+    hyperfleet_token: PathBuf,
+    /// A URL nobody listens on (the `maestro-down` scenario).
+    closed_url: String,
+}
+
+impl Bed {
+    async fn start(dir: &Path) -> anyhow::Result<Bed> {
+        std::fs::create_dir_all(dir)?;
+        let server = ApiServer::start().await;
+        let kubeconfig = server.write_kubeconfig(dir);
+
+        let maestro_token_value = "local-pulse-maestro-token";
+        let maestro = FakeMaestro::start(FakeOptions {
+            consumers: vec![CONSUMER.to_owned()],
+            ..FakeOptions::tls_with_token(maestro_token_value)
+        })
+        .await?;
+        // The management cluster's work agent reports only what each pulse sets.
+        maestro.set_agent_delay(None);
+        let secrets = dir.join("secrets");
+        std::fs::create_dir_all(secrets.join("maestro"))?;
+        std::fs::create_dir_all(secrets.join("hyperfleet"))?;
+        let maestro_ca = secrets.join("maestro").join("ca.crt");
+        std::fs::write(&maestro_ca, maestro.ca_pem().unwrap_or_default())?;
+        let maestro_token = secrets.join("maestro").join("token");
+        std::fs::write(&maestro_token, maestro_token_value)?;
+
+        let hyperfleet_token_value = "local-pulse-hyperfleet-token";
+        let hyperfleet_token = secrets.join("hyperfleet").join("token");
+        std::fs::write(&hyperfleet_token, hyperfleet_token_value)?;
+        let hyperfleet = FakeHyperfleetApi::start(cluster_object(), hyperfleet_token_value).await?;
+
+        let closed_url = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            format!("https://{}", listener.local_addr()?)
+        };
+        Ok(Bed {
+            server,
+            maestro,
+            hyperfleet,
+            kubeconfig,
+            maestro_ca,
+            maestro_token,
+            hyperfleet_token,
+            closed_url,
+        })
+    }
+}
+
+/// The HyperFleet cluster object the fake HyperFleet API serves.
+fn cluster_object() -> Value {
+    json!({
+        "id": CLUSTER_ID,
+        "name": "prod-eu-1",
+        "generation": GENERATION,
+        "spec": {
+            "gcp_project_id": "my-project-123",
+            "gcp_project_number": "123456789012",
+            "gcp_region": "europe-west2",
+            "vpc_network_name": "hcp-vpc",
+            "psc_subnet_name": "hcp-psc-subnet",
+            "wif_pool_id": "hyperfleet-pool",
+            "wif_provider_id": "hyperfleet-oidc",
+            "control_plane_sa_email": "hc-control-plane@my-project-123.iam.gserviceaccount.com",
+            "nodepool_sa_email": "hc-nodepool@my-project-123.iam.gserviceaccount.com",
+            "cloud_controller_sa_email": "hc-cloud-controller@my-project-123.iam.gserviceaccount.com",
+            "storage_sa_email": "hc-storage@my-project-123.iam.gserviceaccount.com",
+            "image_registry_sa_email": "hc-image-registry@my-project-123.iam.gserviceaccount.com",
+            "network_sa_email": "hc-network@my-project-123.iam.gserviceaccount.com",
+            "endpoint_access": "PublicAndPrivate",
+            "openshift_version": scenario::VERSION,
+            "cluster_network_cidr": "10.132.0.0/14",
+            "service_network_cidr": "172.31.0.0/16",
+            "machine_network_cidr": "10.0.0.0/16",
+            "base_domain": "hcp.example.com",
+            "issuer_url": "https://storage.googleapis.com/hyperfleet-oidc-2a9f3c7d",
+            "service_account_signing_key_secret_name": "prod-eu-1-sa-signing-key",
+            "pull_secret_name": "prod-eu-1-pull-secret",
+            "ssh_key_secret_name": "prod-eu-1-ssh-key"
+        }
+    })
+}
+
+/// The pulse Job's name (`manifests/job.yaml`).
+pub fn job_name() -> String {
+    format!("hypershift-controlplane-{CLUSTER_ID}-gen{GENERATION}")
+}
+
+/// Runs a scenario's pulses; per pulse, its summary line and whether it matched.
+async fn run_scenario(
+    scenario: Scenario,
+    dir: &Path,
+    cli: &Cli,
+) -> anyhow::Result<Vec<(String, bool)>> {
+    println!("== Scenario {}: {}", scenario.name(), scenario.story());
+    println!();
+    let bed = Bed::start(dir).await?;
+    let pulses = scenario.pulses();
+    let total = pulses.len();
+    let mut out = Vec::new();
+    for (i, pulse) in pulses.iter().enumerate() {
+        let n = i + 1;
+        out.push(run_pulse(&bed, dir, n, total, pulse, cli).await?);
+    }
+    Ok(out)
+}
+
+/// One pulse: seed the Job and Pod, run both containers, print the Job, check it.
+async fn run_pulse(
+    bed: &Bed,
+    dir: &Path,
+    n: usize,
+    total: usize,
+    pulse: &Pulse,
+    cli: &Cli,
+) -> anyhow::Result<(String, bool)> {
+    println!("-- Pulse {n}/{total}: {}", pulse.title);
+    let work = format!("hostedcluster-{CLUSTER_ID}");
+    if let Some(status) = &pulse.feedback {
+        let conditions: Vec<String> = status["conditions"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        format!(
+                            "{}={}",
+                            c["type"].as_str().unwrap_or_default(),
+                            c["status"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        anyhow::ensure!(
+            bed.maestro.set_feedback(&work, status),
+            "ManifestWork {work} is not in the fake Maestro; cannot set its status feedback"
+        );
+        println!(
+            "   management cluster: HostedCluster status feedback on ManifestWork {work}: {}",
+            conditions.join(", ")
+        );
+    }
+    println!("   adapter container:  {}", pulse.adapter.describe());
+
+    // A fresh Job and Pod (the previous one's TTL expired), and a fresh emptyDir.
+    let job_name = job_name();
+    let pod_dir = dir.join(format!("pulse-{n}"));
+    let results_dir = pod_dir.join("results");
+    std::fs::create_dir_all(&results_dir)?;
+    let results = results_dir.join("adapter-report.json");
+    bed.server.delete_job(NAMESPACE, &job_name);
+    bed.server.delete_object(
+        "/api/v1",
+        "pods",
+        Some(NAMESPACE),
+        &format!("{job_name}-x7k2p"),
+    );
+    let job = PulseJob::seed_with_metadata(
+        &bed.server,
+        NAMESPACE,
+        &job_name,
+        Some(ACTIVE_DEADLINE_SECONDS),
+        json!({
+            "app.kubernetes.io/name": "hypershift-adapter",
+            "app.kubernetes.io/component": "controlplane",
+            "hyperfleet.io/cluster-id": CLUSTER_ID,
+            "hyperfleet.io/adapter": "controlplane",
+        }),
+        Some(json!({"hyperfleet.io/generation": GENERATION.to_string()})),
+    );
+
+    let exe = std::env::current_exe().context("cannot find the local-pulse executable")?;
+    let adapter_log = pod_dir.join("adapter.log");
+    let reporter_log = pod_dir.join("status-reporter.log");
+    let mut reporter = spawn(
+        "status-reporter",
+        &exe,
+        &[children::STATUS_REPORTER],
+        reporter_env(bed, &job, &results, pulse.adapter, cli),
+        &reporter_log,
+        cli.verbose,
+    )?;
+    let mut adapter = spawn(
+        "adapter",
+        &exe,
+        &pulse.adapter.args(),
+        adapter_env(bed, &results, pulse.adapter, cli),
+        &adapter_log,
+        cli.verbose,
+    )?;
+
+    let (adapter_code, reporter_code) =
+        play_kubelet(&bed.server, &job, &mut adapter.child, &mut reporter.child).await;
+    adapter.flush().await;
+    reporter.flush().await;
+    if !cli.verbose {
+        println!("   logs:               {}", adapter_log.display());
+        println!("                       {}", reporter_log.display());
+    }
+    println!(
+        "   exit codes:         adapter {}, status-reporter {}",
+        show_code(adapter_code),
+        show_code(reporter_code)
+    );
+
+    let stored = bed.server.job(NAMESPACE, &job_name).unwrap_or(Value::Null);
+    println!();
+    println!(
+        "   $ kubectl get job {job_name} -n {NAMESPACE} -o yaml   # metadata and status.conditions"
+    );
+    print!("{}", render::yaml(&render::job_view(&stored), 5));
+    println!();
+    let summary = render::summary(&stored);
+    let problems = render::mismatches(&stored, &pulse.expect, &pulse.expect_data);
+    let ok = problems.is_empty();
+    println!(
+        "   pulse {n}: {summary}   {}",
+        if ok { "[as expected]" } else { "[UNEXPECTED]" }
+    );
+    for p in &problems {
+        println!("     ! {p}");
+    }
+    println!();
+    Ok((summary, ok))
+}
+
+fn show_code(code: Option<i32>) -> String {
+    code.map_or_else(|| "killed".to_owned(), |c| c.to_string())
+}
+
+/// Waits for both containers like the kubelet: when the adapter exits, its container is marked
+/// terminated with its exit code; when the status-reporter is done, a still running adapter is
+/// killed (in the cluster, `activeDeadlineSeconds` would end it). Exit codes, `None` if killed.
+async fn play_kubelet(
+    server: &ApiServer,
+    job: &PulseJob,
+    adapter: &mut Child,
+    reporter: &mut Child,
+) -> (Option<i32>, Option<i32>) {
+    let mut adapter_code: Option<Option<i32>> = None;
+    let reporter_code;
+    let timeout = tokio::time::sleep(PULSE_TIMEOUT);
+    tokio::pin!(timeout);
+    loop {
+        tokio::select! {
+            status = adapter.wait(), if adapter_code.is_none() => {
+                let code = status.ok().and_then(|s| s.code());
+                let exit = code.unwrap_or(137);
+                let reason = if exit == 0 { "Completed" } else { "Error" };
+                server.terminate_container(&job.namespace, &job.pod, "adapter", exit, reason, None);
+                adapter_code = Some(code);
+            }
+            status = reporter.wait() => {
+                reporter_code = status.ok().and_then(|s| s.code());
+                break;
+            }
+            () = &mut timeout => {
+                println!("   ! the pulse did not finish within {} s; stopping it", PULSE_TIMEOUT.as_secs());
+                let _ = reporter.kill().await;
+                reporter_code = None;
+                break;
+            }
+        }
+    }
+    let adapter_code = match adapter_code {
+        Some(code) => code,
+        None => {
+            let _ = adapter.kill().await;
+            None
+        }
+    };
+    (adapter_code, reporter_code)
+}
+
+/// A started container process and, with `--verbose`, the tasks copying its output to stderr.
+struct Container {
+    child: Child,
+    echo: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Container {
+    /// Waits until the output copied so far is printed (the process has ended).
+    async fn flush(self) {
+        for task in self.echo {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Starts `exe args` as container `name` with exactly `env`; its stdout and stderr go to `log`,
+/// or with `verbose` to stderr, each line prefixed with the container's name.
+fn spawn(
+    name: &'static str,
+    exe: &Path,
+    args: &[&str],
+    env: Vec<(&'static str, String)>,
+    log: &Path,
+    verbose: bool,
+) -> anyhow::Result<Container> {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if verbose {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    } else {
+        let file = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        cmd.stdout(file.try_clone()?).stderr(file);
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {} {}", exe.display(), args.join(" ")))?;
+    let mut echo = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        echo.push(tokio::spawn(copy_lines(name, out)));
+    }
+    if let Some(err) = child.stderr.take() {
+        echo.push(tokio::spawn(copy_lines(name, err)));
+    }
+    Ok(Container { child, echo })
+}
+
+async fn copy_lines(name: &'static str, stream: impl tokio::io::AsyncRead + Unpin) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        eprintln!("   [{name}] {line}");
+    }
+}
+
+/// The adapter container's env of `manifests/job.yaml`, pointed at the fakes.
+fn adapter_env(
+    bed: &Bed,
+    results: &Path,
+    adapter: Adapter,
+    cli: &Cli,
+) -> Vec<(&'static str, String)> {
+    let (maestro_api, maestro_grpc, budget) = if adapter == Adapter::MaestroDown {
+        (bed.closed_url.clone(), bed.closed_url.clone(), "3")
+    } else {
+        (bed.maestro.rest_url(), bed.maestro.grpc_url(), "240")
+    };
+    vec![
+        ("CLUSTER_ID", CLUSTER_ID.to_owned()),
+        ("GENERATION", GENERATION.to_string()),
+        ("HYPERFLEET_API_URL", bed.hyperfleet.url().to_owned()),
+        ("HYPERFLEET_API_TOKEN_FILE", path(&bed.hyperfleet_token)),
+        ("WORK_BACKEND", "maestro".to_owned()),
+        ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER.to_owned()),
+        (
+            "MAESTRO_SOURCE_ID",
+            hypershift_adapter::controlplane::args::DEFAULT_SOURCE_ID.to_owned(),
+        ),
+        ("MAESTRO_API_URL", maestro_api),
+        ("MAESTRO_GRPC_URL", maestro_grpc),
+        ("MAESTRO_CA_FILE", path(&bed.maestro_ca)),
+        ("MAESTRO_TOKEN_FILE", path(&bed.maestro_token)),
+        ("RETRY_BUDGET_SECONDS", budget.to_owned()),
+        ("RESULTS_OUTPUT_PATH", path(results)),
+        ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
+    ]
+}
+
+/// The status-reporter container's env of `manifests/job.yaml` (the downward-API values filled
+/// in), with `KUBECONFIG` for the fake API server instead of the in-cluster service account.
+fn reporter_env(
+    bed: &Bed,
+    job: &PulseJob,
+    results: &Path,
+    adapter: Adapter,
+    cli: &Cli,
+) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("RESULTS_PATH", path(results)),
+        ("JOB_NAME", job.job.clone()),
+        ("JOB_NAMESPACE", job.namespace.clone()),
+        ("POD_NAME", job.pod.clone()),
+        ("ADAPTER_CONTAINER_NAME", "adapter".to_owned()),
+        ("CONDITION_TYPE", "Available,Health".to_owned()),
+        ("CLUSTER_ID", CLUSTER_ID.to_owned()),
+        ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
+        ("KUBECONFIG", path(&bed.kubeconfig)),
+    ];
+    if adapter == Adapter::Hang {
+        env.push(("MAX_WAIT_TIME_SECONDS", "3".to_owned()));
+    }
+    env
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(name, value)` of container `container`'s env in `manifests/job.yaml`; `None` for a
+    /// `valueFrom`.
+    fn manifest_env(container: &str) -> Vec<(String, Option<String>)> {
+        let text = include_str!("../../../manifests/job.yaml");
+        let job: Value = serde_saphyr::from_str(text).unwrap();
+        let containers = job["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap();
+        let c = containers.iter().find(|c| c["name"] == container).unwrap();
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap().to_owned(),
+                    e["value"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+
+    /// Names must match the manifest exactly (plus `KUBECONFIG` for the reporter, which in the
+    /// cluster uses the service account); values must match where the manifest's is a literal
+    /// that is neither a template nor a path.
+    fn assert_like_manifest(container: &str, ours: &[(&str, String)], extra: &[&str]) {
+        let manifest = manifest_env(container);
+        let mut want: Vec<&str> = manifest.iter().map(|(n, _)| n.as_str()).collect();
+        want.extend(extra);
+        want.sort_unstable();
+        let mut got: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+        got.sort_unstable();
+        assert_eq!(got, want, "{container} env names");
+        for (name, value) in &manifest {
+            let Some(value) = value else { continue };
+            if value.contains("{{") || value.starts_with('/') {
+                continue;
+            }
+            let ours = ours.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            assert_eq!(ours, Some(value), "{container} env {name}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_containers_get_the_env_of_the_job_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let bed = Bed::start(dir.path()).await.unwrap();
+        let cli = Cli::parse_from(["local-pulse"]);
+        let results = dir.path().join("results").join("adapter-report.json");
+        assert_like_manifest(
+            "adapter",
+            &adapter_env(&bed, &results, Adapter::Real, &cli),
+            &[],
+        );
+        let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
+        assert_like_manifest(
+            "status-reporter",
+            &reporter_env(&bed, &job, &results, Adapter::Real, &cli),
+            &["KUBECONFIG"],
+        );
+    }
+
+    #[test]
+    fn the_job_name_fits_a_label_value() {
+        assert!(job_name().len() <= 63, "{}", job_name());
+    }
+}

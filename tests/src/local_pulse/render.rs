@@ -1,0 +1,168 @@
+//! What the runner prints: the Job as `kubectl get job -o yaml` shows its metadata and
+//! `status.conditions`, a one-line summary, and the check against the expected conditions.
+
+use serde_json::{Map, Value, json};
+
+use super::scenario::Expected;
+
+/// The parts of a stored Job a newcomer needs: `apiVersion`, `kind`, `metadata` (name,
+/// namespace, labels, annotations) and `status.conditions`, keys sorted as kubectl sorts them.
+pub fn job_view(job: &Value) -> Value {
+    let mut metadata = Map::new();
+    for key in ["name", "namespace", "labels", "annotations"] {
+        if let Some(v) = job["metadata"].get(key) {
+            metadata.insert(key.to_owned(), v.clone());
+        }
+    }
+    let conditions = job["status"]["conditions"].clone();
+    sorted(&json!({
+        "apiVersion": job["apiVersion"],
+        "kind": job["kind"],
+        "metadata": metadata,
+        "status": {"conditions": if conditions.is_null() { json!([]) } else { conditions }},
+    }))
+}
+
+/// `value` with every object's keys in byte order (serde_json may preserve insertion order).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `value` as YAML, each line indented by `indent` spaces.
+pub fn yaml(value: &Value, indent: usize) -> String {
+    let text = serde_saphyr::to_string(value)
+        .unwrap_or_else(|e| format!("# cannot render as YAML ({e}); JSON:\n{value:#}\n"));
+    let pad = " ".repeat(indent);
+    text.lines().map(|line| format!("{pad}{line}\n")).collect()
+}
+
+/// `(status, reason)` of condition `type_` on the Job.
+pub fn condition(job: &Value, type_: &str) -> Option<(String, String)> {
+    job["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (s("status"), s("reason"))
+        })
+}
+
+/// `Applied = True/ManifestWorkCreated   Available = False/Provisioning   Health = True/NoIssues`
+/// (`-` for a condition the Job does not have).
+pub fn summary(job: &Value) -> String {
+    ["Applied", "Available", "Health"]
+        .iter()
+        .map(|t| {
+            let value = condition(job, t)
+                .map(|(status, reason)| format!("{status}/{reason}"))
+                .unwrap_or_else(|| "-".to_owned());
+            format!("{t} = {value}")
+        })
+        .collect::<Vec<_>>()
+        .join("   ")
+}
+
+/// Differences between the Job and what the pulse expects; empty when it matches.
+pub fn mismatches(job: &Value, expected: &Expected, data: &[(&str, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |type_: &str, want: Option<(&str, &str)>| {
+        let got = condition(job, type_);
+        let same = match (&got, want) {
+            (None, None) => true,
+            (Some((s, r)), Some((ws, wr))) => s == ws && r == wr,
+            _ => false,
+        };
+        if !same {
+            let show = |c: Option<(&str, &str)>| {
+                c.map(|(s, r)| format!("{s}/{r}"))
+                    .unwrap_or_else(|| "(none)".to_owned())
+            };
+            out.push(format!(
+                "{type_}: expected {}, got {}",
+                show(want),
+                show(got.as_ref().map(|(s, r)| (s.as_str(), r.as_str())))
+            ));
+        }
+    };
+    check("Applied", expected.applied);
+    check("Available", Some(expected.available));
+    check("Health", Some(expected.health));
+    if !data.is_empty() {
+        let annotation = job["metadata"]["annotations"]["hyperfleet.io/report-data"]
+            .as_str()
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .unwrap_or(Value::Null);
+        for (key, want) in data {
+            if annotation[*key].as_str() != Some(want.as_str()) {
+                out.push(format!(
+                    "report-data {key}: expected {want:?}, got {}",
+                    annotation[*key]
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_keeps_metadata_and_conditions_sorted() {
+        let job = json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "j", "uid": "u", "labels": {"b": "1", "a": "2"}},
+            "spec": {"backoffLimit": 0},
+            "status": {"active": 1, "conditions": [{"type": "Health", "status": "True", "reason": "NoIssues"}]}
+        });
+        let view = job_view(&job);
+        assert_eq!(view["metadata"].get("uid"), None);
+        assert_eq!(view.get("spec"), None);
+        let text = yaml(&view, 0);
+        assert!(text.contains("name: j"), "{text}");
+        assert!(
+            text.find("a: ").unwrap() < text.find("b: ").unwrap(),
+            "{text}"
+        );
+        assert_eq!(
+            summary(&job),
+            "Applied = -   Available = -   Health = True/NoIssues"
+        );
+    }
+
+    #[test]
+    fn mismatches_name_the_condition() {
+        let job = json!({"status": {"conditions": [
+            {"type": "Available", "status": "False", "reason": "AdapterTimeout"},
+            {"type": "Health", "status": "False", "reason": "AdapterTimeout"}
+        ]}});
+        let expected = Expected {
+            applied: None,
+            available: ("False", "AdapterTimeout"),
+            health: ("False", "AdapterTimeout"),
+        };
+        assert!(mismatches(&job, &expected, &[]).is_empty());
+        let expected = Expected {
+            applied: Some(("True", "ManifestWorkCreated")),
+            ..expected
+        };
+        assert_eq!(
+            mismatches(&job, &expected, &[]),
+            vec!["Applied: expected True/ManifestWorkCreated, got (none)".to_owned()]
+        );
+    }
+}

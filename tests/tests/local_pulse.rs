@@ -1,0 +1,80 @@
+//! The README's first command, `local-pulse`, as a smoke test: the built binary (what
+//! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle and with one failure
+//! scenario; each must print the expected reasons and exit 0.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn local_pulse(args: &[&str]) -> String {
+    let out = Command::new(testbed::binaries::path("local-pulse"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "local-pulse {args:?} exited {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn assert_contains(output: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(output.contains(needle), "no {needle:?} in:\n{output}");
+    }
+}
+
+#[test]
+fn the_default_run_walks_the_lifecycle() {
+    let out = local_pulse(&[]);
+    assert_contains(
+        &out,
+        &[
+            "ManifestWorkCreated",
+            "Provisioning",
+            "ControlPlaneReady",
+            "Degraded",
+            "hyperfleet.io/report-data",
+            "hypershift-controlplane-2a9f3c7d-gen3",
+            "pulse 4: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = False/Degraded   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+}
+
+#[test]
+fn an_adapter_crash_is_reported_on_the_job() {
+    let out = local_pulse(&["--scenario", "adapter-crash"]);
+    assert_contains(
+        &out,
+        &[
+            "AdapterExitedWithError",
+            "exit codes:         adapter 1, status-reporter 0",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+}
+
+#[test]
+fn keep_prints_the_kept_directory_with_the_logs() {
+    let out = local_pulse(&[
+        "--scenario",
+        "invalid-report",
+        "--keep",
+        "--log-format",
+        "plain",
+    ]);
+    assert_contains(&out, &["InvalidResultFormat"]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Temp directory kept: "))
+        .expect("the kept directory is printed");
+    let dir = std::path::PathBuf::from(line.trim_start_matches("Temp directory kept: "));
+    let log = dir.join("invalid-report/pulse-1/status-reporter.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("InvalidResultFormat"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
