@@ -6,8 +6,15 @@ pub fn cpu_micros() -> Option<u64> {
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     let mut total_ns: u64 = 0;
     for task in tasks.flatten() {
-        let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-        total_ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+        // A thread may exit between listing and reading; it is simply not counted.
+        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        total_ns += stat
+            .split_whitespace()
+            .next()
+            .and_then(|ns| ns.parse::<u64>().ok())
+            .unwrap_or(0);
     }
     Some(total_ns / 1000)
 }
