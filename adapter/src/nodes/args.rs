@@ -67,7 +67,7 @@ pub struct Args {
     pub expected_nodes: Option<u32>,
 
     /// Items per LIST page. Peak memory grows with it (a page is buffered whole): measured on
-    /// 5 000 nodes of ~13 KB each, 250 → 18 MiB RSS, 500 → 29 MiB, 1000 → 48 MiB.
+    /// 5 000 nodes of ~13 KB each, 250 → 18 MiB RSS, 500 → 28 MiB, 1000 → 47 MiB.
     #[arg(long, env = "PAGE_SIZE", default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=5000))]
     pub page_size: u32,
 

@@ -10,6 +10,7 @@ pub mod args;
 pub mod judge;
 pub mod source;
 pub mod testing;
+mod usage;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -182,7 +183,14 @@ pub async fn run(
         }
     };
     job_report::write_atomic(results_path, &report)?;
-    tracing::info!(cluster_id, generation, path = %results_path.display(), "report written");
+    tracing::info!(
+        cluster_id,
+        generation,
+        path = %results_path.display(),
+        cpu_us = usage::cpu_micros(),
+        peak_rss_kib = usage::peak_rss_kib(),
+        "report written"
+    );
     Ok(report)
 }
 

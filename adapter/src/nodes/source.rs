@@ -7,9 +7,9 @@
 //! allocated; only the summaries are kept. The response body of one page is still buffered
 //! whole by kube-rs, so the page size bounds peak memory.
 //!
-//! Measured (release build, 5 000 nodes of ~13 KB JSON with 50 images each, served by
-//! `examples/nodes-fake-api.rs`): 250 per page → 18 MiB peak RSS, ~150 ms CPU;
-//! 500 → 29 MiB; 1000 → 48 MiB. Hence the default `--page-size 250`. Deserializing into
+//! Measured with `tests/src/bin/bench-nodes.rs` (release build, 5 000 nodes of ~13 KB JSON with
+//! 50 images each, served by the testbed API server): 250 per page → 18 MiB peak RSS, ~125 ms
+//! CPU; 500 → 28 MiB, ~110 ms; 1000 → 47 MiB, ~137 ms. Hence the default `--page-size 250`. Deserializing into
 //! `k8s_openapi` `Node`s instead would keep every image, label and managed field of the page.
 
 use std::future::Future;

@@ -1,0 +1,229 @@
+//! Benchmark of the real `hypershift-adapter nodes` binary against the fake API server on
+//! loopback: a synthetic cluster (default 5,000 realistic Nodes with 50 images each, and their
+//! Leases) is put into the testbed `ApiServer` once, then the binary checks it `--runs` times.
+//!
+//! Per run: the binary under `/usr/bin/time -f "%M %U %S"` (peak RSS; user+system CPU in 10 ms
+//! ticks), its own CPU time from the `cpu_us` field of its `report written` log line
+//! (`/proc/self/task/*/schedstat`, nanosecond precision), wall time from spawn to exit, and the
+//! LIST pages it requested.
+//!
+//! ```text
+//! cargo build --release -p hypershift-adapter -p testbed --bin hypershift-adapter --bin bench-nodes
+//! target/release/bench-nodes --runs 10
+//! ```
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use hypershift_adapter::nodes::testing;
+use testbed::kube_api::ApiServer;
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Runs to measure.
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Nodes in the synthetic cluster.
+    #[arg(long, default_value_t = 5000)]
+    nodes: usize,
+    /// Container images per Node status (the kubelet reports up to 50; 50 makes a Node ~13 KB
+    /// of JSON).
+    #[arg(long, default_value_t = 50)]
+    images: u16,
+    /// `--page-size` given to the adapter.
+    #[arg(long, default_value_t = 250)]
+    page_size: u32,
+}
+
+struct Run {
+    wall: Duration,
+    /// From the adapter's own log line (schedstat, ns precision).
+    cpu: Duration,
+    /// From `/usr/bin/time` (10 ms ticks).
+    cpu_ticks: Duration,
+    max_rss_kib: u64,
+    pages: usize,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: Args) -> Result<()> {
+    let binary = testbed::binaries::path("hypershift-adapter");
+    let server = ApiServer::start().await;
+    let now = jiff::Timestamp::now();
+    let cluster = testing::synthetic_cluster(args.nodes, 42, now);
+    let mut node_bytes = 0usize;
+    for node in &cluster {
+        let object =
+            serde_json::to_value(testing::node_object_with_images(&node.summary, args.images))?;
+        node_bytes += serde_json::to_vec(&object)?.len();
+        server.put_node(object);
+        server.put_lease(
+            "kube-node-lease",
+            serde_json::to_value(testing::lease_object(&node.lease))?,
+        );
+    }
+    let dir = tempfile::tempdir()?;
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut runs = Vec::with_capacity(args.runs);
+    for i in 0..args.runs {
+        runs.push(one_run(&args, &binary, &server, dir.path(), &kubeconfig, i).await?);
+    }
+    report(&args, &binary, node_bytes, &runs)
+}
+
+async fn one_run(
+    args: &Args,
+    binary: &Path,
+    server: &ApiServer,
+    dir: &Path,
+    kubeconfig: &Path,
+    i: usize,
+) -> Result<Run> {
+    let results = dir.join(format!("report-{i}.json"));
+    let time_file = dir.join(format!("time-{i}.txt"));
+    let before = server.requests().len();
+    let started = Instant::now();
+    let out = tokio::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M %U %S")
+        .arg("-o")
+        .arg(&time_file)
+        .arg(binary)
+        .arg("nodes")
+        .env_clear()
+        .env("KUBECONFIG", kubeconfig)
+        .env("RESULTS_OUTPUT_PATH", &results)
+        .env("PAGE_SIZE", args.page_size.to_string())
+        .env("VERIFICATION_TAINTS", testing::SYNTHETIC_TAINT)
+        .env("LOG_FORMAT", "json")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), out)
+        .await
+        .context("the adapter did not exit within 120 s")?
+        .context("starting /usr/bin/time (apt-get install time)")?;
+    let wall = started.elapsed();
+    let logs = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("the adapter failed: {}\n{logs}", out.status);
+    }
+    let report = job_report::parse(&std::fs::read(&results)?, "Available")?;
+    let applied = report.condition("Applied").context("no Applied")?;
+    if applied.reason != "ChecksExecuted" {
+        bail!("run {i}: Applied {}: {}", applied.reason, applied.message);
+    }
+    let checked = format!("Checked {} nodes", args.nodes);
+    if !applied.message.starts_with(&checked) {
+        bail!("run {i}: {:?} is not {checked:?}…", applied.message);
+    }
+    let pages = server.requests()[before..]
+        .iter()
+        .filter(|r| r.path.ends_with("/nodes") || r.path.ends_with("/leases"))
+        .count();
+    let (max_rss_kib, cpu_ticks) = parse_time(&std::fs::read_to_string(&time_file)?)?;
+    Ok(Run {
+        wall,
+        cpu: closing_cpu(&logs)?,
+        cpu_ticks,
+        max_rss_kib,
+        pages,
+    })
+}
+
+/// The adapter's own CPU time, from the `cpu_us` field of its `report written` log line.
+fn closing_cpu(logs: &str) -> Result<Duration> {
+    let line = logs
+        .lines()
+        .find(|l| l.contains("\"cpu_us\""))
+        .context("no log line with cpu_us")?;
+    let v: serde_json::Value = serde_json::from_str(line)?;
+    let micros = v["cpu_us"].as_u64().context("cpu_us is not a number")?;
+    Ok(Duration::from_micros(micros))
+}
+
+/// `%M %U %S`: peak RSS in KiB, user and system seconds.
+fn parse_time(text: &str) -> Result<(u64, Duration)> {
+    let line = text.lines().last().context("empty /usr/bin/time output")?;
+    let mut fields = line.split_whitespace();
+    let rss: u64 = fields.next().context("no RSS")?.parse()?;
+    let user: f64 = fields.next().context("no user time")?.parse()?;
+    let sys: f64 = fields.next().context("no system time")?.parse()?;
+    Ok((rss, Duration::from_secs_f64(user + sys)))
+}
+
+fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
+    let mut sorted = values.to_vec();
+    sorted.sort();
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result<()> {
+    if runs.is_empty() {
+        bail!("--runs must be at least 1");
+    }
+    let cpu: Vec<Duration> = runs.iter().map(|r| r.cpu).collect();
+    let ticks: Vec<Duration> = runs.iter().map(|r| r.cpu_ticks).collect();
+    let rss: Vec<u64> = runs.iter().map(|r| r.max_rss_kib).collect();
+    let wall: Vec<Duration> = runs.iter().map(|r| r.wall).collect();
+    let pages: Vec<usize> = runs.iter().map(|r| r.pages).collect();
+    let size = std::fs::metadata(binary)?.len();
+    println!(
+        "cluster              {} nodes + {} leases, {} images/node, {:.1} MB of Node JSON; --page-size {} ({} runs)",
+        args.nodes,
+        args.nodes,
+        args.images,
+        node_bytes as f64 / 1e6,
+        args.page_size,
+        runs.len()
+    );
+    println!(
+        "CPU (schedstat)      p50 {:.1} ms   max {:.1} ms",
+        ms(percentile(&cpu, 50.0)),
+        ms(percentile(&cpu, 100.0))
+    );
+    println!(
+        "CPU (/usr/bin/time)  p50 {:.0} ms   max {:.0} ms   (user+sys, 10 ms ticks)",
+        ms(percentile(&ticks, 50.0)),
+        ms(percentile(&ticks, 100.0))
+    );
+    println!(
+        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
+        percentile(&rss, 50.0) as f64 / 1024.0,
+        percentile(&rss, 100.0) as f64 / 1024.0
+    );
+    println!(
+        "wall time            p50 {:.0} ms   max {:.0} ms   (spawn to exit, server on the same machine)",
+        ms(percentile(&wall, 50.0)),
+        ms(percentile(&wall, 100.0))
+    );
+    println!(
+        "LIST pages per run   p50 {}   max {}   (nodes + leases)",
+        percentile(&pages, 50.0),
+        percentile(&pages, 100.0)
+    );
+    println!(
+        "binary               {} ({:.2} MB)",
+        binary.display(),
+        size as f64 / 1e6
+    );
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
