@@ -12,6 +12,7 @@ mod legacy;
 mod merge;
 mod names;
 mod report;
+pub mod usage;
 mod validate;
 
 pub use file::{ReadError, WriteError, read_bounded, write_atomic};

@@ -11,7 +11,6 @@ pub mod logging;
 pub mod outcome;
 pub mod results;
 mod retry;
-mod usage;
 
 use std::future::Future;
 use std::path::Path;
@@ -277,8 +276,8 @@ impl Reporter {
             Ok(written) => {
                 tracing::info!(
                     unchanged = written == Written::Unchanged,
-                    cpu_us = usage::cpu_micros(),
-                    peak_rss_kib = usage::peak_rss_kib(),
+                    cpu_us = job_report::usage::cpu_micros(),
+                    peak_rss_kib = job_report::usage::peak_rss_kib(),
                     conditions = %report.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>().join(","),
                     "the Job's status is written"
                 );

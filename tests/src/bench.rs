@@ -25,6 +25,19 @@ pub fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
     sorted[rank.min(sorted.len() - 1)]
 }
 
+/// A program's own CPU time, from the `cpu_us` field of its closing JSON log line (both binaries
+/// log it, read from `/proc/self/task/*/schedstat`).
+pub fn closing_cpu(logs: &str) -> anyhow::Result<Duration> {
+    use anyhow::Context;
+    let line = logs
+        .lines()
+        .find(|l| l.contains("\"cpu_us\""))
+        .context("no closing log line with cpu_us")?;
+    let v: serde_json::Value = serde_json::from_str(line)?;
+    let micros = v["cpu_us"].as_u64().context("cpu_us is not a number")?;
+    Ok(Duration::from_micros(micros))
+}
+
 /// Milliseconds, for printing.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -10,7 +10,6 @@ pub mod args;
 pub mod judge;
 pub mod source;
 pub mod testing;
-mod usage;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -187,8 +186,8 @@ pub async fn run(
         cluster_id,
         generation,
         path = %results_path.display(),
-        cpu_us = usage::cpu_micros(),
-        peak_rss_kib = usage::peak_rss_kib(),
+        cpu_us = job_report::usage::cpu_micros(),
+        peak_rss_kib = job_report::usage::peak_rss_kib(),
         "report written"
     );
     Ok(report)

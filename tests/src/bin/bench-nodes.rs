@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hypershift_adapter::nodes::testing;
+use testbed::bench::{closing_cpu, ms, parse_time, percentile};
 use testbed::kube_api::ApiServer;
 
 #[derive(Debug, Parser)]
@@ -97,7 +98,7 @@ async fn one_run(
     let started = Instant::now();
     let out = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
-        .arg("%M %U %S")
+        .arg(testbed::bench::TIME_FORMAT)
         .arg("-o")
         .arg(&time_file)
         .arg(binary)
@@ -142,34 +143,6 @@ async fn one_run(
         max_rss_kib,
         pages,
     })
-}
-
-/// The adapter's own CPU time, from the `cpu_us` field of its `report written` log line.
-fn closing_cpu(logs: &str) -> Result<Duration> {
-    let line = logs
-        .lines()
-        .find(|l| l.contains("\"cpu_us\""))
-        .context("no log line with cpu_us")?;
-    let v: serde_json::Value = serde_json::from_str(line)?;
-    let micros = v["cpu_us"].as_u64().context("cpu_us is not a number")?;
-    Ok(Duration::from_micros(micros))
-}
-
-/// `%M %U %S`: peak RSS in KiB, user and system seconds.
-fn parse_time(text: &str) -> Result<(u64, Duration)> {
-    let line = text.lines().last().context("empty /usr/bin/time output")?;
-    let mut fields = line.split_whitespace();
-    let rss: u64 = fields.next().context("no RSS")?.parse()?;
-    let user: f64 = fields.next().context("no user time")?.parse()?;
-    let sys: f64 = fields.next().context("no system time")?.parse()?;
-    Ok((rss, Duration::from_secs_f64(user + sys)))
-}
-
-fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
-    let mut sorted = values.to_vec();
-    sorted.sort();
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
 }
 
 fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result<()> {
@@ -222,8 +195,4 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
         size as f64 / 1e6
     );
     Ok(())
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }

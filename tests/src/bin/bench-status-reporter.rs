@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use http::Method;
 use serde_json::json;
-use testbed::bench::{ms, parse_time, percentile};
+use testbed::bench::{closing_cpu, ms, parse_time, percentile};
 use testbed::kube_api::ApiServer;
 use testbed::pulse_job::PulseJob;
 
@@ -194,18 +194,6 @@ fn report_json() -> serde_json::Value {
         ],
         "data": {"control_plane_endpoint": "", "version": ""}
     })
-}
-
-/// The reporter's own CPU time, from the `cpu_us` field of its closing log line (read from
-/// `/proc/self/task/*/schedstat`, nanosecond precision, unlike `/usr/bin/time`'s 10 ms ticks).
-fn closing_cpu(logs: &str) -> Result<Duration> {
-    let line = logs
-        .lines()
-        .find(|l| l.contains("\"cpu_us\""))
-        .context("no closing log line with cpu_us")?;
-    let v: serde_json::Value = serde_json::from_str(line)?;
-    let micros = v["cpu_us"].as_u64().context("cpu_us is not a number")?;
-    Ok(Duration::from_micros(micros))
 }
 
 fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
