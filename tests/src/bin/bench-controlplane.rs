@@ -9,13 +9,11 @@
 //! the first pulse creates, the agent then feeds back a ready HostedCluster status and every
 //! later pulse only reads it (1 GET, 0 Publishes).
 //!
-//! Measured here (release build, 2 shared cores, 50 pulses each, 2026-11-26): steady p50 12.9 ms /
-//! p95 30.9 ms, create p50 19.9 ms / p95 59.8 ms; peak RSS 10.1–10.6 MiB; CPU below the 10 ms
-//! resolution of `/usr/bin/time`; exactly 1 REST GET per pulse, 1 Publish per create pulse and 0
-//! per steady pulse; binary 10.95 MB (stripped, LTO).
+//! Results and the machine they were measured on: `docs/benchmarks.md`.
 //!
 //! ```text
-//! cargo build --release -p hypershift-adapter --bin hypershift-adapter -p testbed --bin bench-controlplane
+//! cargo build --release -p hypershift-adapter          # alone, as the Dockerfile builds it
+//! cargo build --release -p testbed --bin bench-controlplane
 //! target/release/bench-controlplane --pulses 50 --mode steady
 //! target/release/bench-controlplane --pulses 50 --mode create
 //! ```

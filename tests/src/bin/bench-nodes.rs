@@ -8,7 +8,8 @@
 //! LIST pages it requested.
 //!
 //! ```text
-//! cargo build --release -p hypershift-adapter -p testbed --bin hypershift-adapter --bin bench-nodes
+//! cargo build --release -p hypershift-adapter          # alone, as the Dockerfile builds it
+//! cargo build --release -p testbed --bin bench-nodes
 //! target/release/bench-nodes --runs 10
 //! ```
 #![allow(clippy::print_stdout)]
