@@ -1,12 +1,17 @@
 //! Fake Maestro server for tests: gRPC CloudEvents (Publish/Subscribe) + REST resource bundles, behaving as
 //! described in `maestro-protocol.md` §6, with knobs for agent timing, feedback, faults and auth.
 //!
-//! ```ignore
+//! ```no_run
+//! # use serde_json::json;
+//! # use testbed::maestro::{FakeMaestro, FakeOptions};
+//! # async fn example() -> anyhow::Result<()> {
 //! let fake = FakeMaestro::start(FakeOptions::default()).await?;
 //! fake.add_consumer("mgmt-1");
 //! // point a client at fake.grpc_url() / fake.rest_url() ...
 //! fake.set_feedback("hostedcluster-abc", &json!({"conditions": []}));
 //! assert_eq!(fake.publishes(), 1);
+//! # Ok(())
+//! # }
 //! ```
 
 mod grpc;
