@@ -38,6 +38,16 @@ pub fn closing_cpu(logs: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_micros(micros))
 }
 
+/// Prints the peak-RSS line every bench shows: p50 and max of `/usr/bin/time`'s KiB figures.
+#[allow(clippy::print_stdout, reason = "bench output")]
+pub fn print_rss(rss_kib: &[u64]) {
+    println!(
+        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
+        percentile(rss_kib, 50.0) as f64 / 1024.0,
+        percentile(rss_kib, 100.0) as f64 / 1024.0
+    );
+}
+
 /// Milliseconds, for printing.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
-use testbed::bench::{ms, parse_time, percentile};
+use testbed::bench::{ms, parse_time, percentile, print_rss};
 use testbed::maestro::{FakeMaestro, FakeOptions};
 
 const CLUSTER: &str = include_str!("../../../adapter/tests/fixtures/cluster-valid.json");
@@ -209,11 +209,7 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
         ms(percentile(&wall, 95.0)),
         ms(percentile(&wall, 100.0))
     );
-    println!(
-        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
-        percentile(&rss, 50.0) as f64 / 1024.0,
-        percentile(&rss, 100.0) as f64 / 1024.0
-    );
+    print_rss(&rss);
     println!(
         "CPU (user+sys)       p50 {:.0} ms   max {:.0} ms   (/usr/bin/time has 10 ms resolution)",
         ms(percentile(&cpu, 50.0)),

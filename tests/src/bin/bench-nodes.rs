@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hypershift_adapter::nodes::testing;
-use testbed::bench::{closing_cpu, ms, parse_time, percentile};
+use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_rss};
 use testbed::kube_api::ApiServer;
 
 #[derive(Debug, Parser)]
@@ -175,11 +175,7 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
         ms(percentile(&ticks, 50.0)),
         ms(percentile(&ticks, 100.0))
     );
-    println!(
-        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
-        percentile(&rss, 50.0) as f64 / 1024.0,
-        percentile(&rss, 100.0) as f64 / 1024.0
-    );
+    print_rss(&rss);
     println!(
         "wall time            p50 {:.0} ms   max {:.0} ms   (spawn to exit, server on the same machine)",
         ms(percentile(&wall, 50.0)),

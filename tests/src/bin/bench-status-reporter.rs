@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use http::Method;
 use serde_json::json;
-use testbed::bench::{closing_cpu, ms, parse_time, percentile};
+use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_rss};
 use testbed::kube_api::ApiServer;
 use testbed::pulse_job::PulseJob;
 
@@ -209,11 +209,7 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
         ms(percentile(&latencies, 95.0)),
         ms(percentile(&latencies, 100.0))
     );
-    println!(
-        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
-        percentile(&rss, 50.0) as f64 / 1024.0,
-        percentile(&rss, 100.0) as f64 / 1024.0
-    );
+    print_rss(&rss);
     println!(
         "CPU (all threads)    p50 {:.2} ms   max {:.2} ms",
         ms(percentile(&cpu, 50.0)),
