@@ -48,6 +48,18 @@ pub fn print_rss(rss_kib: &[u64]) {
     );
 }
 
+/// Prints the size line every bench ends with: the measured binary and its size in MB.
+#[allow(clippy::print_stdout, reason = "bench output")]
+pub fn print_binary(binary: &std::path::Path) -> anyhow::Result<()> {
+    let size = std::fs::metadata(binary)?.len();
+    println!(
+        "binary               {} ({:.2} MB)",
+        binary.display(),
+        size as f64 / 1e6
+    );
+    Ok(())
+}
+
 /// Milliseconds, for printing.
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

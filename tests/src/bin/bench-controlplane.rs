@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
-use testbed::bench::{ms, parse_time, percentile, print_rss};
+use testbed::bench::{ms, parse_time, percentile, print_binary, print_rss};
 use testbed::maestro::{FakeMaestro, FakeOptions};
 
 const CLUSTER: &str = include_str!("../../../adapter/tests/fixtures/cluster-valid.json");
@@ -197,7 +197,6 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
     let cpu: Vec<Duration> = pulses.iter().map(|p| p.cpu).collect();
     let gets: Vec<u64> = pulses.iter().map(|p| p.gets).collect();
     let publishes: Vec<u64> = pulses.iter().map(|p| p.publishes).collect();
-    let size = std::fs::metadata(binary)?.len();
     println!(
         "mode                 {:?} ({} pulses)",
         args.mode,
@@ -225,10 +224,6 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
         percentile(&publishes, 0.0),
         percentile(&publishes, 100.0)
     );
-    println!(
-        "binary               {} ({:.2} MB)",
-        binary.display(),
-        size as f64 / 1e6
-    );
+    print_binary(binary)?;
     Ok(())
 }

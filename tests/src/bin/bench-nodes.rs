@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hypershift_adapter::nodes::testing;
-use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_rss};
+use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_binary, print_rss};
 use testbed::kube_api::ApiServer;
 
 #[derive(Debug, Parser)]
@@ -155,7 +155,6 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
     let rss: Vec<u64> = runs.iter().map(|r| r.max_rss_kib).collect();
     let wall: Vec<Duration> = runs.iter().map(|r| r.wall).collect();
     let pages: Vec<usize> = runs.iter().map(|r| r.pages).collect();
-    let size = std::fs::metadata(binary)?.len();
     println!(
         "cluster              {} nodes + {} leases, {} images/node, {:.1} MB of Node JSON; --page-size {} ({} runs)",
         args.nodes,
@@ -186,10 +185,6 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
         percentile(&pages, 50.0),
         percentile(&pages, 100.0)
     );
-    println!(
-        "binary               {} ({:.2} MB)",
-        binary.display(),
-        size as f64 / 1e6
-    );
+    print_binary(binary)?;
     Ok(())
 }

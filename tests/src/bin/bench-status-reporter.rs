@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use http::Method;
 use serde_json::json;
-use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_rss};
+use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_binary, print_rss};
 use testbed::kube_api::ApiServer;
 use testbed::pulse_job::PulseJob;
 
@@ -201,7 +201,6 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
     let rss: Vec<u64> = runs.iter().map(|r| r.max_rss_kib).collect();
     let cpu: Vec<Duration> = runs.iter().map(|r| r.cpu).collect();
     let requests: Vec<usize> = runs.iter().map(|r| r.requests).collect();
-    let size = std::fs::metadata(binary)?.len();
     println!("mode                 {:?} ({} runs)", args.mode, runs.len());
     println!(
         "latency to PATCH     p50 {:.2} ms   p95 {:.2} ms   max {:.2} ms",
@@ -220,10 +219,6 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
         percentile(&requests, 50.0),
         percentile(&requests, 100.0)
     );
-    println!(
-        "binary               {} ({:.2} MB)",
-        binary.display(),
-        size as f64 / 1e6
-    );
+    print_binary(binary)?;
     Ok(())
 }
