@@ -11,33 +11,30 @@ use hypershift_adapter::cluster::{ClusterInput, ClusterSpec};
 use hypershift_adapter::{hostedcluster, manifestwork};
 use openapi::{Outcome, crd_schema, validate};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 
-/// The team's CRD fixtures: `$HYPERFLEET_CRDS_DIR`, else the nearest `shared/fixtures/crds` above
-/// the crate (`concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/crds")` in the main
-/// checkout; one level further up from a worktree under `wt/`).
-static CRDS: LazyLock<PathBuf> = LazyLock::new(|| {
-    if let Some(dir) = std::env::var_os("HYPERFLEET_CRDS_DIR") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|dir| dir.join("shared/fixtures/crds"))
-        .find(|dir| dir.is_dir())
-        .expect("shared/fixtures/crds not found above the crate; set HYPERFLEET_CRDS_DIR")
-});
+/// The team's CRD fixtures (`shared/fixtures/crds` beside the repository); `None` on a clone
+/// without the team folder, where every test here skips.
+static CRDS: LazyLock<Option<PathBuf>> =
+    LazyLock::new(|| job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds"));
 const VALID: &str = include_str!("fixtures/cluster-valid.json");
 
 static HOSTED_CLUSTER_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     crd_schema(
-        &CRDS.join("hostedclusters.hypershift.openshift.io-TechPreviewNoUpgrade.yaml"),
+        &CRDS
+            .as_ref()
+            .expect("each test checks CRDS first")
+            .join("hostedclusters.hypershift.openshift.io-TechPreviewNoUpgrade.yaml"),
         "v1beta1",
     )
 });
 static MANIFEST_WORK_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     crd_schema(
-        &CRDS.join("manifestworks.work.open-cluster-management.io.yaml"),
+        &CRDS
+            .as_ref()
+            .expect("each test checks CRDS first")
+            .join("manifestworks.work.open-cluster-management.io.yaml"),
         "v1",
     )
 });
@@ -131,6 +128,9 @@ fn assert_conforms(what: &str, outcome: &Outcome) {
 
 #[test]
 fn every_generated_hosted_cluster_conforms_to_the_crd() {
+    if CRDS.is_none() {
+        return;
+    }
     for (name, spec) in variants() {
         let hc = hostedcluster::hosted_cluster(&spec);
         assert_conforms(name, &hosted_cluster_outcome(&hc));
@@ -139,6 +139,9 @@ fn every_generated_hosted_cluster_conforms_to_the_crd() {
 
 #[test]
 fn every_generated_manifest_work_conforms_to_the_crd() {
+    if CRDS.is_none() {
+        return;
+    }
     for (name, spec) in variants() {
         let work = manifestwork::manifest_work(&spec, "us-east-mgmt-01", Some(12));
         assert_conforms(name, &validate(&MANIFEST_WORK_SCHEMA, &work));
@@ -182,6 +185,9 @@ fn assert_rejected(outcome: &Outcome, path: &str, needle: &str) {
 
 #[test]
 fn the_validator_rejects_missing_required_fields() {
+    if CRDS.is_none() {
+        return;
+    }
     assert_rejected(
         &broken("/spec/services", None),
         ".spec.services",
@@ -204,6 +210,9 @@ fn the_validator_rejects_missing_required_fields() {
 
 #[test]
 fn the_validator_applies_schema_defaults_before_required() {
+    if CRDS.is_none() {
+        return;
+    }
     // `etcd` is required but defaulted by the API server: omitting it is fine.
     let hc = hostedcluster::hosted_cluster(&variants().remove(0).1);
     assert!(hc["spec"].get("etcd").is_none());
@@ -212,6 +221,9 @@ fn the_validator_applies_schema_defaults_before_required() {
 
 #[test]
 fn the_validator_rejects_bad_values() {
+    if CRDS.is_none() {
+        return;
+    }
     // CEL rule on the spec: at least four services.
     assert_rejected(
         &broken("/spec/services/3", None),
@@ -308,6 +320,9 @@ fn the_validator_rejects_bad_values() {
 /// The old seed-004 template, filled in: what this adapter must not send.
 #[test]
 fn the_seed_template_is_rejected_as_the_fixtures_readme_says() {
+    if CRDS.is_none() {
+        return;
+    }
     let seed = json!({
         "apiVersion": "hypershift.openshift.io/v1beta1",
         "kind": "HostedCluster",
@@ -363,6 +378,9 @@ fn the_seed_template_is_rejected_as_the_fixtures_readme_says() {
 
 #[test]
 fn the_validator_rejects_a_broken_manifest_work() {
+    if CRDS.is_none() {
+        return;
+    }
     let mut work = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     work["spec"]["manifestConfigs"][0]["feedbackRules"][0]["type"] = json!("JsonPaths");
     work["spec"]["manifestConfigs"][0]["updateStrategy"] = json!({"type": "Patch"});
@@ -490,6 +508,9 @@ mod validated_specs_always_conform {
             id in "[a-z0-9]([-a-z0-9]{0,58}[a-z0-9])?",
             name in opt("[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?".prop_map(String::from)),
         ) {
+            if CRDS.is_none() {
+                return Ok(());
+            }
             if let Ok(valid) = ClusterSpec::validate(&id, name.as_deref(), &spec) {
                 let hc = hostedcluster::hosted_cluster(&valid);
                 let outcome = hosted_cluster_outcome(&hc);

@@ -12,6 +12,7 @@ mod legacy;
 mod merge;
 mod names;
 mod report;
+pub mod team_folder;
 pub mod usage;
 mod validate;
 

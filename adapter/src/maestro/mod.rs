@@ -50,31 +50,16 @@ pub use client::MaestroWorkClient;
 pub use config::{BearerToken, MaestroConfig, TokenSource};
 pub use resource_id::resource_id;
 
-/// Loads the shared Maestro wire fixtures: the team folder `shared/fixtures/maestro` beside the repository
-/// (`<repo>/../shared` for the main checkout; worktrees sit one level deeper, so every ancestor of the crate is
-/// tried). `MAESTRO_FIXTURES_DIR` overrides the search.
+/// Loads the shared Maestro wire fixtures from the team folder (`shared/fixtures/maestro` beside the
+/// repository, see [`job_report::team_folder`]). `None` on a clone without it: the test skips.
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod test_fixtures {
-    use std::path::{Path, PathBuf};
-
-    pub(crate) fn fixtures_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("MAESTRO_FIXTURES_DIR") {
-            return PathBuf::from(dir);
-        }
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|a| a.join("shared/fixtures/maestro"))
-            .find(|p| p.is_dir())
-            .expect(
-                "shared/fixtures/maestro not found beside the repository; set MAESTRO_FIXTURES_DIR",
-            )
-    }
-
-    pub(crate) fn fixture(name: &str) -> serde_json::Value {
-        let path = fixtures_dir().join(name);
+    pub(crate) fn fixture(name: &str) -> Option<serde_json::Value> {
+        let path = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/maestro")?
+            .join(name);
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        serde_json::from_str(&text).unwrap()
+        Some(serde_json::from_str(&text).unwrap())
     }
 }
