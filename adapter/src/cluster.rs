@@ -24,6 +24,12 @@ pub const HOSTED_CLUSTER_NAMESPACE: &str = "clusters";
 pub const MAX_CLUSTER_ID_LEN: usize = 60;
 /// Longest HostedCluster name: the control-plane namespace `clusters-<name>` must stay ≤ 63.
 pub const MAX_HOSTED_CLUSTER_NAME_LEN: usize = 63 - HOSTED_CLUSTER_NAMESPACE.len() - 1;
+/// Cluster names as the HyperFleet API accepts them: 3–53 characters of a lowercase DNS label
+/// (entity config, `hyperfleet-framework.md` §7.1). Every such name also fits the HostedCluster
+/// limit above, so the API's rule is the one the adapter checks.
+pub const MIN_CLUSTER_NAME_LEN: usize = 3;
+pub const MAX_CLUSTER_NAME_LEN: usize = 53;
+const _: () = assert!(MAX_CLUSTER_NAME_LEN <= MAX_HOSTED_CLUSTER_NAME_LEN);
 
 /// OVN-Kubernetes default internal subnets (join and transit switch); cluster, service and machine
 /// networks must not overlap them.
@@ -557,10 +563,10 @@ fn identity<'a>(
     };
     let cluster_id = c.check("id", cluster_id, &id_rule).then_some(cluster_id);
     let name_rule = Rule {
-        min: 1,
-        max: MAX_HOSTED_CLUSTER_NAME_LEN,
+        min: MIN_CLUSTER_NAME_LEN,
+        max: MAX_CLUSTER_NAME_LEN,
         pattern: dns_label(),
-        expected: "a lowercase DNS label of at most 54 characters (the control-plane namespace clusters-<name> must fit in 63)",
+        expected: "a HyperFleet cluster name: a lowercase DNS label of 3 to 53 characters (letters, digits and '-', starting and ending with a letter or digit)",
     };
     let hosted_cluster_name = match cluster_name.filter(|n| !n.is_empty()) {
         Some(name) => c.check("name", name, &name_rule).then_some(name),
@@ -1080,7 +1086,7 @@ mod tests {
     #[test]
     fn the_valid_fixture_is_accepted_and_typed() {
         let spec = validate_with(|_| {}).unwrap();
-        assert_eq!(spec.cluster_id, "2a9f3c7d-8e1b-4c5d-9f00-123456789abc");
+        assert_eq!(spec.cluster_id, "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b");
         assert_eq!(spec.hosted_cluster_name, "prod-eu-1");
         assert_eq!(
             spec.release_image,
@@ -1098,11 +1104,12 @@ mod tests {
     }
 
     #[test]
-    fn a_cluster_id_starting_with_a_digit_is_valid_and_names_the_cluster_without_a_name() {
+    fn a_uuidv7_cluster_id_starting_with_a_digit_is_valid_and_names_the_cluster_without_a_name() {
         let input = input();
-        let spec = ClusterSpec::validate("0c0ffee0-1234", None, &input.spec).unwrap();
-        assert_eq!(spec.cluster_id, "0c0ffee0-1234");
-        assert_eq!(spec.hosted_cluster_name, "0c0ffee0-1234");
+        let id = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+        let spec = ClusterSpec::validate(id, None, &input.spec).unwrap();
+        assert_eq!(spec.cluster_id, id);
+        assert_eq!(spec.hosted_cluster_name, id);
     }
 
     #[test]
@@ -1342,15 +1349,24 @@ mod tests {
     #[test]
     fn cluster_id_and_name_are_validated() {
         let spec = input().spec;
-        let v = ClusterSpec::validate("Bad_ID", Some("ok"), &spec).unwrap_err();
+        // Deliberately bad ids: not a DNS label, and longer than a GCP label value allows.
+        let v = ClusterSpec::validate("Bad_ID", Some("prod-eu-1"), &spec).unwrap_err();
         assert_names_only(&v, "id");
-        let v = ClusterSpec::validate(&"a".repeat(61), Some("ok"), &spec).unwrap_err();
+        let v = ClusterSpec::validate(&"a".repeat(61), Some("prod-eu-1"), &spec).unwrap_err();
         assert_names_only(&v, "id");
-        let v = ClusterSpec::validate("abc", Some("My Cluster"), &spec).unwrap_err();
+        let id = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+        let v = ClusterSpec::validate(id, Some("My Cluster"), &spec).unwrap_err();
         assert_names_only(&v, "name");
-        let v = ClusterSpec::validate("abc", Some(&"n".repeat(55)), &spec).unwrap_err();
-        assert_names_only(&v, "name");
-        assert!(ClusterSpec::validate("abc", Some(&"n".repeat(54)), &spec).is_ok());
+        // The HyperFleet API's length rule for cluster names: 3–53.
+        for bad in ["ab".to_owned(), "n".repeat(54), "n".repeat(55)] {
+            let v = ClusterSpec::validate(id, Some(&bad), &spec).unwrap_err();
+            assert_names_only(&v, "name");
+            assert!(v[0].problem.contains("3–53 characters"), "{}", v[0]);
+        }
+        for good in ["abc".to_owned(), "n".repeat(53)] {
+            let valid = ClusterSpec::validate(id, Some(&good), &spec).unwrap();
+            assert_eq!(valid.hosted_cluster_name, good);
+        }
         // Without a name the id becomes the HostedCluster name, so it must fit that too.
         let v = ClusterSpec::validate(&"a".repeat(55), None, &spec).unwrap_err();
         assert_names_only(&v, "id");

@@ -637,9 +637,12 @@ mod tests {
     use crate::cluster::{ClusterSpec, fixture};
     use serde_json::json;
 
+    /// The cluster's HyperFleet id (UUIDv7) and another cluster's.
+    const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+    const OTHER_ID: &str = "019a6f1f-0d2e-7c3b-a4f5-6e7d8c9b0a1f";
     const WORK: WorkRef<'static> = WorkRef {
         consumer: "us-east-mgmt-01",
-        name: "hostedcluster-abc",
+        name: "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
     };
 
     /// `(status, reason)` of each condition, in order.
@@ -957,7 +960,7 @@ mod tests {
             json!("hc-storage@other-project.iam.gserviceaccount.com"),
         );
         spec.remove("issuer_url");
-        let violations = ClusterSpec::validate("2a9f3c7d", None, &spec).unwrap_err();
+        let violations = ClusterSpec::validate(ID, None, &spec).unwrap_err();
         insta::assert_json_snapshot!(
             "report_invalid_spec",
             report_invalid_spec(&violations, Some(2))
@@ -969,7 +972,7 @@ mod tests {
         let mut input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
         input.spec.insert("gcp_region".into(), json!("nowhere"));
         input.spec.remove("pull_secret_name");
-        let violations = ClusterSpec::validate("abc", None, &input.spec).unwrap_err();
+        let violations = ClusterSpec::validate(ID, None, &input.spec).unwrap_err();
         let report = report_invalid_spec(&violations, Some(4));
         assert_valid(&report);
         assert_eq!(
@@ -996,12 +999,12 @@ mod tests {
     #[test]
     fn error_reports() {
         let found = Ownership::NotOurs {
-            cluster_id: Some("other".into()),
+            cluster_id: Some(OTHER_ID.into()),
             adapter: None,
         };
         let cases = [
             (
-                report_ownership_conflict(WORK, "abc", &found, Some(1)),
+                report_ownership_conflict(WORK, ID, &found, Some(1)),
                 "OwnershipConflict",
             ),
             (
@@ -1029,11 +1032,11 @@ mod tests {
             );
             assert_eq!(data(&report), (String::new(), String::new()));
         }
-        let conflict = report_ownership_conflict(WORK, "abc", &found, None);
+        let conflict = report_ownership_conflict(WORK, ID, &found, None);
         assert!(
             conflict.conditions[0]
                 .message
-                .contains("hyperfleet.io/cluster-id=other")
+                .contains(&format!("hyperfleet.io/cluster-id={OTHER_ID}"))
         );
         assert!(
             conflict.conditions[0]

@@ -241,16 +241,22 @@ mod tests {
 
     #[test]
     fn cluster_id_label_values_start_with_a_letter() {
-        assert_eq!(cluster_id_label_value("abc-123"), "abc-123");
-        assert_eq!(cluster_id_label_value("2a9f3c7d"), "id-2a9f3c7d");
+        // Edge case kept on purpose: ids of older deployments (32-char lowercase base32 KSUIDs)
+        // may start with a letter and are used as they are.
+        let legacy_ksuid = "cv4s7k3b2q1u5m0f9d8e6a4c2b1n3p5r";
+        assert_eq!(cluster_id_label_value(legacy_ksuid), legacy_ksuid);
+        // A UUIDv7 starts with its timestamp, hence a digit: prefixed, 39 characters (≤ 63).
+        let id = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+        assert_eq!(cluster_id_label_value(id), format!("id-{id}"));
+        assert_eq!(cluster_id_label_value(id).len(), 39);
         let hc = hosted_cluster(&fixture::spec());
         assert_eq!(
             hc.pointer("/spec/platform/gcp/resourceLabels/0"),
-            Some(&json!({"key": "cluster-id", "value": "id-2a9f3c7d-8e1b-4c5d-9f00-123456789abc"}))
+            Some(&json!({"key": "cluster-id", "value": "id-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}))
         );
         assert_eq!(
             hc.pointer("/metadata/labels/hyperfleet.io~1cluster-id"),
-            Some(&json!("2a9f3c7d-8e1b-4c5d-9f00-123456789abc"))
+            Some(&json!("019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"))
         );
     }
 

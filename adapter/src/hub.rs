@@ -245,8 +245,8 @@ mod tests {
     fn feedback_json_raw_is_parsed_again_and_labels_are_kept() {
         let work = object(json!({
             "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-            "metadata": {"name": "hostedcluster-c1", "namespace": "mgmt-1", "generation": 2,
-                         "labels": {"hyperfleet.io/cluster-id": "c1"},
+            "metadata": {"name": "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b", "namespace": "mgmt-1", "generation": 2,
+                         "labels": {"hyperfleet.io/cluster-id": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"},
                          "annotations": {"hyperfleet.io/generation": "3"}},
             "status": {
                 "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
@@ -254,7 +254,7 @@ mod tests {
                 "resourceStatus": {"manifests": [{
                     "resourceMeta": {"ordinal": 0, "group": "hypershift.openshift.io", "version": "v1beta1",
                                      "kind": "HostedCluster", "resource": "hostedclusters",
-                                     "namespace": "clusters", "name": "c1"},
+                                     "namespace": "clusters", "name": "prod-eu-1"},
                     "statusFeedback": {"values": [{"name": "status",
                         "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"conditions\":[]}"}}]},
                     "conditions": []
@@ -262,7 +262,10 @@ mod tests {
             }
         }));
         let existing = existing_work(&work).unwrap();
-        assert_eq!(existing.labels["hyperfleet.io/cluster-id"], "c1");
+        assert_eq!(
+            existing.labels["hyperfleet.io/cluster-id"],
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"
+        );
         assert_eq!(existing.annotations["hyperfleet.io/generation"], "3");
         assert_eq!(existing.version, Some(2));
         assert_eq!(existing.observed_version, Some(2));
@@ -272,7 +275,7 @@ mod tests {
                 "hypershift.openshift.io",
                 "hostedclusters",
                 "clusters",
-                "c1",
+                "prod-eu-1",
                 "status"
             ),
             Some(&json!({"conditions": []}))

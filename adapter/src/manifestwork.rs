@@ -132,7 +132,7 @@ mod tests {
         let work = manifest_work(&spec, "mgmt-1", Some(7));
         assert_eq!(
             work["metadata"]["name"],
-            "hostedcluster-2a9f3c7d-8e1b-4c5d-9f00-123456789abc"
+            "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"
         );
         assert_eq!(work["metadata"]["namespace"], "mgmt-1");
         assert_eq!(work["metadata"]["annotations"][GENERATION_ANNOTATION], "7");

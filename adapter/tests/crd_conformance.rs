@@ -19,6 +19,10 @@ use std::sync::LazyLock;
 static CRDS: LazyLock<Option<PathBuf>> =
     LazyLock::new(|| job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds"));
 const VALID: &str = include_str!("fixtures/cluster-valid.json");
+/// A HyperFleet cluster id (UUIDv7, 36 characters).
+const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+/// The longest cluster name the HyperFleet API accepts (53 characters).
+const LONGEST_NAME: &str = "prod-eu-1-payments-ledger-primary-region-west-cell-07";
 
 static HOSTED_CLUSTER_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     crd_schema(
@@ -53,43 +57,37 @@ fn spec(
 fn variants() -> Vec<(&'static str, ClusterSpec)> {
     let full = |_: &mut serde_json::Map<String, Value>| {};
     vec![
-        (
-            "full",
-            spec(
-                "2a9f3c7d-8e1b-4c5d-9f00-123456789abc",
-                Some("prod-eu-1"),
-                full,
-            ),
-        ),
+        ("full", spec(ID, Some("prod-eu-1"), full)),
         (
             "minimal",
-            spec("abc", Some("minimal"), |s| {
-                for f in [
-                    "endpoint_access",
-                    "cluster_network_cidr",
-                    "service_network_cidr",
-                    "service_account_signing_key_secret_name",
-                    "ssh_key_secret_name",
-                ] {
-                    s.remove(f);
-                }
-            }),
+            spec(
+                "019a6f1f-0d2e-7c3b-a4f5-6e7d8c9b0a1f",
+                Some("minimal"),
+                |s| {
+                    for f in [
+                        "endpoint_access",
+                        "cluster_network_cidr",
+                        "service_network_cidr",
+                        "service_account_signing_key_secret_name",
+                        "ssh_key_secret_name",
+                    ] {
+                        s.remove(f);
+                    }
+                },
+            ),
         ),
-        (
-            "digit id, no name",
-            spec("0123456789abcdef0123456789abcdef", None, full),
-        ),
+        ("UUIDv7 id (digit first), no name", spec(ID, None, full)),
         (
             "ipv6",
-            spec("ipv6-cluster", None, |s| {
+            spec("019a6f20-5e1a-7f00-8123-456789abcdef", None, |s| {
                 s.insert("cluster_network_cidr".into(), json!("fd01::/48"));
                 s.insert("service_network_cidr".into(), json!("fd02::/112"));
                 s.insert("machine_network_cidr".into(), json!("fd03::/64"));
             }),
         ),
         (
-            "external dns, arm64, private",
-            spec("ext-dns", Some("x"), |s| {
+            "longest name, external dns, arm64, private",
+            spec(ID, Some(LONGEST_NAME), |s| {
                 s.insert("external_dns_domain".into(), json!("hcp.example.com"));
                 s.insert("architecture".into(), json!("arm64"));
                 s.insert("endpoint_access".into(), json!("Private"));
@@ -234,7 +232,7 @@ fn the_validator_rejects_bad_values() {
     assert_rejected(
         &broken(
             "/spec/platform/gcp/resourceLabels/0",
-            Some(json!({"key": "cluster-id", "value": "2a9f3c7d"})),
+            Some(json!({"key": "cluster-id", "value": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"})),
         ),
         ".spec.platform.gcp.resourceLabels[0].value",
         "value must be empty or start with a lowercase letter",
@@ -341,7 +339,7 @@ fn the_seed_template_is_rejected_as_the_fixtures_readme_says() {
                 },
                 "endpointAccess": "",
                 "resourceLabels": [
-                    {"key": "cluster-id", "value": "2a9f3c7d"},
+                    {"key": "cluster-id", "value": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"},
                     {"key": "managed-by", "value": "hyperfleet"},
                 ],
             }},
@@ -353,7 +351,7 @@ fn the_seed_template_is_rejected_as_the_fixtures_readme_says() {
             },
             "pullSecret": {"name": "pull-secret"},
             "dns": {"baseDomain": "example.com", "publicZoneID": ""},
-            "infraID": "2a9f3c7d",
+            "infraID": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
         },
     });
     let outcome = hosted_cluster_outcome(&seed);
@@ -506,7 +504,7 @@ mod validated_specs_always_conform {
         fn accepted_specs_produce_objects_the_crds_accept(
             spec in raw_spec(),
             id in "[a-z0-9]([-a-z0-9]{0,58}[a-z0-9])?",
-            name in opt("[a-z0-9]([-a-z0-9]{0,52}[a-z0-9])?".prop_map(String::from)),
+            name in opt("[a-z0-9][-a-z0-9]{1,51}[a-z0-9]".prop_map(String::from)),
         ) {
             if CRDS.is_none() {
                 return Ok(());
@@ -532,7 +530,7 @@ mod validated_specs_always_conform {
         let accepted = (0..200)
             .filter(|_| {
                 let spec = raw_spec().new_tree(&mut runner).unwrap().current();
-                ClusterSpec::validate("abc", None, &spec).is_ok()
+                ClusterSpec::validate(ID, None, &spec).is_ok()
             })
             .count();
         assert!(

@@ -268,7 +268,12 @@ mod tests {
     #[test]
     fn input_is_a_file_or_the_api_not_both_nor_neither() {
         let mut both = MIN.to_vec();
-        both.extend(["--hyperfleet-api", "http://h", "--cluster-id", "c1"]);
+        both.extend([
+            "--hyperfleet-api",
+            "http://h",
+            "--cluster-id",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+        ]);
         assert!(Cli::try_parse_from(both).is_err());
         let neither: Vec<&str> = MIN
             .iter()
@@ -279,7 +284,7 @@ mod tests {
         let mut api_without_id = neither.clone();
         api_without_id.extend(["--hyperfleet-api", "http://h"]);
         assert!(Cli::try_parse_from(&api_without_id).is_err());
-        api_without_id.extend(["--cluster-id", "c1"]);
+        api_without_id.extend(["--cluster-id", "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"]);
         assert!(Cli::try_parse_from(&api_without_id).is_ok());
     }
 

@@ -565,7 +565,7 @@ mod tests {
     use crate::cluster::fixture::VALID;
     use crate::work::{ManifestFeedback, ResourceIdentity};
 
-    const ID: &str = "2a9f3c7d-8e1b-4c5d-9f00-123456789abc";
+    const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
     /// An in-memory backend: one optional work, scripted failures per verb, a call log.
     #[derive(Default)]
@@ -757,7 +757,7 @@ mod tests {
     async fn cluster_id_flag_must_match_the_object() {
         let fake = FakeWork::default();
         let err = run(
-            &args(&["--cluster-id", "someone-else"]),
+            &args(&["--cluster-id", "019a6f1f-0d2e-7c3b-a4f5-6e7d8c9b0a1f"]),
             &fake,
             cluster(),
             never(),

@@ -332,7 +332,13 @@ struct Cli {
 }
 
 fn args(extra: &[&str]) -> Args {
-    let mut argv = vec!["x", "--generation", "3", "--cluster-id", "c1"];
+    let mut argv = vec![
+        "x",
+        "--generation",
+        "3",
+        "--cluster-id",
+        "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+    ];
     argv.extend_from_slice(extra);
     Cli::try_parse_from(argv).unwrap().args
 }
