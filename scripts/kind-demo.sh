@@ -13,8 +13,9 @@ cd "$(dirname "$0")/.."
 KIND_CLUSTER=hyperfleet-demo
 NAMESPACE=hyperfleet-system
 CONSUMER=local-cluster
-# The Job name hypershift-controlplane-<id>-gen<n> must fit in 63 characters (it becomes a label value).
-CLUSTER_ID=2a9f3c7d-kind-demo
+# A HyperFleet cluster id is a UUIDv7 (36 characters). The Job name hs-cp-<id>-g<generation> becomes a pod label
+# value, so it must fit in 63 bytes: 6 + 36 + 2 + at most 10 digits (an int32 generation) = at most 54.
+CLUSTER_ID=019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b
 HOSTED_CLUSTER_NAME=prod-eu-1 # manifests/kind/cluster-spec.json .name
 TAG=dev
 
@@ -53,7 +54,7 @@ pulse() {
     exit 1
   fi
   kubectl apply -f - <<<"$rendered" >&2
-  local job="hypershift-controlplane-$CLUSTER_ID-gen$generation"
+  local job="hs-cp-$CLUSTER_ID-g$generation"
   kubectl -n "$NAMESPACE" wait --for=condition=Complete --timeout=180s "job/$job" >&2 ||
     kubectl -n "$NAMESPACE" describe "job/$job" >&2
   echo "$job"

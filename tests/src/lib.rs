@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod binaries;
+pub mod ids;
 pub mod kube_api;
 pub mod local_pulse;
 pub mod maestro;

@@ -1,10 +1,28 @@
 //! A pulse Job and its Pod, seeded into the fake API server the way the framework creates them
-//! (see `manifests/job.yaml`): Job `hypershift-controlplane-<id>-gen<n>`, a Pod labelled with
-//! its Job's name, containers `adapter` and `status-reporter`.
+//! (see `manifests/job.yaml`): Job [`controlplane_job_name`] (or [`nodes_job_name`]), a Pod
+//! labelled with its Job's name, containers `adapter` and `status-reporter`.
+//!
+//! Job names: the API server copies a Job's name into pod-template label values, which are at
+//! most 63 bytes (`hyperfleet-framework.md` §8). With a 36-character cluster id (UUIDv7) and an
+//! int32 generation (≤ 10 digits) the patterns below are at most 54 and 57 bytes; the id has a
+//! fixed length and each kind its own prefix, so a name is unique per (cluster, generation, kind).
 
 use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
+
+/// The highest generation a HyperFleet object can reach (an int32).
+pub const MAX_GENERATION: i32 = i32::MAX;
+
+/// The pulse Job of the `controlplane` check: `hs-cp-<clusterId>-g<generation>`.
+pub fn controlplane_job_name(cluster_id: &str, generation: i32) -> String {
+    format!("hs-cp-{cluster_id}-g{generation}")
+}
+
+/// The pulse Job of the `nodes` check: `hs-nodes-<clusterId>-g<generation>`.
+pub fn nodes_job_name(cluster_id: &str, generation: i32) -> String {
+    format!("hs-nodes-{cluster_id}-g{generation}")
+}
 
 /// Names of a seeded Job and its Pod.
 #[derive(Debug, Clone)]
@@ -113,5 +131,106 @@ impl PulseJob {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::ids;
+
+    /// A pulse Job name builder: (cluster id, generation) → name.
+    type NameOf = fn(&str, i32) -> String;
+
+    /// Every kind's name builder, with the prefix that tells the kinds apart.
+    const KINDS: [(&str, NameOf); 2] = [
+        ("hs-cp-", controlplane_job_name),
+        ("hs-nodes-", nodes_job_name),
+    ];
+
+    /// Reads a name back into (kind prefix, cluster id, generation): possible for every name the
+    /// builders make, which is what makes the pattern unique.
+    fn parse(name: &str) -> Option<(&'static str, &str, i32)> {
+        let (prefix, rest) = KINDS
+            .iter()
+            .find_map(|(prefix, _)| name.strip_prefix(prefix).map(|rest| (*prefix, rest)))?;
+        let (id, generation) = rest.split_at_checked(ids::CLUSTER_ID.len())?;
+        let generation = generation.strip_prefix("-g")?.parse().ok()?;
+        Some((prefix, id, generation))
+    }
+
+    /// Ids and generations that stress the pattern: a generation whose digits could run into
+    /// another's (1, 11, 111), and the extremes.
+    fn samples() -> (Vec<String>, Vec<i32>) {
+        let ids = vec![
+            ids::CLUSTER_ID.to_owned(),
+            ids::cluster_id(1),
+            ids::cluster_id(11),
+            "ffffffff-ffff-7fff-bfff-ffffffffffff".to_owned(),
+        ];
+        let generations = vec![1, 2, 9, 10, 11, 111, 1_000_000, MAX_GENERATION];
+        (ids, generations)
+    }
+
+    #[test]
+    fn the_longest_names_fit_a_label_value() {
+        let id = ids::CLUSTER_ID;
+        assert_eq!(id.len(), 36);
+        assert_eq!(controlplane_job_name(id, MAX_GENERATION).len(), 54);
+        assert_eq!(nodes_job_name(id, MAX_GENERATION).len(), 57);
+        assert_eq!(
+            controlplane_job_name(id, MAX_GENERATION),
+            format!("hs-cp-{id}-g2147483647")
+        );
+        // The pattern this replaces does not fit: the check above can fail.
+        assert!(format!("hypershift-controlplane-{id}-gen1").len() > 63);
+    }
+
+    /// The names each kind's builder makes over [`samples`]; the number made twice.
+    fn duplicates(kinds: &[NameOf]) -> usize {
+        let (ids, generations) = samples();
+        let mut seen = HashSet::new();
+        let mut duplicates = 0;
+        for name_of in kinds {
+            for id in &ids {
+                for &generation in &generations {
+                    if !seen.insert(name_of(id, generation)) {
+                        duplicates += 1;
+                    }
+                }
+            }
+        }
+        duplicates
+    }
+
+    #[test]
+    fn names_are_unique_per_cluster_generation_and_kind() {
+        assert_eq!(duplicates(&KINDS.map(|(_, name_of)| name_of)), 0);
+        let (ids, generations) = samples();
+        for (prefix, name_of) in KINDS {
+            for id in &ids {
+                for &generation in &generations {
+                    let name = name_of(id, generation);
+                    assert!(name.len() <= 63, "{name}");
+                    assert_eq!(parse(&name), Some((prefix, id.as_str(), generation)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_uniqueness_check_catches_a_pattern_without_the_kind() {
+        fn without_kind(id: &str, generation: i32) -> String {
+            format!("hs-{id}-g{generation}")
+        }
+        let (ids, generations) = samples();
+        assert_eq!(
+            duplicates(&[without_kind, without_kind]),
+            ids.len() * generations.len()
+        );
+        // Nor can it be read back to a kind.
+        assert_eq!(parse(&without_kind(ids::CLUSTER_ID, 1)), None);
     }
 }

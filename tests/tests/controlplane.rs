@@ -17,7 +17,7 @@ use testbed::pulse_job::PulseJob;
 use tokio::process::Command;
 
 const CLUSTER: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
-const ID: &str = "2a9f3c7d-8e1b-4c5d-9f00-123456789abc";
+const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 const CONSUMER: &str = "mgmt-1";
 const SOURCE: &str = "hyperfleet-hypershift-adapter";
 const WORKS: &str = "/apis/work.open-cluster-management.io/v1";
@@ -585,7 +585,7 @@ async fn adapter_and_status_reporter_together_put_the_conditions_on_the_job() {
     let job = PulseJob::seed(
         &server,
         "hyperfleet",
-        &format!("hypershift-controlplane-{ID}-gen3"),
+        &testbed::pulse_job::controlplane_job_name(ID, 3),
         Some(600),
     );
     let pod = Pod::new();

@@ -279,7 +279,14 @@ async fn a_healthy_cluster_is_available_with_no_issues() {
     for name in ["worker-a", "worker-b", "worker-c"] {
         c.put_fresh(&c.healthy(name));
     }
-    let r = c.run(&["--generation", "4", "--cluster-id", "c1"]).await;
+    let r = c
+        .run(&[
+            "--generation",
+            "4",
+            "--cluster-id",
+            testbed::ids::CLUSTER_ID,
+        ])
+        .await;
     r.assert_checked(("True", "NodesReady"), ("True", "NoIssues"));
     assert_eq!(r.report.adapter.as_deref(), Some("hypershift-nodes"));
     assert_eq!(r.report.observed_generation, Some(4));
@@ -830,7 +837,7 @@ async fn with_reporter(c: &Cluster, args: &[&str]) -> (Vec<(String, String, Stri
     let job = PulseJob::seed(
         &c.server,
         "hyperfleet",
-        "hypershift-nodes-c1-gen3",
+        &testbed::pulse_job::nodes_job_name(testbed::ids::CLUSTER_ID, 3),
         Some(600),
     );
     let reporter = Command::new(testbed::binaries::path("status-reporter"))

@@ -14,7 +14,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 const NS: &str = "hyperfleet";
-const JOB: &str = "hypershift-controlplane-c1-gen3";
+/// `hs-cp-<UUIDv7 cluster id>-g3`, as `testbed::pulse_job::controlplane_job_name` builds it.
+const JOB: &str = "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3";
 
 struct Case {
     server: ApiServer,

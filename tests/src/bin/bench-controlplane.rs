@@ -109,8 +109,9 @@ async fn bench(args: Args) -> Result<()> {
     report(&args, &binary, &pulses)
 }
 
+/// A distinct UUIDv7 cluster id per pulse.
 fn cluster_id(n: usize) -> String {
-    format!("bench-{n:04}-8e1b-4c5d-9f00-123456789abc")
+    testbed::ids::cluster_id(n as u64)
 }
 
 fn cluster(n: usize) -> Value {

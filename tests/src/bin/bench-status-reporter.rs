@@ -85,7 +85,7 @@ async fn one_run(
     let job = PulseJob::seed(
         server,
         "bench",
-        &format!("hypershift-controlplane-c{i}-gen1"),
+        &testbed::pulse_job::controlplane_job_name(&testbed::ids::cluster_id(i as u64), 1),
         None,
     );
     let results_dir = dir.join(format!("run-{i}"));

@@ -30,10 +30,12 @@ use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
 use scenario::{Adapter, Pulse, Scenario};
 
-/// The simulated cluster's HyperFleet id: short, so the Job name stays within 63 characters.
-pub const CLUSTER_ID: &str = "2a9f3c7d";
+/// The simulated cluster's HyperFleet id (a UUIDv7, as the API assigns them).
+pub const CLUSTER_ID: &str = crate::ids::CLUSTER_ID;
+/// The simulated cluster's name: the longest the HyperFleet API accepts.
+pub const CLUSTER_NAME: &str = crate::ids::LONGEST_CLUSTER_NAME;
 /// The cluster's generation (the cluster object says the same).
-pub const GENERATION: i64 = 3;
+pub const GENERATION: i32 = 3;
 /// The Maestro consumer (management cluster).
 pub const CONSUMER: &str = "mgmt-local";
 /// The namespace of `manifests/job.yaml`.
@@ -180,19 +182,19 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
     println!(
         "  Here nothing needs a cluster: in this process run a fake Kubernetes API server, a fake"
     );
+    println!("  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving the cluster");
+    println!("    id {CLUSTER_ID}, name {CLUSTER_NAME}, generation {GENERATION}");
+    println!("  (pulse Job {});", job_name());
     println!(
-        "  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving cluster {CLUSTER_ID}"
+        "  the two containers run as two child processes with the Job's environment pointed at the"
     );
     println!(
-        "  (generation {GENERATION}); the two containers run as two child processes with the Job's"
+        "  fakes, and this runner plays the kubelet (it marks the adapter container terminated with"
     );
     println!(
-        "  environment pointed at the fakes, and this runner plays the kubelet (it marks the adapter"
+        "  its exit code). A finished Job's TTL is assumed expired before the next pulse, so every"
     );
-    println!(
-        "  container terminated with its exit code). A finished Job's TTL is assumed expired before"
-    );
-    println!("  the next pulse, so every pulse gets a fresh Job and Pod of the same name.");
+    println!("  pulse gets a fresh Job and Pod of the same name.");
     println!();
     println!("  Scenarios:");
     for s in scenarios {
@@ -273,7 +275,7 @@ impl Bed {
 fn cluster_object() -> Value {
     json!({
         "id": CLUSTER_ID,
-        "name": "prod-eu-1",
+        "name": CLUSTER_NAME,
         "generation": GENERATION,
         "spec": {
             "gcp_project_id": "my-project-123",
@@ -295,7 +297,7 @@ fn cluster_object() -> Value {
             "service_network_cidr": "172.31.0.0/16",
             "machine_network_cidr": "10.0.0.0/16",
             "base_domain": "hcp.example.com",
-            "issuer_url": "https://storage.googleapis.com/hyperfleet-oidc-2a9f3c7d",
+            "issuer_url": "https://storage.googleapis.com/hyperfleet-oidc-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
             "service_account_signing_key_secret_name": "prod-eu-1-sa-signing-key",
             "pull_secret_name": "prod-eu-1-pull-secret",
             "ssh_key_secret_name": "prod-eu-1-ssh-key"
@@ -305,7 +307,7 @@ fn cluster_object() -> Value {
 
 /// The pulse Job's name (`manifests/job.yaml`).
 pub fn job_name() -> String {
-    format!("hypershift-controlplane-{CLUSTER_ID}-gen{GENERATION}")
+    crate::pulse_job::controlplane_job_name(CLUSTER_ID, GENERATION)
 }
 
 /// Runs a scenario's pulses; per pulse, its summary line and whether it matched.
@@ -682,7 +684,10 @@ mod tests {
     }
 
     #[test]
-    fn the_job_name_fits_a_label_value() {
+    fn the_job_name_and_id_are_production_shaped() {
+        assert_eq!(job_name(), format!("hs-cp-{CLUSTER_ID}-g3"));
         assert!(job_name().len() <= 63, "{}", job_name());
+        assert!(crate::ids::is_uuid_v7(CLUSTER_ID));
+        assert_eq!(CLUSTER_NAME.len(), 53);
     }
 }
