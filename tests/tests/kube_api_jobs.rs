@@ -599,3 +599,122 @@ async fn unknown_condition_fields_are_dropped_with_a_warning_or_rejected_when_st
         r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":" \"\" is invalid: patch: Invalid value: \"map[status:map[conditions:[map[observedGeneration:3 status:True type:Applied]]]]\": strict decoding error: unknown field \"status.conditions[0].observedGeneration\"","reason":"Invalid","details":{"causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"map[status:map[conditions:[map[observedGeneration:3 status:True type:Applied]]]]\": strict decoding error: unknown field \"status.conditions[0].observedGeneration\"","field":"patch"}]},"code":422}"#
     );
 }
+
+// ---- create: the Job name becomes a label value ----------------------------------------------
+
+fn job_body(name: &str) -> String {
+    json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}})
+    .to_string()
+}
+
+async fn create_job(server: &ApiServer, name: &str) -> Reply {
+    send(
+        server,
+        "POST",
+        "/apis/batch/v1/namespaces/hyperfleet-system/jobs",
+        Some("application/json"),
+        &job_body(name),
+    )
+    .await
+}
+
+/// The 422 a v1.36 server answers for a Job name over 63 bytes: the name fails both job-name
+/// template labels with the same message (listed once, as Go's aggregate does; both causes kept).
+fn too_long_body(name: &str) -> String {
+    let cause = format!(
+        r#"{{"reason":"FieldValueInvalid","message":"Invalid value: \"{name}\": must be no more than 63 bytes","field":"spec.template.labels"}}"#
+    );
+    format!(
+        r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"Job.batch \"{name}\" is invalid: spec.template.labels: Invalid value: \"{name}\": must be no more than 63 bytes","reason":"Invalid","details":{{"name":"{name}","group":"batch","kind":"Job","causes":[{cause},{cause}]}},"code":422}}"#
+    )
+}
+
+#[tokio::test]
+async fn a_job_name_of_64_bytes_is_a_422_and_nothing_is_stored() {
+    let server = ApiServer::start().await;
+    let name = format!("hs-cp-{}-g{}", testbed::ids::CLUSTER_ID, "1".repeat(20));
+    assert_eq!(name.len(), 64);
+    let reply = create_job(&server, &name).await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(reply.body, too_long_body(&name));
+    assert!(server.job("hyperfleet-system", &name).is_none());
+}
+
+#[tokio::test]
+async fn a_job_name_of_63_bytes_is_created_with_its_labels_and_selector() {
+    let server = ApiServer::start().await;
+    let name = format!("hs-cp-{}-g{}", testbed::ids::CLUSTER_ID, "1".repeat(19));
+    assert_eq!(name.len(), 63);
+    let reply = create_job(&server, &name).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let job = reply.json();
+    let uid = job["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        job["spec"]["template"]["metadata"]["labels"],
+        json!({"batch.kubernetes.io/job-name": name, "job-name": name,
+               "batch.kubernetes.io/controller-uid": uid, "controller-uid": uid})
+    );
+    assert_eq!(
+        job["spec"]["selector"]["matchLabels"],
+        json!({"batch.kubernetes.io/controller-uid": uid})
+    );
+    assert!(server.job("hyperfleet-system", &name).is_some());
+}
+
+#[tokio::test]
+async fn the_pulse_job_names_are_created_and_the_old_pattern_is_refused() {
+    use testbed::pulse_job::{MAX_GENERATION, controlplane_job_name, nodes_job_name};
+    let server = ApiServer::start().await;
+    let id = testbed::ids::CLUSTER_ID;
+    for name in [
+        controlplane_job_name(id, MAX_GENERATION),
+        nodes_job_name(id, MAX_GENERATION),
+    ] {
+        let reply = create_job(&server, &name).await;
+        assert_eq!(reply.status, 201, "{name}: {}", reply.body);
+    }
+    let old = format!("hypershift-controlplane-{id}-gen3");
+    assert_eq!(old.len(), 65);
+    let reply = create_job(&server, &old).await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(reply.body, too_long_body(&old));
+}
+
+#[tokio::test]
+async fn a_label_value_over_63_bytes_in_the_job_metadata_is_a_422() {
+    let server = ApiServer::start().await;
+    let long = "x".repeat(64);
+    let body = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "ok", "labels": {"hyperfleet.io/cluster-id": long}},
+        "spec": {"template": {"spec": {"containers": []}}}});
+    let reply = send(
+        &server,
+        "POST",
+        "/apis/batch/v1/namespaces/hyperfleet-system/jobs",
+        Some("application/json"),
+        &body.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(
+        reply.json()["message"],
+        format!(
+            "Job.batch \"ok\" is invalid: metadata.labels: Invalid value: \"{long}\": must be no more than 63 bytes"
+        )
+    );
+    assert!(server.job("hyperfleet-system", "ok").is_none());
+}
+
+#[test]
+#[should_panic(expected = "must be no more than 63 bytes")]
+fn seeding_a_job_a_real_server_would_refuse_panics() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(ApiServer::start());
+    let id = testbed::ids::CLUSTER_ID;
+    seed_job(
+        &server,
+        "hyperfleet",
+        &format!("hypershift-controlplane-{id}-gen3"),
+    );
+}

@@ -16,6 +16,112 @@ pub const MERGE_KEYS: MergeKeys = MergeKeys(&[
     ("spec.template.spec.volumes", "name"),
 ]);
 
+/// Pod-template labels the Job strategy sets on create: the Job's name under both keys, its uid
+/// under both keys (`hyperfleet-framework.md` §5.2, §8).
+pub const JOB_NAME_LABELS: [&str; 2] = ["batch.kubernetes.io/job-name", "job-name"];
+pub const CONTROLLER_UID_LABELS: [&str; 2] =
+    ["batch.kubernetes.io/controller-uid", "controller-uid"];
+
+/// Longest label value, in bytes.
+const MAX_LABEL_VALUE_BYTES: usize = 63;
+
+/// What the Job strategy adds on create (the uid must already be stamped): the generated
+/// `spec.selector` (`matchLabels` on the controller uid) and the pod-template labels carrying the
+/// Job's name and uid. Labels the client set are kept, as the real strategy keeps them.
+pub fn default_on_create(job: &mut Value) {
+    let name = job
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let uid = job
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let Some(spec) = job.as_object_mut().and_then(|o| ensure_object(o, "spec")) else {
+        return;
+    };
+    if let Some(template) = ensure_object(spec, "template")
+        && let Some(metadata) = ensure_object(template, "metadata")
+        && let Some(labels) = ensure_object(metadata, "labels")
+    {
+        for key in JOB_NAME_LABELS {
+            labels.entry(key).or_insert_with(|| json!(name));
+        }
+        for key in CONTROLLER_UID_LABELS {
+            labels.entry(key).or_insert_with(|| json!(uid));
+        }
+    }
+    if let Some(selector) = ensure_object(spec, "selector")
+        && let Some(match_labels) = ensure_object(selector, "matchLabels")
+    {
+        match_labels
+            .entry(CONTROLLER_UID_LABELS[0])
+            .or_insert_with(|| json!(uid));
+    }
+}
+
+/// `map[field]` as an object, created when absent; `None` when it holds something else.
+fn ensure_object<'a>(
+    map: &'a mut Map<String, Value>,
+    field: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    map.entry(field)
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+}
+
+/// The create-time label checks of a (defaulted) Job, as a v1.36 server runs them: every value of
+/// `metadata.labels` and of the pod-template labels (reported as `spec.template.labels`) is a
+/// valid label value. A Job name over 63 bytes therefore fails twice, once per job-name label,
+/// with the same message (`hyperfleet-framework.md` §8).
+pub fn validate_create(job: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (pointer, field) in [
+        ("/metadata/labels", "metadata.labels"),
+        ("/spec/template/metadata/labels", "spec.template.labels"),
+    ] {
+        let Some(labels) = job.pointer(pointer).and_then(Value::as_object) else {
+            continue;
+        };
+        for value in labels.values() {
+            let text = value.as_str().unwrap_or("");
+            if let Some(detail) = label_value_problem(text) {
+                errors.push(FieldError::invalid(
+                    field,
+                    Some(format!("{text:?}")),
+                    detail,
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// Why `value` is not a label value: ≤ 63 bytes, `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`.
+/// The length message is v1.36's; the team docs do not record the pattern message, so that one
+/// names the pattern only (the rejection itself is certain).
+fn label_value_problem(value: &str) -> Option<&'static str> {
+    if value.len() > MAX_LABEL_VALUE_BYTES {
+        return Some("must be no more than 63 bytes");
+    }
+    let bytes = value.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_alphanumeric();
+    let valid = match (bytes.first(), bytes.last()) {
+        (None, _) | (_, None) => true,
+        (Some(first), Some(last)) => {
+            alnum(first)
+                && alnum(last)
+                && bytes
+                    .iter()
+                    .all(|b| alnum(b) || matches!(b, b'-' | b'_' | b'.'))
+        }
+    };
+    (!valid)
+        .then_some("must match the label-value pattern (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+}
+
 /// Server-side defaults of a Job the controller has started: `startTime` and `active: 1`.
 /// A Job managed by another controller (`spec.managedBy`) gets an empty status, as on a real cluster.
 pub fn default_status(job: &mut Value) {
@@ -321,6 +427,80 @@ mod tests {
             job["status"]["conditions"][0]
                 .get("observedGeneration")
                 .is_none()
+        );
+    }
+
+    fn named(name: &str) -> Value {
+        let mut job = json!({"metadata": {"name": name, "uid": "6a1f0000-0000-4000-8000-000000000001"},
+                             "spec": {"template": {"spec": {"containers": []}}}});
+        default_on_create(&mut job);
+        job
+    }
+
+    #[test]
+    fn create_copies_the_name_and_uid_into_template_labels_and_the_selector() {
+        let job = named("hs-cp-x-g1");
+        let uid = "6a1f0000-0000-4000-8000-000000000001";
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"],
+            json!({"batch.kubernetes.io/job-name": "hs-cp-x-g1", "job-name": "hs-cp-x-g1",
+                   "batch.kubernetes.io/controller-uid": uid, "controller-uid": uid})
+        );
+        assert_eq!(
+            job["spec"]["selector"],
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+        );
+        assert!(validate_create(&job).is_empty());
+    }
+
+    #[test]
+    fn a_name_of_64_bytes_fails_both_job_name_labels() {
+        let name = "a".repeat(64);
+        let errors = validate_create(&named(&name));
+        let expected =
+            format!("spec.template.labels: Invalid value: {name:?}: must be no more than 63 bytes");
+        assert_eq!(messages(&errors), [expected.clone(), expected]);
+        assert!(validate_create(&named(&"a".repeat(63))).is_empty());
+    }
+
+    #[test]
+    fn label_values_are_checked_in_metadata_and_template() {
+        let mut job = named("ok");
+        job["metadata"]["labels"] = json!({"hyperfleet.io/cluster-id": "x".repeat(64)});
+        job["spec"]["template"]["metadata"]["labels"]["app"] = json!("-starts-with-dash");
+        let errors = messages(&validate_create(&job));
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with("metadata.labels: Invalid value: \"xxx"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[0].ends_with("must be no more than 63 bytes"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].starts_with("spec.template.labels: Invalid value: \"-starts-with-dash\"")
+        );
+        for good in ["", "a", "A.b_c-9", &"z".repeat(63)] {
+            assert_eq!(label_value_problem(good), None, "{good:?}");
+        }
+        for bad in ["-a", "a-", "a b", "é", ".", &"z".repeat(64)] {
+            assert!(label_value_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn labels_the_client_set_are_kept() {
+        let mut job = json!({"metadata": {"name": "n", "uid": "u"},
+            "spec": {"template": {"metadata": {"labels": {"job-name": "mine"}}}}});
+        default_on_create(&mut job);
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"]["job-name"],
+            "mine"
+        );
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"],
+            "n"
         );
     }
 

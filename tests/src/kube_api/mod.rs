@@ -17,7 +17,9 @@
 //! - No RBAC: the valid token may do everything; no token is a 403 for `system:anonymous`.
 //!   Inject `FaultAction::Status(403)` for a denial worded from the request.
 //! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
-//! - No defaulting or validation of objects beyond the Job rules; no garbage collection or TTL.
+//! - No defaulting or validation of objects beyond the Job rules (status transitions; on create
+//!   the generated selector, the job-name/controller-uid template labels and the label-value
+//!   checks, so a Job name over 63 bytes is a 422); no garbage collection or TTL.
 
 mod auth;
 mod faults;

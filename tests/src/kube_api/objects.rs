@@ -132,11 +132,29 @@ pub fn create(
     if store.get(&address.collection, &address.key).is_some() {
         return Err(ApiError::already_exists(&address.target));
     }
-    Ok(insert_new(store, &address, object))
+    insert_new(store, &address, object)
 }
 
-/// Stores a new object (seeding or POST) with the kind's server-side defaults.
-pub fn insert_new(store: &mut Store, address: &Address, mut object: Value) -> Value {
+/// Stores a new object (seeding or POST) with the kind's server-side defaults, after the
+/// create-time validation (a Job's label values, its name included): a 422 stores nothing.
+pub fn insert_new(store: &mut Store, address: &Address, object: Value) -> Result<Value, ApiError> {
+    let object = prepare_new(store, address, object);
+    if address.kind.behaviour == Behaviour::Job {
+        let errors = jobs::validate_create(&object);
+        if !errors.is_empty() {
+            return Err(invalid(address, &errors));
+        }
+    }
+    let kind = if store.get(&address.collection, &address.key).is_some() {
+        EventType::Modified
+    } else {
+        EventType::Added
+    };
+    Ok(store.commit(&address.collection, address.key.clone(), kind, object))
+}
+
+/// A new object with the server-assigned metadata and the kind's defaults.
+fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value {
     store.stamp_new(&mut object, &address.key.0);
     object["metadata"]["name"] = json!(address.name());
     if let Some(map) = object.as_object_mut() {
@@ -147,6 +165,7 @@ pub fn insert_new(store: &mut Store, address: &Address, mut object: Value) -> Va
     }
     match address.kind.behaviour {
         Behaviour::Job => {
+            jobs::default_on_create(&mut object);
             jobs::default_status(&mut object);
             // Store seeded conditions as a write would; a bad time is kept as given.
             let mut normalised = object.clone();
@@ -157,12 +176,7 @@ pub fn insert_new(store: &mut Store, address: &Address, mut object: Value) -> Va
         Behaviour::Pod => pods::default_status(&mut object),
         Behaviour::Generic => {}
     }
-    let kind = if store.get(&address.collection, &address.key).is_some() {
-        EventType::Modified
-    } else {
-        EventType::Added
-    };
-    store.commit(&address.collection, address.key.clone(), kind, object)
+    object
 }
 
 /// PUT: a full object; an empty `metadata.resourceVersion` is an unconditional update.

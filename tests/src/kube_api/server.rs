@@ -223,7 +223,13 @@ impl ApiServer {
             .to_owned();
         match Self::address(prefix, resource, ns, &name) {
             Some(address) if !name.is_empty() => {
-                objects::insert_new(&mut self.store(), &address, object)
+                match objects::insert_new(&mut self.store(), &address, object) {
+                    Ok(stored) => stored,
+                    Err(error) => panic!(
+                        "seeding {resource} {name:?}: a real API server would refuse it: {}",
+                        error.to_json()["message"]
+                    ),
+                }
             }
             _ => Value::Null,
         }
@@ -232,7 +238,9 @@ impl ApiServer {
     /// Stores a Job (`metadata.name` required, else nothing is stored and `null` returned)
     /// as the controller would have started it: uid, resourceVersion,
     /// creationTimestamp, `status.startTime`, `status.active: 1` (empty status with an external
-    /// `spec.managedBy`). Replaces a Job of the same name.
+    /// `spec.managedBy`), and the Job strategy's pod-template labels and selector. Replaces a Job
+    /// of the same name. Panics when a real server would refuse the Job with a 422, e.g. a name
+    /// over 63 bytes (it becomes a label value).
     pub fn create_job(&self, ns: &str, job: Value) -> Value {
         self.put("/apis/batch/v1", "jobs", Some(ns), job)
     }
