@@ -406,7 +406,7 @@ async fn someone_elses_work_is_an_ownership_conflict() {
         .create(&json!({
             "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
             "metadata": {"name": work_name(), "namespace": CONSUMER,
-                         "labels": {"hyperfleet.io/cluster-id": "another-cluster", "hyperfleet.io/adapter": "nodepool"}},
+                         "labels": {"hyperfleet.io/cluster-id": "019a6f1f-0d2e-7c3b-a4f5-6e7d8c9b0a1f", "hyperfleet.io/adapter": "nodepool"}},
             "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap",
                      "metadata": {"name": "x", "namespace": "default"}, "data": {}}]}}
         }))
@@ -417,7 +417,11 @@ async fn someone_elses_work_is_an_ownership_conflict() {
     let pulse = pod.run(&pod.maestro_env(&maestro)).await;
     pulse.assert_written();
     assert_eq!(pulse.reasons(), error_row("OwnershipConflict"));
-    assert!(pulse.message("Applied").contains("another-cluster"));
+    assert!(
+        pulse
+            .message("Applied")
+            .contains("019a6f1f-0d2e-7c3b-a4f5-6e7d8c9b0a1f")
+    );
     assert_eq!(maestro.publishes(), 1, "the foreign work was touched");
 }
 

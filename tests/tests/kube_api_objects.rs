@@ -32,16 +32,19 @@ async fn create_then_create_again_is_a_409_already_exists() {
     let server = ApiServer::start().await;
     let api = works(&server).await;
     let created = api
-        .create(&PostParams::default(), &work("hostedcluster-1"))
+        .create(
+            &PostParams::default(),
+            &work("hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"),
+        )
         .await
         .unwrap();
     assert!(created.metadata.uid.is_some());
     let reply = send(&server, "POST", &format!("{PREFIX}/namespaces/cluster1/manifestworks"), Some("application/json"),
-        &json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork", "metadata": {"name": "hostedcluster-1"}}).to_string()).await;
+        &json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork", "metadata": {"name": "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}}).to_string()).await;
     assert_eq!(reply.status, 409);
     assert_eq!(
         reply.body,
-        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"manifestworks.work.open-cluster-management.io \"hostedcluster-1\" already exists","reason":"AlreadyExists","details":{"name":"hostedcluster-1","group":"work.open-cluster-management.io","kind":"manifestworks"},"code":409}"#
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"manifestworks.work.open-cluster-management.io \"hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b\" already exists","reason":"AlreadyExists","details":{"name":"hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b","group":"work.open-cluster-management.io","kind":"manifestworks"},"code":409}"#
     );
 }
 
@@ -52,7 +55,7 @@ async fn get_list_replace_patch_and_delete() {
         PREFIX,
         Some("cluster1"),
         json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": "w", "labels": {"hyperfleet.io/cluster-id": "1"}}, "spec": {"a": 1}}),
+        "metadata": {"name": "w", "labels": {"hyperfleet.io/cluster-id": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}}, "spec": {"a": 1}}),
     );
     let api = works(&server).await;
     assert_eq!(api.get("w").await.unwrap().data["spec"]["a"], 1);

@@ -14,6 +14,8 @@ use testbed::maestro::{FakeMaestro, FakeOptions};
 
 const SOURCE: &str = "hyperfleet-adapter";
 const CONSUMER: &str = "us-east-mgmt-01";
+/// Kept short on purpose: the work name of the protocol doc's UUIDv5 vector
+/// (`maestro-protocol.md`, resource id `471b5bed-…`), which a test below checks the id against.
 const WORK: &str = "hostedcluster-abc123";
 const HC: (&str, &str, &str, &str) = (
     "hypershift.openshift.io",

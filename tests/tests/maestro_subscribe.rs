@@ -18,11 +18,11 @@ use tonic::Streaming;
 
 const SOURCE: &str = "hyperfleet-adapter";
 const CONSUMER: &str = "us-east-mgmt-01";
-const WORK: &str = "hostedcluster-abc123";
+const WORK: &str = "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
 fn work() -> Value {
     json!({
-        "metadata": {"name": WORK, "labels": {"hyperfleet.io/cluster-id": "abc123"}},
+        "metadata": {"name": WORK, "labels": {"hyperfleet.io/cluster-id": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}},
         "spec": {
             "workload": {"manifests": [{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
                                         "metadata": {"name": "my-cluster", "namespace": "clusters"}}]},

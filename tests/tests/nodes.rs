@@ -794,7 +794,7 @@ async fn configured_by_env_with_a_kubeconfig_list_and_json_logs_without_the_toke
         ),
         // The status-reporter's name for the path.
         ("RESULTS_PATH", &c.results.display().to_string()),
-        ("CLUSTER_ID", "cluster-e2e"),
+        ("CLUSTER_ID", testbed::ids::CLUSTER_ID),
         ("GENERATION", "7"),
         ("EXPECTED_NODES", "3"),
     ]);
@@ -812,7 +812,7 @@ async fn configured_by_env_with_a_kubeconfig_list_and_json_logs_without_the_toke
         .iter()
         .find(|e| e["message"] == "nodes checked")
         .unwrap_or_else(|| panic!("no 'nodes checked' event in {}", r.logs));
-    assert_eq!(checked["cluster_id"], "cluster-e2e");
+    assert_eq!(checked["cluster_id"], testbed::ids::CLUSTER_ID);
     assert_eq!(checked["nodes"], 2);
     assert_eq!(checked["health"], "NoIssues");
     let written = events

@@ -18,7 +18,7 @@
 //! config.ca_file = Some("/etc/maestro/ca.crt".into());
 //! config.token = TokenSource::File("/var/run/secrets/maestro/token".into()); // re-read on every call
 //! let client = MaestroWorkClient::new(config)?;
-//! match client.get("hostedcluster-abc123").await? {
+//! match client.get("hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b").await? {
 //!     None => client.create(&work).await?,
 //!     Some(existing) => {
 //!         let status = existing.feedback_value(

@@ -8,7 +8,7 @@
 //! let fake = FakeMaestro::start(FakeOptions::default()).await?;
 //! fake.add_consumer("mgmt-1");
 //! // point a client at fake.grpc_url() / fake.rest_url() ...
-//! fake.set_feedback("hostedcluster-abc", &json!({"conditions": []}));
+//! fake.set_feedback("hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b", &json!({"conditions": []}));
 //! assert_eq!(fake.publishes(), 1);
 //! # Ok(())
 //! # }
