@@ -183,10 +183,11 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
         "  Here nothing needs a cluster: in this process run a fake Kubernetes API server, a fake"
     );
     println!("  Maestro (consumer {CONSUMER}) and a fake HyperFleet API serving the cluster");
-    println!("    id {CLUSTER_ID}, name {CLUSTER_NAME}, generation {GENERATION}");
-    println!("  (pulse Job {});", job_name());
+    println!("    id   {CLUSTER_ID} (generation {GENERATION})");
+    println!("    name {CLUSTER_NAME}");
+    println!("  whose pulse Job is {}.", job_name());
     println!(
-        "  the two containers run as two child processes with the Job's environment pointed at the"
+        "  The Job's two containers run as two child processes with its environment pointed at the"
     );
     println!(
         "  fakes, and this runner plays the kubelet (it marks the adapter container terminated with"
