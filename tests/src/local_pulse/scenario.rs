@@ -138,8 +138,8 @@ impl Adapter {
 }
 
 /// `(status, reason)` of each condition the Job must carry after the pulse; `applied: None`
-/// means the Job has no `Applied` condition (the reporter's own failures set only
-/// `CONDITION_TYPE`, i.e. Available and Health).
+/// means the Job has no `Applied` condition. The reporter's own failures land on every
+/// `CONDITION_TYPE` entry, which the Job sets to `Applied,Available,Health`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
     pub applied: Option<(&'static str, &'static str)>,
@@ -162,7 +162,7 @@ pub struct Pulse {
 
 fn reporter_failure(reason: &'static str) -> Expected {
     Expected {
-        applied: None,
+        applied: Some(("False", reason)),
         available: ("False", reason),
         health: ("False", reason),
     }
