@@ -9,4 +9,7 @@ pub mod binaries;
 pub mod kube_api;
 pub mod local_pulse;
 pub mod maestro;
+// Test support only: a panic on a malformed fixture is a failed test.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub mod openapi;
 pub mod pulse_job;

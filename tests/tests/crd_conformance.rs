@@ -5,20 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod openapi;
-
 use hypershift_adapter::cluster::{ClusterInput, ClusterSpec};
 use hypershift_adapter::{hostedcluster, manifestwork};
-use openapi::{Outcome, crd_schema, validate};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::LazyLock;
+use testbed::openapi::{Outcome, crd_schema, validate};
 
 /// The team's CRD fixtures (`shared/fixtures/crds` beside the repository); `None` on a clone
 /// without the team folder, where every test here skips.
 static CRDS: LazyLock<Option<PathBuf>> =
     LazyLock::new(|| job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds"));
-const VALID: &str = include_str!("fixtures/cluster-valid.json");
+const VALID: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
 
 static HOSTED_CLUSTER_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     crd_schema(
