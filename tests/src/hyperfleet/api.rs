@@ -40,16 +40,16 @@ fn rejected(code: &'static str, detail: impl Into<String>) -> Answer {
 pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
     // 1. empty body
     if body.trim().is_empty() {
-        return rejected("HYPERFLEET-VAL-006", "Request body is required but was empty");
+        return rejected(
+            "HYPERFLEET-VAL-006",
+            "Request body is required but was empty",
+        );
     }
     // 3 (bad JSON) is a decode error too; checked before types since nothing decodes.
     let value: Value = match serde_json::from_str(body) {
         Ok(v) => v,
         Err(e) => {
-            return rejected(
-                "HYPERFLEET-VAL-006",
-                format!("Invalid request format: {e}"),
-            );
+            return rejected("HYPERFLEET-VAL-006", format!("Invalid request format: {e}"));
         }
     };
     let Value::Object(map) = &value else {
@@ -199,10 +199,7 @@ fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
         let ok = match field.as_str() {
             "adapter" => value.is_string(),
             "observed_generation" => {
-                value.is_number()
-                    && value
-                        .as_i64()
-                        .is_some_and(|g| i32::try_from(g).is_ok())
+                value.is_number() && value.as_i64().is_some_and(|g| i32::try_from(g).is_ok())
             }
             "observed_time" => value.is_string(),
             "conditions" => value.is_array(),

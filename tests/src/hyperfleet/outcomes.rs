@@ -24,7 +24,10 @@ const UID: &str = "0b9a3c2e-6f1d-4c8a-9e7b-5d4c3b2a1f00";
 /// `status.conditions`.
 pub fn created(manifest: &Value, now: Timestamp) -> Value {
     let mut job = manifest.clone();
-    let name = job["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let name = job["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let meta = &mut job["metadata"];
     meta["uid"] = json!(UID);
     meta["resourceVersion"] = json!("1001");
@@ -87,8 +90,10 @@ pub fn finished(job: &Value, succeeded: bool, now: Timestamp) -> Value {
     let status = &mut job["status"];
     let mut conditions = status["conditions"].as_array().cloned().unwrap_or_default();
     for type_ in types {
-        conditions.push(json!({"type": type_, "status": "True", "reason": reason, "message": "",
-            "lastProbeTime": t, "lastTransitionTime": t}));
+        conditions.push(
+            json!({"type": type_, "status": "True", "reason": reason, "message": "",
+            "lastProbeTime": t, "lastTransitionTime": t}),
+        );
     }
     status["conditions"] = Value::Array(conditions);
     status["active"] = json!(0);
@@ -120,7 +125,9 @@ fn second(t: Timestamp) -> String {
 pub fn view(job: &Value) -> JobView {
     let status = &job["status"];
     JobView {
-        resource_version: job["metadata"]["resourceVersion"].as_str().map(str::to_owned),
+        resource_version: job["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_owned),
         conditions: status["conditions"]
             .as_array()
             .map(|cs| {
@@ -171,7 +178,10 @@ pub fn job_admission_problems(manifest: &Value) -> Vec<String> {
     let created = created(manifest, Timestamp::UNIX_EPOCH);
     for (at, labels) in [
         ("metadata.labels", &created["metadata"]["labels"]),
-        ("spec.template.labels", &created["spec"]["template"]["metadata"]["labels"]),
+        (
+            "spec.template.labels",
+            &created["spec"]["template"]["metadata"]["labels"],
+        ),
     ] {
         for (key, value) in labels.as_object().into_iter().flatten() {
             let value = value.as_str().unwrap_or_default();

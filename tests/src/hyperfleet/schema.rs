@@ -784,14 +784,21 @@ impl TaskConfig {
             }
             if let Some(l) = &r.lifecycle {
                 if let Some(c) = &l.create
-                    && c.when.as_ref().and_then(|w| w.expression.as_ref()).is_none()
+                    && c.when
+                        .as_ref()
+                        .and_then(|w| w.expression.as_ref())
+                        .is_none()
                 {
                     return first(format!(
                         "resources[{i}].lifecycle.create.when.expression is required"
                     ));
                 }
                 if let Some(d) = &l.delete {
-                    if d.when.as_ref().and_then(|w| w.expression.as_ref()).is_none() {
+                    if d.when
+                        .as_ref()
+                        .and_then(|w| w.expression.as_ref())
+                        .is_none()
+                    {
                         return first(format!(
                             "resources[{i}].lifecycle.delete.when.expression is required"
                         ));
@@ -1083,7 +1090,10 @@ impl TaskConfig {
                     ("delete", l.delete.as_ref().and_then(|d| d.when.as_ref())),
                 ] {
                     if let Some(e) = w.and_then(|w| w.expression.as_ref()) {
-                        add(format!("resources[{i}].lifecycle.{what}.when.expression"), e);
+                        add(
+                            format!("resources[{i}].lifecycle.{what}.when.expression"),
+                            e,
+                        );
                     }
                 }
             }

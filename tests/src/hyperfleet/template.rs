@@ -181,7 +181,11 @@ fn tokenize(action: &str) -> Result<Vec<Token>, String> {
                     out.push(Token::Field(path));
                 }
             }
-            '$' => return Err(format!("template variables ($…) are not supported: {{{{{action}}}}}")),
+            '$' => {
+                return Err(format!(
+                    "template variables ($…) are not supported: {{{{{action}}}}}"
+                ));
+            }
             c if c.is_ascii_digit() || c == '-' => {
                 let start = i;
                 i += 1;
@@ -203,7 +207,11 @@ fn tokenize(action: &str) -> Result<Vec<Token>, String> {
                     _ => Token::Ident(word),
                 });
             }
-            other => return Err(format!("unsupported character {other:?} in {{{{{action}}}}}")),
+            other => {
+                return Err(format!(
+                    "unsupported character {other:?} in {{{{{action}}}}}"
+                ));
+            }
         }
     }
     Ok(out)
@@ -411,9 +419,11 @@ fn call(name: &str, args: Vec<TVal>, now: Timestamp) -> Result<TVal, String> {
                     "{name}: only the RFC 3339 layout is supported by the test renderer, not {layout:?}"
                 ));
             }
-            json(Timestamp::from_second(t.as_second())
-                .map_err(|e| e.to_string())?
-                .to_string())
+            json(
+                Timestamp::from_second(t.as_second())
+                    .map_err(|e| e.to_string())?
+                    .to_string(),
+            )
         }
         "lower" => {
             want(1)?;
@@ -499,7 +509,9 @@ fn print(v: &TVal) -> Result<String, String> {
             "printing a {} ({other}) is not supported by the test renderer",
             go_type(other)
         )),
-        TVal::Time(_) => Err("printing a time.Time is not supported by the test renderer".to_owned()),
+        TVal::Time(_) => {
+            Err("printing a time.Time is not supported by the test renderer".to_owned())
+        }
     }
 }
 
@@ -562,9 +574,17 @@ mod tests {
             render("hs-cp-{{ .clusterId }}-g{{ .generation }}", &data, now()).unwrap(),
             "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g2147483647"
         );
-        assert_eq!(render("{{ .c.name | lower }}", &data, now()).unwrap(), "prod");
         assert_eq!(
-            render(r#"{{ now | date "2006-01-02T15:04:05Z07:00" }}"#, &data, now()).unwrap(),
+            render("{{ .c.name | lower }}", &data, now()).unwrap(),
+            "prod"
+        );
+        assert_eq!(
+            render(
+                r#"{{ now | date "2006-01-02T15:04:05Z07:00" }}"#,
+                &data,
+                now()
+            )
+            .unwrap(),
             "2026-11-26T10:00:00Z"
         );
         assert_eq!(
@@ -587,7 +607,11 @@ mod tests {
     #[test]
     fn missing_keys_and_unsupported_things_fail() {
         let data = json!({"a": {"b": 1}});
-        assert!(render("{{ .x }}", &data, now()).unwrap_err().contains("map has no entry for key \"x\""));
+        assert!(
+            render("{{ .x }}", &data, now())
+                .unwrap_err()
+                .contains("map has no entry for key \"x\"")
+        );
         assert!(render("{{ .a.c }}", &data, now()).is_err());
         assert!(render("{{ if .a }}x{{ end }}", &data, now()).is_err());
         assert!(render("{{ .a }}", &data, now()).is_err());
@@ -598,8 +622,10 @@ mod tests {
     #[test]
     fn roots_skip_string_literals() {
         assert_eq!(
-            roots(r#"{{ now | date "2006-01-02T15:04:05Z07:00" }}/{{ .a.b }}{{ default .c "d.e" }}"#)
-                .unwrap(),
+            roots(
+                r#"{{ now | date "2006-01-02T15:04:05Z07:00" }}/{{ .a.b }}{{ default .c "d.e" }}"#
+            )
+            .unwrap(),
             vec!["a".to_owned(), "c".to_owned()]
         );
     }

@@ -40,9 +40,9 @@ pub fn to_cel(v: &Json, numbers: Numbers) -> Value {
             _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         },
         Json::String(s) => Value::String(Arc::new(s.clone())),
-        Json::Array(items) => Value::List(Arc::new(
-            items.iter().map(|v| to_cel(v, numbers)).collect(),
-        )),
+        Json::Array(items) => {
+            Value::List(Arc::new(items.iter().map(|v| to_cel(v, numbers)).collect()))
+        }
         Json::Object(m) => Value::Map(Map {
             map: Arc::new(
                 m.iter()
@@ -110,7 +110,12 @@ pub fn to_json(v: &Value, data_lists: &[Value], traps: &mut Vec<String>) -> Resu
             }
             Json::Object(out)
         }
-        other => return Err(format!("a CEL value of type {} has no JSON form here", other.type_of())),
+        other => {
+            return Err(format!(
+                "a CEL value of type {} has no JSON form here",
+                other.type_of()
+            ));
+        }
     })
 }
 
@@ -219,7 +224,9 @@ impl Evaluation {
         let lists = Arc::clone(&self.data_lists);
         let notes = Arc::clone(&self.notes);
         let added = [
-            ctx.add_function("now", move || -> Value { Value::String(Arc::new(now.clone())) }),
+            ctx.add_function("now", move || -> Value {
+                Value::String(Arc::new(now.clone()))
+            }),
             ctx.add_function("toJson", {
                 let lists = Arc::clone(&lists);
                 let notes = Arc::clone(&notes);
@@ -243,10 +250,7 @@ impl Evaluation {
                 "dig",
                 |Arguments(args): Arguments| -> Result<Value, ExecutionError> {
                     let [v, Value::String(path)] = args.as_slice() else {
-                        return Err(ExecutionError::function_error(
-                            "dig",
-                            "wants (dyn, string)",
-                        ));
+                        return Err(ExecutionError::function_error("dig", "wants (dyn, string)"));
                     };
                     let mut cur = v.clone();
                     for seg in path.split('.') {
@@ -270,8 +274,7 @@ impl Evaluation {
             ctx.add_function("conditionStatus", {
                 let lists = Arc::clone(&lists);
                 move |Arguments(args): Arguments| -> Result<Value, ExecutionError> {
-                    let [list @ Value::List(items), Value::String(type_)] = args.as_slice()
-                    else {
+                    let [list @ Value::List(items), Value::String(type_)] = args.as_slice() else {
                         return Err(ExecutionError::function_error(
                             "conditionStatus",
                             "conditionStatus() conditions must be a list",

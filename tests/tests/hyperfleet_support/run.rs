@@ -84,11 +84,14 @@ fn go_string(v: &Value) -> String {
 }
 
 fn convert(name: &str, v: Value, type_: &str) -> Result<Value, String> {
-    let fail = |why: String| format!("failed to convert parameter '{name}' to type '{type_}': {why}");
+    let fail =
+        |why: String| format!("failed to convert parameter '{name}' to type '{type_}': {why}");
     match type_ {
         "string" => Ok(Value::String(go_string(&v))),
         "int" | "int64" => match &v {
-            Value::Number(n) => Ok(json!(n.as_i64().unwrap_or(n.as_f64().unwrap_or(0.0) as i64))),
+            Value::Number(n) => Ok(json!(
+                n.as_i64().unwrap_or(n.as_f64().unwrap_or(0.0) as i64)
+            )),
             Value::String(s) => s
                 .trim()
                 .parse::<i64>()
@@ -248,8 +251,13 @@ impl World<'_> {
         // 3. resources
         if adapter["resourcesSkipped"] != true {
             for r in &config.resources {
-                if let Err(e) = self.resource(r, &run.params, &mut adapter, &mut resources, &mut run.manifests)
-                {
+                if let Err(e) = self.resource(
+                    r,
+                    &run.params,
+                    &mut adapter,
+                    &mut resources,
+                    &mut run.manifests,
+                ) {
                     adapter["executionStatus"] = json!("failed");
                     adapter["errorReason"] = json!("ResourceFailed");
                     adapter["errorMessage"] = json!(e);
@@ -421,14 +429,19 @@ impl World<'_> {
             }
             let actual = dot_path(&scope, &c.field);
             let want = c.value.as_ref().or(c.values.as_ref());
-            let eq = |a: &Value, b: &Value| a == b || (a.as_f64().is_some() && a.as_f64() == b.as_f64());
+            let eq =
+                |a: &Value, b: &Value| a == b || (a.as_f64().is_some() && a.as_f64() == b.as_f64());
             let ok = match (c.operator.as_str(), actual, want) {
                 ("exists", a, _) => a.is_some_and(|a| !a.is_null()),
                 ("equals", Some(a), Some(w)) => eq(a, w),
                 ("notEquals", a, Some(w)) => a.is_none_or(|a| !eq(a, w)),
                 ("in", Some(a), Some(Value::Array(ws))) => ws.iter().any(|w| eq(a, w)),
-                ("notIn", a, Some(Value::Array(ws))) => a.is_none_or(|a| !ws.iter().any(|w| eq(a, w))),
-                ("contains", Some(Value::String(a)), Some(Value::String(w))) => a.contains(w.as_str()),
+                ("notIn", a, Some(Value::Array(ws))) => {
+                    a.is_none_or(|a| !ws.iter().any(|w| eq(a, w)))
+                }
+                ("contains", Some(Value::String(a)), Some(Value::String(w))) => {
+                    a.contains(w.as_str())
+                }
                 ("contains", Some(Value::Array(a)), Some(w)) => a.iter().any(|x| eq(x, w)),
                 ("greaterThan", Some(a), Some(w)) => a.as_f64() > w.as_f64(),
                 ("lessThan", Some(a), Some(w)) => a.as_f64() < w.as_f64(),
