@@ -7,6 +7,7 @@
 //!
 //! This crate is pure: no async runtime, no Kubernetes client.
 
+mod annotations;
 mod file;
 mod legacy;
 mod merge;
@@ -16,8 +17,10 @@ pub mod team_folder;
 pub mod usage;
 mod validate;
 
+pub use annotations::{DataAnnotations, SkippedKey, data_annotation_value, data_annotations};
 pub use file::{ReadError, WriteError, read_bounded, write_atomic};
 pub use merge::{Merged, StoredCondition, merge, same_second};
+pub use names::{NAME_PART_RULE, is_name_part};
 pub use report::{Condition, ConditionStatus, Report};
 pub use validate::{ParseError, Violation, parse, validate};
 
@@ -47,3 +50,20 @@ pub const RESERVED_CONDITION_TYPES: [&str; 5] = [
 pub const REPORT_DATA_ANNOTATION: &str = "hyperfleet.io/report-data";
 /// Job annotation that carries the report's `observed_generation`.
 pub const OBSERVED_GENERATION_ANNOTATION: &str = "hyperfleet.io/observed-generation";
+/// Prefix of the per-key data annotations: `data.hyperfleet.io/<key>` carries the value of the
+/// top-level `data` key `<key>` (a string as is, anything else as compact JSON); see
+/// [`data_annotations`].
+pub const DATA_ANNOTATION_PREFIX: &str = "data.hyperfleet.io/";
+/// The most bytes (keys plus values) the per-key data annotations of one report may take; keys
+/// past it are skipped.
+///
+/// The API server refuses an object whose annotations (keys plus values) total more than
+/// 262144 bytes (256 KiB). What the status-reporter writes stays well under: the
+/// `hyperfleet.io/report-data` annotation is at most [`MAX_DATA_BYTES`] (64 KiB) plus its key,
+/// the per-key annotations at most this (128 KiB), `observed-generation` a few dozen bytes; that
+/// leaves more than 60 KiB for the annotations others put on the Job. A per-key annotation costs
+/// at most 16 bytes more than its `"key":value,` in `data`, so the per-key annotations of a
+/// `data` of at most 64 KiB stay under 64 KiB plus 16 bytes per key, about the size of
+/// `report-data` itself: the bound only bites for a report with more than 4,000 keys, which
+/// without it could take the Job past 256 KiB.
+pub const MAX_DATA_ANNOTATIONS_BYTES: usize = 2 * MAX_DATA_BYTES;

@@ -26,19 +26,36 @@ pub(crate) fn qualified_name_problem(value: &str) -> Option<String> {
             "prefix {prefix:?} must be a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)"
         ));
     }
-    if name.is_empty() || name.len() > 63 {
+    if name.is_empty() || name.len() > MAX_NAME_PART_LEN {
         return Some("name part must be 1 to 63 characters".to_owned());
     }
-    let bytes = name.as_bytes();
-    let edge_ok = |b: u8| b.is_ascii_alphanumeric();
-    let inner_ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
-    if !edge_ok(bytes[0]) || !edge_ok(bytes[bytes.len() - 1]) || !bytes.iter().all(|&b| inner_ok(b))
-    {
+    if !is_name_part(name) {
         return Some(format!(
             "{name:?} must consist of alphanumerics, '-', '_' or '.', and start and end with an alphanumeric (e.g. 'Available', 'example.com/Ready')"
         ));
     }
     None
+}
+
+/// The longest name part of a qualified name (label or annotation key), in bytes.
+pub(crate) const MAX_NAME_PART_LEN: usize = 63;
+
+/// The name-part rule of a qualified name (label or annotation key), as messages state it.
+pub const NAME_PART_RULE: &str =
+    "1 to 63 characters matching [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?";
+
+/// Whether `name` can be the name part of a qualified name (the part after `prefix/` of a
+/// label or annotation key): [`NAME_PART_RULE`].
+pub fn is_name_part(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    let inner_ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    bytes.len() <= MAX_NAME_PART_LEN
+        && first.is_ascii_alphanumeric()
+        && last.is_ascii_alphanumeric()
+        && bytes.iter().all(|&b| inner_ok(b))
 }
 
 /// RFC 1123 subdomain: lowercase labels of alphanumerics and '-', joined by '.', ≤ 253.
@@ -97,6 +114,34 @@ mod tests {
             &"x".repeat(64),
         ] {
             assert!(qualified_name_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn name_parts() {
+        for ok in [
+            "a",
+            "Z",
+            "0",
+            "control_plane_endpoint",
+            "api.v1-x_Y",
+            &"x".repeat(63),
+        ] {
+            assert!(is_name_part(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "_a",
+            "a_",
+            "-a",
+            "a.",
+            "with space",
+            "a/b",
+            "é",
+            "a:b",
+            &"x".repeat(64),
+        ] {
+            assert!(!is_name_part(bad), "{bad:?}");
         }
     }
 

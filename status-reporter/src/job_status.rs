@@ -1,12 +1,15 @@
 //! Reading the Job and writing its status: one strategic-merge PATCH of `jobs/status` that
-//! carries the conditions, the report-data annotation and the `resourceVersion` it was based on.
+//! carries the conditions, the data annotations (`hyperfleet.io/report-data` and one
+//! `data.hyperfleet.io/<key>` per data key), `hyperfleet.io/observed-generation` and the
+//! `resourceVersion` it was based on.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use job_report::{
-    OBSERVED_GENERATION_ANNOTATION, REPORT_DATA_ANNOTATION, Report, StoredCondition, merge,
+    DATA_ANNOTATION_PREFIX, OBSERVED_GENERATION_ANNOTATION, REPORT_DATA_ANNOTATION, Report,
+    StoredCondition, data_annotations, merge,
 };
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, Patch, PatchParams};
@@ -180,6 +183,13 @@ impl JobStatus {
             Some(view) => view,
             None => self.read(deadline).await?,
         };
+        for skipped in data_annotations(report.data.as_ref()).skipped {
+            tracing::warn!(
+                key = %skipped.key,
+                rule = %skipped.why,
+                "a data key gets no {DATA_ANNOTATION_PREFIX} annotation; the rest of the report is written"
+            );
+        }
         let mut backoff = Backoff::new();
         loop {
             let Some(body) = patch_body(&view, report, Timestamp::now()) else {
@@ -244,18 +254,42 @@ impl JobStatus {
     }
 }
 
+/// The annotations to put on the Job for `report`: `Some(value)` to set, `None` to remove
+/// (`null` in the strategic-merge patch). `hyperfleet.io/report-data` (the whole `data`),
+/// `hyperfleet.io/observed-generation` when the report has one, `data.hyperfleet.io/<key>` per
+/// data key that can be an annotation name, and a removal for each `data.hyperfleet.io/`
+/// annotation on the Job (whoever wrote it) whose key the report no longer has. Together they
+/// stay far below the API server's 256 KiB annotation limit (see
+/// [`job_report::MAX_DATA_ANNOTATIONS_BYTES`]).
+pub fn annotations(view: &JobView, report: &Report) -> BTreeMap<String, Option<String>> {
+    let mut annotations: BTreeMap<String, Option<String>> = BTreeMap::new();
+    annotations.insert(REPORT_DATA_ANNOTATION.to_owned(), Some(report.data_json()));
+    if let Some(generation) = report.observed_generation {
+        annotations.insert(
+            OBSERVED_GENERATION_ANNOTATION.to_owned(),
+            Some(generation.to_string()),
+        );
+    }
+    let per_key = data_annotations(report.data.as_ref()).annotations;
+    for gone in view
+        .annotations
+        .keys()
+        .filter(|k| k.starts_with(DATA_ANNOTATION_PREFIX) && !per_key.contains_key(*k))
+    {
+        annotations.insert(gone.clone(), None);
+    }
+    annotations.extend(per_key.into_iter().map(|(k, v)| (k, Some(v))));
+    annotations
+}
+
 /// The strategic-merge patch that puts `report` on the Job described by `view`, or `None` when
-/// the Job already says all of it.
+/// the Job already says all of it (conditions, annotations to set and annotations to remove).
 pub fn patch_body(view: &JobView, report: &Report, now: Timestamp) -> Option<Value> {
     let merged = merge(&view.conditions, &report.conditions, now);
-    let mut annotations = BTreeMap::new();
-    annotations.insert(REPORT_DATA_ANNOTATION, report.data_json());
-    if let Some(generation) = report.observed_generation {
-        annotations.insert(OBSERVED_GENERATION_ANNOTATION, generation.to_string());
-    }
+    let annotations = annotations(view, report);
     let annotations_changed = annotations
         .iter()
-        .any(|(k, v)| view.annotations.get(*k) != Some(v));
+        .any(|(k, v)| view.annotations.get(k) != v.as_ref());
     if !merged.changed && !annotations_changed {
         return None;
     }
@@ -315,7 +349,8 @@ mod tests {
                     "resourceVersion": "41",
                     "annotations": {
                         "hyperfleet.io/report-data": "{\"version\":\"4.17.0\"}",
-                        "hyperfleet.io/observed-generation": "4"
+                        "hyperfleet.io/observed-generation": "4",
+                        "data.hyperfleet.io/version": "4.17.0"
                     }
                 },
                 "status": {"conditions": [{
@@ -344,6 +379,8 @@ mod tests {
                     r#"{"version":"4.17.0"}"#.to_owned(),
                 ),
                 (OBSERVED_GENERATION_ANNOTATION.to_owned(), "4".to_owned()),
+                ("data.hyperfleet.io/version".to_owned(), "4.17.0".to_owned()),
+                ("hyperfleet.io/generation".to_owned(), "4".to_owned()),
             ]
             .into(),
             ..JobView::default()
@@ -352,6 +389,152 @@ mod tests {
         let mut changed = view.clone();
         changed.annotations.remove(OBSERVED_GENERATION_ANNOTATION);
         assert!(patch_body(&changed, &report(), Timestamp::now()).is_some());
+        // A per-key annotation missing, different, or one too many: each is a write.
+        let mut missing = view.clone();
+        missing.annotations.remove("data.hyperfleet.io/version");
+        assert!(patch_body(&missing, &report(), Timestamp::now()).is_some());
+        let mut different = view.clone();
+        different
+            .annotations
+            .insert("data.hyperfleet.io/version".into(), "4.16.0".into());
+        assert!(patch_body(&different, &report(), Timestamp::now()).is_some());
+        let mut extra = view.clone();
+        extra
+            .annotations
+            .insert("data.hyperfleet.io/gone".into(), "x".into());
+        let body = patch_body(&extra, &report(), Timestamp::now()).unwrap();
+        assert_eq!(
+            body["metadata"]["annotations"]["data.hyperfleet.io/gone"],
+            Value::Null
+        );
+        assert!(
+            body["metadata"]["annotations"]
+                .as_object()
+                .unwrap()
+                .contains_key("data.hyperfleet.io/gone")
+        );
+    }
+
+    fn report_with(data: Value) -> Report {
+        Report {
+            data: Some(data.as_object().unwrap().clone()),
+            ..report()
+        }
+    }
+
+    fn body_annotations(view: &JobView, report: &Report) -> Value {
+        patch_body(view, report, Timestamp::now()).unwrap()["metadata"]["annotations"].clone()
+    }
+
+    #[test]
+    fn one_annotation_per_data_key_for_every_json_type() {
+        let data = json!({
+            "control_plane_endpoint": "https://api.c1.example.com:6443",
+            "empty": "",
+            "nodes": 3,
+            "ratio": 0.25,
+            "ready": false,
+            "nothing": null,
+            "versions": {"desired": "4.17.0", "history": ["4.16.2"]},
+            "zones": ["us-east-1a", "us-east-1b"]
+        });
+        let annotations = body_annotations(&JobView::default(), &report_with(data.clone()));
+        assert_eq!(
+            annotations,
+            json!({
+                "hyperfleet.io/report-data": data.to_string(),
+                "hyperfleet.io/observed-generation": "4",
+                "data.hyperfleet.io/control_plane_endpoint": "https://api.c1.example.com:6443",
+                "data.hyperfleet.io/empty": "",
+                "data.hyperfleet.io/nodes": "3",
+                "data.hyperfleet.io/ratio": "0.25",
+                "data.hyperfleet.io/ready": "false",
+                "data.hyperfleet.io/nothing": "null",
+                "data.hyperfleet.io/versions": r#"{"desired":"4.17.0","history":["4.16.2"]}"#,
+                "data.hyperfleet.io/zones": r#"["us-east-1a","us-east-1b"]"#
+            })
+        );
+    }
+
+    #[test]
+    fn keys_that_cannot_be_annotation_names_are_skipped_and_the_rest_written() {
+        let data = json!({"version": "4.17.0", "bad key": 1, "a/b": 2, "-x": 3});
+        let annotations = body_annotations(&JobView::default(), &report_with(data.clone()));
+        let keys: Vec<&String> = annotations.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "data.hyperfleet.io/version",
+                "hyperfleet.io/observed-generation",
+                "hyperfleet.io/report-data"
+            ]
+        );
+        // report-data still carries the whole data, skipped keys included.
+        assert_eq!(annotations["hyperfleet.io/report-data"], data.to_string());
+    }
+
+    #[test]
+    fn keys_gone_from_the_report_are_removed_whoever_wrote_them() {
+        let view = JobView {
+            annotations: [
+                ("data.hyperfleet.io/version", "4.16.0"),
+                ("data.hyperfleet.io/control_plane_endpoint", "https://old"),
+                // Another writer's key under the prefix: the prefix is the reporter's.
+                ("data.hyperfleet.io/written-by-someone-else", "x"),
+                // Not under the prefix: left alone.
+                ("hyperfleet.io/generation", "4"),
+                ("sub.data.hyperfleet.io/x", "y"),
+                ("data.hyperfleet.io.example/x", "y"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+            ..JobView::default()
+        };
+        let annotations = body_annotations(&view, &report_with(json!({"version": "4.17.0"})));
+        assert_eq!(
+            annotations,
+            json!({
+                "hyperfleet.io/report-data": r#"{"version":"4.17.0"}"#,
+                "hyperfleet.io/observed-generation": "4",
+                "data.hyperfleet.io/version": "4.17.0",
+                "data.hyperfleet.io/control_plane_endpoint": null,
+                "data.hyperfleet.io/written-by-someone-else": null
+            })
+        );
+        // A report without data removes every per-key annotation.
+        let no_data = Report {
+            data: None,
+            ..report()
+        };
+        let annotations = body_annotations(&view, &no_data);
+        assert_eq!(annotations["hyperfleet.io/report-data"], "{}");
+        for key in [
+            "data.hyperfleet.io/version",
+            "data.hyperfleet.io/control_plane_endpoint",
+            "data.hyperfleet.io/written-by-someone-else",
+        ] {
+            assert_eq!(annotations.get(key), Some(&Value::Null), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_failure_report_clears_the_data_keys_of_an_earlier_report() {
+        let view = JobView {
+            annotations: [("data.hyperfleet.io/version".to_owned(), "4.17.0".to_owned())].into(),
+            ..JobView::default()
+        };
+        let failure = crate::outcome::Outcome::Terminated.into_report(&[
+            "Applied".to_owned(),
+            "Available".to_owned(),
+            "Health".to_owned(),
+        ]);
+        let body = patch_body(&view, &failure, Timestamp::now()).unwrap();
+        assert_eq!(
+            body["metadata"]["annotations"],
+            json!({"hyperfleet.io/report-data": "{}", "data.hyperfleet.io/version": null})
+        );
+        assert_eq!(body["status"]["conditions"].as_array().unwrap().len(), 3);
     }
 
     #[test]

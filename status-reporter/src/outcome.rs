@@ -142,13 +142,13 @@ mod tests {
     use super::*;
 
     fn types() -> Vec<String> {
-        vec!["Available".into(), "Health".into()]
+        vec!["Applied".into(), "Available".into(), "Health".into()]
     }
 
     #[test]
     fn failures_mark_every_configured_type_false() {
         let r = Outcome::Timeout(Duration::from_secs(295)).into_report(&types());
-        assert_eq!(r.conditions.len(), 2);
+        assert_eq!(r.conditions.len(), 3);
         for c in &r.conditions {
             assert_eq!(c.status, ConditionStatus::False);
             assert_eq!(c.reason, "AdapterTimeout");
