@@ -23,7 +23,6 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use testbed::hyperfleet::api::{self, Answer, Stored};
 use testbed::hyperfleet::schema::{self, LoadError, TaskConfig};
-use testbed::hyperfleet::template;
 
 /// The framework release the config must load in.
 const FRAMEWORK: &str = "v0.3.1";
@@ -266,6 +265,7 @@ fn the_harness_reproduces_the_docs_dry_run_of_appendix_a() {
         api: &api,
         transport: &transport,
         now: now(),
+        evaluated: Default::default(),
     };
     let run = world.run(&config);
     assert_eq!(run.stopped, None);
@@ -636,4 +636,759 @@ fn the_openapi_schema_refuses_each_broken_body() {
         ".body.conditions[0].type: Required value",
     );
     broken(&|b| b["extra"] = json!(1), "unknown field");
+}
+
+// -------------------------------------------------------------------------------------------
+// Our task config and AdapterConfig, in every outcome of the pulse Job
+// -------------------------------------------------------------------------------------------
+
+const TASK_CONFIG: &str = include_str!("../../manifests/hyperfleet/adapter-task-config.yaml");
+const ADAPTER_CONFIG: &str = include_str!("../../manifests/hyperfleet/adapter-config.yaml");
+/// `CONDITION_TYPE` of the status-reporter in the manifests.
+const CONDITION_TYPES: [&str; 3] = ["Applied", "Available", "Health"];
+const GENERATIONS: [i64; 3] = [1, 3, 2_147_483_647];
+
+/// The framework Deployment's environment: every `env.*` param set.
+fn deploy_env(config: &TaskConfig) -> BTreeMap<String, String> {
+    config
+        .params
+        .iter()
+        .filter_map(|p| match &p.source {
+            Some(schema::Source::Path(path)) => path
+                .strip_prefix("env.")
+                .map(|v| (v.to_owned(), format!("value-of-{v}"))),
+            _ => None,
+        })
+        .chain([(
+            "HYPERFLEET_API_BASE_URL".to_owned(),
+            "https://hyperfleet-api.hyperfleet-system.svc:8000".to_owned(),
+        )])
+        .collect()
+}
+
+/// A `GET /clusters/{id}` body in the shape of `fixtures/hyperfleet/example-cluster.json`, at
+/// `generation`, with the other required adapters' conditions edited by `edit`.
+fn cluster(id: &str, generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
+    let condition = |type_: &str, status: &str, reason: &str, observed: i64| {
+        json!({
+            "created_time": "2026-11-26T03:10:05.123481Z", "last_transition_time": "2026-11-26T03:15:02Z",
+            "last_updated_time": "2026-11-26T03:40:19Z", "message": format!("{type_} message"),
+            "observed_generation": observed, "reason": reason, "status": status, "type": type_,
+        })
+    };
+    let mut conditions = vec![
+        condition(
+            "Reconciled",
+            "False",
+            "ReconciledMissingAdapters",
+            generation,
+        ),
+        condition(
+            "LastKnownReconciled",
+            "True",
+            "AllAdaptersReconciled",
+            (generation - 1).max(1),
+        ),
+        condition(
+            "ValidationSuccessful",
+            "True",
+            "ValidationPassed",
+            generation,
+        ),
+        condition("DnsSuccessful", "True", "DnsZoneReady", generation),
+        condition(
+            "PullsecretSuccessful",
+            "True",
+            "PullSecretApplied",
+            generation,
+        ),
+        condition(
+            "HypershiftSuccessful",
+            "False",
+            "Provisioning",
+            (generation - 1).max(1),
+        ),
+    ];
+    edit(&mut conditions);
+    json!({
+        "created_by": "jdoe@example.com", "created_time": "2026-11-26T03:10:05.123481Z",
+        "generation": generation, "href": format!("/api/hyperfleet/v1/clusters/{id}"), "id": id,
+        "kind": "Cluster", "labels": {"environment": "production"},
+        // The longest name the cluster-name rule allows (53).
+        "name": format!("prod-{}", "a".repeat(48)),
+        "spec": {"platform": {"type": "gcp", "gcp": {"project_id": "acme-prod-4821", "region": "europe-west2"}}},
+        "status": {"conditions": conditions}, "tenancy": {},
+        "updated_by": "jdoe@example.com", "updated_time": "2026-11-26T03:40:10.552013Z",
+    })
+}
+
+#[test]
+fn the_test_cluster_has_the_shape_of_the_apis_example() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let example: Value = serde_json::from_str(&fixture("example-cluster.json")).unwrap();
+    let ours = cluster(CLUSTER_ID, 3, &|_| {});
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&ours), keys(&example));
+    assert_eq!(
+        keys(&ours["status"]["conditions"][0]),
+        keys(&example["status"]["conditions"][0])
+    );
+    let types = |v: &Value| {
+        v["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&ours), types(&example));
+    assert_eq!(
+        ours["id"].as_str().unwrap().len(),
+        example["id"].as_str().unwrap().len()
+    );
+}
+
+/// What the adapter's controlplane report says when all is well (`docs/kubernetes-job-status.md`).
+fn success_report(generation: i64, extra: bool) -> job_report::Report {
+    use job_report::{Condition, ConditionStatus::True};
+    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"});
+    if extra {
+        data["nodes"] = json!({"ready": 3, "total": 3});
+        data["upgrade_in_progress"] = json!(false);
+        data["not an annotation name!"] = json!("skipped by the reporter");
+    }
+    job_report::Report {
+        observed_generation: Some(generation),
+        data: data.as_object().cloned(),
+        ..job_report::Report::new(vec![
+            Condition::new(
+                "Applied",
+                True,
+                "ManifestWorkCreated",
+                "ManifestWork applied",
+            ),
+            Condition::new(
+                "Available",
+                True,
+                "ResourcesAvailable",
+                "control plane available",
+            ),
+            Condition::new("Health", True, "Healthy", "ok"),
+        ])
+    }
+}
+
+/// The Job discovery returns after the apply (from the rendered manifest), or the apply error.
+type JobAfterApply = Box<dyn Fn(&Value) -> Result<Value, String>>;
+/// Edits the cluster's conditions.
+type ConditionsEdit = fn(&mut Vec<Value>);
+
+/// One state of the world for an event, and what our config must make of it.
+struct Scenario {
+    name: String,
+    cluster_edit: ConditionsEdit,
+    job: JobAfterApply,
+    expect: Expect,
+}
+
+enum Expect {
+    /// No Job created and no PUT (preconditions not met).
+    Nothing,
+    /// A PUT with these (status, reason) per condition type, and this `data`.
+    Put {
+        conditions: [(&'static str, String); 3],
+        data: Option<Value>,
+    },
+}
+
+fn scenarios() -> Vec<Scenario> {
+    use status_reporter::outcome::{Outcome, Termination};
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let types: Vec<String> = CONDITION_TYPES.iter().map(|s| s.to_string()).collect();
+    let all = |status: &'static str, reason: &str| {
+        [
+            (status, reason.to_owned()),
+            (status, reason.to_owned()),
+            (status, reason.to_owned()),
+        ]
+    };
+    let empty_data = Some(json!({"control_plane_endpoint": "", "version": ""}));
+    let report_data = Some(
+        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"}),
+    );
+    let mut out = vec![
+        Scenario {
+            name: "just created (no status)".into(),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| Ok(created(m, t0))),
+            expect: Expect::Put {
+                conditions: all("Unknown", "JobRunning"),
+                data: empty_data.clone(),
+            },
+        },
+        Scenario {
+            name: "running".into(),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| Ok(running(&created(m, t0), t0))),
+            expect: Expect::Put {
+                conditions: all("Unknown", "JobRunning"),
+                data: empty_data.clone(),
+            },
+        },
+    ];
+    for extra in [false, true] {
+        out.push(Scenario {
+            name: format!(
+                "success{}",
+                if extra { " with extra data keys" } else { "" }
+            ),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| {
+                let g: i64 = m["metadata"]["annotations"]["hyperfleet.io/generation"]
+                    .as_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let job = reported(&running(&created(m, t0), t0), &success_report(g, extra), t0);
+                Ok(finished(&job, true, t0))
+            }),
+            expect: Expect::Put {
+                conditions: [
+                    ("True", "ManifestWorkCreated".into()),
+                    ("True", "ResourcesAvailable".into()),
+                    ("True", "Healthy".into()),
+                ],
+                data: report_data.clone(),
+            },
+        });
+    }
+    let term = |code, reason: &str| Termination {
+        exit_code: code,
+        reason: Some(reason.into()),
+        message: None,
+    };
+    let failures: Vec<(Outcome, bool)> = vec![
+        (Outcome::ExitedWithError(term(2, "Error")), true),
+        (Outcome::OomKilled(term(137, "OOMKilled")), true),
+        (Outcome::Timeout(std::time::Duration::from_secs(290)), false),
+        (
+            Outcome::InvalidResultFormat(
+                "conditions[0].status must be True, False or Unknown".into(),
+            ),
+            true,
+        ),
+        (Outcome::MissingResults(term(0, "Completed")), true),
+        (Outcome::Terminated, false),
+    ];
+    for (outcome, job_failed) in failures {
+        let reason = outcome.reason();
+        let types = types.clone();
+        out.push(Scenario {
+            name: format!("reporter-detected failure {reason}"),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| {
+                let report = outcome.clone().into_report(&types);
+                let job = reported(&running(&created(m, t0), t0), &report, t0);
+                Ok(if job_failed {
+                    finished(&job, false, t0)
+                } else {
+                    job
+                })
+            }),
+            expect: Expect::Put {
+                conditions: all("False", reason),
+                data: empty_data.clone(),
+            },
+        });
+    }
+    out.push(Scenario {
+        name: "Job failed without a report".into(),
+        cluster_edit: |_| {},
+        job: Box::new(move |m| Ok(finished(&running(&created(m, t0), t0), false, t0))),
+        expect: Expect::Put {
+            conditions: all("False", "JobFailedWithoutReport"),
+            data: empty_data.clone(),
+        },
+    });
+    out.push(Scenario {
+        name: "framework error: the Job could not be created".into(),
+        cluster_edit: |_| {},
+        job: Box::new(|_| Err("jobs.batch is forbidden: User \"system:serviceaccount:hyperfleet-system:hypershift-adapter-framework\" cannot create resource \"jobs\"".into())),
+        expect: Expect::Put { conditions: all("False", "JobApplyFailed"), data: None },
+    });
+    let not_met: [(&str, ConditionsEdit); 4] = [
+        ("DnsSuccessful missing", |c| {
+            c.retain(|c| c["type"] != "DnsSuccessful")
+        }),
+        ("ValidationSuccessful False", |c| {
+            c[2]["status"] = json!("False")
+        }),
+        ("PullsecretSuccessful at an older generation", |c| {
+            let g = c[4]["observed_generation"].as_i64().unwrap();
+            c[4]["observed_generation"] = json!(g - 1);
+        }),
+        ("no conditions at all", |c| c.clear()),
+    ];
+    for (name, edit) in not_met {
+        out.push(Scenario {
+            name: format!("preconditions not met: {name}"),
+            cluster_edit: edit,
+            job: Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
+            expect: Expect::Nothing,
+        });
+    }
+    out
+}
+
+/// Every check, on a task config text: load, templates, every CEL expression, every outcome's
+/// body against the API. Returns what failed (empty: conforms).
+fn conformance(text: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let decoded = match schema::decode_task_config(text) {
+        Ok(c) => c,
+        Err(e) => return vec![e.to_string()],
+    };
+    let env = deploy_env(&decoded);
+    let config = match load(text, &env, &BTreeMap::new()) {
+        Ok(c) => c,
+        Err(e) => return vec![e.to_string()],
+    };
+    failures.extend(
+        config
+            .warnings()
+            .0
+            .into_iter()
+            .map(|w| format!("load warning: {w}")),
+    );
+    for p in &config.params {
+        if let Some(t) = &p.type_
+            && !schema::PARAM_TYPES.contains(&t.as_str())
+        {
+            failures.push(format!("params {}: type {t:?} fails at run time", p.name));
+        }
+        if let Some(schema::Source::Path(path)) = &p.source
+            && path.starts_with("env.")
+            && !p.required
+            && p.default.is_none()
+        {
+            failures.push(format!("params {}: {path} is neither required nor defaulted: an unset variable fails at render time", p.name));
+        }
+    }
+    let evaluated = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    for generation in GENERATIONS {
+        for scenario in scenarios() {
+            let at = format!("generation {generation}, {}", scenario.name);
+            let body = cluster(CLUSTER_ID, generation, &scenario.cluster_edit);
+            let api = |method: &str, url: &str| -> Result<Value, String> {
+                if (method, url)
+                    == (
+                        "GET",
+                        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}").as_str(),
+                    )
+                {
+                    Ok(body.clone())
+                } else {
+                    Err(format!("unexpected {method} {url}"))
+                }
+            };
+            let created_jobs = std::cell::RefCell::new(Vec::new());
+            let transport = |name: &str, manifest: &Value| -> Result<Option<Value>, String> {
+                created_jobs
+                    .borrow_mut()
+                    .push((name.to_owned(), manifest.clone()));
+                (scenario.job)(manifest).map(Some)
+            };
+            let world = World {
+                adapter_name: "hypershift".into(),
+                adapter_version: "0.3.1".into(),
+                base_url: true,
+                env: env.clone(),
+                event: json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+                api: &api,
+                transport: &transport,
+                now: now(),
+                evaluated: std::sync::Arc::clone(&evaluated),
+            };
+            let run = world.run(&config);
+            failures.extend(check_run(
+                &at,
+                &run,
+                &created_jobs.borrow(),
+                generation,
+                &scenario.expect,
+            ));
+        }
+    }
+    let evaluated = evaluated.lock().unwrap();
+    for c in config.cel_expressions() {
+        if !evaluated.contains(&c.expression) {
+            failures.push(format!(
+                "{}: never evaluated in any outcome: {:?}",
+                c.location, c.expression
+            ));
+        }
+    }
+    failures
+}
+
+fn check_run(
+    at: &str,
+    run: &Run,
+    jobs: &[(String, Value)],
+    generation: i64,
+    expect: &Expect,
+) -> Vec<String> {
+    use testbed::hyperfleet::outcomes::job_admission_problems;
+    let mut f = Vec::new();
+    let mut fail = |m: String| f.push(format!("{at}: {m}"));
+    if let Some(s) = &run.stopped {
+        fail(format!("the event stopped, nothing reported: {s}"));
+        return f;
+    }
+    for w in &run.warnings {
+        fail(format!("framework WARN: {w}"));
+    }
+    for e in &run.post_errors {
+        fail(format!("post phase failed: {e}"));
+    }
+    for (name, manifest) in jobs {
+        let want = format!("hs-cp-{CLUSTER_ID}-g{generation}");
+        if manifest["metadata"]["name"] != json!(want) {
+            fail(format!(
+                "resource {name} is named {}, not {want}",
+                manifest["metadata"]["name"]
+            ));
+        }
+        for p in job_admission_problems(manifest) {
+            fail(format!(
+                "the API server refuses Job {}: {p}",
+                manifest["metadata"]["name"]
+            ));
+        }
+    }
+    match expect {
+        Expect::Nothing => {
+            if !jobs.is_empty() {
+                fail("a Job was created although the preconditions are not met".into());
+            }
+            if run.adapter["resourcesSkipped"] != true {
+                fail("adapter.resourcesSkipped is not true".into());
+            }
+            for s in &run.sent {
+                fail(format!(
+                    "{} {} was sent although the preconditions are not met",
+                    s.method, s.url
+                ));
+            }
+        }
+        Expect::Put { conditions, data } => {
+            let puts: Vec<_> = run.sent.iter().filter(|s| s.method == "PUT").collect();
+            if puts.len() != 1 {
+                fail(format!("{} PUTs sent, want 1: {:?}", puts.len(), run.sent));
+                return f;
+            }
+            let put = puts[0];
+            let want_url = format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses");
+            if put.url != want_url {
+                fail(format!("PUT {} instead of {want_url}", put.url));
+            }
+            let text = put.body.clone().unwrap_or_default();
+            match api::put_status(
+                &text,
+                now(),
+                Stored {
+                    generation,
+                    report: None,
+                },
+            ) {
+                Answer::Stored => {}
+                other => fail(format!("the API answers {other:?} to {text}")),
+            }
+            let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            if let Some(schema) = STATUS_SCHEMA.as_ref() {
+                for e in api::schema_errors(schema, &json!({"body": body})) {
+                    fail(format!("OpenAPI AdapterStatusCreateRequest: {e}"));
+                }
+            }
+            if body["adapter"] != "hypershift" {
+                fail(format!("adapter is {}", body["adapter"]));
+            }
+            if body["observed_generation"] != json!(generation) {
+                fail(format!(
+                    "observed_generation is {}, want the integer {generation}",
+                    body["observed_generation"]
+                ));
+            }
+            match body["observed_time"].as_str() {
+                Some("2026-11-26T03:47:44Z") => {}
+                other => fail(format!(
+                    "observed_time is {other:?}, want now() (second precision)"
+                )),
+            }
+            for (type_, (status, reason)) in CONDITION_TYPES.iter().zip(conditions) {
+                let got = body["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == *type_));
+                match got {
+                    Some(c) if c["status"] == *status && c["reason"] == json!(reason) => {}
+                    other => fail(format!(
+                        "condition {type_}: got {other:?}, want {status}/{reason}"
+                    )),
+                }
+            }
+            if let Some(want) = data
+                && body["data"] != *want
+            {
+                fail(format!("data is {}, want {want}", body["data"]));
+            }
+            if !body["data"].is_object() && !body["data"].is_null() {
+                fail(format!("data is not an object: {}", body["data"]));
+            }
+        }
+    }
+    f
+}
+
+#[test]
+fn our_adapter_config_loads_in_v0_3_1_with_the_kubernetes_transport() {
+    let config =
+        schema::load_adapter_config(ADAPTER_CONFIG, FRAMEWORK).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.adapter.name, "hypershift");
+    assert!(
+        config.clients.maestro.is_none(),
+        "clients.maestro switches the whole adapter to the Maestro transport"
+    );
+    assert!(
+        config.clients.kubernetes.is_some(),
+        "the pulse Job needs the Kubernetes client"
+    );
+    assert!(config.clients.hyperfleet_api.is_some());
+    // The version rule bites on a different minor (proves the check runs on our file).
+    let version = config.adapter.version.clone().unwrap_or_default();
+    assert!(
+        matches!(
+            schema::load_adapter_config(ADAPTER_CONFIG, "v0.4.0"),
+            Err(LoadError::Version(_))
+        ),
+        "{version}"
+    );
+    let unknown =
+        ADAPTER_CONFIG.replace("  kubernetes:\n", "  kubernetes:\n    kubeConfigPath: x\n");
+    assert!(
+        matches!(schema::load_adapter_config(&unknown, FRAMEWORK), Err(LoadError::Decode(e)) if e.contains("kubeConfigPath"))
+    );
+}
+
+#[test]
+fn our_task_config_conforms_in_every_outcome() {
+    let failures = conformance(TASK_CONFIG);
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn an_unset_required_deployment_variable_stops_the_adapter_at_start_up() {
+    let config = schema::decode_task_config(TASK_CONFIG).unwrap();
+    let env = deploy_env(&config);
+    for p in config.params.iter().filter(|p| p.required) {
+        if let Some(schema::Source::Path(path)) = &p.source
+            && let Some(var) = path.strip_prefix("env.")
+        {
+            let mut without = env.clone();
+            without.insert(var.to_owned(), String::new());
+            match config.structural(&without) {
+                Err(LoadError::Structural(e)) => assert!(
+                    e.ends_with(&format!("required environment variable {var} is not set")),
+                    "{e}"
+                ),
+                other => panic!("{var} empty: {other:?}"),
+            }
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Injected defects: each one fails a specific check of `conformance`
+// -------------------------------------------------------------------------------------------
+
+/// Our config with `from` replaced by `to` (which must occur).
+fn mutated(from: &str, to: &str) -> String {
+    assert!(
+        TASK_CONFIG.contains(from),
+        "the config no longer contains {from:?}; update the defect"
+    );
+    TASK_CONFIG.replacen(from, to, 1)
+}
+
+#[track_caller]
+fn assert_caught(text: &str, needle: &str) {
+    let failures = conformance(text);
+    assert!(
+        failures.iter().any(|f| f.contains(needle)),
+        "the defect was not caught as {needle:?}; failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn defect_an_unknown_key_is_refused_at_load() {
+    assert_caught(
+        &mutated(
+            "    transport:\n      client: \"kubernetes\"",
+            "    backend: kubernetes\n    transport:\n      client: \"kubernetes\"",
+        ),
+        "unknown field `backend`",
+    );
+    assert_caught(
+        &mutated("post_actions:", "postActions:"),
+        "unknown field `postActions`",
+    );
+    // Inside a source mapping the framework is not strict: accepted there, as upstream.
+    let loose = mutated(
+        "        method: \"GET\"",
+        "        method: \"GET\"\n        bogus: 1",
+    );
+    assert!(conformance(&loose).is_empty());
+}
+
+#[test]
+fn defect_an_undeclared_template_variable_is_refused_at_load() {
+    assert_caught(
+        &mutated(
+            "by_name: \"hs-cp-{{ .clusterId }}",
+            "by_name: \"hs-cp-{{ .clusterID }}",
+        ),
+        "undefined template variable \"clusterID\"",
+    );
+    assert_caught(
+        &mutated(
+            "url: \"/clusters/{{ .clusterId }}\"",
+            "url: \"/clusters/{{ .clusterId }}/{{ .generation }}\"",
+        ),
+        "params[1].source.api_call: undefined template variable \"generation\"",
+    );
+    assert_caught(
+        &mutated(
+            "job_namespace: \"hyperfleet-system\"",
+            "job_namespace: \"{{ .resources.pulseJob.metadata.namespace }}\"",
+        ),
+        "template variable \"resources\" is not in the template data",
+    );
+}
+
+#[test]
+fn defect_conditions_as_a_map_is_refused_by_the_api() {
+    let text = mutated(
+        "        conditions:\n          - type: \"Applied\"\n            status: \"False\"",
+        "        conditions:\n          Applied:\n            status: \"False\"\n          Available:\n            status: \"False\"\n          Health:\n            type: \"Applied\"\n            status: \"False\"",
+    );
+    // Cut the rest of the old list (up to metadata) so that the YAML stays valid.
+    let start = text
+        .find("          Health:\n            type: \"Applied\"\n            status: \"False\"")
+        .unwrap();
+    let rest = &text[start..];
+    let end = rest
+        .find("        metadata:\n          job_name: \"hs-cp")
+        .unwrap();
+    let text = format!(
+        "{}          Health:\n            status: \"False\"\n{}",
+        &text[..start],
+        &rest[end..]
+    );
+    assert_caught(&text, "field 'conditions' must be an array");
+}
+
+#[test]
+fn defect_a_64_character_job_name_is_refused_by_the_api_server() {
+    let long = TASK_CONFIG.replace(
+        "hs-cp-{{ .clusterId }}-g{{ .generation }}",
+        "hs-controlplane-{{ .clusterId }}-g{{ .generation }}",
+    );
+    assert_ne!(long, TASK_CONFIG);
+    // 16 + 36 + 2 + 10 = 64 bytes at generation 2147483647.
+    assert_caught(&long, "must be no more than 63 bytes");
+    // A label value too: the cluster id label with a prefix.
+    let label = mutated(
+        "hyperfleet.io/cluster-id: \"{{ .clusterId }}\"",
+        "hyperfleet.io/cluster-id: \"cluster-{{ .clusterId }}-{{ .clusterId }}\"",
+    );
+    assert_caught(
+        &label,
+        "must be no more than 63 bytes (label hyperfleet.io/cluster-id)",
+    );
+}
+
+#[test]
+fn defect_data_left_as_json_text_is_refused_by_the_api() {
+    let text = mutated(
+        "        data:\n          control_plane_endpoint:",
+        "        data:\n          expression: 'resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/report-data\"].orValue(\"{}\")'\n        unused:\n          control_plane_endpoint:",
+    );
+    assert_caught(&text, "field 'data' must be an object");
+}
+
+#[test]
+fn defect_a_cel_function_the_framework_lacks_is_a_failure() {
+    let text = mutated(
+        "expression: 'resources.?pulseJob.?metadata.?annotations[?\"data.hyperfleet.io/version\"].orValue(\"\")'",
+        "expression: 'json.decode(resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/report-data\"].orValue(\"{}\")).version'",
+    );
+    assert_caught(&text, "no such attribute(s): json");
+}
+
+#[test]
+fn defect_a_cel_built_list_of_maps_in_the_payload_is_a_failure() {
+    let text = mutated(
+        "        metadata:\n          job_name:\n            expression:",
+        "        extra:\n          expression: 'resources.?pulseJob.?status.?conditions.orValue([]).filter(c, c.type == \"Applied\")'\n        metadata:\n          job_name:\n            expression:",
+    );
+    assert_caught(&text, "serialises as [{\"Adapter\":{}}");
+}
+
+#[test]
+fn defect_a_templated_observed_generation_is_refused_by_the_api() {
+    let text = mutated(
+        "        observed_generation:\n          expression: \"generation\"",
+        "        observed_generation: \"{{ .generation }}\"",
+    );
+    assert_caught(&text, "field 'observed_generation' must be a number");
+}
+
+#[test]
+fn defect_a_missing_mandatory_condition_is_refused_by_the_api() {
+    let start = TASK_CONFIG
+        .find("          - type: \"Health\"\n            status: \"False\"")
+        .unwrap();
+    let end = start + TASK_CONFIG[start..].find("        metadata:\n").unwrap();
+    let text = format!("{}{}", &TASK_CONFIG[..start], &TASK_CONFIG[end..]);
+    assert_caught(&text, "missing mandatory condition 'Health'");
+}
+
+#[test]
+fn defect_a_status_put_when_preconditions_are_not_met_is_caught() {
+    let text = TASK_CONFIG.replace("'!adapter.?resourcesSkipped.orValue(false) && adapter.?executionStatus.orValue(\"\") == \"success\"'", "'adapter.?executionStatus.orValue(\"\") == \"success\"'");
+    assert_ne!(text, TASK_CONFIG);
+    assert_caught(&text, "was sent although the preconditions are not met");
+}
+
+#[test]
+fn defect_a_wrong_operator_and_a_hyphenated_name_are_refused_at_load() {
+    assert_caught(
+        &mutated("name: \"pulseJob\"", "name: \"pulse-job\""),
+        "must start with lowercase letter",
+    );
+    assert_caught(
+        &mutated(
+            "  - name: \"validationSucceeded\"\n    expression: |",
+            "  - name: \"validationSucceeded\"\n    conditions:\n      - {field: generation, operator: greaterThanOrEqual, value: 1}\n    expression: |",
+        ),
+        "invalid operator \"greaterThanOrEqual\"",
+    );
 }

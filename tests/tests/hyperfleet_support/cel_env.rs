@@ -11,7 +11,7 @@
 //! (A `filter` that keeps every element is therefore taken for the data list: the one case this
 //! misses.)
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use cel::extractors::Arguments;
@@ -149,6 +149,10 @@ impl std::fmt::Display for CelError {
     }
 }
 
+/// Built once: the environment holds no per-evaluation state (the framework's functions are
+/// added to each evaluation's context).
+static ENV: std::sync::LazyLock<Arc<Env>> = std::sync::LazyLock::new(|| Arc::new(env()));
+
 fn env() -> Env {
     let mut env = Env::stdlib();
     env.add_extension(cel::extensions::strings)
@@ -160,8 +164,7 @@ fn env() -> Env {
 
 /// Parses `expression` as the framework's loader does (parse only, no type check).
 pub fn parse(expression: &str) -> Result<Program, CelError> {
-    env()
-        .compile(expression)
+    ENV.compile(expression)
         .map_err(|e| CelError::Hard(e.to_string()))
 }
 
@@ -173,6 +176,8 @@ pub struct Evaluation {
     pub data_lists: Arc<Vec<Value>>,
     /// Traps and helper rejections noticed while evaluating (failures for our config).
     pub notes: Arc<Mutex<Vec<String>>>,
+    /// Every expression evaluated (for the "every expression was evaluated" check).
+    pub log: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Evaluation {
@@ -186,13 +191,18 @@ impl Evaluation {
             now,
             data_lists: Arc::new(lists),
             notes: Arc::default(),
+            log: Arc::default(),
         }
     }
 
     /// Evaluates `expression`.
     pub fn eval(&self, expression: &str) -> Result<Value, CelError> {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(expression.to_owned());
         let program = parse(expression)?;
-        let mut ctx = Context::with_env(Arc::new(env()));
+        let mut ctx = Context::with_env(Arc::clone(&ENV));
         for (name, value) in &self.vars {
             ctx.add_variable_from_value(name.clone(), value.clone());
         }

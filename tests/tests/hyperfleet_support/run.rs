@@ -8,7 +8,8 @@
 //! emulated (the run fails, naming it): `file` sources, precondition `api_call`/captures,
 //! JSONPath fields, `build_ref`, `manifest.ref`, deletion, nested discoveries.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
 use cel::Value as CelValue;
 use jiff::Timestamp;
@@ -17,6 +18,12 @@ use testbed::hyperfleet::schema::{self, Source, SourceMapping, TaskConfig};
 use testbed::hyperfleet::template;
 
 use super::cel_env::{CelError, Evaluation, Numbers, to_cel};
+
+/// Answers a GET (prefixed URL): the JSON body, or an error text (non-2xx).
+pub type Api<'a> = &'a dyn Fn(&str, &str) -> Result<Value, String>;
+/// Applies a rendered manifest (resource name, manifest) and returns what discovery finds
+/// right after, or the apply error.
+pub type Transport<'a> = &'a dyn Fn(&str, &Value) -> Result<Option<Value>, String>;
 
 /// What the harness provides the run with.
 pub struct World<'a> {
@@ -27,12 +34,11 @@ pub struct World<'a> {
     pub env: BTreeMap<String, String>,
     /// The CloudEvent `data`.
     pub event: Value,
-    /// Answers a GET (prefixed URL): the JSON body, or an error text (non-2xx).
-    pub api: &'a dyn Fn(&str, &str) -> Result<Value, String>,
-    /// Applies a rendered manifest and returns what discovery finds right after, or the
-    /// apply error.
-    pub transport: &'a dyn Fn(&str, &Value) -> Result<Option<Value>, String>,
+    pub api: Api<'a>,
+    pub transport: Transport<'a>,
     pub now: Timestamp,
+    /// Every CEL expression evaluated, across runs.
+    pub evaluated: Arc<Mutex<BTreeSet<String>>>,
 }
 
 /// A request a post action sent.
@@ -172,7 +178,9 @@ impl World<'_> {
         ));
         vars.push(("event".into(), to_cel(&self.event, Numbers::Float)));
         vars.push(("env".into(), to_cel(&json!(self.env), Numbers::Int)));
-        Evaluation::new(vars, self.now)
+        let mut evaluation = Evaluation::new(vars, self.now);
+        evaluation.log = Arc::clone(&self.evaluated);
+        evaluation
     }
 
     /// Runs one event.
@@ -190,12 +198,12 @@ impl World<'_> {
             let value = match value {
                 Ok(Some(v)) if !v.is_null() && v != json!("") => Ok(Some(v)),
                 Ok(_) => Ok(p.default.clone()),
-                Err(e) if !p.required => Ok(p.default.clone().or(None)).map(|d| {
-                    if d.is_none() {
+                Err(e) if !p.required => {
+                    if p.default.is_none() {
                         run.warnings.push(format!("param {}: {e}", p.name));
                     }
-                    d
-                }),
+                    Ok(p.default.clone())
+                }
                 Err(e) => Err(e),
             };
             match value {
