@@ -1285,3 +1285,587 @@ fn kind_demo_script_parses_and_names_only_existing_files() {
         assert!(read("Dockerfile").contains(&format!(" AS {target}\n")));
     }
 }
+
+/// The longest cluster id (a UUIDv7, 36 characters) and generation (int32, 10 digits) the API produces.
+const LONGEST_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+const LONGEST_GENERATION: &str = "2147483647";
+const FRAMEWORK_RBAC: &str = "manifests/hyperfleet/rbac.yaml";
+const DRYRUN: &str = "manifests/hyperfleet/dryrun";
+
+/// A lowercase UUIDv7: 8-4-4-4-12 hex digits, version nibble 7, variant 8–b.
+fn is_uuid_v7(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+        })
+        && b[14] == b'7'
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b')
+}
+
+/// `text` with each `{{ .name }}` replaced by `values[name]`; panics on a placeholder without a value.
+fn render(text: &str, values: &BTreeMap<String, String>) -> String {
+    let mut out = text.to_owned();
+    for (name, value) in values {
+        out = out.replace(&format!("{{{{ .{name} }}}}"), value);
+    }
+    assert!(!out.contains("{{"), "a placeholder has no value: {out}");
+    out
+}
+
+/// The values of job.yaml's placeholders: the task config's env params from `env` (else their default), the
+/// given cluster id and generation.
+fn job_values(
+    env: &BTreeMap<String, String>,
+    id: &str,
+    generation: &str,
+) -> BTreeMap<String, String> {
+    let config = document(TASK_CONFIG);
+    let mut values = BTreeMap::from([
+        ("clusterId".to_owned(), id.to_owned()),
+        ("generation".to_owned(), generation.to_owned()),
+    ]);
+    for p in config["params"].as_array().unwrap() {
+        let Some(var) = p["source"].as_str().and_then(|s| s.strip_prefix("env.")) else {
+            continue;
+        };
+        let name = p["name"].as_str().unwrap().to_owned();
+        let value = env
+            .get(var)
+            .cloned()
+            .or_else(|| p["default"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("{var} is required and not set"));
+        values.insert(name, value);
+    }
+    values
+}
+
+/// A label value (≤ 63 bytes, `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`): why `v` is not one.
+fn label_value_problem(v: &str) -> Option<String> {
+    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    let well_formed = v.is_empty()
+        || (alnum(v.chars().next())
+            && alnum(v.chars().last())
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)));
+    if v.len() > 63 {
+        Some(format!("{v:?} is {} bytes, more than 63", v.len()))
+    } else if !well_formed {
+        Some(format!("{v:?} is not a label value"))
+    } else {
+        None
+    }
+}
+
+/// What the API server would refuse in a rendered Job's name and labels, including the labels it adds itself
+/// (`batch.kubernetes.io/job-name` and `job-name` = the name; framework doc §8).
+fn job_name_and_label_problems(job: &Value) -> Vec<String> {
+    let name = str_at(job, "/metadata/name");
+    let mut problems = Vec::new();
+    let dns_label = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !dns_label {
+        problems.push(format!(
+            "name {name:?} ({} bytes) is not a DNS-1123 label",
+            name.len()
+        ));
+    }
+    let mut values = vec![name.to_owned(), name.to_owned()];
+    for pointer in ["/metadata/labels", "/spec/template/metadata/labels"] {
+        if let Some(labels) = job.pointer(pointer).and_then(Value::as_object) {
+            values.extend(
+                labels
+                    .values()
+                    .map(|v| v.as_str().unwrap_or_default().to_owned()),
+            );
+        }
+    }
+    problems.extend(values.iter().filter_map(|v| label_value_problem(v)));
+    problems
+}
+
+fn rendered_job(id: &str, generation: &str) -> Value {
+    let values = job_values(&dryrun_env(), id, generation);
+    serde_saphyr::from_str(&render(&read("manifests/job.yaml"), &values)).unwrap()
+}
+
+#[test]
+fn job_names_and_label_values_fit_with_the_longest_id_and_generation() {
+    assert!(is_uuid_v7(LONGEST_ID));
+    let values = job_values(&dryrun_env(), LONGEST_ID, LONGEST_GENERATION);
+    let job: Value = serde_saphyr::from_str(&render(&read("manifests/job.yaml"), &values)).unwrap();
+    let problems = job_name_and_label_problems(&job);
+    assert!(problems.is_empty(), "{problems:?}");
+    let name = str_at(&job, "/metadata/name");
+    assert_eq!(name, format!("hs-cp-{LONGEST_ID}-g{LONGEST_GENERATION}"));
+    assert_eq!(name.len(), 54);
+    // The framework finds the Job it created by the same name.
+    let config = document(TASK_CONFIG);
+    let by_name = render(str_at(&config, "/resources/0/discovery/by_name"), &values);
+    assert_eq!(by_name, name);
+    // Still a valid Job once rendered.
+    drop(typed::<Job>("rendered job.yaml", &job));
+}
+
+#[test]
+fn job_name_and_label_checks_catch_what_the_api_server_refuses() {
+    let good = rendered_job(LONGEST_ID, LONGEST_GENERATION);
+    let cases: Vec<(&str, Injection, &str)> = vec![
+        (
+            "the old name pattern",
+            Box::new(|j| {
+                j["metadata"]["name"] =
+                    format!("hypershift-controlplane-{LONGEST_ID}-gen{LONGEST_GENERATION}").into();
+            }),
+            "is not a DNS-1123 label",
+        ),
+        (
+            "a 64-byte name",
+            Box::new(|j| j["metadata"]["name"] = "a".repeat(64).into()),
+            "more than 63",
+        ),
+        (
+            "an upper-case name",
+            Box::new(|j| j["metadata"]["name"] = "HS-cp-1".into()),
+            "is not a DNS-1123 label",
+        ),
+        (
+            "a 64-byte template label value",
+            Box::new(|j| {
+                j["spec"]["template"]["metadata"]["labels"]["hyperfleet.io/cluster-id"] =
+                    format!("{LONGEST_ID}-{LONGEST_ID}").into();
+            }),
+            "more than 63",
+        ),
+        (
+            "a label value with a slash",
+            Box::new(|j| j["metadata"]["labels"]["hyperfleet.io/adapter"] = "a/b".into()),
+            "is not a label value",
+        ),
+    ];
+    for (what, inject, expected) in cases {
+        let mut bad = good.clone();
+        inject(&mut bad);
+        let problems = job_name_and_label_problems(&bad);
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{what}: expected {expected:?} in {problems:?}"
+        );
+    }
+}
+
+/// What is wrong with the framework's RBAC (ServiceAccount, Role, RoleBinding): least privilege for what the
+/// task config makes the framework do (GET + POST of Jobs by name, framework doc §5.1/§5.2), in the Jobs'
+/// namespace, bound to the framework's own ServiceAccount, not the Job's.
+fn framework_rbac_problems(docs: &[Value], job: &Job) -> Vec<String> {
+    let kinds: Vec<&str> = docs.iter().map(|d| str_at(d, "/kind")).collect();
+    if kinds != ["ServiceAccount", "Role", "RoleBinding"] {
+        return vec![format!("kinds {kinds:?}")];
+    }
+    let sa: ServiceAccount = typed("framework ServiceAccount", &docs[0]);
+    let role: Role = typed("framework Role", &docs[1]);
+    let binding: RoleBinding = typed("framework RoleBinding", &docs[2]);
+    let mut problems = Vec::new();
+    let granted = rules_of(role.rules.as_deref().unwrap_or_default());
+    let wanted = BTreeSet::from([rule("batch", "jobs", &["get", "create"])]);
+    if granted != wanted {
+        problems.push(format!("rules {granted:?}, expected exactly {wanted:?}"));
+    }
+    let namespace = job.metadata.namespace.clone();
+    for (what, ns) in [
+        ("ServiceAccount", &sa.metadata.namespace),
+        ("Role", &role.metadata.namespace),
+        ("RoleBinding", &binding.metadata.namespace),
+    ] {
+        if *ns != namespace {
+            problems.push(format!(
+                "{what} namespace {ns:?}, the Jobs' is {namespace:?}"
+            ));
+        }
+    }
+    if binding.role_ref.kind != "Role"
+        || Some(&binding.role_ref.name) != role.metadata.name.as_ref()
+    {
+        problems.push(format!("roleRef {:?}", binding.role_ref));
+    }
+    let subjects = binding.subjects.unwrap_or_default();
+    let bound = subjects.len() == 1
+        && subjects[0].kind == "ServiceAccount"
+        && Some(&subjects[0].name) == sa.metadata.name.as_ref()
+        && subjects[0].namespace == sa.metadata.namespace;
+    if !bound {
+        problems.push(format!("subjects {subjects:?}"));
+    }
+    if sa.metadata.name == pod_spec(job).service_account_name {
+        problems.push("the framework must not share the Job's ServiceAccount".to_owned());
+    }
+    problems
+}
+
+#[test]
+fn framework_rbac_is_least_privilege_for_this_task_config() {
+    let problems = framework_rbac_problems(&documents(FRAMEWORK_RBAC), &job());
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+#[test]
+fn framework_rbac_checker_catches_each_injected_defect() {
+    let good = documents(FRAMEWORK_RBAC);
+    type DocsInjection = Box<dyn Fn(&mut Vec<Value>)>;
+    let cases: Vec<(&str, DocsInjection, &str)> = vec![
+        (
+            "an extra verb",
+            Box::new(|d| {
+                d[1]["rules"][0]["verbs"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push("delete".into())
+            }),
+            "rules",
+        ),
+        (
+            "jobs/status",
+            Box::new(|d| {
+                d[1]["rules"][0]["resources"] = serde_json::json!(["jobs", "jobs/status"])
+            }),
+            "rules",
+        ),
+        (
+            "another namespace",
+            Box::new(|d| d[1]["metadata"]["namespace"] = "default".into()),
+            "Role namespace",
+        ),
+        (
+            "bound to the Job's ServiceAccount",
+            Box::new(|d| {
+                d[0]["metadata"]["name"] = "hypershift-adapter".into();
+                d[2]["subjects"][0]["name"] = "hypershift-adapter".into();
+            }),
+            "must not share",
+        ),
+        (
+            "bound to another ServiceAccount",
+            Box::new(|d| d[2]["subjects"][0]["name"] = "default".into()),
+            "subjects",
+        ),
+    ];
+    for (what, inject, expected) in cases {
+        let mut bad = good.clone();
+        inject(&mut bad);
+        let problems = framework_rbac_problems(&bad, &job());
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{what}: expected {expected:?} in {problems:?}"
+        );
+    }
+}
+
+#[test]
+fn adapter_config_is_hypershift_on_the_kubernetes_transport() {
+    let config = document(ADAPTER_CONFIG);
+    assert_eq!(config["adapter"]["name"], "hypershift");
+    // The framework refuses to start unless major.minor equals its own (v0.3.x).
+    let version = str_at(&config, "/adapter/version");
+    assert!(version.starts_with("0.3."), "adapter.version {version:?}");
+    let clients = config["clients"].as_object().unwrap();
+    assert!(
+        !clients.contains_key("maestro"),
+        "clients.maestro switches the whole adapter to the Maestro transport"
+    );
+    assert!(clients.contains_key("kubernetes") && clients.contains_key("hyperfleet_api"));
+    let token = str_at(&config, "/clients/hyperfleet_api/auth/token_path");
+    assert!(
+        token.starts_with('/'),
+        "token_path must be absolute: {token:?}"
+    );
+    // base_url comes from the same variable the task config requires and passes to the Job.
+    assert!(
+        config["clients"]["hyperfleet_api"]
+            .get("base_url")
+            .is_none()
+    );
+    let task = document(TASK_CONFIG);
+    assert!(
+        task["params"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["source"] == "env.HYPERFLEET_API_BASE_URL" && p["required"] == true)
+    );
+}
+
+fn dryrun_json(file: &str) -> Value {
+    serde_json::from_str(&read(&format!("{DRYRUN}/{file}")))
+        .unwrap_or_else(|e| panic!("{DRYRUN}/{file}: {e}"))
+}
+
+fn dryrun_env() -> BTreeMap<String, String> {
+    read(&format!("{DRYRUN}/dryrun.env"))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap();
+            (k.to_owned(), v.to_owned())
+        })
+        .collect()
+}
+
+/// The body the dry-run API client serves for `method url`: the first entry in file order whose method and
+/// unanchored Go regexp match (framework doc §4).
+fn served<'a>(responses: &'a Value, method: &str, url: &str) -> Option<&'a Value> {
+    responses["responses"].as_array()?.iter().find_map(|entry| {
+        let m = &entry["match"];
+        let pattern = regex::Regex::new(str_at(m, "/urlPattern")).unwrap();
+        ((m["method"] == method || m["method"] == "*") && pattern.is_match(url))
+            .then(|| &entry["responses"][0]["body"])
+    })
+}
+
+/// The awaited conditions that are not True at the cluster's current generation (the preconditions' rule).
+fn awaited_not_met(cluster: &Value) -> Vec<&'static str> {
+    let generation = cluster["generation"].as_f64().unwrap_or(-1.0);
+    let conditions = cluster["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    AWAITED_CONDITIONS
+        .into_iter()
+        .filter(|t| {
+            !conditions.iter().any(|c| {
+                c["type"] == *t
+                    && c["status"] == "True"
+                    && c["observed_generation"].as_f64() == Some(generation)
+            })
+        })
+        .collect()
+}
+
+/// What does not match between the dry-run discovery file and the Job the framework renders for the dry-run
+/// event: the one key is the rendered name, the object is that Job plus what the API server and the
+/// status-reporter add, and the per-key data annotations agree with `hyperfleet.io/report-data`.
+fn discovery_problems(discovery: &Value, expected: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let name = str_at(expected, "/metadata/name");
+    let keys: Vec<&String> = discovery
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    if keys != [name] {
+        return vec![format!("keys {keys:?}, expected [{name:?}]")];
+    }
+    let mut job = discovery[name].clone();
+    let _: Job = serde_json::from_value(job.clone()).unwrap_or_else(|e| panic!("not a Job: {e}"));
+    let types: Vec<&str> = job["status"]["conditions"]
+        .as_array()
+        .map(|a| a.iter().map(|c| str_at(c, "/type")).collect())
+        .unwrap_or_default();
+    for t in MANDATORY_TYPES {
+        if !types.contains(&t) {
+            problems.push(format!("no {t} condition on the Job"));
+        }
+    }
+    let annotations = job["metadata"]["annotations"].as_object_mut().unwrap();
+    let report_data: Value = serde_json::from_str(
+        annotations["hyperfleet.io/report-data"]
+            .as_str()
+            .unwrap_or("null"),
+    )
+    .unwrap_or_default();
+    let per_key: serde_json::Map<String, Value> = annotations
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("data.hyperfleet.io/")
+                .map(|k| (k.to_owned(), v.clone()))
+        })
+        .collect();
+    if report_data != Value::Object(per_key.clone()) {
+        problems.push(format!("report-data {report_data} disagrees with the data.hyperfleet.io/* annotations {per_key:?}"));
+    }
+    for key in DATA_KEYS {
+        if !per_key.contains_key(key) {
+            problems.push(format!("no data.hyperfleet.io/{key} annotation"));
+        }
+    }
+    if annotations.get("hyperfleet.io/observed-generation")
+        != expected["metadata"]["annotations"].get("hyperfleet.io/generation")
+    {
+        problems.push("hyperfleet.io/observed-generation is not the Job's generation".to_owned());
+    }
+    annotations.retain(|k, _| {
+        !(k.starts_with("data.hyperfleet.io/")
+            || k == "hyperfleet.io/report-data"
+            || k == "hyperfleet.io/observed-generation")
+    });
+    // What the API server adds (framework doc §5.2).
+    let object = job.as_object_mut().unwrap();
+    object.remove("status");
+    let meta = object["metadata"].as_object_mut().unwrap();
+    for k in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
+        meta.remove(k);
+    }
+    let spec = object["spec"].as_object_mut().unwrap();
+    for k in [
+        "selector",
+        "completions",
+        "parallelism",
+        "completionMode",
+        "suspend",
+    ] {
+        spec.remove(k);
+    }
+    let labels = spec["template"]["metadata"]["labels"]
+        .as_object_mut()
+        .unwrap();
+    for k in [
+        "batch.kubernetes.io/controller-uid",
+        "batch.kubernetes.io/job-name",
+        "controller-uid",
+        "job-name",
+    ] {
+        labels.remove(k);
+    }
+    if job != *expected {
+        problems.push(
+            "the discovered Job is not manifests/job.yaml rendered for the dry-run event"
+                .to_owned(),
+        );
+    }
+    problems
+}
+
+#[test]
+fn dry_run_inputs_fit_the_task_config_and_each_other() {
+    let event = dryrun_json("event.json");
+    for field in ["specversion", "id", "source", "type"] {
+        assert!(
+            !str_at(&event, &format!("/{field}")).is_empty(),
+            "event.json: no {field}"
+        );
+    }
+    let id = str_at(&event, "/data/id");
+    assert!(is_uuid_v7(id), "event.json data.id {id:?} is not a UUIDv7");
+    assert_eq!(event["data"]["kind"], "Cluster");
+
+    // The cluster GET is answered with this cluster, which satisfies the preconditions; the PUT is answered.
+    let url = format!("/api/hyperfleet/v1/clusters/{id}");
+    let responses = dryrun_json("api-responses.json");
+    let cluster = served(&responses, "GET", &url).expect("no response for the cluster GET");
+    assert_eq!(cluster["id"], id);
+    assert_eq!(cluster["generation"], event["data"]["generation"]);
+    assert!(
+        awaited_not_met(cluster).is_empty(),
+        "{:?}",
+        awaited_not_met(cluster)
+    );
+    let put =
+        served(&responses, "PUT", &format!("{url}/statuses")).expect("no response for the PUT");
+    assert_eq!(put["adapter"], adapter_name());
+    // The other file: one adapter still at the previous generation, so nothing is created or reported.
+    let waiting = dryrun_json("api-responses-waiting.json");
+    let waiting_cluster = served(&waiting, "GET", &url).unwrap();
+    assert_eq!(awaited_not_met(waiting_cluster), ["DnsSuccessful"]);
+
+    let generation = cluster["generation"].as_u64().unwrap().to_string();
+    let values = job_values(&dryrun_env(), id, &generation);
+    let expected: Value =
+        serde_saphyr::from_str(&render(&read("manifests/job.yaml"), &values)).unwrap();
+    let problems = discovery_problems(&dryrun_json("discovery.json"), &expected);
+    assert!(problems.is_empty(), "{DRYRUN}/discovery.json: {problems:?}");
+}
+
+#[test]
+fn dry_run_checks_catch_each_injected_defect() {
+    let event = dryrun_json("event.json");
+    let id = str_at(&event, "/data/id");
+    assert!(
+        !is_uuid_v7("019a6f1e-4b7c-4d2e-9f3a-1c2d3e4f5a6b"),
+        "a UUIDv4"
+    );
+    assert!(!is_uuid_v7("2a9f3c7d"), "a short id");
+    let mut cluster = served(
+        &dryrun_json("api-responses.json"),
+        "GET",
+        &format!("/api/hyperfleet/v1/clusters/{id}"),
+    )
+    .unwrap()
+    .clone();
+    cluster["generation"] = 4.into();
+    assert_eq!(
+        awaited_not_met(&cluster),
+        AWAITED_CONDITIONS,
+        "a newer generation"
+    );
+
+    let expected: Value = serde_saphyr::from_str(&render(
+        &read("manifests/job.yaml"),
+        &job_values(&dryrun_env(), id, "3"),
+    ))
+    .unwrap();
+    let good = dryrun_json("discovery.json");
+    let name = str_at(&expected, "/metadata/name").to_owned();
+    let cases: Vec<(&str, Injection, &str)> = vec![
+        (
+            "another name",
+            Box::new(|d| {
+                let m = d.as_object_mut().unwrap();
+                let (k, v) = m
+                    .iter()
+                    .next()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .unwrap();
+                m.remove(&k);
+                m.insert(format!("{k}x"), v);
+            }),
+            "keys",
+        ),
+        (
+            "an image drift",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["spec"]["template"]["spec"]["containers"][0]["image"] = "x:1".into()
+                })
+            },
+            "not manifests/job.yaml rendered",
+        ),
+        (
+            "data annotation disagreeing with report-data",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["metadata"]["annotations"]["data.hyperfleet.io/version"] =
+                        "4.20.0".into()
+                })
+            },
+            "disagrees",
+        ),
+        (
+            "no Applied condition",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["status"]["conditions"]
+                        .as_array_mut()
+                        .unwrap()
+                        .retain(|c| c["type"] != "Applied");
+                })
+            },
+            "no Applied condition",
+        ),
+    ];
+    for (what, inject, expected_problem) in cases {
+        let mut bad = good.clone();
+        inject(&mut bad);
+        let problems = discovery_problems(&bad, &expected);
+        assert!(
+            problems.iter().any(|p| p.contains(expected_problem)),
+            "{what}: expected {expected_problem:?} in {problems:?}"
+        );
+    }
+}
