@@ -183,13 +183,7 @@ impl JobStatus {
             Some(view) => view,
             None => self.read(deadline).await?,
         };
-        for skipped in data_annotations(report.data.as_ref()).skipped {
-            tracing::warn!(
-                key = %skipped.key,
-                rule = %skipped.why,
-                "a data key gets no {DATA_ANNOTATION_PREFIX} annotation; the rest of the report is written"
-            );
-        }
+        warn_skipped(report);
         let mut backoff = Backoff::new();
         loop {
             let Some(body) = patch_body(&view, report, Timestamp::now()) else {
@@ -251,6 +245,30 @@ impl JobStatus {
         }
         sleep(delay).await;
         Ok(())
+    }
+}
+
+/// The most skipped data keys warned about one by one; the rest get one line with their count.
+const MAX_SKIP_WARNINGS: usize = 16;
+
+/// One warning per data key that gets no annotation (at most [`MAX_SKIP_WARNINGS`], then one
+/// line for the rest), naming the key and the rule it broke. The key is never a reason not to
+/// write: the rest of the report is written.
+fn warn_skipped(report: &Report) {
+    let skipped = data_annotations(report.data.as_ref()).skipped;
+    for s in skipped.iter().take(MAX_SKIP_WARNINGS) {
+        tracing::warn!(
+            key = %s.key,
+            rule = %s.why,
+            "a data key gets no {DATA_ANNOTATION_PREFIX} annotation; the rest of the report is written"
+        );
+    }
+    if let Some(first) = skipped.get(MAX_SKIP_WARNINGS) {
+        tracing::warn!(
+            more = skipped.len() - MAX_SKIP_WARNINGS,
+            first = %first.key,
+            "more data keys get no {DATA_ANNOTATION_PREFIX} annotation for the same reasons; the rest of the report is written"
+        );
     }
 }
 

@@ -14,7 +14,10 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 const NS: &str = "hyperfleet";
-const JOB: &str = "hypershift-controlplane-c1-gen3";
+/// The controlplane pulse Job of cluster `019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b`, generation 3.
+const JOB: &str = "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3";
+/// The API server's limit on the total of an object's annotations (keys plus values), in bytes.
+const ANNOTATION_LIMIT: usize = 262_144;
 
 struct Case {
     server: ApiServer,
@@ -35,8 +38,24 @@ impl Case {
     }
 
     async fn with_deadline(active_deadline_seconds: Option<i64>) -> Case {
+        Case::seeded(active_deadline_seconds, None).await
+    }
+
+    /// A Job that already carries `annotations` (from the framework or another tool).
+    async fn with_annotations(annotations: Value) -> Case {
+        Case::seeded(None, Some(annotations)).await
+    }
+
+    async fn seeded(active_deadline_seconds: Option<i64>, annotations: Option<Value>) -> Case {
         let server = ApiServer::start().await;
-        let job = PulseJob::seed(&server, NS, JOB, active_deadline_seconds);
+        let job = PulseJob::seed_with_metadata(
+            &server,
+            NS,
+            JOB,
+            active_deadline_seconds,
+            json!({"hyperfleet.io/adapter": "controlplane"}),
+            annotations,
+        );
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = server.write_kubeconfig(dir.path());
         let results = dir.path().join("results").join("adapter-report.json");
@@ -123,6 +142,48 @@ impl Case {
             .collect()
     }
 
+    /// The bodies of the PATCHes of `jobs/status`, in order.
+    fn patch_bodies(&self) -> Vec<Value> {
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| r.method == Method::PATCH && r.path.ends_with("/status"))
+            .map(|r| r.body_json().expect("a PATCH body that is not JSON"))
+            .collect()
+    }
+
+    /// The Job's annotations as stored.
+    fn annotations(&self) -> serde_json::Map<String, Value> {
+        self.server
+            .job(NS, JOB)
+            .and_then(|j| j["metadata"]["annotations"].as_object().cloned())
+            .unwrap_or_default()
+    }
+
+    /// The Job's `data.hyperfleet.io/` annotations, without the prefix.
+    fn data_annotations(&self) -> Vec<(String, String)> {
+        self.annotations()
+            .iter()
+            .filter_map(|(k, v)| {
+                let key = k.strip_prefix("data.hyperfleet.io/")?;
+                Some((key.to_owned(), v.as_str().unwrap().to_owned()))
+            })
+            .collect()
+    }
+
+    /// A failure the reporter detected: `False` with `reason` on every `CONDITION_TYPE` of the
+    /// Job template (Applied, Available, Health), all with the same message, which is returned.
+    fn assert_failure(&self, reason: &str) -> String {
+        assert_eq!(self.conditions(), failure(reason));
+        let message = self.condition("Applied")["message"].clone();
+        for type_ in ["Available", "Health"] {
+            assert_eq!(self.condition(type_)["message"], message, "{type_}");
+        }
+        let message = message.as_str().unwrap().to_owned();
+        assert!(!message.is_empty());
+        message
+    }
+
     fn write_report(&self, report: &Value) {
         write_atomically(&self.results, report.to_string().as_bytes());
     }
@@ -140,6 +201,7 @@ fn triple(t: &str, s: &str, r: &str) -> (String, String, String) {
 
 fn failure(reason: &str) -> Vec<(String, String, String)> {
     vec![
+        triple("Applied", "False", reason),
         triple("Available", "False", reason),
         triple("Health", "False", reason),
     ]
@@ -157,6 +219,29 @@ fn good_report() -> Value {
         ],
         "data": {"control_plane_endpoint": "", "version": ""}
     })
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+/// The log lines at WARN, parsed.
+fn warnings(logs: &str) -> Vec<Value> {
+    logs.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["level"] == "WARN")
+        .collect()
+}
+
+/// The total of the Job's annotation keys and values, as the API server counts it against its
+/// 256 KiB limit.
+fn annotation_bytes(annotations: &serde_json::Map<String, Value>) -> usize {
+    annotations
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+        .sum()
 }
 
 fn good_conditions() -> Vec<(String, String, String)> {
@@ -187,6 +272,10 @@ async fn success_puts_conditions_and_data_on_the_job_in_one_patch() {
             .annotation(&case.server, "hyperfleet.io/observed-generation")
             .as_deref(),
         Some("3")
+    );
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[("control_plane_endpoint", ""), ("version", "")])
     );
     assert_eq!(case.patches(), vec![Some(200)]);
     let applied = case.condition("Applied");
@@ -236,13 +325,8 @@ async fn a_hung_adapter_times_out_at_max_wait() {
     let child = case.spawn(&[("MAX_WAIT_TIME_SECONDS", "1")]);
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterTimeout"));
-    assert!(
-        case.condition("Available")["message"]
-            .as_str()
-            .unwrap()
-            .contains("within 1s")
-    );
+    let message = case.assert_failure("AdapterTimeout");
+    assert!(message.contains("within 1s"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,7 +336,7 @@ async fn the_wait_is_the_jobs_active_deadline_less_a_margin() {
     let child = case.spawn(&[]);
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterTimeout"));
+    case.assert_failure("AdapterTimeout");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -270,9 +354,8 @@ async fn exit_1_is_adapter_exited_with_error_with_the_code_and_message() {
     );
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterExitedWithError"));
     assert_eq!(
-        case.condition("Health")["message"],
+        case.assert_failure("AdapterExitedWithError"),
         "The adapter container exited with code 1 (Error) before writing a report: maestro: connection refused"
     );
 }
@@ -286,13 +369,8 @@ async fn an_oom_kill_is_adapter_oom_killed() {
         .terminate_container(NS, &case.job.pod, "adapter", 137, "OOMKilled", None);
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterOOMKilled"));
-    assert!(
-        case.condition("Available")["message"]
-            .as_str()
-            .unwrap()
-            .contains("memory limit")
-    );
+    let message = case.assert_failure("AdapterOOMKilled");
+    assert!(message.contains("memory limit"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,7 +382,7 @@ async fn exit_0_without_a_file_is_adapter_missing_results() {
         .terminate_container(NS, &case.job.pod, "adapter", 0, "Completed", None);
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterMissingResults"));
+    case.assert_failure("AdapterMissingResults");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -320,7 +398,7 @@ async fn a_report_written_just_before_exit_wins_over_the_exit() {
     assert_eq!(case.conditions(), good_conditions());
 }
 
-/// Runs one case with an invalid report and returns the Available message.
+/// Runs one case with an invalid report and returns the conditions' message.
 async fn invalid_case(bytes: &[u8]) -> String {
     let case = Case::new().await;
     let child = case.spawn(&[]);
@@ -328,11 +406,7 @@ async fn invalid_case(bytes: &[u8]) -> String {
     write_atomically(&case.results, bytes);
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("InvalidResultFormat"));
-    case.condition("Available")["message"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    case.assert_failure("InvalidResultFormat")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,11 +477,12 @@ async fn the_legacy_go_reporter_format_becomes_the_first_condition_type() {
     case.write_report(&json!({"status": "failure", "reason": "", "message": "quota exceeded", "details": {"zone": "a"}}));
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
+    // The Job template's CONDITION_TYPE starts with Applied.
     assert_eq!(
         case.conditions(),
-        vec![triple("Available", "False", "NoReasonProvided")]
+        vec![triple("Applied", "False", "NoReasonProvided")]
     );
-    assert_eq!(case.condition("Available")["message"], "quota exceeded");
+    assert_eq!(case.condition("Applied")["message"], "quota exceeded");
     assert_eq!(
         case.job
             .annotation(&case.server, "hyperfleet.io/report-data")
@@ -429,7 +504,8 @@ async fn sigterm_before_any_report_is_adapter_terminated() {
     assert!(status.success());
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    assert_eq!(case.conditions(), failure("AdapterTerminated"));
+    let message = case.assert_failure("AdapterTerminated");
+    assert!(message.contains("SIGTERM"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -550,5 +626,256 @@ async fn running_twice_with_the_same_report_keeps_last_transition_time_and_skips
         case.patches(),
         vec![Some(200)],
         "the second run must not write"
+    );
+}
+
+// ---- the per-key data annotations ----------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_report_updates_changed_keys_and_removes_dropped_ones() {
+    let case = Case::with_annotations(json!({"hyperfleet.io/generation": "3"})).await;
+    let mut first = good_report();
+    first["data"] = json!({
+        "control_plane_endpoint": "",
+        "version": "4.17.0",
+        "progress": {"done": 3, "of": 7}
+    });
+    case.write_report(&first);
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[
+            ("control_plane_endpoint", ""),
+            ("progress", r#"{"done":3,"of":7}"#),
+            ("version", "4.17.0"),
+        ])
+    );
+
+    let mut second = good_report();
+    second["conditions"][1] = json!({"type": "Available", "status": "True", "reason": "ControlPlaneReady", "message": "The control plane is available"});
+    second["data"] = json!({
+        "control_plane_endpoint": "https://api.c1.example.com:6443",
+        "version": "4.17.0"
+    });
+    case.write_report(&second);
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[
+            ("control_plane_endpoint", "https://api.c1.example.com:6443"),
+            ("version", "4.17.0"),
+        ])
+    );
+    let annotations = case.annotations();
+    assert_eq!(
+        annotations["hyperfleet.io/generation"], "3",
+        "another writer's annotation is kept"
+    );
+    assert_eq!(annotations["hyperfleet.io/observed-generation"], "3");
+    assert_eq!(
+        annotations["hyperfleet.io/report-data"],
+        second["data"].to_string()
+    );
+    assert_eq!(case.condition("Available")["reason"], "ControlPlaneReady");
+    // One PATCH per write, the removal travelling in the second as a strategic-merge null.
+    assert_eq!(case.patches(), vec![Some(200), Some(200)]);
+    let second_body = &case.patch_bodies()[1]["metadata"]["annotations"];
+    assert_eq!(
+        second_body.get("data.hyperfleet.io/progress"),
+        Some(&Value::Null),
+        "{second_body}"
+    );
+
+    // The same report again: nothing to write, no request.
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(case.patches(), vec![Some(200), Some(200)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_after_a_report_clears_its_data_keys_and_marks_all_three_false() {
+    let case = Case::new().await;
+    case.write_report(&good_report());
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(case.data_annotations().len(), 2);
+    // The next run of the pulse (same Job) crashes before it reports.
+    std::fs::remove_file(&case.results).unwrap();
+    let child = case.spawn(&[]);
+    case.ready().await;
+    case.server
+        .terminate_container(NS, &case.job.pod, "adapter", 2, "Error", None);
+    let done = case.finish(child).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    case.assert_failure("AdapterExitedWithError");
+    assert_eq!(case.data_annotations(), vec![]);
+    assert_eq!(case.annotations()["hyperfleet.io/report-data"], "{}");
+    assert_eq!(case.patches(), vec![Some(200), Some(200)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_key_that_cannot_be_an_annotation_name_is_skipped_with_a_warning() {
+    let case = Case::new().await;
+    let child = case.spawn(&[]);
+    case.ready().await;
+    let mut report = good_report();
+    report["data"] = json!({
+        "control plane/endpoint": "https://api.c1.example.com:6443",
+        "control_plane_endpoint": "https://api.c1.example.com:6443",
+        "version": "4.17.0"
+    });
+    case.write_report(&report);
+    let done = case.finish(child).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(case.conditions(), good_conditions());
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[
+            ("control_plane_endpoint", "https://api.c1.example.com:6443"),
+            ("version", "4.17.0"),
+        ])
+    );
+    // report-data keeps the whole data, the skipped key included.
+    assert_eq!(
+        case.annotations()["hyperfleet.io/report-data"],
+        report["data"].to_string()
+    );
+    assert_eq!(case.patches(), vec![Some(200)]);
+    let body = case.patch_bodies()[0].to_string();
+    assert!(!body.contains("data.hyperfleet.io/control plane"), "{body}");
+    let warnings = warnings(&done.logs);
+    assert_eq!(warnings.len(), 1, "{}", done.logs);
+    assert_eq!(warnings[0]["key"], "control plane/endpoint");
+    let rule = warnings[0]["rule"].as_str().unwrap();
+    assert!(
+        rule.contains("1 to 63 characters matching [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"),
+        "{rule}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_data_report_is_written_whole_in_one_patch() {
+    let case = Case::new().await;
+    let mut data = json!({
+        "control_plane_endpoint": "https://api.c1.example.com:6443",
+        "version": "4.17.0",
+        "notes": ""
+    });
+    let padding = job_report::MAX_DATA_BYTES - data.to_string().len();
+    data["notes"] = json!("n".repeat(padding));
+    assert_eq!(data.to_string().len(), job_report::MAX_DATA_BYTES);
+    let mut report = good_report();
+    report["data"] = data.clone();
+    case.write_report(&report);
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(case.conditions(), good_conditions());
+    assert_eq!(case.patches(), vec![Some(200)]);
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[
+            ("control_plane_endpoint", "https://api.c1.example.com:6443"),
+            ("notes", &"n".repeat(padding)),
+            ("version", "4.17.0"),
+        ])
+    );
+    let annotations = case.annotations();
+    assert_eq!(annotations["hyperfleet.io/report-data"], data.to_string());
+    let total = annotation_bytes(&annotations);
+    assert!(total <= 2 * job_report::MAX_DATA_BYTES + 1024, "{total}");
+    assert!(warnings(&done.logs).is_empty(), "{}", done.logs);
+}
+
+/// The `data` of at most `MAX_DATA_BYTES` with the most keys: one-, two- then three-character
+/// keys, each `0`. Its per-key annotations cost about 3.5 times its size.
+fn data_of_tiny_keys() -> serde_json::Map<String, Value> {
+    let alnum: Vec<char> = ('0'..='9').chain('A'..='Z').chain('a'..='z').collect();
+    let mut keys: Vec<String> = alnum.iter().map(char::to_string).collect();
+    for a in &alnum {
+        for b in &alnum {
+            keys.push(format!("{a}{b}"));
+        }
+    }
+    for a in &alnum {
+        for b in &alnum {
+            for c in &alnum {
+                keys.push(format!("{a}{b}{c}"));
+            }
+        }
+    }
+    let mut data = serde_json::Map::new();
+    let mut size = 2; // {}
+    for key in keys {
+        let entry = key.len() + 5; // "k":0,
+        if size + entry > job_report::MAX_DATA_BYTES {
+            break;
+        }
+        size += entry;
+        data.insert(key, json!(0));
+    }
+    data
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_data_report_of_tiny_keys_stays_under_the_annotation_limit() {
+    // Another tool left 8 KiB of annotations on the Job.
+    let case = Case::with_annotations(json!({
+        "hyperfleet.io/generation": "3",
+        "example.com/notes": "x".repeat(8 * 1024)
+    }))
+    .await;
+    let data = data_of_tiny_keys();
+    let size = Value::Object(data.clone()).to_string().len();
+    assert!(size <= job_report::MAX_DATA_BYTES && size > job_report::MAX_DATA_BYTES - 16);
+    let mut report = good_report();
+    report["data"] = Value::Object(data.clone());
+    case.write_report(&report);
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(case.conditions(), good_conditions());
+    assert_eq!(case.patches(), vec![Some(200)]);
+    let annotations = case.annotations();
+    let total = annotation_bytes(&annotations);
+    assert!(
+        total <= ANNOTATION_LIMIT,
+        "{total} bytes of annotations: a real API server refuses the Job"
+    );
+    assert_eq!(
+        annotations["example.com/notes"].as_str().unwrap().len(),
+        8 * 1024
+    );
+    assert_eq!(
+        annotations["hyperfleet.io/report-data"],
+        Value::Object(data.clone()).to_string()
+    );
+    // The keys that fit are written, in key order, each as itself; the rest skipped and said so.
+    let written = case.data_annotations();
+    assert!(
+        written.len() > 4000 && written.len() < data.len(),
+        "{}",
+        written.len()
+    );
+    assert!(
+        written
+            .iter()
+            .all(|(k, v)| data.contains_key(k) && v == "0")
+    );
+    let warnings = warnings(&done.logs);
+    assert_eq!(warnings.len(), 17, "{}", done.logs);
+    let summary = &warnings[16];
+    assert_eq!(
+        summary["more"].as_u64().unwrap() as usize + 16,
+        data.len() - written.len(),
+        "{summary}"
+    );
+    assert!(
+        warnings[0]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("131072 bytes"),
+        "{}",
+        warnings[0]
     );
 }
