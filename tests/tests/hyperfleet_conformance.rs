@@ -1392,3 +1392,177 @@ fn defect_a_wrong_operator_and_a_hyphenated_name_are_refused_at_load() {
         "invalid operator \"greaterThanOrEqual\"",
     );
 }
+
+// -------------------------------------------------------------------------------------------
+// The README's dry-run inputs (manifests/hyperfleet/dryrun/), run as `adapter serve --dry-run-*`
+// would run them (§4: first endpoint whose method and unanchored regexp match wins, its
+// responses in order, the last repeating; a discovery override replaces the applied object
+// with the same name; without one the Job is the rendered manifest, with no status)
+// -------------------------------------------------------------------------------------------
+
+const DRYRUN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../manifests/hyperfleet/dryrun"
+);
+
+fn dryrun_file(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{DRYRUN}/{name}")).unwrap()).unwrap()
+}
+
+fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    let env: BTreeMap<String, String> = std::fs::read_to_string(format!("{DRYRUN}/dryrun.env"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains('='))
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap();
+            (k.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    let config =
+        load(TASK_CONFIG, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
+    let event = dryrun_file("event.json");
+    let responses = dryrun_file(responses);
+    let served = std::cell::RefCell::new(BTreeMap::<usize, usize>::new());
+    let api = |method: &str, url: &str| -> Result<Value, String> {
+        for (i, endpoint) in responses["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let m = &endpoint["match"];
+            let pattern = regex::Regex::new(m["urlPattern"].as_str().unwrap()).unwrap();
+            if (m["method"] == method || m["method"] == "*") && pattern.is_match(url) {
+                let list = endpoint["responses"].as_array().unwrap();
+                let mut served = served.borrow_mut();
+                let n = served.entry(i).or_default();
+                let answer = &list[(*n).min(list.len() - 1)];
+                *n += 1;
+                let code = answer["statusCode"]
+                    .as_u64()
+                    .filter(|c| *c != 0)
+                    .unwrap_or(200);
+                return if (200..300).contains(&code) {
+                    Ok(answer.get("body").cloned().unwrap_or(json!({})))
+                } else {
+                    Err(format!("{code}"))
+                };
+            }
+        }
+        Ok(json!({}))
+    };
+    let overrides = discovery.map(dryrun_file).unwrap_or(json!({}));
+    let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+        Ok(Some(
+            overrides
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| manifest.clone()),
+        ))
+    };
+    let world = World {
+        adapter_name: "hypershift".into(),
+        adapter_version: "0.3.1".into(),
+        base_url: true,
+        env,
+        event: event["data"].clone(),
+        api: &api,
+        transport: &transport,
+        now: now(),
+        evaluated: Default::default(),
+    };
+    world.run(&config)
+}
+
+fn dryrun_body(run: &Run) -> Value {
+    assert!(
+        run.warnings.is_empty() && run.post_errors.is_empty(),
+        "{:#?} {:#?}",
+        run.warnings,
+        run.post_errors
+    );
+    assert_eq!(run.sent.len(), 1, "{:?}", run.sent);
+    let text = run.sent[0].body.clone().unwrap();
+    assert_eq!(
+        api::put_status(
+            &text,
+            now(),
+            Stored {
+                generation: 3,
+                report: None
+            }
+        ),
+        Answer::Stored,
+        "{text}"
+    );
+    if let Some(schema) = STATUS_SCHEMA.as_ref() {
+        assert_eq!(
+            api::schema_errors(
+                schema,
+                &json!({"body": serde_json::from_str::<Value>(&text).unwrap()})
+            ),
+            Vec::<String>::new()
+        );
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_readmes_dry_run_reports_the_successful_pulse() {
+    let run = dryrun("api-responses.json", Some("discovery.json"));
+    let body = dryrun_body(&run);
+    let statuses: Vec<_> = body["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].clone(), c["status"].clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (json!("Applied"), json!("True")),
+            (json!("Available"), json!("True")),
+            (json!("Health"), json!("True"))
+        ]
+    );
+    assert_eq!(body["observed_generation"], json!(3));
+    assert_eq!(
+        body["data"],
+        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3"})
+    );
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3"
+    );
+}
+
+#[test]
+fn the_readmes_dry_run_without_discovery_reports_job_running() {
+    let body = dryrun_body(&dryrun("api-responses.json", None));
+    for c in body["conditions"].as_array().unwrap() {
+        assert_eq!(
+            (&c["status"], &c["reason"]),
+            (&json!("Unknown"), &json!("JobRunning")),
+            "{c}"
+        );
+    }
+}
+
+#[test]
+fn the_readmes_waiting_dry_run_creates_no_job_and_sends_nothing() {
+    let run = dryrun("api-responses-waiting.json", Some("discovery.json"));
+    assert_eq!(run.stopped, None);
+    assert!(
+        run.manifests.is_empty(),
+        "a Job was rendered: {:?}",
+        run.manifests.keys()
+    );
+    assert!(run.sent.is_empty(), "{:?}", run.sent);
+    assert_eq!(run.adapter["resourcesSkipped"], true);
+    assert_eq!(
+        run.adapter["skipReason"],
+        "precondition 'dnsSucceeded' not met"
+    );
+}

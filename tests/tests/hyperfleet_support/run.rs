@@ -414,7 +414,13 @@ impl World<'_> {
                 ..
             })) => {
                 let eval = self.cel(params, adapter, &Map::new());
-                eval.eval_json(e).map(Some).map_err(|e| e.to_string())
+                let value = eval.eval_json(e).map_err(|e| e.to_string())?;
+                let notes = eval.notes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                if notes.is_empty() {
+                    Ok(Some(value))
+                } else {
+                    Err(notes.join("; "))
+                }
             }
             Some(Source::Mapping(_)) => Err("file sources are not emulated".into()),
         }
