@@ -295,6 +295,25 @@ fn the_harness_reproduces_the_docs_dry_run_of_appendix_a() {
         },
     );
     assert_eq!(answer, Answer::Stored);
+
+    // "and the same with Available True" on an event where the Job is Complete.
+    let complete = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        let job = testbed::hyperfleet::outcomes::created(manifest, now());
+        Ok(Some(testbed::hyperfleet::outcomes::finished(
+            &job,
+            true,
+            now(),
+        )))
+    };
+    let world = World {
+        transport: &complete,
+        ..world
+    };
+    let run = world.run(&config);
+    let body: Value = serde_json::from_str(run.sent[0].body.as_deref().unwrap()).unwrap();
+    let mut want = recorded;
+    want["conditions"][1]["status"] = json!("True");
+    assert_eq!(body, want);
 }
 
 // -------------------------------------------------------------------------------------------
@@ -552,6 +571,17 @@ fn the_api_rules_refuse_each_broken_body_with_the_servers_words() {
             }
         ),
         Answer::Discarded(10)
+    );
+    let stored_later = now() + jiff::SignedDuration::from_secs(60);
+    assert_eq!(
+        later(
+            &good_body(),
+            Stored {
+                generation: 3,
+                report: Some((3, stored_later))
+            }
+        ),
+        Answer::Discarded(11)
     );
     let mut unknown = good_body();
     unknown["conditions"][1]["status"] = json!("Unknown");
