@@ -879,3 +879,38 @@ async fn the_largest_data_report_of_tiny_keys_stays_under_the_annotation_limit()
         warnings[0]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_key_annotations_missing_from_the_job_are_written_even_when_the_rest_is_unchanged() {
+    let case = Case::new().await;
+    case.write_report(&good_report());
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    // Someone removes one per-key annotation (a strategic-merge null, as the reporter sends
+    // them); the conditions and report-data still say the same.
+    let client = case.server.client().await;
+    let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(client, NS);
+    let removal = json!({"metadata": {"annotations": {"data.hyperfleet.io/version": null}}});
+    jobs.patch_status(
+        JOB,
+        &Default::default(),
+        &kube::api::Patch::Strategic(&removal),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[("control_plane_endpoint", "")])
+    );
+    let done = case.finish(case.spawn(&[])).await;
+    assert_eq!(done.code, Some(0), "{}", done.logs);
+    assert_eq!(
+        case.data_annotations(),
+        pairs(&[("control_plane_endpoint", ""), ("version", "")])
+    );
+    assert_eq!(
+        case.patches(),
+        vec![Some(200), Some(200), Some(200)],
+        "the reporter's two writes and the removal"
+    );
+}
