@@ -877,11 +877,12 @@ fn scenarios() -> Vec<Scenario> {
             ),
             cluster_edit: |_| {},
             job: Box::new(move |m| {
-                let g: i64 = m["metadata"]["annotations"]["hyperfleet.io/generation"]
+                // The adapter reads GENERATION the way the Job got it; a broken rendering
+                // (e.g. `2.147483647e+09`) is the config's failure, checked elsewhere.
+                let g = m["metadata"]["annotations"]["hyperfleet.io/generation"]
                     .as_str()
-                    .unwrap()
-                    .parse()
-                    .unwrap();
+                    .and_then(|g| g.parse::<f64>().ok())
+                    .map_or(1, |g| g as i64);
                 let job = reported(&running(&created(m, t0), t0), &success_report(g, extra), t0);
                 Ok(finished(&job, true, t0))
             }),
@@ -1594,5 +1595,19 @@ fn the_readmes_waiting_dry_run_creates_no_job_and_sends_nothing() {
     assert_eq!(
         run.adapter["skipReason"],
         "precondition 'dnsSucceeded' not met"
+    );
+}
+
+#[test]
+fn defect_an_untyped_generation_renders_in_exponent_form() {
+    // Numbers from the API are float64 in the framework: untyped, 2147483647 renders as
+    // 2.147483647e+09 in the Job name (and 1000000 as 1e+06).
+    let text = mutated(
+        "    source: \"cluster.generation\"\n    type: \"int\"\n",
+        "    source: \"cluster.generation\"\n",
+    );
+    assert_caught(
+        &text,
+        "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g2.147483647e+09",
     );
 }
