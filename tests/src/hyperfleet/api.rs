@@ -182,7 +182,7 @@ fn rfc3339_shape(s: &str) -> bool {
         && b[7] == b'-'
         && b[13] == b':'
         && b[16] == b':'
-        && (s.ends_with('Z') || s[19..].contains(['+', '-']))
+        && (s.ends_with('Z') || s.get(19..).is_some_and(|zone| zone.contains(['+', '-'])))
 }
 
 fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
