@@ -6,8 +6,14 @@
 
 pub mod bench;
 pub mod binaries;
+// Test support only: a panic on a malformed fixture is a failed test.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub mod hyperfleet;
 pub mod ids;
 pub mod kube_api;
 pub mod local_pulse;
 pub mod maestro;
+// Test support only: a panic on a malformed fixture is a failed test.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub mod openapi;
 pub mod pulse_job;

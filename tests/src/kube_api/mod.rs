@@ -36,7 +36,7 @@ mod resources;
 mod server;
 mod status;
 mod store;
-mod strategic_merge;
+pub mod strategic_merge;
 mod time;
 mod watch;
 

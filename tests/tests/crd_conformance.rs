@@ -5,20 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod openapi;
-
 use hypershift_adapter::cluster::{ClusterInput, ClusterSpec};
 use hypershift_adapter::{hostedcluster, manifestwork};
-use openapi::{Outcome, crd_schema, validate};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::LazyLock;
+use testbed::openapi::{Outcome, crd_schema, validate};
 
 /// The team's CRD fixtures (`shared/fixtures/crds` beside the repository); `None` on a clone
 /// without the team folder, where every test here skips.
 static CRDS: LazyLock<Option<PathBuf>> =
     LazyLock::new(|| job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds"));
-const VALID: &str = include_str!("fixtures/cluster-valid.json");
+const VALID: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
 /// A HyperFleet cluster id (UUIDv7, 36 characters).
 const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 /// The longest cluster name the HyperFleet API accepts (53 characters).

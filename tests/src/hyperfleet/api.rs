@@ -1,0 +1,275 @@
+//! What the HyperFleet API does with a status `PUT …/statuses` body
+//! (`docs/hyperfleet-framework.md` §7.3, §7.4): the OpenAPI schema `AdapterStatusCreateRequest`
+//! from the spec (with `$ref`s resolved, checked with [`crate::openapi`]) and the handler rules in
+//! their order. Rules 0–0″ (auth, tenancy) and 8 (the resource exists) are outside a body check;
+//! rules 9–11 and 13 depend on the server's state and are evaluated against a [`Stored`].
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Map, Value};
+
+use crate::openapi;
+
+/// The API's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// 201: stored.
+    Stored,
+    /// 204: accepted but discarded (rules 9, 10, 11, 13), with the rule number.
+    Discarded(u8),
+    /// 400 with the problem's `code` and `detail`.
+    Rejected { code: &'static str, detail: String },
+}
+
+/// What the server holds when the body arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored {
+    /// The resource's current generation.
+    pub generation: i64,
+    /// This adapter's stored report: (observed_generation, last_report_time), if any.
+    pub report: Option<(i64, Timestamp)>,
+}
+
+fn rejected(code: &'static str, detail: impl Into<String>) -> Answer {
+    Answer::Rejected {
+        code,
+        detail: detail.into(),
+    }
+}
+
+/// Rules 1–7 and 9–14 of §7.4, in order, on the raw request body.
+pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
+    // 1. empty body
+    if body.trim().is_empty() {
+        return rejected(
+            "HYPERFLEET-VAL-006",
+            "Request body is required but was empty",
+        );
+    }
+    // 3 (bad JSON) is a decode error too; checked before types since nothing decodes.
+    let value: Value = match serde_json::from_str(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return rejected("HYPERFLEET-VAL-006", format!("Invalid request format: {e}"));
+        }
+    };
+    let Value::Object(map) = &value else {
+        return rejected(
+            "HYPERFLEET-VAL-006",
+            "Invalid request format: the body is not a JSON object",
+        );
+    };
+    // 2. JSON type mismatches, as Go's decoder into the request struct sees them. `null`
+    // decodes to the zero value without error.
+    if let Some(answer) = type_mismatch(map) {
+        return answer;
+    }
+    // 3. unparsable observed_time
+    let observed_time = match map.get("observed_time") {
+        Some(Value::String(s)) => match s.parse::<Timestamp>() {
+            Ok(t) if rfc3339_shape(s) => Some(t),
+            _ => {
+                return rejected(
+                    "HYPERFLEET-VAL-006",
+                    format!("Invalid request format: parsing time {s:?} as RFC 3339 failed"),
+                );
+            }
+        },
+        _ => None,
+    };
+    // 4. adapter
+    if map
+        .get("adapter")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return rejected("HYPERFLEET-VAL-000", "adapter is required");
+    }
+    // 5. observed_generation
+    let generation = map
+        .get("observed_generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if generation < 1 {
+        return rejected("HYPERFLEET-VAL-000", "observed_generation must be >= 1");
+    }
+    // 6. conditions
+    let empty = Vec::new();
+    let conditions = map
+        .get("conditions")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, c) in conditions.iter().enumerate() {
+        let type_ = c.get("type").and_then(Value::as_str).unwrap_or_default();
+        if type_.is_empty() {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                format!("condition type cannot be empty at index {i}"),
+            );
+        }
+        if !seen.insert(type_) {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                format!("duplicate condition type '{type_}' at index {i}"),
+            );
+        }
+        let status = c.get("status").and_then(Value::as_str).unwrap_or_default();
+        if !["True", "False", "Unknown"].contains(&status) {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                format!(
+                    "invalid status value '{status}' for condition at index {i} (type: {type_}): must be 'True', 'False', or 'Unknown'"
+                ),
+            );
+        }
+    }
+    // 7. observed_time window
+    if let Some(t) = observed_time {
+        if t > now + SignedDuration::from_mins(5) {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                "observed_time must not be more than 5m0s in the future",
+            );
+        }
+        if t < now - SignedDuration::from_mins(30) {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                "observed_time must not be more than 30m0s in the past",
+            );
+        }
+    }
+    let reported_at = observed_time.unwrap_or(now);
+    // 9–11
+    if generation > stored.generation {
+        return Answer::Discarded(9);
+    }
+    if let Some((g, last)) = stored.report {
+        if g > generation {
+            return Answer::Discarded(10);
+        }
+        if g == generation && reported_at < last {
+            return Answer::Discarded(11);
+        }
+    }
+    // 12. mandatory types
+    for mandatory in ["Available", "Applied", "Health"] {
+        if !seen.contains(mandatory) {
+            return rejected(
+                "HYPERFLEET-VAL-000",
+                format!(
+                    "missing mandatory condition '{mandatory}': all adapters must report Available, Applied, and Health"
+                ),
+            );
+        }
+    }
+    // 13
+    let available = conditions
+        .iter()
+        .find(|c| c["type"] == "Available")
+        .and_then(|c| c["status"].as_str());
+    if available == Some("Unknown") && stored.report.is_some() {
+        return Answer::Discarded(13);
+    }
+    Answer::Stored
+}
+
+/// Go's `time.Time` JSON decoding wants RFC 3339 with a `T`, seconds and a zone.
+fn rfc3339_shape(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 20
+        && b[10] == b'T'
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[13] == b':'
+        && b[16] == b':'
+        && (s.ends_with('Z') || s.get(19..).is_some_and(|zone| zone.contains(['+', '-'])))
+}
+
+fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
+    let mismatch = |field: &str, want: &str| {
+        Some(rejected(
+            "HYPERFLEET-VAL-000",
+            format!("field '{field}' must be {want}"),
+        ))
+    };
+    for (field, value) in map {
+        if value.is_null() {
+            continue;
+        }
+        let ok = match field.as_str() {
+            "adapter" => value.is_string(),
+            "observed_generation" => {
+                value.is_number() && value.as_i64().is_some_and(|g| i32::try_from(g).is_ok())
+            }
+            "observed_time" => value.is_string(),
+            "conditions" => value.is_array(),
+            "data" | "metadata" => value.is_object(),
+            // Unknown top-level fields are ignored (non-strict decode).
+            _ => true,
+        };
+        if !ok {
+            let want = match field.as_str() {
+                "observed_generation" => "a number",
+                "conditions" => "an array",
+                "data" | "metadata" => "an object",
+                _ => "a string",
+            };
+            return mismatch(field, want);
+        }
+    }
+    if let Some(Value::Array(conditions)) = map.get("conditions") {
+        for c in conditions {
+            let Value::Object(c) = c else {
+                return mismatch("conditions", "an array of objects");
+            };
+            for key in ["type", "status", "reason", "message"] {
+                if let Some(v) = c.get(key)
+                    && !v.is_null()
+                    && !v.is_string()
+                {
+                    return mismatch(&format!("conditions.{key}"), "a string");
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `#/components/schemas/<name>` of an OpenAPI document with every `$ref` inlined.
+pub fn schema(openapi_doc: &Value, name: &str) -> Value {
+    let root = &openapi_doc["components"]["schemas"][name];
+    assert!(!root.is_null(), "the OpenAPI document has no schema {name}");
+    inline(openapi_doc, root, 0)
+}
+
+fn inline(doc: &Value, v: &Value, depth: usize) -> Value {
+    assert!(depth < 32, "$ref cycle");
+    match v {
+        Value::Object(m) => {
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                let pointer = r.strip_prefix('#').unwrap_or(r);
+                let target = doc
+                    .pointer(pointer)
+                    .unwrap_or_else(|| panic!("unresolved $ref {r}"));
+                return inline(doc, target, depth + 1);
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), inline(doc, v, depth)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| inline(doc, v, depth)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Schema findings for `body` (unknown fields are findings too: the server would drop them).
+pub fn schema_errors(schema: &Value, body: &Value) -> Vec<String> {
+    let outcome = openapi::validate(schema, body);
+    outcome
+        .errors
+        .iter()
+        .map(|f| format!("{}: {}", f.path, f.message))
+        .collect()
+}

@@ -1,0 +1,1613 @@
+//! HyperFleet conformance: would the real adapter framework (v0.3.1) load our task config and
+//! AdapterConfig, would every template render and every CEL expression evaluate, and would the
+//! real HyperFleet API accept every status body the config builds, for every outcome of the
+//! pulse Job? No network and no framework binary: the rules come from
+//! `docs/hyperfleet-framework.md` and the fixtures in the team folder (`fixtures/hyperfleet`).
+//!
+//! The harness is proven first on the framework's own examples (they load, the invalid one is
+//! refused for the documented reason) and on the doc's Appendix A config (its dry-run body is
+//! reproduced). Tests that read the team folder skip on a clone without it; the tests of our own
+//! manifests always run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod hyperfleet_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use hyperfleet_support::cel_env::{self, CelError};
+use hyperfleet_support::run::{Run, World};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use testbed::hyperfleet::api::{self, Answer, Stored};
+use testbed::hyperfleet::schema::{self, LoadError, TaskConfig};
+
+/// The framework release the config must load in.
+const FRAMEWORK: &str = "v0.3.1";
+
+static FIXTURES: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
+    job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/hyperfleet")
+});
+
+fn fixture(rel: &str) -> String {
+    let dir = FIXTURES.as_ref().expect("checked by the caller");
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn now() -> Timestamp {
+    "2026-11-26T03:47:44.250Z".parse().unwrap()
+}
+
+/// Load like the framework: decode → structural (first error) → semantic (all, CEL parse
+/// included). `refs` holds `manifest.ref`/`build_ref` texts resolved by the caller.
+fn load(
+    text: &str,
+    env: &BTreeMap<String, String>,
+    refs: &BTreeMap<String, String>,
+) -> Result<TaskConfig, LoadError> {
+    let config = schema::decode_task_config(text)?;
+    config.structural(env)?;
+    let mut errors = config.semantic(refs);
+    for c in config.cel_expressions() {
+        if let Err(CelError::Hard(e)) = cel_env::parse(&c.expression) {
+            errors.push(format!("{}: CEL parse error: {e}", c.location));
+        }
+    }
+    if errors.is_empty() {
+        Ok(config)
+    } else {
+        Err(LoadError::Semantic(errors))
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// The harness against the framework's own examples
+// -------------------------------------------------------------------------------------------
+
+/// Every task config in the fixtures, and what v0.3.1 does with it.
+const EXAMPLE_TASK_CONFIGS: [&str; 9] = [
+    "hyperfleet-adapter/charts/examples/kubernetes/adapter-task-config.yaml",
+    "hyperfleet-adapter/charts/examples/maestro/adapter-task-config.yaml",
+    "hyperfleet-adapter/charts/examples/maestro-two-resources/adapter-task-config.yaml",
+    "hyperfleet-adapter/configs/adapter-task-config-template.yaml",
+    "hyperfleet-adapter/test/testdata/dryrun/cel-showcase/dryrun-cel-showcase-task-config.yaml",
+    "hyperfleet-adapter/test/testdata/dryrun/kubernetes/dryrun-kubernetes-task-config.yaml",
+    "hyperfleet-adapter/test/testdata/dryrun/kubernetes-delete/dryrun-kubernetes-delete-task-config.yaml",
+    "hyperfleet-adapter/test/testdata/dryrun/maestro/dryrun-maestro-adapter-task-config.yaml",
+    "hyperfleet-adapter/test/testdata/dryrun/maestro-delete/dryrun-maestro-delete-task-config.yaml",
+];
+
+/// `manifest.ref` / `build_ref` files beside a task config (the upstream `/etc/adapter/…` refs
+/// are mounted by the chart; they map to the `adapter-task-resource-*` files next to it).
+fn refs_beside(rel: &str, config: &TaskConfig) -> BTreeMap<String, String> {
+    let dir = FIXTURES.as_ref().unwrap().join(rel);
+    let dir = dir.parent().unwrap();
+    let mut refs = BTreeMap::new();
+    let mut wanted: Vec<String> = config
+        .resources
+        .iter()
+        .filter_map(|r| r.manifest.as_ref()?.get("ref")?.as_str().map(str::to_owned))
+        .collect();
+    if let Some(post) = &config.post {
+        wanted.extend(post.payloads.iter().filter_map(|p| p.build_ref.clone()));
+    }
+    for file in wanted {
+        let direct = dir.join(&file);
+        let mounted = Path::new(&file).file_name().and_then(|base| {
+            let base = base.to_str()?;
+            std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                (name.starts_with("adapter-task-resource-") && name.ends_with(base))
+                    .then(|| e.path())
+            })
+        });
+        if let Some(text) = std::fs::read_to_string(&direct)
+            .ok()
+            .or_else(|| std::fs::read_to_string(mounted?).ok())
+        {
+            refs.insert(file, text);
+        }
+    }
+    refs
+}
+
+#[test]
+fn the_framework_examples_decode_and_validate() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    for rel in EXAMPLE_TASK_CONFIGS {
+        let text = fixture(rel);
+        let decoded = schema::decode_task_config(&text).unwrap_or_else(|e| {
+            panic!("{rel}: the framework loads it, the schema types refuse it: {e}")
+        });
+        let refs = refs_beside(rel, &decoded);
+        let env = BTreeMap::from([(
+            "HYPERFLEET_API_BASE_URL".to_owned(),
+            "http://api:8000".to_owned(),
+        )]);
+        if let Err(e) = load(&text, &env, &refs) {
+            panic!("{rel}: {e}");
+        }
+    }
+}
+
+#[test]
+fn the_deliberately_invalid_example_is_refused_for_the_documented_reasons() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let rel = "hyperfleet-adapter/test/testdata/dryrun/kubernetes/dryrun-kubernetes-adatepr-task-config-invalid.yaml";
+    let text = fixture(rel);
+    // Structural: the hyphenated precondition name, reported first and alone.
+    match load(&text, &BTreeMap::new(), &BTreeMap::new()) {
+        Err(LoadError::Structural(e)) => assert!(
+            e.starts_with("preconditions[0].name \"bad-cel\": must start with lowercase letter"),
+            "{e}"
+        ),
+        other => panic!("{rel}: expected the structural name error, got {other:?}"),
+    }
+    // With the name fixed, the semantic errors come together: the CEL parse error and the
+    // undefined template variable. The missing metadata.name is not a load error.
+    let fixed = text.replace("name: \"bad-cel\"", "name: \"badCel\"");
+    match load(&fixed, &BTreeMap::new(), &BTreeMap::new()) {
+        Err(LoadError::Semantic(errors)) => {
+            assert_eq!(errors.len(), 2, "{errors:#?}");
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.starts_with("preconditions[0].expression: CEL parse error")),
+                "{errors:#?}"
+            );
+            assert!(
+                errors.iter().any(|e| e == "resources[1].manifest: undefined template variable \"nonExistentVariable\""),
+                "{errors:#?}"
+            );
+        }
+        other => panic!("expected the two semantic errors, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_example_adapter_configs_decode_and_their_old_versions_are_refused_by_v0_3_1() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    for (rel, version) in [
+        (
+            "hyperfleet-adapter/charts/examples/kubernetes/adapter-config.yaml",
+            "0.2.0",
+        ),
+        (
+            "hyperfleet-adapter/charts/examples/maestro/adapter-config.yaml",
+            "0.2.0",
+        ),
+        (
+            "hyperfleet-adapter/charts/examples/maestro-two-resources/adapter-config.yaml",
+            "0.2.0",
+        ),
+        (
+            "hyperfleet-adapter/configs/adapter-config-template.yaml",
+            "0.1.0",
+        ),
+        (
+            "hyperfleet-adapter/test/testdata/dryrun/dryrun-kubernetes-adapter-config.yaml",
+            "0.1.0",
+        ),
+        (
+            "hyperfleet-adapter/test/testdata/dryrun/dryrun-maestro-adapter-config.yaml",
+            "0.1.0",
+        ),
+    ] {
+        let text = fixture(rel);
+        match schema::load_adapter_config(&text, FRAMEWORK) {
+            Err(LoadError::Version(e)) => assert_eq!(
+                e,
+                format!(
+                    "adapter version mismatch: config \"{version}\" (major.minor=0.{}) != adapter \"v0.3.1\" (major.minor=0.3)",
+                    &version[2..3]
+                ),
+                "{rel}"
+            ),
+            other => panic!("{rel}: expected the version rule to refuse {version}, got {other:?}"),
+        }
+        // A dev build (0.0.0-…) skips the rule: the rest of the file is valid.
+        schema::load_adapter_config(&text, "0.0.0-dev").unwrap_or_else(|e| panic!("{rel}: {e}"));
+    }
+    // The doc's own example of the message.
+    assert_eq!(
+        schema::check_version("0.1.0", "v0.3.1-10-g3f746a5"),
+        Err(LoadError::Version(
+            "adapter version mismatch: config \"0.1.0\" (major.minor=0.1) != adapter \"v0.3.1-10-g3f746a5\" (major.minor=0.3)".into()
+        ))
+    );
+}
+
+/// The YAML block of the doc's Appendix A (a config the doc's authors dry-ran).
+fn appendix_a() -> Option<String> {
+    let docs = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "docs")?;
+    let doc = std::fs::read_to_string(docs.join("hyperfleet-framework.md")).unwrap();
+    let appendix = &doc[doc.find("## Appendix A").expect("the doc has Appendix A")..];
+    let start = appendix.find("```yaml\n").unwrap() + "```yaml\n".len();
+    let end = start + appendix[start..].find("```").unwrap();
+    Some(appendix[start..end].to_owned())
+}
+
+const CLUSTER_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+
+/// The doc's Appendix A, run on the first event (Job discovered without status): the body the
+/// doc recorded from the real framework, byte for byte but for the time.
+#[test]
+fn the_harness_reproduces_the_docs_dry_run_of_appendix_a() {
+    let Some(text) = appendix_a() else { return };
+    let config = load(&text, &BTreeMap::new(), &BTreeMap::new()).unwrap();
+    let cluster = json!({"id": CLUSTER_ID, "kind": "Cluster", "generation": 3, "name": "c1"});
+    let api = |method: &str, url: &str| -> Result<Value, String> {
+        assert_eq!(
+            (method, url),
+            (
+                "GET",
+                format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}").as_str()
+            )
+        );
+        Ok(cluster.clone())
+    };
+    let transport =
+        |_: &str, manifest: &Value| -> Result<Option<Value>, String> { Ok(Some(manifest.clone())) };
+    let world = World {
+        adapter_name: "hypershift".into(),
+        adapter_version: "0.3.1".into(),
+        base_url: true,
+        env: BTreeMap::new(),
+        event: json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": 3}),
+        api: &api,
+        transport: &transport,
+        now: now(),
+        evaluated: Default::default(),
+    };
+    let run = world.run(&config);
+    assert_eq!(run.stopped, None);
+    assert!(run.warnings.is_empty(), "{:#?}", run.warnings);
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        format!("hs-cp-{CLUSTER_ID}-g3")
+    );
+    assert_eq!(run.sent.len(), 1);
+    let sent = &run.sent[0];
+    assert_eq!(
+        (sent.method.as_str(), sent.url.as_str()),
+        (
+            "PUT",
+            format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses").as_str()
+        )
+    );
+    let body: Value = serde_json::from_str(sent.body.as_deref().unwrap()).unwrap();
+    let recorded: Value = serde_json::from_str(r#"{"adapter":"hypershift","conditions":[{"reason":"JobCreated","status":"True","type":"Applied"},{"reason":"JobState","status":"Unknown","type":"Available"},{"message":"ok","reason":"Healthy","status":"True","type":"Health"}],"observed_generation":3,"observed_time":"2026-11-26T03:47:44Z"}"#).unwrap();
+    assert_eq!(body, recorded);
+    let answer = api::put_status(
+        sent.body.as_deref().unwrap(),
+        now(),
+        Stored {
+            generation: 3,
+            report: None,
+        },
+    );
+    assert_eq!(answer, Answer::Stored);
+
+    // "and the same with Available True" on an event where the Job is Complete.
+    let complete = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        let job = testbed::hyperfleet::outcomes::created(manifest, now());
+        Ok(Some(testbed::hyperfleet::outcomes::finished(
+            &job,
+            true,
+            now(),
+        )))
+    };
+    let world = World {
+        transport: &complete,
+        ..world
+    };
+    let run = world.run(&config);
+    let body: Value = serde_json::from_str(run.sent[0].body.as_deref().unwrap()).unwrap();
+    let mut want = recorded;
+    want["conditions"][1]["status"] = json!("True");
+    assert_eq!(body, want);
+}
+
+// -------------------------------------------------------------------------------------------
+// The harness's CEL environment is the framework's: what exists works, what does not fails
+// -------------------------------------------------------------------------------------------
+
+fn eval_with(vars: Value, expression: &str) -> Result<Value, CelError> {
+    let vars = vars
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), cel_env::to_cel(v, cel_env::Numbers::Int)))
+        .collect();
+    let evaluation = cel_env::Evaluation::new(vars, now());
+    let out = evaluation.eval_json(expression);
+    let notes = evaluation.notes.lock().unwrap().clone();
+    if notes.is_empty() {
+        out
+    } else {
+        Err(CelError::Soft(notes.join("; ")))
+    }
+}
+
+#[test]
+fn cel_has_the_frameworks_functions_with_its_semantics() {
+    let job = json!({"job": {"status": {"conditions": [
+        {"type": "Applied", "status": "True"}, {"type": "Available", "status": "False"}]}}});
+    let ok = |e: &str, want: Value| assert_eq!(eval_with(job.clone(), e), Ok(want), "{e}");
+    ok("now()", json!("2026-11-26T03:47:44Z"));
+    ok("type(now()) == string", json!(true));
+    ok(
+        r#"conditionStatus(job.status.conditions, "Available")"#,
+        json!("False"),
+    );
+    ok(
+        r#"conditionStatus(job.status.conditions, "Health")"#,
+        json!("Unknown"),
+    );
+    ok(r#"dig(job, "status.conditions.0.type")"#, json!("Applied"));
+    ok(r#"dig(job, "status.nothing.here")"#, Value::Null);
+    ok("triState(false, true)", json!("False"));
+    ok("triState(false, false)", json!("Unknown"));
+    ok(
+        "toJson(job.status.conditions[0])",
+        json!(r#"{"status":"True","type":"Applied"}"#),
+    );
+    ok(
+        r#"job.?status.?conditions.orValue([]).exists(c, c.type == "Applied" && c.status == "True")"#,
+        json!(true),
+    );
+    ok(
+        r#"job.?metadata.?annotations[?"a/b"].orValue("none")"#,
+        json!("none"),
+    );
+    ok(r#""a,b".split(",").size()"#, json!(2));
+    ok("[3, 1, 2].sort()", json!([1, 2, 3]));
+    ok("lists.range(3)", json!([0, 1, 2]));
+    ok(r#""x".lowerAscii() + "Y".upperAscii()"#, json!("xY"));
+    ok(
+        "job.status.conditions",
+        job["job"]["status"]["conditions"].clone(),
+    );
+    ok(
+        r#"job.status.conditions.filter(c, c.type == "Applied")[0].status"#,
+        json!("True"),
+    );
+    ok("{'a': 1}", json!({"a": 1}));
+    ok("1.0 == 1", json!(true));
+}
+
+#[test]
+fn cel_lacks_what_the_framework_lacks() {
+    let vars = json!({"s": "{\"a\":1}", "l": [1, 2]});
+    for e in [
+        "json.decode(s)",
+        "sets.contains(l, [1])",
+        "base64.encode(b'x')",
+        "math.greatest(l)",
+        "cel.bind(x, 1, x + 1)",
+        "conditionAge(l, 'Available')",
+        "missing.field",
+    ] {
+        assert!(eval_with(vars.clone(), e).is_err(), "{e} must not evaluate");
+    }
+    assert!(matches!(
+        cel_env::parse("this is not valid CEL !!!"),
+        Err(CelError::Hard(_))
+    ));
+}
+
+#[test]
+fn cel_built_lists_of_maps_are_the_serialisation_trap() {
+    let vars = json!({"c": {"conditions": [{"type": "Available", "status": "True"}, {"type": "Health", "status": "True"}]}});
+    for e in [
+        r#"c.conditions.filter(x, x.type == "Available")"#,
+        r#"c.conditions.map(x, {"t": x.type})"#,
+        r#"[{"type": "Applied"}]"#,
+        r#"{"wrapped": [{"type": "Applied"}]}"#,
+        r#"toJson(c.conditions.filter(x, x.type == "Available"))"#,
+    ] {
+        let err = eval_with(vars.clone(), e).unwrap_err();
+        assert!(err.to_string().contains("Adapter"), "{e}: {err}");
+    }
+    // Lists straight from data, single elements and lists of scalars are fine.
+    for e in [
+        "c.conditions",
+        r#"c.?conditions.orValue([])"#,
+        r#"c.conditions.filter(x, x.type == "Available")[0]"#,
+        r#"c.conditions.map(x, x.type)"#,
+    ] {
+        assert!(eval_with(vars.clone(), e).is_ok(), "{e}");
+    }
+    // conditionStatus refuses a list CEL built, including orValue's [].
+    for e in [
+        r#"conditionStatus(c.?missing.orValue([]), "Available")"#,
+        r#"conditionStatus(c.conditions.filter(x, true == true && x.type != "Health"), "Available")"#,
+    ] {
+        assert!(eval_with(vars.clone(), e).is_err(), "{e}");
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// The API's rules, each shown to refuse what it should
+// -------------------------------------------------------------------------------------------
+
+fn good_body() -> Value {
+    json!({
+        "adapter": "hypershift", "observed_generation": 3, "observed_time": "2026-11-26T03:47:44Z",
+        "conditions": [
+            {"type": "Applied", "status": "True", "reason": "JobSucceeded", "message": ""},
+            {"type": "Available", "status": "True", "reason": "ControlPlaneReady", "message": ""},
+            {"type": "Health", "status": "True", "reason": "Healthy", "message": ""}],
+        "data": {"version": "4.19.3"}
+    })
+}
+
+fn put(body: &Value) -> Answer {
+    api::put_status(
+        &body.to_string(),
+        now(),
+        Stored {
+            generation: 3,
+            report: None,
+        },
+    )
+}
+
+fn rejected(answer: Answer, needle: &str) {
+    match answer {
+        Answer::Rejected { detail, .. } => {
+            assert!(detail.contains(needle), "{detail} does not say {needle}")
+        }
+        other => panic!("expected a 400 saying {needle}, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_api_rules_refuse_each_broken_body_with_the_servers_words() {
+    assert_eq!(put(&good_body()), Answer::Stored);
+    let broken = |edit: &dyn Fn(&mut Value)| {
+        let mut b = good_body();
+        edit(&mut b);
+        put(&b)
+    };
+    rejected(
+        api::put_status(
+            "",
+            now(),
+            Stored {
+                generation: 3,
+                report: None,
+            },
+        ),
+        "Request body is required but was empty",
+    );
+    rejected(
+        broken(&|b| b["observed_generation"] = json!("3")),
+        "field 'observed_generation' must be a number",
+    );
+    rejected(
+        broken(&|b| b["observed_generation"] = json!(3.5)),
+        "field 'observed_generation' must be a number",
+    );
+    rejected(
+        broken(&|b| b["observed_generation"] = json!(2147483648_i64)),
+        "field 'observed_generation' must be a number",
+    );
+    rejected(
+        broken(&|b| b["data"] = json!("{\"version\":\"4.19.3\"}")),
+        "field 'data' must be an object",
+    );
+    rejected(
+        broken(&|b| b["data"] = json!([])),
+        "field 'data' must be an object",
+    );
+    rejected(
+        broken(&|b| b["conditions"] = json!({"Applied": {"status": "True"}})),
+        "field 'conditions' must be an array",
+    );
+    rejected(
+        broken(&|b| b["observed_time"] = json!("yesterday")),
+        "Invalid request format",
+    );
+    rejected(broken(&|b| b["adapter"] = json!("")), "adapter is required");
+    rejected(
+        broken(&|b| b["observed_generation"] = json!(0)),
+        "observed_generation must be >= 1",
+    );
+    rejected(
+        broken(&|b| b["conditions"][2]["type"] = json!("")),
+        "condition type cannot be empty at index 2",
+    );
+    rejected(
+        broken(&|b| b["conditions"][2]["type"] = json!("Applied")),
+        "duplicate condition type 'Applied' at index 2",
+    );
+    rejected(
+        broken(&|b| b["conditions"][0]["status"] = json!("true")),
+        "invalid status value 'true' for condition at index 0 (type: Applied)",
+    );
+    rejected(
+        broken(&|b| b["observed_time"] = json!("2026-11-26T03:53:45Z")),
+        "more than 5m0s in the future",
+    );
+    rejected(
+        broken(&|b| b["observed_time"] = json!("2026-11-26T03:17:43Z")),
+        "more than 30m0s in the past",
+    );
+    rejected(
+        broken(&|b| {
+            b["conditions"].as_array_mut().unwrap().remove(0);
+        }),
+        "missing mandatory condition 'Applied'",
+    );
+    // Server-state rules.
+    let later = |b: &Value, stored| api::put_status(&b.to_string(), now(), stored);
+    let mut b = good_body();
+    b["observed_generation"] = json!(4);
+    assert_eq!(
+        later(
+            &b,
+            Stored {
+                generation: 3,
+                report: None
+            }
+        ),
+        Answer::Discarded(9)
+    );
+    assert_eq!(
+        later(
+            &good_body(),
+            Stored {
+                generation: 3,
+                report: Some((4, now()))
+            }
+        ),
+        Answer::Discarded(10)
+    );
+    let stored_later = now() + jiff::SignedDuration::from_secs(60);
+    assert_eq!(
+        later(
+            &good_body(),
+            Stored {
+                generation: 3,
+                report: Some((3, stored_later))
+            }
+        ),
+        Answer::Discarded(11)
+    );
+    let mut unknown = good_body();
+    unknown["conditions"][1]["status"] = json!("Unknown");
+    assert_eq!(
+        later(
+            &unknown,
+            Stored {
+                generation: 3,
+                report: None
+            }
+        ),
+        Answer::Stored
+    );
+    assert_eq!(
+        later(
+            &unknown,
+            Stored {
+                generation: 3,
+                report: Some((2, now()))
+            }
+        ),
+        Answer::Discarded(13)
+    );
+}
+
+static STATUS_SCHEMA: LazyLock<Option<Value>> = LazyLock::new(|| {
+    FIXTURES.as_ref()?;
+    let doc =
+        schema::yaml_to_json(&fixture("hyperfleet-api-spec/schemas/core/openapi.yaml")).unwrap();
+    let body = api::schema(&doc, "AdapterStatusCreateRequest");
+    // Wrapped so that the validator does not take the body for a Kubernetes object (root).
+    Some(json!({"type": "object", "properties": {"body": body}}))
+});
+
+fn schema_errors(body: &Value) -> Vec<String> {
+    api::schema_errors(STATUS_SCHEMA.as_ref().unwrap(), &json!({"body": body}))
+}
+
+#[test]
+fn the_openapi_schema_refuses_each_broken_body() {
+    if STATUS_SCHEMA.is_none() {
+        return;
+    }
+    assert_eq!(schema_errors(&good_body()), Vec::<String>::new());
+    let broken = |edit: &dyn Fn(&mut Value), needle: &str| {
+        let mut b = good_body();
+        edit(&mut b);
+        let errors = schema_errors(&b);
+        assert!(
+            errors.iter().any(|e| e.contains(needle)),
+            "{needle}: {errors:#?}"
+        );
+    };
+    broken(
+        &|b| {
+            b.as_object_mut().unwrap().remove("conditions");
+        },
+        ".body.conditions: Required value",
+    );
+    broken(
+        &|b| b["conditions"] = json!({"Applied": {}}),
+        ".body.conditions: must be of type \"array\"",
+    );
+    broken(
+        &|b| b["data"] = json!("{}"),
+        ".body.data: must be of type \"object\"",
+    );
+    broken(
+        &|b| b["observed_generation"] = json!(2147483648_i64),
+        "out of int32 range",
+    );
+    broken(
+        &|b| b["observed_generation"] = json!("3"),
+        "must be of type \"integer\"",
+    );
+    broken(
+        &|b| b["conditions"][0]["status"] = json!("true"),
+        "is not one of",
+    );
+    broken(
+        &|b| b["conditions"][0] = json!({"status": "True"}),
+        ".body.conditions[0].type: Required value",
+    );
+    broken(&|b| b["extra"] = json!(1), "unknown field");
+}
+
+// -------------------------------------------------------------------------------------------
+// Our task config and AdapterConfig, in every outcome of the pulse Job
+// -------------------------------------------------------------------------------------------
+
+const TASK_CONFIG: &str = include_str!("../../manifests/hyperfleet/adapter-task-config.yaml");
+const ADAPTER_CONFIG: &str = include_str!("../../manifests/hyperfleet/adapter-config.yaml");
+/// `CONDITION_TYPE` of the status-reporter in the manifests.
+const CONDITION_TYPES: [&str; 3] = ["Applied", "Available", "Health"];
+const GENERATIONS: [i64; 3] = [1, 3, 2_147_483_647];
+
+/// The framework Deployment's environment: every `env.*` param set.
+fn deploy_env(config: &TaskConfig) -> BTreeMap<String, String> {
+    config
+        .params
+        .iter()
+        .filter_map(|p| match &p.source {
+            Some(schema::Source::Path(path)) => path
+                .strip_prefix("env.")
+                .map(|v| (v.to_owned(), format!("value-of-{v}"))),
+            _ => None,
+        })
+        .chain([(
+            "HYPERFLEET_API_BASE_URL".to_owned(),
+            "https://hyperfleet-api.hyperfleet-system.svc:8000".to_owned(),
+        )])
+        .collect()
+}
+
+/// A `GET /clusters/{id}` body in the shape of `fixtures/hyperfleet/example-cluster.json`, at
+/// `generation`, with the other required adapters' conditions edited by `edit`.
+fn cluster(id: &str, generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
+    let condition = |type_: &str, status: &str, reason: &str, observed: i64| {
+        json!({
+            "created_time": "2026-11-26T03:10:05.123481Z", "last_transition_time": "2026-11-26T03:15:02Z",
+            "last_updated_time": "2026-11-26T03:40:19Z", "message": format!("{type_} message"),
+            "observed_generation": observed, "reason": reason, "status": status, "type": type_,
+        })
+    };
+    let mut conditions = vec![
+        condition(
+            "Reconciled",
+            "False",
+            "ReconciledMissingAdapters",
+            generation,
+        ),
+        condition(
+            "LastKnownReconciled",
+            "True",
+            "AllAdaptersReconciled",
+            (generation - 1).max(1),
+        ),
+        condition(
+            "ValidationSuccessful",
+            "True",
+            "ValidationPassed",
+            generation,
+        ),
+        condition("DnsSuccessful", "True", "DnsZoneReady", generation),
+        condition(
+            "PullsecretSuccessful",
+            "True",
+            "PullSecretApplied",
+            generation,
+        ),
+        condition(
+            "HypershiftSuccessful",
+            "False",
+            "Provisioning",
+            (generation - 1).max(1),
+        ),
+    ];
+    edit(&mut conditions);
+    json!({
+        "created_by": "jdoe@example.com", "created_time": "2026-11-26T03:10:05.123481Z",
+        "generation": generation, "href": format!("/api/hyperfleet/v1/clusters/{id}"), "id": id,
+        "kind": "Cluster", "labels": {"environment": "production"},
+        // The longest name the cluster-name rule allows (53).
+        "name": format!("prod-{}", "a".repeat(48)),
+        "spec": {"platform": {"type": "gcp", "gcp": {"project_id": "acme-prod-4821", "region": "europe-west2"}}},
+        "status": {"conditions": conditions}, "tenancy": {},
+        "updated_by": "jdoe@example.com", "updated_time": "2026-11-26T03:40:10.552013Z",
+    })
+}
+
+#[test]
+fn the_test_cluster_has_the_shape_of_the_apis_example() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let example: Value = serde_json::from_str(&fixture("example-cluster.json")).unwrap();
+    let ours = cluster(CLUSTER_ID, 3, &|_| {});
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&ours), keys(&example));
+    assert_eq!(
+        keys(&ours["status"]["conditions"][0]),
+        keys(&example["status"]["conditions"][0])
+    );
+    let types = |v: &Value| {
+        v["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&ours), types(&example));
+    assert_eq!(
+        ours["id"].as_str().unwrap().len(),
+        example["id"].as_str().unwrap().len()
+    );
+}
+
+/// What the adapter's controlplane report says when all is well (`docs/kubernetes-job-status.md`).
+fn success_report(generation: i64, extra: bool) -> job_report::Report {
+    use job_report::{Condition, ConditionStatus::True};
+    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"});
+    if extra {
+        data["nodes"] = json!({"ready": 3, "total": 3});
+        data["upgrade_in_progress"] = json!(false);
+        data["not an annotation name!"] = json!("skipped by the reporter");
+    }
+    job_report::Report {
+        observed_generation: Some(generation),
+        data: data.as_object().cloned(),
+        ..job_report::Report::new(vec![
+            Condition::new(
+                "Applied",
+                True,
+                "ManifestWorkCreated",
+                "ManifestWork applied",
+            ),
+            Condition::new(
+                "Available",
+                True,
+                "ResourcesAvailable",
+                "control plane available",
+            ),
+            Condition::new("Health", True, "Healthy", "ok"),
+        ])
+    }
+}
+
+/// The Job discovery returns after the apply (from the rendered manifest), or the apply error.
+type JobAfterApply = Box<dyn Fn(&Value) -> Result<Value, String>>;
+/// Edits the cluster's conditions.
+type ConditionsEdit = fn(&mut Vec<Value>);
+
+/// One state of the world for an event, and what our config must make of it.
+struct Scenario {
+    name: String,
+    cluster_edit: ConditionsEdit,
+    job: JobAfterApply,
+    expect: Expect,
+}
+
+enum Expect {
+    /// No Job created and no PUT (preconditions not met).
+    Nothing,
+    /// A PUT with these (status, reason) per condition type, and this `data`.
+    Put {
+        conditions: [(&'static str, String); 3],
+        data: Option<Value>,
+    },
+}
+
+fn scenarios() -> Vec<Scenario> {
+    use status_reporter::outcome::{Outcome, Termination};
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let types: Vec<String> = CONDITION_TYPES.iter().map(|s| s.to_string()).collect();
+    let all = |status: &'static str, reason: &str| {
+        [
+            (status, reason.to_owned()),
+            (status, reason.to_owned()),
+            (status, reason.to_owned()),
+        ]
+    };
+    let empty_data = Some(json!({"control_plane_endpoint": "", "version": ""}));
+    let report_data = Some(
+        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"}),
+    );
+    let mut out = vec![
+        Scenario {
+            name: "just created (no status)".into(),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| Ok(created(m, t0))),
+            expect: Expect::Put {
+                conditions: all("Unknown", "JobRunning"),
+                data: empty_data.clone(),
+            },
+        },
+        Scenario {
+            name: "running".into(),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| Ok(running(&created(m, t0), t0))),
+            expect: Expect::Put {
+                conditions: all("Unknown", "JobRunning"),
+                data: empty_data.clone(),
+            },
+        },
+    ];
+    for extra in [false, true] {
+        out.push(Scenario {
+            name: format!(
+                "success{}",
+                if extra { " with extra data keys" } else { "" }
+            ),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| {
+                // The adapter reads GENERATION the way the Job got it; a broken rendering
+                // (e.g. `2.147483647e+09`) is the config's failure, checked elsewhere.
+                let g = m["metadata"]["annotations"]["hyperfleet.io/generation"]
+                    .as_str()
+                    .and_then(|g| g.parse::<f64>().ok())
+                    .map_or(1, |g| g as i64);
+                let job = reported(&running(&created(m, t0), t0), &success_report(g, extra), t0);
+                Ok(finished(&job, true, t0))
+            }),
+            expect: Expect::Put {
+                conditions: [
+                    ("True", "ManifestWorkCreated".into()),
+                    ("True", "ResourcesAvailable".into()),
+                    ("True", "Healthy".into()),
+                ],
+                data: report_data.clone(),
+            },
+        });
+    }
+    let term = |code, reason: &str| Termination {
+        exit_code: code,
+        reason: Some(reason.into()),
+        message: None,
+    };
+    let failures: Vec<(Outcome, bool)> = vec![
+        (Outcome::ExitedWithError(term(2, "Error")), true),
+        (Outcome::OomKilled(term(137, "OOMKilled")), true),
+        (Outcome::Timeout(std::time::Duration::from_secs(290)), false),
+        (
+            Outcome::InvalidResultFormat(
+                "conditions[0].status must be True, False or Unknown".into(),
+            ),
+            true,
+        ),
+        (Outcome::MissingResults(term(0, "Completed")), true),
+        (Outcome::Terminated, false),
+    ];
+    for (outcome, job_failed) in failures {
+        let reason = outcome.reason();
+        let types = types.clone();
+        out.push(Scenario {
+            name: format!("reporter-detected failure {reason}"),
+            cluster_edit: |_| {},
+            job: Box::new(move |m| {
+                let report = outcome.clone().into_report(&types);
+                let job = reported(&running(&created(m, t0), t0), &report, t0);
+                Ok(if job_failed {
+                    finished(&job, false, t0)
+                } else {
+                    job
+                })
+            }),
+            expect: Expect::Put {
+                conditions: all("False", reason),
+                data: empty_data.clone(),
+            },
+        });
+    }
+    out.push(Scenario {
+        name: "Job failed without a report".into(),
+        cluster_edit: |_| {},
+        job: Box::new(move |m| Ok(finished(&running(&created(m, t0), t0), false, t0))),
+        expect: Expect::Put {
+            conditions: all("False", "JobFailedWithoutReport"),
+            data: empty_data.clone(),
+        },
+    });
+    out.push(Scenario {
+        name: "framework error: the Job could not be created".into(),
+        cluster_edit: |_| {},
+        job: Box::new(|_| Err("jobs.batch is forbidden: User \"system:serviceaccount:hyperfleet-system:hypershift-adapter-framework\" cannot create resource \"jobs\"".into())),
+        expect: Expect::Put { conditions: all("False", "JobApplyFailed"), data: None },
+    });
+    let not_met: [(&str, ConditionsEdit); 4] = [
+        ("DnsSuccessful missing", |c| {
+            c.retain(|c| c["type"] != "DnsSuccessful")
+        }),
+        ("ValidationSuccessful False", |c| {
+            c[2]["status"] = json!("False")
+        }),
+        ("PullsecretSuccessful at an older generation", |c| {
+            let g = c[4]["observed_generation"].as_i64().unwrap();
+            c[4]["observed_generation"] = json!(g - 1);
+        }),
+        ("no conditions at all", |c| c.clear()),
+    ];
+    for (name, edit) in not_met {
+        out.push(Scenario {
+            name: format!("preconditions not met: {name}"),
+            cluster_edit: edit,
+            job: Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
+            expect: Expect::Nothing,
+        });
+    }
+    out
+}
+
+/// Every check, on a task config text: load, templates, every CEL expression, every outcome's
+/// body against the API. Returns what failed (empty: conforms).
+fn conformance(text: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let decoded = match schema::decode_task_config(text) {
+        Ok(c) => c,
+        Err(e) => return vec![e.to_string()],
+    };
+    let env = deploy_env(&decoded);
+    let config = match load(text, &env, &BTreeMap::new()) {
+        Ok(c) => c,
+        Err(e) => return vec![e.to_string()],
+    };
+    failures.extend(
+        config
+            .warnings()
+            .0
+            .into_iter()
+            .map(|w| format!("load warning: {w}")),
+    );
+    for p in &config.params {
+        if let Some(t) = &p.type_
+            && !schema::PARAM_TYPES.contains(&t.as_str())
+        {
+            failures.push(format!("params {}: type {t:?} fails at run time", p.name));
+        }
+        if let Some(schema::Source::Path(path)) = &p.source
+            && path.starts_with("env.")
+            && !p.required
+            && p.default.is_none()
+        {
+            failures.push(format!("params {}: {path} is neither required nor defaulted: an unset variable fails at render time", p.name));
+        }
+    }
+    let evaluated = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    for generation in GENERATIONS {
+        for scenario in scenarios() {
+            let at = format!("generation {generation}, {}", scenario.name);
+            let body = cluster(CLUSTER_ID, generation, &scenario.cluster_edit);
+            let api = |method: &str, url: &str| -> Result<Value, String> {
+                if (method, url)
+                    == (
+                        "GET",
+                        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}").as_str(),
+                    )
+                {
+                    Ok(body.clone())
+                } else {
+                    Err(format!("unexpected {method} {url}"))
+                }
+            };
+            let created_jobs = std::cell::RefCell::new(Vec::new());
+            let transport = |name: &str, manifest: &Value| -> Result<Option<Value>, String> {
+                created_jobs
+                    .borrow_mut()
+                    .push((name.to_owned(), manifest.clone()));
+                (scenario.job)(manifest).map(Some)
+            };
+            let world = World {
+                adapter_name: "hypershift".into(),
+                adapter_version: "0.3.1".into(),
+                base_url: true,
+                env: env.clone(),
+                event: json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+                api: &api,
+                transport: &transport,
+                now: now(),
+                evaluated: std::sync::Arc::clone(&evaluated),
+            };
+            let run = world.run(&config);
+            failures.extend(check_run(
+                &at,
+                &run,
+                &created_jobs.borrow(),
+                generation,
+                &scenario.expect,
+            ));
+        }
+    }
+    let evaluated = evaluated.lock().unwrap();
+    for c in config.cel_expressions() {
+        if !evaluated.contains(&c.expression) {
+            failures.push(format!(
+                "{}: never evaluated in any outcome: {:?}",
+                c.location, c.expression
+            ));
+        }
+    }
+    failures
+}
+
+fn check_run(
+    at: &str,
+    run: &Run,
+    jobs: &[(String, Value)],
+    generation: i64,
+    expect: &Expect,
+) -> Vec<String> {
+    use testbed::hyperfleet::outcomes::job_admission_problems;
+    let mut f = Vec::new();
+    let mut fail = |m: String| f.push(format!("{at}: {m}"));
+    if let Some(s) = &run.stopped {
+        fail(format!("the event stopped, nothing reported: {s}"));
+        return f;
+    }
+    for w in &run.warnings {
+        fail(format!("framework WARN: {w}"));
+    }
+    for e in &run.post_errors {
+        fail(format!("post phase failed: {e}"));
+    }
+    for (name, manifest) in jobs {
+        let want = format!("hs-cp-{CLUSTER_ID}-g{generation}");
+        if manifest["metadata"]["name"] != json!(want) {
+            fail(format!(
+                "resource {name} is named {}, not {want}",
+                manifest["metadata"]["name"]
+            ));
+        }
+        for p in job_admission_problems(manifest) {
+            fail(format!(
+                "the API server refuses Job {}: {p}",
+                manifest["metadata"]["name"]
+            ));
+        }
+    }
+    match expect {
+        Expect::Nothing => {
+            if !jobs.is_empty() {
+                fail("a Job was created although the preconditions are not met".into());
+            }
+            if run.adapter["resourcesSkipped"] != true {
+                fail("adapter.resourcesSkipped is not true".into());
+            }
+            for s in &run.sent {
+                fail(format!(
+                    "{} {} was sent although the preconditions are not met",
+                    s.method, s.url
+                ));
+            }
+        }
+        Expect::Put { conditions, data } => {
+            let puts: Vec<_> = run.sent.iter().filter(|s| s.method == "PUT").collect();
+            if puts.len() != 1 {
+                fail(format!("{} PUTs sent, want 1: {:?}", puts.len(), run.sent));
+                return f;
+            }
+            let put = puts[0];
+            let want_url = format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses");
+            if put.url != want_url {
+                fail(format!("PUT {} instead of {want_url}", put.url));
+            }
+            let text = put.body.clone().unwrap_or_default();
+            match api::put_status(
+                &text,
+                now(),
+                Stored {
+                    generation,
+                    report: None,
+                },
+            ) {
+                Answer::Stored => {}
+                other => fail(format!("the API answers {other:?} to {text}")),
+            }
+            let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            if let Some(schema) = STATUS_SCHEMA.as_ref() {
+                for e in api::schema_errors(schema, &json!({"body": body})) {
+                    fail(format!("OpenAPI AdapterStatusCreateRequest: {e}"));
+                }
+            }
+            if body["adapter"] != "hypershift" {
+                fail(format!("adapter is {}", body["adapter"]));
+            }
+            if body["observed_generation"] != json!(generation) {
+                fail(format!(
+                    "observed_generation is {}, want the integer {generation}",
+                    body["observed_generation"]
+                ));
+            }
+            match body["observed_time"].as_str() {
+                Some("2026-11-26T03:47:44Z") => {}
+                other => fail(format!(
+                    "observed_time is {other:?}, want now() (second precision)"
+                )),
+            }
+            for (type_, (status, reason)) in CONDITION_TYPES.iter().zip(conditions) {
+                let got = body["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == *type_));
+                match got {
+                    Some(c) if c["status"] == *status && c["reason"] == json!(reason) => {}
+                    other => fail(format!(
+                        "condition {type_}: got {other:?}, want {status}/{reason}"
+                    )),
+                }
+            }
+            if let Some(want) = data
+                && body["data"] != *want
+            {
+                fail(format!("data is {}, want {want}", body["data"]));
+            }
+            if !body["data"].is_object() && !body["data"].is_null() {
+                fail(format!("data is not an object: {}", body["data"]));
+            }
+        }
+    }
+    f
+}
+
+#[test]
+fn our_adapter_config_loads_in_v0_3_1_with_the_kubernetes_transport() {
+    let config =
+        schema::load_adapter_config(ADAPTER_CONFIG, FRAMEWORK).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.adapter.name, "hypershift");
+    assert!(
+        config.clients.maestro.is_none(),
+        "clients.maestro switches the whole adapter to the Maestro transport"
+    );
+    assert!(
+        config.clients.kubernetes.is_some(),
+        "the pulse Job needs the Kubernetes client"
+    );
+    assert!(config.clients.hyperfleet_api.is_some());
+    // The version rule bites on a different minor (proves the check runs on our file).
+    let version = config.adapter.version.clone().unwrap_or_default();
+    assert!(
+        matches!(
+            schema::load_adapter_config(ADAPTER_CONFIG, "v0.4.0"),
+            Err(LoadError::Version(_))
+        ),
+        "{version}"
+    );
+    let unknown =
+        ADAPTER_CONFIG.replace("  kubernetes:\n", "  kubernetes:\n    kubeConfigPath: x\n");
+    assert!(
+        matches!(schema::load_adapter_config(&unknown, FRAMEWORK), Err(LoadError::Decode(e)) if e.contains("kubeConfigPath"))
+    );
+}
+
+#[test]
+fn our_task_config_conforms_in_every_outcome() {
+    let failures = conformance(TASK_CONFIG);
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn an_unset_required_deployment_variable_stops_the_adapter_at_start_up() {
+    let config = schema::decode_task_config(TASK_CONFIG).unwrap();
+    let env = deploy_env(&config);
+    for p in config.params.iter().filter(|p| p.required) {
+        if let Some(schema::Source::Path(path)) = &p.source
+            && let Some(var) = path.strip_prefix("env.")
+        {
+            let mut without = env.clone();
+            without.insert(var.to_owned(), String::new());
+            match config.structural(&without) {
+                Err(LoadError::Structural(e)) => assert!(
+                    e.ends_with(&format!("required environment variable {var} is not set")),
+                    "{e}"
+                ),
+                other => panic!("{var} empty: {other:?}"),
+            }
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Injected defects: each one fails a specific check of `conformance`
+// -------------------------------------------------------------------------------------------
+
+/// Our config with `from` replaced by `to` (which must occur).
+fn mutated(from: &str, to: &str) -> String {
+    assert!(
+        TASK_CONFIG.contains(from),
+        "the config no longer contains {from:?}; update the defect"
+    );
+    TASK_CONFIG.replacen(from, to, 1)
+}
+
+#[track_caller]
+fn assert_caught(text: &str, needle: &str) {
+    let failures = conformance(text);
+    assert!(
+        failures.iter().any(|f| f.contains(needle)),
+        "the defect was not caught as {needle:?}; failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn defect_an_unknown_key_is_refused_at_load() {
+    assert_caught(
+        &mutated(
+            "    transport:\n      client: \"kubernetes\"",
+            "    backend: kubernetes\n    transport:\n      client: \"kubernetes\"",
+        ),
+        "unknown field `backend`",
+    );
+    assert_caught(
+        &mutated("post_actions:", "postActions:"),
+        "unknown field `postActions`",
+    );
+    // Inside a source mapping the framework is not strict: accepted there, as upstream.
+    let loose = mutated(
+        "        method: \"GET\"",
+        "        method: \"GET\"\n        bogus: 1",
+    );
+    assert!(conformance(&loose).is_empty());
+}
+
+#[test]
+fn defect_an_undeclared_template_variable_is_refused_at_load() {
+    assert_caught(
+        &mutated(
+            "by_name: \"hs-cp-{{ .clusterId }}",
+            "by_name: \"hs-cp-{{ .clusterID }}",
+        ),
+        "undefined template variable \"clusterID\"",
+    );
+    assert_caught(
+        &mutated(
+            "url: \"/clusters/{{ .clusterId }}\"",
+            "url: \"/clusters/{{ .clusterId }}/{{ .generation }}\"",
+        ),
+        "params[1].source.api_call: undefined template variable \"generation\"",
+    );
+    assert_caught(
+        &mutated(
+            "job_namespace: \"hyperfleet-system\"",
+            "job_namespace: \"{{ .resources.pulseJob.metadata.namespace }}\"",
+        ),
+        "template variable \"resources\" is not in the template data",
+    );
+}
+
+#[test]
+fn defect_conditions_as_a_map_is_refused_by_the_api() {
+    let text = mutated(
+        "        conditions:\n          - type: \"Applied\"\n            status: \"False\"",
+        "        conditions:\n          Applied:\n            status: \"False\"\n          Available:\n            status: \"False\"\n          Health:\n            type: \"Applied\"\n            status: \"False\"",
+    );
+    // Cut the rest of the old list (up to metadata) so that the YAML stays valid.
+    let start = text
+        .find("          Health:\n            type: \"Applied\"\n            status: \"False\"")
+        .unwrap();
+    let rest = &text[start..];
+    let end = rest
+        .find("        metadata:\n          job_name: \"hs-cp")
+        .unwrap();
+    let text = format!(
+        "{}          Health:\n            status: \"False\"\n{}",
+        &text[..start],
+        &rest[end..]
+    );
+    assert_caught(&text, "field 'conditions' must be an array");
+}
+
+#[test]
+fn defect_a_64_character_job_name_is_refused_by_the_api_server() {
+    let long = TASK_CONFIG.replace(
+        "hs-cp-{{ .clusterId }}-g{{ .generation }}",
+        "hs-controlplane-{{ .clusterId }}-g{{ .generation }}",
+    );
+    assert_ne!(long, TASK_CONFIG);
+    // 16 + 36 + 2 + 10 = 64 bytes at generation 2147483647.
+    assert_caught(&long, "must be no more than 63 bytes");
+    // A label value too: the cluster id label with a prefix.
+    let label = mutated(
+        "hyperfleet.io/cluster-id: \"{{ .clusterId }}\"",
+        "hyperfleet.io/cluster-id: \"cluster-{{ .clusterId }}-{{ .clusterId }}\"",
+    );
+    assert_caught(
+        &label,
+        "must be no more than 63 bytes (label hyperfleet.io/cluster-id)",
+    );
+}
+
+#[test]
+fn defect_data_left_as_json_text_is_refused_by_the_api() {
+    let text = mutated(
+        "        data:\n          control_plane_endpoint:",
+        "        data:\n          expression: 'resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/report-data\"].orValue(\"{}\")'\n        unused:\n          control_plane_endpoint:",
+    );
+    assert_caught(&text, "field 'data' must be an object");
+}
+
+#[test]
+fn defect_a_cel_function_the_framework_lacks_is_a_failure() {
+    let text = mutated(
+        "expression: 'resources.?pulseJob.?metadata.?annotations[?\"data.hyperfleet.io/version\"].orValue(\"\")'",
+        "expression: 'json.decode(resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/report-data\"].orValue(\"{}\")).version'",
+    );
+    assert_caught(&text, "no such attribute(s): json");
+}
+
+#[test]
+fn defect_a_cel_built_list_of_maps_in_the_payload_is_a_failure() {
+    let text = mutated(
+        "        metadata:\n          job_name:\n            expression:",
+        "        extra:\n          expression: 'resources.?pulseJob.?status.?conditions.orValue([]).filter(c, c.type == \"Applied\")'\n        metadata:\n          job_name:\n            expression:",
+    );
+    assert_caught(&text, "serialises as [{\"Adapter\":{}}");
+}
+
+#[test]
+fn defect_a_templated_observed_generation_is_refused_by_the_api() {
+    let text = mutated(
+        "        observed_generation:\n          expression: \"generation\"",
+        "        observed_generation: \"{{ .generation }}\"",
+    );
+    assert_caught(&text, "field 'observed_generation' must be a number");
+}
+
+#[test]
+fn defect_a_missing_mandatory_condition_is_refused_by_the_api() {
+    let start = TASK_CONFIG
+        .find("          - type: \"Health\"\n            status: \"False\"")
+        .unwrap();
+    let end = start + TASK_CONFIG[start..].find("        metadata:\n").unwrap();
+    let text = format!("{}{}", &TASK_CONFIG[..start], &TASK_CONFIG[end..]);
+    assert_caught(&text, "missing mandatory condition 'Health'");
+}
+
+#[test]
+fn defect_a_status_put_when_preconditions_are_not_met_is_caught() {
+    let text = TASK_CONFIG.replace("'!adapter.?resourcesSkipped.orValue(false) && adapter.?executionStatus.orValue(\"\") == \"success\"'", "'adapter.?executionStatus.orValue(\"\") == \"success\"'");
+    assert_ne!(text, TASK_CONFIG);
+    assert_caught(&text, "was sent although the preconditions are not met");
+}
+
+#[test]
+fn defect_a_wrong_operator_and_a_hyphenated_name_are_refused_at_load() {
+    assert_caught(
+        &mutated("name: \"pulseJob\"", "name: \"pulse-job\""),
+        "must start with lowercase letter",
+    );
+    assert_caught(
+        &mutated(
+            "  - name: \"validationSucceeded\"\n    expression: |",
+            "  - name: \"validationSucceeded\"\n    conditions:\n      - {field: generation, operator: greaterThanOrEqual, value: 1}\n    expression: |",
+        ),
+        "invalid operator \"greaterThanOrEqual\"",
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// The README's dry-run inputs (manifests/hyperfleet/dryrun/), run as `adapter serve --dry-run-*`
+// would run them (§4: first endpoint whose method and unanchored regexp match wins, its
+// responses in order, the last repeating; a discovery override replaces the applied object
+// with the same name; without one the Job is the rendered manifest, with no status)
+// -------------------------------------------------------------------------------------------
+
+const DRYRUN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../manifests/hyperfleet/dryrun"
+);
+
+fn dryrun_file(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{DRYRUN}/{name}")).unwrap()).unwrap()
+}
+
+fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    let env: BTreeMap<String, String> = std::fs::read_to_string(format!("{DRYRUN}/dryrun.env"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains('='))
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap();
+            (k.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    let config =
+        load(TASK_CONFIG, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
+    let event = dryrun_file("event.json");
+    let responses = dryrun_file(responses);
+    let served = std::cell::RefCell::new(BTreeMap::<usize, usize>::new());
+    let api = |method: &str, url: &str| -> Result<Value, String> {
+        for (i, endpoint) in responses["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let m = &endpoint["match"];
+            let pattern = regex::Regex::new(m["urlPattern"].as_str().unwrap()).unwrap();
+            if (m["method"] == method || m["method"] == "*") && pattern.is_match(url) {
+                let list = endpoint["responses"].as_array().unwrap();
+                let mut served = served.borrow_mut();
+                let n = served.entry(i).or_default();
+                let answer = &list[(*n).min(list.len() - 1)];
+                *n += 1;
+                let code = answer["statusCode"]
+                    .as_u64()
+                    .filter(|c| *c != 0)
+                    .unwrap_or(200);
+                return if (200..300).contains(&code) {
+                    Ok(answer.get("body").cloned().unwrap_or(json!({})))
+                } else {
+                    Err(format!("{code}"))
+                };
+            }
+        }
+        Ok(json!({}))
+    };
+    let overrides = discovery.map(dryrun_file).unwrap_or(json!({}));
+    let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+        Ok(Some(
+            overrides
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| manifest.clone()),
+        ))
+    };
+    let world = World {
+        adapter_name: "hypershift".into(),
+        adapter_version: "0.3.1".into(),
+        base_url: true,
+        env,
+        event: event["data"].clone(),
+        api: &api,
+        transport: &transport,
+        now: now(),
+        evaluated: Default::default(),
+    };
+    world.run(&config)
+}
+
+fn dryrun_body(run: &Run) -> Value {
+    assert!(
+        run.warnings.is_empty() && run.post_errors.is_empty(),
+        "{:#?} {:#?}",
+        run.warnings,
+        run.post_errors
+    );
+    assert_eq!(run.sent.len(), 1, "{:?}", run.sent);
+    let text = run.sent[0].body.clone().unwrap();
+    assert_eq!(
+        api::put_status(
+            &text,
+            now(),
+            Stored {
+                generation: 3,
+                report: None
+            }
+        ),
+        Answer::Stored,
+        "{text}"
+    );
+    if let Some(schema) = STATUS_SCHEMA.as_ref() {
+        assert_eq!(
+            api::schema_errors(
+                schema,
+                &json!({"body": serde_json::from_str::<Value>(&text).unwrap()})
+            ),
+            Vec::<String>::new()
+        );
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_readmes_dry_run_reports_the_successful_pulse() {
+    let run = dryrun("api-responses.json", Some("discovery.json"));
+    let body = dryrun_body(&run);
+    let statuses: Vec<_> = body["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].clone(), c["status"].clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (json!("Applied"), json!("True")),
+            (json!("Available"), json!("True")),
+            (json!("Health"), json!("True"))
+        ]
+    );
+    assert_eq!(body["observed_generation"], json!(3));
+    assert_eq!(
+        body["data"],
+        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3"})
+    );
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3"
+    );
+}
+
+#[test]
+fn the_readmes_dry_run_without_discovery_reports_job_running() {
+    let body = dryrun_body(&dryrun("api-responses.json", None));
+    for c in body["conditions"].as_array().unwrap() {
+        assert_eq!(
+            (&c["status"], &c["reason"]),
+            (&json!("Unknown"), &json!("JobRunning")),
+            "{c}"
+        );
+    }
+}
+
+#[test]
+fn the_readmes_waiting_dry_run_creates_no_job_and_sends_nothing() {
+    let run = dryrun("api-responses-waiting.json", Some("discovery.json"));
+    assert_eq!(run.stopped, None);
+    assert!(
+        run.manifests.is_empty(),
+        "a Job was rendered: {:?}",
+        run.manifests.keys()
+    );
+    assert!(run.sent.is_empty(), "{:?}", run.sent);
+    assert_eq!(run.adapter["resourcesSkipped"], true);
+    assert_eq!(
+        run.adapter["skipReason"],
+        "precondition 'dnsSucceeded' not met"
+    );
+}
+
+#[test]
+fn defect_an_untyped_generation_renders_in_exponent_form() {
+    // Numbers from the API are float64 in the framework: untyped, 2147483647 renders as
+    // 2.147483647e+09 in the Job name (and 1000000 as 1e+06).
+    let text = mutated(
+        "    source: \"cluster.generation\"\n    type: \"int\"\n",
+        "    source: \"cluster.generation\"\n",
+    );
+    assert_caught(
+        &text,
+        "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g2.147483647e+09",
+    );
+}
