@@ -63,6 +63,20 @@ pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>
     })
 }
 
+/// The generation a work was built from: its [`GENERATION_ANNOTATION`], when it is an integer
+/// ≥ 1. Takes any annotation map.
+pub fn work_generation<K, V>(annotations: impl IntoIterator<Item = (K, V)>) -> Option<i64>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    annotations
+        .into_iter()
+        .find(|(k, _)| k.as_ref() == GENERATION_ANNOTATION)
+        .and_then(|(_, v)| v.as_ref().parse::<i64>().ok())
+        .filter(|g| *g >= 1)
+}
+
 /// Whether an existing work belongs to this adapter and cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ownership {

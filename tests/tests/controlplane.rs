@@ -555,7 +555,14 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
                              "namespace": "clusters", "name": "prod-eu-1"},
             "statusFeedback": {"values": [{"name": "status",
                 "fieldValue": {"type": "JsonRaw", "jsonRaw": ready_status(false).to_string()}}]},
-            "conditions": []
+            "conditions": [
+                {"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete",
+                 "lastTransitionTime": "2026-11-25T10:30:00Z", "observedGeneration": 1},
+                {"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available",
+                 "lastTransitionTime": "2026-11-25T10:30:00Z"},
+                {"type": "StatusFeedbackSynced", "status": "True", "reason": "StatusFeedbackSynced", "message": "",
+                 "lastTransitionTime": "2026-11-25T10:31:00Z"}
+            ]
         }]}
     });
     server.put_object(WORKS, Some(CONSUMER), work);
