@@ -536,7 +536,7 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
         .expect("the work was created on the hub");
     assert_eq!(work["metadata"]["labels"]["hyperfleet.io/cluster-id"], ID);
     assert_eq!(
-        work["spec"]["workload"]["manifests"][0]["kind"],
+        work["spec"]["workload"]["manifests"][1]["kind"],
         "HostedCluster"
     );
 
@@ -550,7 +550,7 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
         "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
                         "message": "ok", "lastTransitionTime": "2026-11-25T10:30:00Z"}],
         "resourceStatus": {"manifests": [{
-            "resourceMeta": {"ordinal": 0, "group": "hypershift.openshift.io", "version": "v1beta1",
+            "resourceMeta": {"ordinal": 1, "group": "hypershift.openshift.io", "version": "v1beta1",
                              "kind": "HostedCluster", "resource": "hostedclusters",
                              "namespace": "clusters", "name": "prod-eu-1"},
             "statusFeedback": {"values": [{"name": "status",

@@ -760,7 +760,7 @@ mod tests {
         assert_eq!(report.observed_generation, Some(7));
         let created = fake.created.lock().unwrap()[0].clone();
         assert_eq!(
-            created["spec"]["workload"]["manifests"][0]["spec"]["pullSecret"]["name"],
+            created["spec"]["workload"]["manifests"][1]["spec"]["pullSecret"]["name"],
             "other-pull-secret"
         );
     }
