@@ -48,7 +48,7 @@
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
 //! | cluster input unreadable (file, HyperFleet API) | False `ClusterSpecUnavailable` | Unknown `ClusterSpecUnavailable` | False `ClusterSpecUnavailable` |
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
-//! | adapter's own backend settings unusable (CA, token file, URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
 //! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
 //! else True `NoIssues`.

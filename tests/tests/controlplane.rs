@@ -728,3 +728,105 @@ async fn hub_backend_retries_a_503_and_reports_a_rejected_token() {
     assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
     assert!(!pulse.logs.contains("not-the-token"), "token in logs");
 }
+
+/// A Job pointed at the wrong endpoint gets a message naming the URL and what was expected, and
+/// no retries where retrying cannot help.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misconfigured_maestro_urls_name_the_url_and_what_was_expected() {
+    let plain = maestro().await;
+    let tls = FakeMaestro::start(FakeOptions {
+        tls: true,
+        consumers: vec![CONSUMER.to_owned()],
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let kube = ApiServer::start().await;
+    let pod = Pod::new();
+    let ca = pod.file("ca.pem", tls.ca_pem().unwrap());
+    let ca = ca.display().to_string();
+    let https = |u: String| u.replacen("http://", "https://", 1);
+    let http = |u: String| u.replacen("https://", "http://", 1);
+    // (case, REST URL, gRPC URL, the URL the message must name, what it must say)
+    let cases = [
+        (
+            "gRPC URL is the REST port",
+            plain.rest_url(),
+            plain.rest_url(),
+            "MAESTRO_GRPC_URL",
+            "not as a gRPC server",
+        ),
+        (
+            "REST URL is the gRPC port",
+            plain.grpc_url(),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "does not answer HTTP/1.1",
+        ),
+        (
+            "https:// on a plaintext server",
+            https(plain.rest_url()),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "answered without TLS",
+        ),
+        (
+            "https:// gRPC on a plaintext server",
+            plain.rest_url(),
+            https(plain.grpc_url()),
+            "MAESTRO_GRPC_URL",
+            "answered without TLS",
+        ),
+        (
+            "http:// on a TLS server",
+            http(tls.rest_url()),
+            tls.grpc_url(),
+            "MAESTRO_API_URL",
+            "use https://",
+        ),
+        (
+            "a Kubernetes API server, not Maestro",
+            kube.url(),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "like a Kubernetes API server",
+        ),
+        (
+            "a Kubernetes API server as gRPC",
+            plain.rest_url(),
+            kube.url(),
+            "MAESTRO_GRPC_URL",
+            "not as a gRPC server",
+        ),
+    ];
+    for (case, rest, grpc, setting, says) in cases {
+        let named = if setting == "MAESTRO_API_URL" {
+            &rest
+        } else {
+            &grpc
+        };
+        let env = with(
+            pod.base_env(),
+            &[
+                ("MAESTRO_API_URL", &rest),
+                ("MAESTRO_GRPC_URL", &grpc),
+                ("MAESTRO_CA_FILE", &ca),
+                ("RETRY_BUDGET_SECONDS", "30"),
+            ],
+        );
+        let pulse = pod.run(&env).await;
+        pulse.assert_written();
+        assert_eq!(pulse.reasons(), error_row("AdapterMisconfigured"), "{case}");
+        let message = pulse.message("Applied");
+        assert!(
+            message.contains(&format!("{setting} {named}")),
+            "{case}: {message}"
+        );
+        assert!(message.contains(says), "{case}: {message}");
+        assert!(
+            !pulse.logs.contains("retrying"),
+            "{case}: retried:\n{}",
+            pulse.logs
+        );
+    }
+}

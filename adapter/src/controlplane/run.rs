@@ -90,11 +90,11 @@ pub async fn run(
         hyperfleet_api: _,
         hyperfleet_token_file: _,
         results_path: _,
-        backend: _,
+        backend,
         consumer,
         maestro_source_id: _,
-        maestro_api_url: _,
-        maestro_grpc_url: _,
+        maestro_api_url,
+        maestro_grpc_url,
         maestro_ca_file: _,
         maestro_client_cert: _,
         maestro_client_key: _,
@@ -224,11 +224,19 @@ pub async fn run(
             elapsed,
         }) => {
             tracing::warn!(cluster_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
-            let detail = format!(
+            let mut detail = format!(
                 "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
                 elapsed.as_secs_f64(),
                 retry_budget.as_secs()
             );
+            if *backend == Backend::Maestro {
+                let url = |u: &Option<String>| u.clone().unwrap_or_default();
+                detail.push_str(&format!(
+                    "; MAESTRO_API_URL {}, MAESTRO_GRPC_URL {} (a server with TLS needs https://)",
+                    url(maestro_api_url),
+                    url(maestro_grpc_url)
+                ));
+            }
             report_maestro_unavailable(consumer, &detail, generation)
         }
         Err(Failure::Interrupted { last }) => {
