@@ -830,3 +830,217 @@ async fn misconfigured_maestro_urls_name_the_url_and_what_was_expected() {
         );
     }
 }
+
+/// A UUIDv7-shaped cluster, so these cases do not share a work with the others.
+const TRUTH_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+
+fn truth_cluster() -> String {
+    let mut cluster: Value = serde_json::from_str(CLUSTER).unwrap();
+    cluster["id"] = TRUTH_ID.into();
+    cluster.to_string()
+}
+
+/// The API server's words in recording `06-apply-failure.json`.
+const DENIED: &str = "hostedclusters.hypershift.openshift.io \"prod-eu-1\" is forbidden: ValidatingAdmissionPolicy 'deny-hc' with binding 'deny-hc' denied request: HostedCluster prod-eu-1 refused by an admission policy of this management cluster";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maestro_agent_truth_apply_failure_missing_namespace_and_a_deleted_hosted_cluster() {
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    // An empty management cluster: no `clusters` namespace.
+    maestro.set_cluster_namespaces(&["default", "kube-system"]);
+    let pod = Pod::with_cluster(&truth_cluster());
+    let env = with(pod.maestro_env(&maestro), &[("GENERATION", "4")]);
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    pod.run(&env).await.assert_written();
+
+    // The work carries the namespace: the HostedCluster applies on the empty cluster.
+    assert!(maestro.set_feedback(&work, &ready_status(false)));
+    let ready = pod.run(&env).await;
+    assert_eq!(
+        ready.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    // The management cluster holds generation 4's spec; a pulse for generation 5 says so.
+    let later = pod
+        .run(&with(pod.maestro_env(&maestro), &[("GENERATION", "5")]))
+        .await;
+    assert_eq!(later.report.observed_generation, Some(4));
+
+    // The HostedCluster is deleted on the management cluster: the agent keeps the old feedback.
+    assert!(maestro.delete_on_cluster(&work, true));
+    let gone = pod.run(&env).await;
+    gone.assert_written();
+    assert_eq!(
+        gone.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "False", "HostedClusterMissing"),
+            ("Health", "False", "HostedClusterMissing"),
+        ])
+    );
+    assert_eq!(gone.data("control_plane_endpoint"), "");
+    // Re-created by the agent's resync: no feedback yet.
+    assert!(maestro.delete_on_cluster(&work, false));
+    assert_eq!(
+        pod.run(&env)
+            .await
+            .report
+            .condition("Available")
+            .unwrap()
+            .reason,
+        "AwaitingFeedback"
+    );
+
+    // An admission policy refuses the HostedCluster.
+    assert!(maestro.fail_apply(&work, Some(DENIED)));
+    let denied = pod.run(&env).await;
+    denied.assert_written();
+    assert_eq!(denied.reasons(), error_row_false("ApplyFailed"));
+    assert!(
+        denied
+            .message("Applied")
+            .contains(&format!("Failed to apply manifest: {DENIED}")),
+        "{}",
+        denied.message("Applied")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_without_its_namespace_fails_on_an_empty_management_cluster() {
+    // The negative of the case above: what the real agent reported (recording 07) for a work
+    // that does not carry the namespace.
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    maestro.set_cluster_namespaces(&["default"]);
+    let pod = Pod::with_cluster(&truth_cluster());
+    let env = pod.maestro_env(&maestro);
+    pod.run(&env).await.assert_written();
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    // Drop the Namespace manifest from the stored work, as an older adapter built it.
+    let id = maestro.resource(&work).unwrap().id;
+    assert!(maestro.strip_manifest_for_test(&id, "Namespace"));
+    assert!(maestro.apply(&work));
+    let pulse = pod.run(&env).await;
+    assert_eq!(pulse.reasons(), error_row_false("ApplyFailed"));
+    assert!(
+        pulse
+            .message("Applied")
+            .contains(r#"Failed to apply manifest: namespaces "clusters" not found"#),
+        "{}",
+        pulse.message("Applied")
+    );
+}
+
+fn error_row_false(reason: &str) -> Vec<(String, String, String)> {
+    triples(&[
+        ("Applied", "False", reason),
+        ("Available", "False", reason),
+        ("Health", "False", reason),
+    ])
+}
+
+/// The hub ManifestWork status the work agent writes, shaped like the recordings: `applied` =
+/// the HostedCluster manifest's Applied (with the agent's message when false), `available` its
+/// Available, `feedback` the status kept.
+fn hub_status(applied: Result<(), &str>, available: bool, feedback: Option<&Value>) -> Value {
+    let t0 = "2026-11-26T03:36:31Z";
+    let t1 = "2026-11-26T03:38:15Z";
+    let mut hc_conditions = vec![match applied {
+        Ok(()) => {
+            json!({"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": t0, "observedGeneration": 1})
+        }
+        Err(m) => {
+            json!({"type": "Applied", "status": "False", "reason": "AppliedManifestFailed", "message": format!("Failed to apply manifest: {m}"), "lastTransitionTime": t0, "observedGeneration": 1})
+        }
+    }];
+    hc_conditions.push(if available {
+        json!({"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available", "lastTransitionTime": t0})
+    } else {
+        json!({"type": "Available", "status": "False", "reason": "ResourceNotAvailable", "message": "Resource is not available", "lastTransitionTime": t1})
+    });
+    if applied.is_ok() {
+        hc_conditions.push(json!({"type": "StatusFeedbackSynced", "status": "True", "reason": "StatusFeedbackSynced", "message": "", "lastTransitionTime": t0}));
+    }
+    let values = feedback.map_or(json!({}), |f| {
+        json!({"values": [{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": f.to_string()}}]})
+    });
+    json!({
+        "conditions": [
+            {"type": "Applied", "status": if applied.is_ok() { "True" } else { "False" },
+             "reason": if applied.is_ok() { "AppliedManifestWorkComplete" } else { "AppliedManifestWorkFailed" },
+             "message": "", "lastTransitionTime": t0, "observedGeneration": 1},
+            {"type": "Available", "status": if available { "True" } else { "False" },
+             "reason": if available { "ResourcesAvailable" } else { "ResourcesNotAvailable" },
+             "message": "", "lastTransitionTime": t0, "observedGeneration": 1}
+        ],
+        "resourceStatus": {"manifests": [
+            {"resourceMeta": {"ordinal": 0, "group": "", "version": "v1", "kind": "Namespace", "resource": "namespaces", "namespace": "", "name": "clusters"},
+             "statusFeedback": {},
+             "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": t0, "observedGeneration": 1},
+                            {"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available", "lastTransitionTime": t0}]},
+            {"resourceMeta": {"ordinal": 1, "group": "hypershift.openshift.io", "version": "v1beta1", "kind": "HostedCluster", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"},
+             "statusFeedback": values,
+             "conditions": hc_conditions}
+        ]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_agent_truth_apply_failure_and_a_deleted_hosted_cluster() {
+    let server = ApiServer::start().await;
+    let pod = Pod::with_cluster(&truth_cluster());
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+            ("GENERATION", "4"),
+        ],
+    );
+    let name = format!("hostedcluster-{TRUTH_ID}");
+    pod.run(&env).await.assert_written();
+    let set_status = |status: Value| {
+        let mut work = server
+            .object(WORKS, "manifestworks", Some(CONSUMER), &name)
+            .unwrap();
+        work["status"] = status;
+        server.put_object(WORKS, Some(CONSUMER), work);
+    };
+    let ready = ready_status(false);
+
+    set_status(hub_status(Ok(()), true, Some(&ready)));
+    let first = pod.run(&env).await;
+    assert_eq!(
+        first.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    let later = pod.run(&with(env.clone(), &[("GENERATION", "5")])).await;
+    assert_eq!(later.report.observed_generation, Some(4));
+
+    set_status(hub_status(Ok(()), false, Some(&ready)));
+    let gone = pod.run(&env).await;
+    assert_eq!(
+        gone.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "False", "HostedClusterMissing"),
+            ("Health", "False", "HostedClusterMissing"),
+        ])
+    );
+    assert_eq!(gone.data("control_plane_endpoint"), "");
+
+    set_status(hub_status(Err(DENIED), false, None));
+    let denied = pod.run(&env).await;
+    assert_eq!(denied.reasons(), error_row_false("ApplyFailed"));
+    assert!(denied.message("Applied").contains(DENIED));
+}
