@@ -1044,3 +1044,80 @@ async fn hub_agent_truth_apply_failure_and_a_deleted_hosted_cluster() {
     assert_eq!(denied.reasons(), error_row_false("ApplyFailed"));
     assert!(denied.message("Applied").contains(DENIED));
 }
+
+/// The fake's bundles say what the real server said in the same states (recordings `02`, `04`,
+/// `06`, `08`): the same status keys, `name` = id, and the same work and manifest conditions
+/// (type, status, reason) on the HostedCluster manifest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_reports_the_states_like_the_recorded_maestro() {
+    let Some(dir) = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/maestro")
+    else {
+        return;
+    };
+    let recorded = |file: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join("real").join(file)).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["body"].clone()
+    };
+    let shape = |bundle: &Value| -> Value {
+        let status = &bundle["status"];
+        let triple = |c: &Value| json!([c["type"], c["status"], c["reason"]]);
+        let hc = status["resourceStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["resourceMeta"]["kind"] == "HostedCluster")
+            .unwrap();
+        let mut manifest: Vec<Value> = hc["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(triple)
+            .collect();
+        manifest.sort_by_key(|v| v.to_string());
+        let mut keys: Vec<&String> = status.as_object().unwrap().keys().collect();
+        keys.sort();
+        json!({
+            "keys": keys,
+            "name_is_id": bundle["name"] == bundle["id"],
+            "work": status["conditions"].as_array().unwrap().iter().map(triple).collect::<Vec<_>>(),
+            "manifest": manifest,
+            "feedback": hc["statusFeedback"].get("values").is_some(),
+        })
+    };
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    let pod = Pod::with_cluster(&truth_cluster());
+    pod.run(&pod.maestro_env(&maestro)).await.assert_written();
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    let fake = |m: &FakeMaestro| m.resource(&work).unwrap().to_rest();
+    assert!(
+        fake(&maestro).get("status").is_none(),
+        "no status before the agent reports"
+    );
+    assert!(maestro.apply(&work));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("02-applied-no-hc-status.json")),
+        "02"
+    );
+    assert!(maestro.set_feedback(&work, &ready_status(false)));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("04-available.json")),
+        "04"
+    );
+    assert!(maestro.delete_on_cluster(&work, true));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("08-hc-deleted-on-cluster.json")),
+        "08"
+    );
+    assert!(maestro.delete_on_cluster(&work, false));
+    assert!(maestro.fail_apply(&work, Some(DENIED)));
+    let denied = fake(&maestro);
+    assert_eq!(
+        shape(&denied),
+        shape(&recorded("06-apply-failure.json")),
+        "06"
+    );
+}
