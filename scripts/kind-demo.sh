@@ -70,17 +70,22 @@ show() {
 job=$(pulse 1)
 show "$job"
 
-# What the work agent would report back from the management cluster: the HostedCluster's status as JsonRaw
+# What the work agent would report back from the management cluster: the HostedCluster applied and available
+# (the adapter uses the feedback only then), and its status as JsonRaw
 # (the CRD caps jsonRaw at 1024 characters).
 hc_status='{"conditions":[{"type":"Available","status":"True","reason":"AsExpected","message":"The hosted control plane is available"},{"type":"Progressing","status":"False","reason":"AsExpected","message":"HostedCluster is at expected version"},{"type":"Degraded","status":"False","reason":"AsExpected","message":""}],"controlPlaneEndpoint":{"host":"api.prod-eu-1.hcp.example.com","port":443},"version":{"history":[{"state":"Completed","version":"4.17.0"}]}}'
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 patch=$(
   cat <<EOF
 {"status":{"resourceStatus":{"manifests":[{
-  "resourceMeta":{"ordinal":0,"group":"hypershift.openshift.io","version":"v1beta1","kind":"HostedCluster",
+  "resourceMeta":{"ordinal":1,"group":"hypershift.openshift.io","version":"v1beta1","kind":"HostedCluster",
                   "resource":"hostedclusters","namespace":"clusters","name":"$HOSTED_CLUSTER_NAME"},
   "conditions":[{"type":"Applied","status":"True","reason":"AppliedManifestComplete",
-                 "message":"Apply manifest complete","lastTransitionTime":"$now"}],
+                 "message":"Apply manifest complete","lastTransitionTime":"$now"},
+                {"type":"Available","status":"True","reason":"ResourceAvailable",
+                 "message":"Resource is available","lastTransitionTime":"$now"},
+                {"type":"StatusFeedbackSynced","status":"True","reason":"StatusFeedbackSynced",
+                 "message":"","lastTransitionTime":"$now"}],
   "statusFeedback":{"values":[{"name":"status","fieldValue":{"type":"JsonRaw","jsonRaw":$(printf '%s' "$hc_status" | sed 's/"/\\"/g; s/^/"/; s/$/"/')}}]}
 }]}}}
 EOF

@@ -14,9 +14,13 @@
 //!    - missing → `create(`[`manifest_work`](crate::manifestwork::manifest_work)`)` →
 //!      [`report_created`];
 //!    - present → [`ownership`](crate::manifestwork::ownership) of its labels: not ours →
-//!      [`report_ownership_conflict`]; ours → [`report_found`] with the value of the feedback
-//!      named [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) (`None` if
-//!      absent; a `jsonRaw` string is fine).
+//!      [`report_ownership_conflict`]; ours → [`report_observed`]: first the agent's own work and
+//!      manifest conditions (`Applied`, `Available`, `StatusFeedbackSynced`), then
+//!      [`report_found`] with the value of the feedback named
+//!      [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
+//!      conditions allow using it. `observed_generation` is then the work's
+//!      [`GENERATION_ANNOTATION`](crate::manifestwork::GENERATION_ANNOTATION) (the spec the
+//!      management cluster holds; the adapter never updates a work), not the pulse's.
 //! 3. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
 //!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
 //!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
@@ -29,6 +33,10 @@
 //! |---|---|---|---|
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the HostedCluster's fresh feedback while an earlier apply still serves | False `ApplyFailed` |
+//! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
+//! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
+//! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
 //! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from Degraded |
 //! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from Degraded |
 //! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` (names blocking conditions) | from Degraded |
@@ -40,7 +48,7 @@
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
 //! | cluster input unreadable (file, HyperFleet API) | False `ClusterSpecUnavailable` | Unknown `ClusterSpecUnavailable` | False `ClusterSpecUnavailable` |
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
-//! | adapter's own backend settings unusable (CA, token file, URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
 //! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
 //! else True `NoIssues`.
@@ -54,7 +62,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::cluster::{SpecViolation, json_kind as kind};
-use crate::manifestwork::Ownership;
+use crate::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
+use crate::work::{ExistingWork, ManifestStatus, WorkCondition};
 
 pub mod args;
 pub mod run;
@@ -223,44 +232,336 @@ pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
 }
 
 /// The work exists (and is ours); `feedback` is its `status` feedback value, if any.
+///
+/// This is the feedback-only part of the mapping: [`report_observed`] decides first, from the
+/// agent's own work and manifest conditions, whether the feedback may be used at all.
 pub fn report_found(
     work: WorkRef<'_>,
     feedback: Option<&Value>,
     generation: Option<i64>,
 ) -> Report {
     let Some(feedback) = feedback else {
-        return report(
-            generation,
-            [
-                cond(
-                    "Applied",
-                    ConditionStatus::True,
-                    "ManifestWorkExists",
-                    format!(
-                        "ManifestWork {} exists on management cluster {}; no HostedCluster status has been fed back yet",
-                        work.name, work.consumer
-                    ),
-                ),
-                cond(
-                    "Available",
-                    ConditionStatus::False,
-                    "AwaitingFeedback",
-                    format!(
-                        "Waiting for the HostedCluster status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
-                        work.consumer, work.name
-                    ),
-                ),
-                no_issues("No degradation reported (no HostedCluster status yet)"),
-            ],
-            "",
-            "",
-        );
+        return report_awaiting(work, None, generation);
     };
     let status = match parse_feedback(feedback) {
         Ok(status) => status,
         Err(error) => return report_invalid_feedback(work, &error, generation),
     };
     report_status(work, &status, generation)
+}
+
+/// The work exists, no usable HostedCluster status: `note` says why feedback that is there was
+/// not used (`None`: there is none yet).
+fn report_awaiting(work: WorkRef<'_>, note: Option<&str>, generation: Option<i64>) -> Report {
+    let applied = match note {
+        None => format!(
+            "ManifestWork {} exists on management cluster {}; no HostedCluster status has been fed back yet",
+            work.name, work.consumer
+        ),
+        Some(note) => format!(
+            "ManifestWork {} exists on management cluster {}; {note}",
+            work.name, work.consumer
+        ),
+    };
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkExists",
+                applied,
+            ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                "AwaitingFeedback",
+                format!(
+                    "Waiting for the HostedCluster status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
+                    work.consumer, work.name
+                ),
+            ),
+            no_issues("No degradation reported (no HostedCluster status yet)"),
+        ],
+        "",
+        "",
+    )
+}
+
+/// Whether the HostedCluster's fed-back status may be used, from what the agent says about the
+/// HostedCluster manifest.
+#[derive(Debug)]
+enum Feedback<'a> {
+    /// The agent says the HostedCluster is available and the feedback is not older than that.
+    Fresh(&'a Value),
+    /// No status value (or no manifest status) yet.
+    None,
+    /// A value is there but must not be used; the text says why.
+    Ignored(String),
+    /// Manifest `Available=False`: the HostedCluster is not on the management cluster.
+    ResourceNotAvailable(&'a WorkCondition),
+    /// Manifest `StatusFeedbackSynced=False`.
+    NotSynced(&'a WorkCondition),
+}
+
+fn feedback_of(manifest: Option<&ManifestStatus>) -> Feedback<'_> {
+    let Some(manifest) = manifest else {
+        return Feedback::None;
+    };
+    let available = manifest.condition("Available");
+    if let Some(a) = available.filter(|a| a.status == "False") {
+        return Feedback::ResourceNotAvailable(a);
+    }
+    let synced = manifest.condition("StatusFeedbackSynced");
+    if let Some(s) = synced.filter(|s| s.status == "False") {
+        return Feedback::NotSynced(s);
+    }
+    let Some(value) = manifest.values.get(STATUS_FEEDBACK_NAME) else {
+        return Feedback::None;
+    };
+    let Some(available) = available.filter(|a| a.status == "True") else {
+        return Feedback::Ignored(format!(
+            "the work agent has not reported the HostedCluster as available (manifest Available={}), so the status fed back earlier is not used",
+            available.map_or("<not reported>", |a| a.status.as_str())
+        ));
+    };
+    if let Some(synced) = synced
+        && let (Ok(available_at), Ok(synced_at)) = (
+            available.last_transition_time.parse::<jiff::Timestamp>(),
+            synced.last_transition_time.parse::<jiff::Timestamp>(),
+        )
+        && synced_at < available_at
+    {
+        return Feedback::Ignored(format!(
+            "the fed-back HostedCluster status (last changed {}) is older than the agent's report that the HostedCluster became available ({}), so it is not used",
+            synced.last_transition_time, available.last_transition_time
+        ));
+    }
+    Feedback::Fresh(value)
+}
+
+/// Every manifest the agent could not apply, as `Kind namespace/name: message`; when no
+/// manifest says so but the work's `Applied` is `False`, the work's reason and message.
+fn apply_failures(existing: &ExistingWork) -> Vec<String> {
+    let mut failures: Vec<String> = existing
+        .manifests
+        .iter()
+        .filter_map(|m| {
+            let applied = m.condition("Applied").filter(|c| c.status == "False")?;
+            let r = &m.resource;
+            let what = if r.kind.is_empty() {
+                &r.resource
+            } else {
+                &r.kind
+            };
+            let place = if r.namespace.is_empty() {
+                r.name.clone()
+            } else {
+                format!("{}/{}", r.namespace, r.name)
+            };
+            Some(format!(
+                "{what} {place} ({}): {}",
+                or_none(&applied.reason),
+                quote(&applied.message)
+            ))
+        })
+        .collect();
+    if failures.is_empty()
+        && let Some(applied) = existing
+            .condition("Applied")
+            .filter(|c| c.status == "False")
+    {
+        failures.push(format!(
+            "ManifestWork ({}): {}",
+            or_none(&applied.reason),
+            quote(&applied.message)
+        ));
+    }
+    failures
+}
+
+/// The work exists and is ours: map what the agent reports about it, then the HostedCluster
+/// status it fed back (`hc` = the HostedCluster's `(namespace, name)`).
+///
+/// In order: a manifest (or the work) with `Applied=False` → [`APPLY_FAILED`]; the HostedCluster
+/// manifest `Available=False` → [`HOSTED_CLUSTER_MISSING`] (stale feedback ignored);
+/// `StatusFeedbackSynced=False` → [`FEEDBACK_NOT_SYNCED`]; feedback while the manifest is not
+/// reported `Available=True`, or older than the agent's `Available` transition →
+/// `AwaitingFeedback`; otherwise [`report_found`] with the feedback.
+pub fn report_observed(
+    work: WorkRef<'_>,
+    existing: &ExistingWork,
+    hc: (&str, &str),
+    generation: Option<i64>,
+) -> Report {
+    let (namespace, name) = hc;
+    let manifest = existing.manifest(
+        crate::hostedcluster::GROUP,
+        crate::hostedcluster::RESOURCE,
+        namespace,
+        name,
+    );
+    let feedback = feedback_of(manifest);
+    let failures = apply_failures(existing);
+    if !failures.is_empty() {
+        return report_apply_failed(work, hc, &failures, &feedback, generation);
+    }
+    match feedback {
+        Feedback::Fresh(value) => report_found(work, Some(value), generation),
+        Feedback::None => report_found(work, None, generation),
+        Feedback::Ignored(why) => report_awaiting(work, Some(&why), generation),
+        Feedback::ResourceNotAvailable(c) => report_hosted_cluster_missing(work, hc, c, generation),
+        Feedback::NotSynced(c) => report_feedback_not_synced(work, hc, c, generation),
+    }
+}
+
+/// Reason when the agent could not apply the work (Applied, Health and, unless the HostedCluster
+/// still reports from an earlier apply, Available).
+pub const APPLY_FAILED: &str = "ApplyFailed";
+/// Reason when the agent reports the HostedCluster as not available (gone from the management
+/// cluster).
+pub const HOSTED_CLUSTER_MISSING: &str = "HostedClusterMissing";
+/// Reason when the agent reports `StatusFeedbackSynced=False`.
+pub const FEEDBACK_NOT_SYNCED: &str = "FeedbackNotSynced";
+
+fn report_apply_failed(
+    work: WorkRef<'_>,
+    (namespace, name): (&str, &str),
+    failures: &[String],
+    feedback: &Feedback<'_>,
+    generation: Option<i64>,
+) -> Report {
+    let applied = cond(
+        "Applied",
+        ConditionStatus::False,
+        APPLY_FAILED,
+        format!(
+            "The work agent on management cluster {} could not apply ManifestWork {}: {}. It keeps retrying and failing until the cause is fixed on the management cluster (namespace, admission policy, quota) or in the cluster spec",
+            work.consumer,
+            work.name,
+            failures.join("; ")
+        ),
+    );
+    let health = cond(
+        "Health",
+        ConditionStatus::False,
+        APPLY_FAILED,
+        format!(
+            "A person must act: HostedCluster {namespace}/{name} cannot be applied on management cluster {} (see Applied)",
+            work.consumer
+        ),
+    );
+    // An earlier apply may still be running: then its fresh status says whether it serves.
+    if let Feedback::Fresh(value) = feedback
+        && let Ok(status) = parse_feedback(value)
+    {
+        let endpoint = status.control_plane_endpoint();
+        let version = status.completed_version();
+        let available = available(&status, &endpoint, &version);
+        return report(
+            generation,
+            [applied, available, health],
+            &endpoint,
+            &version,
+        );
+    }
+    let available = cond(
+        "Available",
+        ConditionStatus::False,
+        APPLY_FAILED,
+        format!(
+            "HostedCluster {namespace}/{name} is not running on management cluster {}: the work agent could not apply it (see Applied)",
+            work.consumer
+        ),
+    );
+    report(generation, [applied, available, health], "", "")
+}
+
+fn report_hosted_cluster_missing(
+    work: WorkRef<'_>,
+    (namespace, name): (&str, &str),
+    available: &WorkCondition,
+    generation: Option<i64>,
+) -> Report {
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkApplied",
+                format!(
+                    "ManifestWork {} was applied on management cluster {}",
+                    work.name, work.consumer
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                HOSTED_CLUSTER_MISSING,
+                format!(
+                    "The work agent reports HostedCluster {namespace}/{name} as not available on management cluster {} ({}: {}): it is not there (deleted outside the work?). The status fed back before is ignored. The agent re-creates it on its next resync (minutes); if this lasts, look at the management cluster",
+                    work.consumer,
+                    or_none(&available.reason),
+                    quote(&available.message)
+                ),
+            ),
+            cond(
+                "Health",
+                ConditionStatus::False,
+                HOSTED_CLUSTER_MISSING,
+                format!(
+                    "HostedCluster {namespace}/{name} is missing on management cluster {} (see Available)",
+                    work.consumer
+                ),
+            ),
+        ],
+        "",
+        "",
+    )
+}
+
+fn report_feedback_not_synced(
+    work: WorkRef<'_>,
+    (namespace, name): (&str, &str),
+    synced: &WorkCondition,
+    generation: Option<i64>,
+) -> Report {
+    let message = format!(
+        "The work agent on management cluster {} could not sync the status of HostedCluster {namespace}/{name} ({}: {}); the status fed back before is not used. Check the ManifestWork {} feedback rule and the work agent's logs",
+        work.consumer,
+        or_none(&synced.reason),
+        quote(&synced.message),
+        work.name
+    );
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::True,
+                "ManifestWorkApplied",
+                format!(
+                    "ManifestWork {} is applied on management cluster {}",
+                    work.name, work.consumer
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::Unknown,
+                FEEDBACK_NOT_SYNCED,
+                message.clone(),
+            ),
+            cond(
+                "Health",
+                ConditionStatus::Unknown,
+                FEEDBACK_NOT_SYNCED,
+                message,
+            ),
+        ],
+        "",
+        "",
+    )
 }
 
 /// The mapping of a parsed HostedCluster status (the work exists, the HostedCluster reports).
@@ -636,6 +937,7 @@ mod tests {
     use super::*;
     use crate::cluster::{ClusterSpec, fixture};
     use serde_json::json;
+    use std::collections::BTreeMap;
 
     /// The cluster's HyperFleet id (UUIDv7) and another cluster's.
     const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
@@ -709,6 +1011,420 @@ mod tests {
                 ("Health", True, "NoIssues"),
             ]
         );
+    }
+
+    /// Expected `(type, status, reason)` of Applied, Available, Health.
+    type Row = [(&'static str, ConditionStatus, &'static str); 3];
+
+    /// A recorded real bundle (`fixtures/maestro/real/<name>`) as the adapter sees it, and its
+    /// HostedCluster's `(namespace, name)`. `None` without the team folder.
+    fn real(name: &str) -> Option<(ExistingWork, (String, String))> {
+        use crate::maestro::bundle::ResourceBundle;
+        let file = crate::maestro::test_fixtures::fixture(&format!("real/{name}"))?;
+        let bundle: ResourceBundle = serde_json::from_value(file["body"].clone()).unwrap();
+        let meta = &bundle.manifests[0]["metadata"];
+        let hc = (
+            meta["namespace"].as_str().unwrap().to_owned(),
+            meta["name"].as_str().unwrap().to_owned(),
+        );
+        Some((bundle.to_existing_work(None).unwrap(), hc))
+    }
+
+    fn observed(existing: &ExistingWork, hc: &(String, String)) -> Report {
+        let report = report_observed(WORK, existing, (&hc.0, &hc.1), Some(2));
+        assert_valid(&report);
+        report
+    }
+
+    /// The manifest condition `type_` of the only manifest, for editing.
+    fn manifest_condition<'a>(work: &'a mut ExistingWork, type_: &str) -> &'a mut WorkCondition {
+        work.manifests[0]
+            .conditions
+            .iter_mut()
+            .find(|c| c.type_ == type_)
+            .unwrap()
+    }
+
+    #[test]
+    fn real_states_map_to_the_condition_table() {
+        let rows: [(&str, Row); 9] = [
+            (
+                "01-created-no-status.json",
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", False, "AwaitingFeedback"),
+                    ("Health", True, "NoIssues"),
+                ],
+            ),
+            (
+                "02-applied-no-hc-status.json",
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", False, "AwaitingFeedback"),
+                    ("Health", True, "NoIssues"),
+                ],
+            ),
+            (
+                "03-progressing.json",
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", False, "Provisioning"),
+                    ("Health", True, "NoIssues"),
+                ],
+            ),
+            (
+                "04-available.json",
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", True, "ControlPlaneReady"),
+                    ("Health", True, "NoIssues"),
+                ],
+            ),
+            (
+                "05-degraded.json",
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", True, "ControlPlaneReady"),
+                    ("Health", False, "Degraded"),
+                ],
+            ),
+            (
+                "06-apply-failure.json",
+                [
+                    ("Applied", False, APPLY_FAILED),
+                    ("Available", False, APPLY_FAILED),
+                    ("Health", False, APPLY_FAILED),
+                ],
+            ),
+            (
+                "07-namespace-missing.json",
+                [
+                    ("Applied", False, APPLY_FAILED),
+                    ("Available", False, APPLY_FAILED),
+                    ("Health", False, APPLY_FAILED),
+                ],
+            ),
+            (
+                "08-hc-deleted-on-cluster.json",
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", False, HOSTED_CLUSTER_MISSING),
+                    ("Health", False, HOSTED_CLUSTER_MISSING),
+                ],
+            ),
+            (
+                "08b-hc-recreated-by-agent.json",
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", False, "AwaitingFeedback"),
+                    ("Health", True, "NoIssues"),
+                ],
+            ),
+        ];
+        for (file, expected) in rows {
+            let Some((existing, hc)) = real(file) else {
+                return;
+            };
+            assert_eq!(summary(&observed(&existing, &hc)), expected, "{file}");
+        }
+    }
+
+    #[test]
+    fn an_apply_failure_carries_the_agents_message() {
+        let Some((existing, hc)) = real("06-apply-failure.json") else {
+            return;
+        };
+        let report = observed(&existing, &hc);
+        let applied = &report.condition("Applied").unwrap().message;
+        assert!(
+            applied.contains("HostedCluster clusters/rec-deny-1144924104 (AppliedManifestFailed): Failed to apply manifest: hostedclusters.hypershift.openshift.io \"rec-deny-1144924104\" is forbidden: ValidatingAdmissionPolicy"),
+            "{applied}"
+        );
+        assert!(applied.contains("rec-deny-1144924104"), "{applied}");
+        assert_eq!(data(&report), (String::new(), String::new()));
+
+        let Some((existing, hc)) = real("07-namespace-missing.json") else {
+            return;
+        };
+        let applied = observed(&existing, &hc)
+            .condition("Applied")
+            .unwrap()
+            .message
+            .clone();
+        assert!(
+            applied.contains(
+                r#"Failed to apply manifest: namespaces "rec-absent-1144924104" not found"#
+            ),
+            "{applied}"
+        );
+    }
+
+    #[test]
+    fn stale_feedback_of_a_deleted_hosted_cluster_is_not_used() {
+        let Some((existing, hc)) = real("08-hc-deleted-on-cluster.json") else {
+            return;
+        };
+        // The recording keeps the Degraded status of state 5 as feedback.
+        assert!(existing.manifests[0].values.contains_key("status"));
+        let report = observed(&existing, &hc);
+        assert_eq!(data(&report), (String::new(), String::new()));
+        let available = &report.condition("Available").unwrap().message;
+        assert!(
+            available.contains("(ResourceNotAvailable: Resource is not available)"),
+            "{available}"
+        );
+        assert!(!report.conditions.iter().any(|c| c.reason == "Degraded"));
+    }
+
+    #[test]
+    fn feedback_older_than_the_agents_availability_report_is_not_used() {
+        let Some((mut existing, hc)) = real("04-available.json") else {
+            return;
+        };
+        // As recorded the feedback changed after the HostedCluster became available: used.
+        assert_eq!(
+            observed(&existing, &hc)
+                .condition("Available")
+                .unwrap()
+                .reason,
+            "ControlPlaneReady"
+        );
+        // The HostedCluster became available again after the feedback last changed.
+        manifest_condition(&mut existing, "Available").last_transition_time =
+            "2026-11-26T03:40:00Z".into();
+        let report = observed(&existing, &hc);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkExists"),
+                ("Available", False, "AwaitingFeedback"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        assert!(
+            report.conditions[0].message.contains("is older than"),
+            "{}",
+            report.conditions[0].message
+        );
+    }
+
+    #[test]
+    fn feedback_not_synced_is_not_used() {
+        // No recording shows StatusFeedbackSynced=False; the recorded Available state with it
+        // flipped (the agent's condition, its reason and message invented for the test).
+        let Some((mut existing, hc)) = real("04-available.json") else {
+            return;
+        };
+        let synced = manifest_condition(&mut existing, "StatusFeedbackSynced");
+        synced.status = "False".into();
+        synced.reason = "StatusFeedbackSyncFailed".into();
+        let report = observed(&existing, &hc);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkApplied"),
+                ("Available", Unknown, FEEDBACK_NOT_SYNCED),
+                ("Health", Unknown, FEEDBACK_NOT_SYNCED),
+            ]
+        );
+        assert_eq!(data(&report), (String::new(), String::new()));
+    }
+
+    #[test]
+    fn an_update_the_agent_applied_reports_its_feedback() {
+        let Some((existing, hc)) = real("09c-update-bundle-after-agent.json") else {
+            return;
+        };
+        assert_eq!(
+            observed(&existing, &hc)
+                .condition("Available")
+                .unwrap()
+                .reason,
+            "ControlPlaneReady"
+        );
+    }
+
+    /// The same rows without the team folder: small works shaped like the recordings.
+    fn inline_work(
+        work_applied: (&str, &str),
+        manifest: &[(&str, &str, &str, &str)],
+        feedback: Option<Value>,
+    ) -> ExistingWork {
+        let c = |(t, s, r, ltt): (&str, &str, &str, &str)| WorkCondition {
+            type_: t.into(),
+            status: s.into(),
+            reason: r.into(),
+            message: format!("agent says {r}"),
+            observed_generation: None,
+            last_transition_time: ltt.into(),
+        };
+        ExistingWork {
+            conditions: vec![c((
+                "Applied",
+                work_applied.0,
+                work_applied.1,
+                "2026-11-26T03:36:31Z",
+            ))],
+            manifests: vec![ManifestStatus {
+                resource: crate::work::ResourceIdentity {
+                    group: "hypershift.openshift.io".into(),
+                    version: "v1beta1".into(),
+                    kind: "HostedCluster".into(),
+                    resource: "hostedclusters".into(),
+                    namespace: "clusters".into(),
+                    name: "hc-1".into(),
+                },
+                conditions: manifest.iter().copied().map(c).collect(),
+                values: feedback
+                    .map(|f| BTreeMap::from([("status".to_owned(), f)]))
+                    .unwrap_or_default(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn inline_rows_without_the_team_folder() {
+        const T0: &str = "2026-11-26T03:36:31Z";
+        const T1: &str = "2026-11-26T03:37:26Z";
+        let ready = json!({"conditions": conditions(&[("Available", "True", "AsExpected")]),
+                           "controlPlaneEndpoint": {"host": "api.x.example.com", "port": 443}});
+        let hc = ("clusters".to_owned(), "hc-1".to_owned());
+        let ok = ("True", "AppliedManifestWorkComplete");
+        let cases: Vec<(ExistingWork, Row, &str)> = vec![
+            (
+                inline_work(
+                    ok,
+                    &[
+                        ("Applied", "True", "AppliedManifestComplete", T0),
+                        ("Available", "True", "ResourceAvailable", T0),
+                        ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", T1),
+                    ],
+                    Some(ready.clone()),
+                ),
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", True, "ControlPlaneReady"),
+                    ("Health", True, "NoIssues"),
+                ],
+                "https://api.x.example.com:443",
+            ),
+            (
+                inline_work(
+                    ("False", "AppliedManifestWorkFailed"),
+                    &[
+                        ("Applied", "False", "AppliedManifestFailed", T0),
+                        ("Available", "False", "ResourceNotAvailable", T0),
+                    ],
+                    None,
+                ),
+                [
+                    ("Applied", False, APPLY_FAILED),
+                    ("Available", False, APPLY_FAILED),
+                    ("Health", False, APPLY_FAILED),
+                ],
+                "",
+            ),
+            (
+                // an update that failed while the earlier HostedCluster still serves
+                inline_work(
+                    ("False", "AppliedManifestWorkFailed"),
+                    &[
+                        ("Applied", "False", "AppliedManifestFailed", T1),
+                        ("Available", "True", "ResourceAvailable", T0),
+                        ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", T1),
+                    ],
+                    Some(ready.clone()),
+                ),
+                [
+                    ("Applied", False, APPLY_FAILED),
+                    ("Available", True, "ControlPlaneReady"),
+                    ("Health", False, APPLY_FAILED),
+                ],
+                "https://api.x.example.com:443",
+            ),
+            (
+                inline_work(
+                    ok,
+                    &[
+                        ("Applied", "True", "AppliedManifestComplete", T0),
+                        ("Available", "False", "ResourceNotAvailable", T1),
+                        ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", T0),
+                    ],
+                    Some(ready.clone()),
+                ),
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", False, HOSTED_CLUSTER_MISSING),
+                    ("Health", False, HOSTED_CLUSTER_MISSING),
+                ],
+                "",
+            ),
+            (
+                inline_work(
+                    ok,
+                    &[
+                        ("Applied", "True", "AppliedManifestComplete", T0),
+                        ("Available", "True", "ResourceAvailable", T1),
+                        ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", T0),
+                    ],
+                    Some(ready.clone()),
+                ),
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", False, "AwaitingFeedback"),
+                    ("Health", True, "NoIssues"),
+                ],
+                "",
+            ),
+            (
+                // feedback without any manifest Available: not trusted
+                inline_work(
+                    ok,
+                    &[("Applied", "True", "AppliedManifestComplete", T0)],
+                    Some(ready.clone()),
+                ),
+                [
+                    ("Applied", True, "ManifestWorkExists"),
+                    ("Available", False, "AwaitingFeedback"),
+                    ("Health", True, "NoIssues"),
+                ],
+                "",
+            ),
+            (
+                inline_work(
+                    ok,
+                    &[
+                        ("Applied", "True", "AppliedManifestComplete", T0),
+                        ("Available", "True", "ResourceAvailable", T0),
+                        ("StatusFeedbackSynced", "False", "X", T1),
+                    ],
+                    Some(ready),
+                ),
+                [
+                    ("Applied", True, "ManifestWorkApplied"),
+                    ("Available", Unknown, FEEDBACK_NOT_SYNCED),
+                    ("Health", Unknown, FEEDBACK_NOT_SYNCED),
+                ],
+                "",
+            ),
+        ];
+        for (i, (existing, expected, endpoint)) in cases.into_iter().enumerate() {
+            let report = observed(&existing, &hc);
+            assert_eq!(summary(&report), expected, "case {i}");
+            assert_eq!(data(&report).0, endpoint, "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_work_level_apply_failure_without_manifest_status_is_an_apply_failure() {
+        let mut existing = inline_work(("False", "AppliedManifestWorkFailed"), &[], None);
+        existing.manifests.clear();
+        let report = observed(&existing, &("clusters".into(), "hc-1".into()));
+        assert_eq!(report.condition("Applied").unwrap().reason, APPLY_FAILED);
+        assert!(report.conditions[0].message.contains(
+            "ManifestWork (AppliedManifestWorkFailed): agent says AppliedManifestWorkFailed"
+        ));
     }
 
     #[test]

@@ -217,7 +217,7 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
         labels: map(&meta.labels),
         annotations: map(&meta.annotations),
         source: None,
-        feedback: status.feedback()?,
+        manifests: status.manifests()?,
         conditions: status
             .conditions
             .iter()
@@ -306,7 +306,7 @@ mod tests {
             "metadata": {"name": "w", "namespace": "n"}
         }));
         let existing = existing_work(&work).unwrap();
-        assert!(existing.feedback.is_empty());
+        assert!(existing.manifests.is_empty());
         assert_eq!(existing.deleting, None);
     }
 

@@ -22,7 +22,18 @@ pub fn work_name(cluster_id: &str) -> String {
     format!("hostedcluster-{cluster_id}")
 }
 
+/// The Namespace the HostedCluster lives in, created by the work when the management cluster
+/// lacks it (`hypershift-api.md` §1.1: its Secrets must be in the same namespace).
+pub fn hosted_cluster_namespace(namespace: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+}
+
 /// The ManifestWork for `spec`, in the consumer's namespace, stamped with `generation` when known.
+///
+/// Manifests, in apply order: the HostedCluster's Namespace, then the HostedCluster. The
+/// Namespace is shared by every HostedCluster on the management cluster (and holds their
+/// Secrets, which the adapter never sends), so it is `CreateOnly` (created when missing, never
+/// changed) and orphaned when the work is deleted.
 pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>) -> Value {
     let (hc_namespace, hc_name) = hostedcluster::hosted_cluster_ref(spec);
     let mut metadata = json!({
@@ -39,28 +50,55 @@ pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>
             json!({GENERATION_ANNOTATION: generation.to_string()}),
         );
     }
+    let namespace_id = json!({"group": "", "resource": "namespaces", "name": hc_namespace});
     json!({
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": metadata,
         "spec": {
-            "workload": {"manifests": [hostedcluster::hosted_cluster(spec)]},
-            "manifestConfigs": [{
-                "resourceIdentifier": {
-                    "group": hostedcluster::GROUP,
-                    "resource": hostedcluster::RESOURCE,
-                    "namespace": hc_namespace,
-                    "name": hc_name,
+            "workload": {"manifests": [
+                hosted_cluster_namespace(hc_namespace),
+                hostedcluster::hosted_cluster(spec),
+            ]},
+            "manifestConfigs": [
+                {
+                    "resourceIdentifier": namespace_id,
+                    "updateStrategy": {"type": "CreateOnly"},
                 },
-                "feedbackRules": [{
-                    "type": "JSONPaths",
-                    "jsonPaths": [{"name": STATUS_FEEDBACK_NAME, "path": ".status"}],
-                }],
-                "updateStrategy": {"type": "ServerSideApply"},
-            }],
-            "deleteOption": {"propagationPolicy": "Foreground"},
+                {
+                    "resourceIdentifier": {
+                        "group": hostedcluster::GROUP,
+                        "resource": hostedcluster::RESOURCE,
+                        "namespace": hc_namespace,
+                        "name": hc_name,
+                    },
+                    "feedbackRules": [{
+                        "type": "JSONPaths",
+                        "jsonPaths": [{"name": STATUS_FEEDBACK_NAME, "path": ".status"}],
+                    }],
+                    "updateStrategy": {"type": "ServerSideApply"},
+                },
+            ],
+            "deleteOption": {
+                "propagationPolicy": "SelectivelyOrphan",
+                "selectivelyOrphans": {"orphaningRules": [namespace_id]},
+            },
         },
     })
+}
+
+/// The generation a work was built from: its [`GENERATION_ANNOTATION`], when it is an integer
+/// ≥ 1. Takes any annotation map.
+pub fn work_generation<K, V>(annotations: impl IntoIterator<Item = (K, V)>) -> Option<i64>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    annotations
+        .into_iter()
+        .find(|(k, _)| k.as_ref() == GENERATION_ANNOTATION)
+        .and_then(|(_, v)| v.as_ref().parse::<i64>().ok())
+        .filter(|g| *g >= 1)
 }
 
 /// Whether an existing work belongs to this adapter and cluster.
@@ -139,9 +177,20 @@ mod tests {
         assert_eq!(work["metadata"]["labels"][ADAPTER_LABEL], "controlplane");
         assert_eq!(
             work["spec"]["workload"]["manifests"][0],
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}})
+        );
+        assert_eq!(
+            work["spec"]["workload"]["manifests"][1],
             hostedcluster::hosted_cluster(&spec)
         );
-        let config = &work["spec"]["manifestConfigs"][0];
+        let namespace = &work["spec"]["manifestConfigs"][0];
+        assert_eq!(
+            namespace["resourceIdentifier"],
+            serde_json::json!({"group": "", "resource": "namespaces", "name": "clusters"})
+        );
+        assert_eq!(namespace["updateStrategy"]["type"], "CreateOnly");
+        assert!(namespace.get("feedbackRules").is_none());
+        let config = &work["spec"]["manifestConfigs"][1];
         assert_eq!(
             config["resourceIdentifier"],
             serde_json::json!({"group": "hypershift.openshift.io", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"})
@@ -151,9 +200,11 @@ mod tests {
             ".status"
         );
         assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
+        // Deleting the work deletes the HostedCluster but never the shared namespace.
         assert_eq!(
-            work["spec"]["deleteOption"]["propagationPolicy"],
-            "Foreground"
+            work["spec"]["deleteOption"],
+            serde_json::json!({"propagationPolicy": "SelectivelyOrphan",
+                               "selectivelyOrphans": {"orphaningRules": [{"group": "", "resource": "namespaces", "name": "clusters"}]}})
         );
     }
 

@@ -33,8 +33,9 @@ pub struct ExistingWork {
     pub annotations: BTreeMap<String, String>,
     /// Id of the source (owner) that wrote the work, when the backend can tell.
     pub source: Option<String>,
-    /// Status feedback, one entry per manifest that reported any.
-    pub feedback: Vec<ManifestFeedback>,
+    /// What the agent reports per manifest (conditions and feedback), one entry per manifest in the
+    /// status (`resourceStatus[]` of a Maestro bundle, `status.resourceStatus.manifests[]` of a hub work).
+    pub manifests: Vec<ManifestStatus>,
     /// Work-level status conditions (`Applied`, `Available`, `Deleted`, ...).
     pub conditions: Vec<WorkCondition>,
     /// Current spec version (Maestro bundle `version`, hub `metadata.generation`).
@@ -56,10 +57,26 @@ impl ExistingWork {
         name: &str,
         feedback_name: &str,
     ) -> Option<&serde_json::Value> {
-        self.feedback
+        self.manifest(group, resource, namespace, name)
+            .and_then(|m| m.values.get(feedback_name))
+    }
+
+    /// What the agent reports about the manifest `group`/`resource`/`namespace`/`name`, if anything.
+    pub fn manifest(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&ManifestStatus> {
+        self.manifests
             .iter()
             .find(|m| m.resource.matches(group, resource, namespace, name))
-            .and_then(|m| m.values.get(feedback_name))
+    }
+
+    /// The work-level condition `type_`, if reported.
+    pub fn condition(&self, type_: &str) -> Option<&WorkCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
     }
 }
 
@@ -92,13 +109,23 @@ impl ResourceIdentity {
     }
 }
 
-/// Status feedback of one manifest: feedback name → value (`jsonRaw` already parsed).
+/// What the agent reports about one manifest: its conditions (`Applied`, `Available`,
+/// `StatusFeedbackSynced`, ...) and its feedback values by name (`jsonRaw` already parsed).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ManifestFeedback {
+pub struct ManifestStatus {
     /// Which manifest.
     pub resource: ResourceIdentity,
-    /// Feedback values by name (e.g. `status`).
+    /// Manifest-level conditions, as reported.
+    pub conditions: Vec<WorkCondition>,
+    /// Feedback values by name (e.g. `status`); empty when the agent reported none (`statusFeedback: {}`).
     pub values: BTreeMap<String, serde_json::Value>,
+}
+
+impl ManifestStatus {
+    /// The manifest-level condition `type_`, if reported.
+    pub fn condition(&self, type_: &str) -> Option<&WorkCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
 }
 
 /// A status condition of a work (`metav1.Condition`).
@@ -114,6 +141,8 @@ pub struct WorkCondition {
     pub message: String,
     /// Spec version/generation the condition was computed for.
     pub observed_generation: Option<i64>,
+    /// `lastTransitionTime` as reported (RFC 3339, whole seconds); empty when absent.
+    pub last_transition_time: String,
 }
 
 /// Failure of a work backend call. Every variant carries the server's (or transport's) message.

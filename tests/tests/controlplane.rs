@@ -540,7 +540,7 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
         .expect("the work was created on the hub");
     assert_eq!(work["metadata"]["labels"]["hyperfleet.io/cluster-id"], ID);
     assert_eq!(
-        work["spec"]["workload"]["manifests"][0]["kind"],
+        work["spec"]["workload"]["manifests"][1]["kind"],
         "HostedCluster"
     );
 
@@ -554,12 +554,19 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
         "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestWorkComplete",
                         "message": "ok", "lastTransitionTime": "2026-11-25T10:30:00Z"}],
         "resourceStatus": {"manifests": [{
-            "resourceMeta": {"ordinal": 0, "group": "hypershift.openshift.io", "version": "v1beta1",
+            "resourceMeta": {"ordinal": 1, "group": "hypershift.openshift.io", "version": "v1beta1",
                              "kind": "HostedCluster", "resource": "hostedclusters",
                              "namespace": "clusters", "name": "prod-eu-1"},
             "statusFeedback": {"values": [{"name": "status",
                 "fieldValue": {"type": "JsonRaw", "jsonRaw": ready_status(false).to_string()}}]},
-            "conditions": []
+            "conditions": [
+                {"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete",
+                 "lastTransitionTime": "2026-11-25T10:30:00Z", "observedGeneration": 1},
+                {"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available",
+                 "lastTransitionTime": "2026-11-25T10:30:00Z"},
+                {"type": "StatusFeedbackSynced", "status": "True", "reason": "StatusFeedbackSynced", "message": "",
+                 "lastTransitionTime": "2026-11-25T10:31:00Z"}
+            ]
         }]}
     });
     server.put_object(WORKS, Some(CONSUMER), work);
@@ -724,4 +731,397 @@ async fn hub_backend_retries_a_503_and_reports_a_rejected_token() {
     pulse.assert_written();
     assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
     assert!(!pulse.logs.contains("not-the-token"), "token in logs");
+}
+
+/// A Job pointed at the wrong endpoint gets a message naming the URL and what was expected, and
+/// no retries where retrying cannot help.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misconfigured_maestro_urls_name_the_url_and_what_was_expected() {
+    let plain = maestro().await;
+    let tls = FakeMaestro::start(FakeOptions {
+        tls: true,
+        consumers: vec![CONSUMER.to_owned()],
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let kube = ApiServer::start().await;
+    let pod = Pod::new();
+    let ca = pod.file("ca.pem", tls.ca_pem().unwrap());
+    let ca = ca.display().to_string();
+    let https = |u: String| u.replacen("http://", "https://", 1);
+    let http = |u: String| u.replacen("https://", "http://", 1);
+    // (case, REST URL, gRPC URL, the URL the message must name, what it must say)
+    let cases = [
+        (
+            "gRPC URL is the REST port",
+            plain.rest_url(),
+            plain.rest_url(),
+            "MAESTRO_GRPC_URL",
+            "not as a gRPC server",
+        ),
+        (
+            "REST URL is the gRPC port",
+            plain.grpc_url(),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "does not answer HTTP/1.1",
+        ),
+        (
+            "https:// on a plaintext server",
+            https(plain.rest_url()),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "answered without TLS",
+        ),
+        (
+            "https:// gRPC on a plaintext server",
+            plain.rest_url(),
+            https(plain.grpc_url()),
+            "MAESTRO_GRPC_URL",
+            "answered without TLS",
+        ),
+        (
+            "http:// on a TLS server",
+            http(tls.rest_url()),
+            tls.grpc_url(),
+            "MAESTRO_API_URL",
+            "use https://",
+        ),
+        (
+            "a Kubernetes API server, not Maestro",
+            kube.url(),
+            plain.grpc_url(),
+            "MAESTRO_API_URL",
+            "like a Kubernetes API server",
+        ),
+        (
+            "a Kubernetes API server as gRPC",
+            plain.rest_url(),
+            kube.url(),
+            "MAESTRO_GRPC_URL",
+            "not as a gRPC server",
+        ),
+    ];
+    for (case, rest, grpc, setting, says) in cases {
+        let named = if setting == "MAESTRO_API_URL" {
+            &rest
+        } else {
+            &grpc
+        };
+        let env = with(
+            pod.base_env(),
+            &[
+                ("MAESTRO_API_URL", &rest),
+                ("MAESTRO_GRPC_URL", &grpc),
+                ("MAESTRO_CA_FILE", &ca),
+                ("RETRY_BUDGET_SECONDS", "30"),
+            ],
+        );
+        let pulse = pod.run(&env).await;
+        pulse.assert_written();
+        assert_eq!(pulse.reasons(), error_row("AdapterMisconfigured"), "{case}");
+        let message = pulse.message("Applied");
+        assert!(
+            message.contains(&format!("{setting} {named}")),
+            "{case}: {message}"
+        );
+        assert!(message.contains(says), "{case}: {message}");
+        assert!(
+            !pulse.logs.contains("retrying"),
+            "{case}: retried:\n{}",
+            pulse.logs
+        );
+    }
+}
+
+/// A UUIDv7-shaped cluster, so these cases do not share a work with the others.
+const TRUTH_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+
+fn truth_cluster() -> String {
+    let mut cluster: Value = serde_json::from_str(CLUSTER).unwrap();
+    cluster["id"] = TRUTH_ID.into();
+    cluster.to_string()
+}
+
+/// The API server's words in recording `06-apply-failure.json`.
+const DENIED: &str = "hostedclusters.hypershift.openshift.io \"prod-eu-1\" is forbidden: ValidatingAdmissionPolicy 'deny-hc' with binding 'deny-hc' denied request: HostedCluster prod-eu-1 refused by an admission policy of this management cluster";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maestro_agent_truth_apply_failure_missing_namespace_and_a_deleted_hosted_cluster() {
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    // An empty management cluster: no `clusters` namespace.
+    maestro.set_cluster_namespaces(&["default", "kube-system"]);
+    let pod = Pod::with_cluster(&truth_cluster());
+    let env = with(pod.maestro_env(&maestro), &[("GENERATION", "4")]);
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    pod.run(&env).await.assert_written();
+
+    // The work carries the namespace: the HostedCluster applies on the empty cluster.
+    assert!(maestro.set_feedback(&work, &ready_status(false)));
+    let ready = pod.run(&env).await;
+    assert_eq!(
+        ready.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    // The management cluster holds generation 4's spec; a pulse for generation 5 says so.
+    let later = pod
+        .run(&with(pod.maestro_env(&maestro), &[("GENERATION", "5")]))
+        .await;
+    assert_eq!(later.report.observed_generation, Some(4));
+
+    // The HostedCluster is deleted on the management cluster: the agent keeps the old feedback.
+    assert!(maestro.delete_on_cluster(&work, true));
+    let gone = pod.run(&env).await;
+    gone.assert_written();
+    assert_eq!(
+        gone.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "False", "HostedClusterMissing"),
+            ("Health", "False", "HostedClusterMissing"),
+        ])
+    );
+    assert_eq!(gone.data("control_plane_endpoint"), "");
+    // Re-created by the agent's resync: no feedback yet.
+    assert!(maestro.delete_on_cluster(&work, false));
+    assert_eq!(
+        pod.run(&env)
+            .await
+            .report
+            .condition("Available")
+            .unwrap()
+            .reason,
+        "AwaitingFeedback"
+    );
+
+    // An admission policy refuses the HostedCluster.
+    assert!(maestro.fail_apply(&work, Some(DENIED)));
+    let denied = pod.run(&env).await;
+    denied.assert_written();
+    assert_eq!(denied.reasons(), error_row_false("ApplyFailed"));
+    assert!(
+        denied
+            .message("Applied")
+            .contains(&format!("Failed to apply manifest: {DENIED}")),
+        "{}",
+        denied.message("Applied")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_without_its_namespace_fails_on_an_empty_management_cluster() {
+    // The negative of the case above: what the real agent reported (recording 07) for a work
+    // that does not carry the namespace.
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    maestro.set_cluster_namespaces(&["default"]);
+    let pod = Pod::with_cluster(&truth_cluster());
+    let env = pod.maestro_env(&maestro);
+    pod.run(&env).await.assert_written();
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    // Drop the Namespace manifest from the stored work, as an older adapter built it.
+    let id = maestro.resource(&work).unwrap().id;
+    assert!(maestro.strip_manifest_for_test(&id, "Namespace"));
+    assert!(maestro.apply(&work));
+    let pulse = pod.run(&env).await;
+    assert_eq!(pulse.reasons(), error_row_false("ApplyFailed"));
+    assert!(
+        pulse
+            .message("Applied")
+            .contains(r#"Failed to apply manifest: namespaces "clusters" not found"#),
+        "{}",
+        pulse.message("Applied")
+    );
+}
+
+fn error_row_false(reason: &str) -> Vec<(String, String, String)> {
+    triples(&[
+        ("Applied", "False", reason),
+        ("Available", "False", reason),
+        ("Health", "False", reason),
+    ])
+}
+
+/// The hub ManifestWork status the work agent writes, shaped like the recordings: `applied` =
+/// the HostedCluster manifest's Applied (with the agent's message when false), `available` its
+/// Available, `feedback` the status kept.
+fn hub_status(applied: Result<(), &str>, available: bool, feedback: Option<&Value>) -> Value {
+    let t0 = "2026-11-26T03:36:31Z";
+    let t1 = "2026-11-26T03:38:15Z";
+    let mut hc_conditions = vec![match applied {
+        Ok(()) => {
+            json!({"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": t0, "observedGeneration": 1})
+        }
+        Err(m) => {
+            json!({"type": "Applied", "status": "False", "reason": "AppliedManifestFailed", "message": format!("Failed to apply manifest: {m}"), "lastTransitionTime": t0, "observedGeneration": 1})
+        }
+    }];
+    hc_conditions.push(if available {
+        json!({"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available", "lastTransitionTime": t0})
+    } else {
+        json!({"type": "Available", "status": "False", "reason": "ResourceNotAvailable", "message": "Resource is not available", "lastTransitionTime": t1})
+    });
+    if applied.is_ok() {
+        hc_conditions.push(json!({"type": "StatusFeedbackSynced", "status": "True", "reason": "StatusFeedbackSynced", "message": "", "lastTransitionTime": t0}));
+    }
+    let values = feedback.map_or(json!({}), |f| {
+        json!({"values": [{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": f.to_string()}}]})
+    });
+    json!({
+        "conditions": [
+            {"type": "Applied", "status": if applied.is_ok() { "True" } else { "False" },
+             "reason": if applied.is_ok() { "AppliedManifestWorkComplete" } else { "AppliedManifestWorkFailed" },
+             "message": "", "lastTransitionTime": t0, "observedGeneration": 1},
+            {"type": "Available", "status": if available { "True" } else { "False" },
+             "reason": if available { "ResourcesAvailable" } else { "ResourcesNotAvailable" },
+             "message": "", "lastTransitionTime": t0, "observedGeneration": 1}
+        ],
+        "resourceStatus": {"manifests": [
+            {"resourceMeta": {"ordinal": 0, "group": "", "version": "v1", "kind": "Namespace", "resource": "namespaces", "namespace": "", "name": "clusters"},
+             "statusFeedback": {},
+             "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": t0, "observedGeneration": 1},
+                            {"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "Resource is available", "lastTransitionTime": t0}]},
+            {"resourceMeta": {"ordinal": 1, "group": "hypershift.openshift.io", "version": "v1beta1", "kind": "HostedCluster", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"},
+             "statusFeedback": values,
+             "conditions": hc_conditions}
+        ]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_agent_truth_apply_failure_and_a_deleted_hosted_cluster() {
+    let server = ApiServer::start().await;
+    let pod = Pod::with_cluster(&truth_cluster());
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+            ("GENERATION", "4"),
+        ],
+    );
+    let name = format!("hostedcluster-{TRUTH_ID}");
+    pod.run(&env).await.assert_written();
+    let set_status = |status: Value| {
+        let mut work = server
+            .object(WORKS, "manifestworks", Some(CONSUMER), &name)
+            .unwrap();
+        work["status"] = status;
+        server.put_object(WORKS, Some(CONSUMER), work);
+    };
+    let ready = ready_status(false);
+
+    set_status(hub_status(Ok(()), true, Some(&ready)));
+    let first = pod.run(&env).await;
+    assert_eq!(
+        first.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    let later = pod.run(&with(env.clone(), &[("GENERATION", "5")])).await;
+    assert_eq!(later.report.observed_generation, Some(4));
+
+    set_status(hub_status(Ok(()), false, Some(&ready)));
+    let gone = pod.run(&env).await;
+    assert_eq!(
+        gone.reasons(),
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "False", "HostedClusterMissing"),
+            ("Health", "False", "HostedClusterMissing"),
+        ])
+    );
+    assert_eq!(gone.data("control_plane_endpoint"), "");
+
+    set_status(hub_status(Err(DENIED), false, None));
+    let denied = pod.run(&env).await;
+    assert_eq!(denied.reasons(), error_row_false("ApplyFailed"));
+    assert!(denied.message("Applied").contains(DENIED));
+}
+
+/// The fake's bundles say what the real server said in the same states (recordings `02`, `04`,
+/// `06`, `08`): the same status keys, `name` = id, and the same work and manifest conditions
+/// (type, status, reason) on the HostedCluster manifest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_reports_the_states_like_the_recorded_maestro() {
+    let Some(dir) = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/maestro")
+    else {
+        return;
+    };
+    let recorded = |file: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join("real").join(file)).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["body"].clone()
+    };
+    let shape = |bundle: &Value| -> Value {
+        let status = &bundle["status"];
+        let triple = |c: &Value| json!([c["type"], c["status"], c["reason"]]);
+        let hc = status["resourceStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["resourceMeta"]["kind"] == "HostedCluster")
+            .unwrap();
+        let mut manifest: Vec<Value> = hc["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(triple)
+            .collect();
+        manifest.sort_by_key(|v| v.to_string());
+        let mut keys: Vec<&String> = status.as_object().unwrap().keys().collect();
+        keys.sort();
+        json!({
+            "keys": keys,
+            "name_is_id": bundle["name"] == bundle["id"],
+            "work": status["conditions"].as_array().unwrap().iter().map(triple).collect::<Vec<_>>(),
+            "manifest": manifest,
+            "feedback": hc["statusFeedback"].get("values").is_some(),
+        })
+    };
+    let maestro = maestro().await;
+    maestro.set_agent_delay(None);
+    let pod = Pod::with_cluster(&truth_cluster());
+    pod.run(&pod.maestro_env(&maestro)).await.assert_written();
+    let work = format!("hostedcluster-{TRUTH_ID}");
+    let fake = |m: &FakeMaestro| m.resource(&work).unwrap().to_rest();
+    assert!(
+        fake(&maestro).get("status").is_none(),
+        "no status before the agent reports"
+    );
+    assert!(maestro.apply(&work));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("02-applied-no-hc-status.json")),
+        "02"
+    );
+    assert!(maestro.set_feedback(&work, &ready_status(false)));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("04-available.json")),
+        "04"
+    );
+    assert!(maestro.delete_on_cluster(&work, true));
+    assert_eq!(
+        shape(&fake(&maestro)),
+        shape(&recorded("08-hc-deleted-on-cluster.json")),
+        "08"
+    );
+    assert!(maestro.delete_on_cluster(&work, false));
+    assert!(maestro.fail_apply(&work, Some(DENIED)));
+    let denied = fake(&maestro);
+    assert_eq!(
+        shape(&denied),
+        shape(&recorded("06-apply-failure.json")),
+        "06"
+    );
 }

@@ -141,8 +141,8 @@ fn every_generated_manifest_work_conforms_to_the_crd() {
     for (name, spec) in variants() {
         let work = manifestwork::manifest_work(&spec, "us-east-mgmt-01", Some(12));
         assert_conforms(name, &validate(&MANIFEST_WORK_SCHEMA, &work));
-        // Its manifest is the HostedCluster, which must conform too.
-        let manifest = &work["spec"]["workload"]["manifests"][0];
+        // Its second manifest (after the Namespace) is the HostedCluster, which must conform too.
+        let manifest = &work["spec"]["workload"]["manifests"][1];
         assert_eq!(manifest, &hostedcluster::hosted_cluster(&spec));
         assert_conforms(name, &hosted_cluster_outcome(manifest));
     }
@@ -378,18 +378,18 @@ fn the_validator_rejects_a_broken_manifest_work() {
         return;
     }
     let mut work = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
-    work["spec"]["manifestConfigs"][0]["feedbackRules"][0]["type"] = json!("JsonPaths");
-    work["spec"]["manifestConfigs"][0]["updateStrategy"] = json!({"type": "Patch"});
+    work["spec"]["manifestConfigs"][1]["feedbackRules"][0]["type"] = json!("JsonPaths");
+    work["spec"]["manifestConfigs"][1]["updateStrategy"] = json!({"type": "Patch"});
     work["spec"]["deleteOption"]["propagationPolicy"] = json!("Background");
     let outcome = validate(&MANIFEST_WORK_SCHEMA, &work);
     assert_rejected(
         &outcome,
-        ".spec.manifestConfigs[0].feedbackRules[0].type",
+        ".spec.manifestConfigs[1].feedbackRules[0].type",
         "is not one of",
     );
     assert_rejected(
         &outcome,
-        ".spec.manifestConfigs[0].updateStrategy.type",
+        ".spec.manifestConfigs[1].updateStrategy.type",
         "is not one of",
     );
     assert_rejected(

@@ -114,7 +114,7 @@ async fn create_then_get_shows_the_bundle() {
     assert_eq!(got.source.as_deref(), Some(SOURCE));
     assert_eq!(got.version, Some(1));
     assert_eq!(got.observed_version, None, "agent has not reported yet");
-    assert!(got.feedback.is_empty());
+    assert!(got.manifests.is_empty());
     assert_eq!(fake.rest_gets(), 2);
 
     // The wire event: binary mode, create_request, resourceversion 0.
@@ -358,7 +358,7 @@ async fn injected_feedback_round_trips_through_json_raw() {
         got.feedback_value(g, "HostedCluster", ns, n, "status"),
         Some(&hosted_cluster_status())
     );
-    assert_eq!(got.feedback[0].resource.kind, "HostedCluster");
+    assert_eq!(got.manifests[0].resource.kind, "HostedCluster");
 }
 
 #[tokio::test]

@@ -16,8 +16,8 @@ use tokio::time::Instant;
 use super::args::{Args, Backend, ConfigError};
 use super::{
     FeedbackError, WorkRef, report_adapter_misconfigured, report_cluster_unavailable,
-    report_consumer_not_found, report_created, report_found, report_invalid_feedback,
-    report_invalid_spec, report_maestro_auth_failed, report_maestro_unavailable,
+    report_consumer_not_found, report_created, report_invalid_feedback, report_invalid_spec,
+    report_maestro_auth_failed, report_maestro_unavailable, report_observed,
     report_ownership_conflict, report_work_failed,
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
@@ -25,7 +25,7 @@ use crate::cluster::{ClusterInput, ClusterSpec, SpecViolation};
 use crate::hostedcluster;
 use crate::hub::HubWorkClient;
 use crate::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
-use crate::manifestwork::{self, Ownership, STATUS_FEEDBACK_NAME};
+use crate::manifestwork::{self, Ownership};
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
 /// First backoff delay after a transient failure.
@@ -90,11 +90,11 @@ pub async fn run(
         hyperfleet_api: _,
         hyperfleet_token_file: _,
         results_path: _,
-        backend: _,
+        backend,
         consumer,
         maestro_source_id: _,
-        maestro_api_url: _,
-        maestro_grpc_url: _,
+        maestro_api_url,
+        maestro_grpc_url,
         maestro_ca_file: _,
         maestro_client_cert: _,
         maestro_client_key: _,
@@ -184,28 +184,30 @@ pub async fn run(
         }
         Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &cluster_id) {
             Ownership::Ours => {
-                let (hc_namespace, hc_name) = hostedcluster::hosted_cluster_ref(&spec);
-                let feedback = existing.feedback_value(
-                    hostedcluster::GROUP,
-                    hostedcluster::RESOURCE,
-                    hc_namespace,
-                    hc_name,
-                    STATUS_FEEDBACK_NAME,
-                );
-                let report = report_found(work_ref, feedback, generation);
-                let available = report
-                    .condition("Available")
-                    .map_or("", |c| c.reason.as_str());
-                let health = report.condition("Health").map_or("", |c| c.reason.as_str());
+                let hc = hostedcluster::hosted_cluster_ref(&spec);
+                // The management cluster holds the spec of the generation the work was built
+                // from (the adapter never updates a work), not necessarily this pulse's.
+                let held = manifestwork::work_generation(&existing.annotations);
+                if held != generation {
+                    tracing::info!(
+                        cluster_id,
+                        generation,
+                        held_generation = held,
+                        work = work_name,
+                        "the work carries another generation than this pulse; reporting the work's"
+                    );
+                }
+                let report = report_observed(work_ref, &existing, hc, held);
+                let reason = |t: &str| report.condition(t).map_or("", |c| c.reason.as_str());
                 tracing::info!(
                     cluster_id,
                     generation,
                     work = work_name,
                     consumer,
                     decision = "ManifestWorkFound",
-                    feedback = feedback.is_some(),
-                    available,
-                    health,
+                    applied = reason("Applied"),
+                    available = reason("Available"),
+                    health = reason("Health"),
                     deleting = existing.deleting.is_some(),
                     "work found"
                 );
@@ -222,11 +224,19 @@ pub async fn run(
             elapsed,
         }) => {
             tracing::warn!(cluster_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
-            let detail = format!(
+            let mut detail = format!(
                 "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
                 elapsed.as_secs_f64(),
                 retry_budget.as_secs()
             );
+            if *backend == Backend::Maestro {
+                let url = |u: &Option<String>| u.clone().unwrap_or_default();
+                detail.push_str(&format!(
+                    "; MAESTRO_API_URL {}, MAESTRO_GRPC_URL {} (a server with TLS needs https://)",
+                    url(maestro_api_url),
+                    url(maestro_grpc_url)
+                ));
+            }
             report_maestro_unavailable(consumer, &detail, generation)
         }
         Err(Failure::Interrupted { last }) => {
@@ -563,7 +573,7 @@ mod tests {
 
     use super::*;
     use crate::cluster::fixture::VALID;
-    use crate::work::{ManifestFeedback, ResourceIdentity};
+    use crate::work::{ManifestStatus, ResourceIdentity, WorkCondition};
 
     const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
@@ -666,7 +676,17 @@ mod tests {
 
     fn with_status(status: Value) -> ExistingWork {
         ExistingWork {
-            feedback: vec![ManifestFeedback {
+            manifests: vec![ManifestStatus {
+                // As the real agent reports a HostedCluster it applied and reads status from.
+                conditions: ["Applied", "Available", "StatusFeedbackSynced"]
+                    .into_iter()
+                    .map(|t| WorkCondition {
+                        type_: t.into(),
+                        status: "True".into(),
+                        last_transition_time: "2026-11-26T03:36:31Z".into(),
+                        ..Default::default()
+                    })
+                    .collect(),
                 resource: ResourceIdentity {
                     group: "hypershift.openshift.io".into(),
                     kind: "HostedCluster".into(),
@@ -748,7 +768,7 @@ mod tests {
         assert_eq!(report.observed_generation, Some(7));
         let created = fake.created.lock().unwrap()[0].clone();
         assert_eq!(
-            created["spec"]["workload"]["manifests"][0]["spec"]["pullSecret"]["name"],
+            created["spec"]["workload"]["manifests"][1]["spec"]["pullSecret"]["name"],
             "other-pull-secret"
         );
     }
@@ -801,6 +821,32 @@ mod tests {
         );
         assert_eq!(data["version"], "4.17.0");
         assert_eq!(fake.calls(), ["get"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn observed_generation_is_the_generation_the_work_carries() {
+        let mut work = with_status(json!({"conditions": []}));
+        work.annotations
+            .insert("hyperfleet.io/generation".into(), "2".into());
+        let fake = FakeWork::with(work.clone());
+        // This pulse is for generation 5; the management cluster holds generation 2's spec.
+        let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(report.observed_generation, Some(2));
+        // Without the annotation the held generation is unknown: none is claimed.
+        work.annotations.clear();
+        let fake = FakeWork::with(work);
+        let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(report.observed_generation, None);
+        // A work created now carries this pulse's generation.
+        let fake = FakeWork::default();
+        let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(report.observed_generation, Some(5));
     }
 
     #[tokio::test(start_paused = true)]

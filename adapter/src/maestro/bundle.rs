@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::work::{ExistingWork, ManifestFeedback, ResourceIdentity, WorkCondition, WorkError};
+use crate::work::{ExistingWork, ManifestStatus, ResourceIdentity, WorkCondition, WorkError};
 
 /// `ResourceBundle` as served by `GET /api/maestro/v1/resource-bundles/{id}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -250,13 +250,17 @@ impl ManifestCondition {
         Ok(out)
     }
 
-    /// This manifest's feedback in the backend-neutral form; `None` when it reported none.
-    pub fn manifest_feedback(&self) -> Result<Option<ManifestFeedback>, WorkError> {
-        let values = self.feedback_values()?;
-        Ok((!values.is_empty()).then(|| ManifestFeedback {
+    /// This manifest's conditions and feedback in the backend-neutral form.
+    pub fn manifest_status(&self) -> Result<ManifestStatus, WorkError> {
+        Ok(ManifestStatus {
             resource: identity(&self.resource_meta),
-            values,
-        }))
+            conditions: self
+                .conditions
+                .iter()
+                .map(Condition::to_work_condition)
+                .collect(),
+            values: self.feedback_values()?,
+        })
     }
 
     /// True when this is the manifest `group`/`resource` (plural or kind)/`namespace`/`name`.
@@ -301,13 +305,13 @@ impl ResourceBundle {
                 })
                 .unwrap_or_default()
         };
-        let mut feedback = Vec::new();
+        let mut manifests = Vec::new();
         let mut conditions = Vec::new();
         let mut observed_version = None;
         if let Some(status) = &self.status {
             observed_version = status.observed_version;
             for m in &status.resource_status {
-                feedback.extend(m.manifest_feedback()?);
+                manifests.push(m.manifest_status()?);
             }
             conditions = status
                 .conditions
@@ -325,7 +329,7 @@ impl ResourceBundle {
             labels: string_map("labels"),
             annotations: string_map("annotations"),
             source,
-            feedback,
+            manifests,
             conditions,
             version: self.version,
             observed_version,
@@ -343,6 +347,7 @@ impl Condition {
             reason: self.reason.clone(),
             message: self.message.clone(),
             observed_generation: self.observed_generation,
+            last_transition_time: self.last_transition_time.clone(),
         }
     }
 }
@@ -380,19 +385,13 @@ pub struct ManifestResourceStatus {
 }
 
 impl ManifestWorkStatus {
-    /// Feedback of every manifest that reported any (`jsonRaw` parsed).
-    pub fn feedback(&self) -> Result<Vec<ManifestFeedback>, WorkError> {
-        let mut out = Vec::new();
-        for m in &self.resource_status.manifests {
-            let values = m.feedback_values()?;
-            if !values.is_empty() {
-                out.push(ManifestFeedback {
-                    resource: identity(&m.resource_meta),
-                    values,
-                });
-            }
-        }
-        Ok(out)
+    /// Conditions and feedback of every manifest in the status (`jsonRaw` parsed).
+    pub fn manifests(&self) -> Result<Vec<ManifestStatus>, WorkError> {
+        self.resource_status
+            .manifests
+            .iter()
+            .map(ManifestCondition::manifest_status)
+            .collect()
     }
 }
 
@@ -516,7 +515,7 @@ mod tests {
             return;
         };
         let status: ManifestWorkStatus = serde_json::from_value(work["status"].clone()).unwrap();
-        let feedback = status.feedback().unwrap();
+        let feedback = status.manifests().unwrap();
         assert_eq!(feedback.len(), 1);
         assert_eq!(feedback[0].resource.kind, "Deployment");
         assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);

@@ -109,6 +109,119 @@ pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
     }
 }
 
+/// What rustls says when the peer answered a TLS ClientHello with something that is not TLS.
+const PLAINTEXT_PEER: &str = "received corrupt message of type InvalidContentType";
+/// What hyper says when an HTTP/1.1 request gets an answer that is not HTTP/1.x (an HTTP/2-only
+/// gRPC server, or a TLS server spoken to in plaintext); an HTTP/2 server's SETTINGS frame can
+/// also arrive before the request went out (the second text).
+const NOT_HTTP1: [&str; 2] = [
+    "invalid HTTP version parsed",
+    "received unexpected message from connection",
+];
+
+/// Wrong-endpoint failures that retrying will not fix, recognised in a transport message:
+/// `setting` is the variable that holds `url`.
+fn classify_endpoint(setting: &str, url: &str, message: &str) -> Option<WorkError> {
+    if message.contains(PLAINTEXT_PEER) && url.starts_with("https://") {
+        return Some(WorkError::Config {
+            message: format!(
+                "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
+            ),
+        });
+    }
+    None
+}
+
+/// Maps a failed gRPC call to `url` (`MAESTRO_GRPC_URL`): a server that answers but is not a gRPC
+/// server, or plaintext where TLS was expected, is a configuration error naming the URL; other
+/// failures as [`from_grpc_status`], transport failures with the URL added.
+pub fn from_grpc_call(url: &str, status: &tonic::Status) -> WorkError {
+    const SETTING: &str = "MAESTRO_GRPC_URL";
+    let error = from_grpc_status(status);
+    let message = error.message().to_owned();
+    if let Some(e) = classify_endpoint(SETTING, url, &message) {
+        return e;
+    }
+    // tonic, reading an HTTP/2 answer that is not gRPC (e.g. a REST server's JSON 404 body:
+    // compression flag 123 = `{`), says one of these.
+    if message.contains("invalid compression flag")
+        || message.contains("grpc-status header missing")
+    {
+        return WorkError::Config {
+            message: format!(
+                "{SETTING} {url} answered, but not as a gRPC server ({message}). Expected the Maestro gRPC source endpoint (--grpc-server-bindport, 8090 by default; not the REST port, not the agent broker 8091)"
+            ),
+        };
+    }
+    match error {
+        WorkError::Unavailable { message } => {
+            let hint = if url.starts_with("http://") && !message.contains("Connection refused") {
+                "; if that server uses TLS, the URL must be https://"
+            } else {
+                ""
+            };
+            WorkError::Unavailable {
+                message: format!("{SETTING} {url}: {message}{hint}"),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Maps a failed REST call to the Maestro REST API at `base` (`MAESTRO_API_URL`): transport
+/// failures as [`from_reqwest`], except a server that does not speak HTTP/1.1 or plaintext where
+/// TLS was expected, which are configuration errors naming the URL.
+pub fn from_rest_transport(base: &str, err: &reqwest::Error) -> WorkError {
+    const SETTING: &str = "MAESTRO_API_URL";
+    let error = from_reqwest(err);
+    let message = error.message().to_owned();
+    if let Some(e) = classify_endpoint(SETTING, base, &message) {
+        return e;
+    }
+    if NOT_HTTP1.iter().any(|m| message.contains(m)) {
+        return WorkError::Config {
+            message: format!(
+                "{SETTING} {base}: the server does not answer HTTP/1.1 ({message}). Expected the Maestro REST API; a gRPC port (HTTP/2 only) or a TLS port called with http:// answers like this: check the port, and use https:// if the server has TLS"
+            ),
+        };
+    }
+    error
+}
+
+/// Maps a non-success REST answer from `base` (`MAESTRO_API_URL`): a body that is a Kubernetes
+/// `Status`, or a 404 whose body is not a Maestro error (`code: maestro-<n>`), means the URL is not
+/// the Maestro REST API; everything else as [`from_rest_response`].
+pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
+    const SETTING: &str = "MAESTRO_API_URL";
+    let value: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let is_maestro = value
+        .as_ref()
+        .and_then(|v| v.get("code"))
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|c| c.starts_with("maestro-"));
+    let is_kubernetes = value.as_ref().is_some_and(|v| {
+        v.get("kind").and_then(serde_json::Value::as_str) == Some("Status")
+            && v.get("apiVersion").and_then(serde_json::Value::as_str) == Some("v1")
+    });
+    if is_kubernetes {
+        return WorkError::Config {
+            message: format!(
+                "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
+                truncate(body, 512)
+            ),
+        };
+    }
+    if status == 404 && !is_maestro {
+        return WorkError::Config {
+            message: format!(
+                "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
+                truncate(body, 512)
+            ),
+        };
+    }
+    from_rest_response(status, body)
+}
+
 /// Maps a non-success REST response (status and body text) to a [`WorkError`].
 pub fn from_rest_response(status: u16, body: &str) -> WorkError {
     let message =
@@ -346,6 +459,85 @@ mod tests {
             proptest::prop_assert!(e.message().contains(msg.as_str()));
             proptest::prop_assert_eq!(e.is_transient(), status >= 500 || status == 429 || status == 408);
         }
+    }
+
+    #[test]
+    fn a_grpc_url_that_is_not_a_grpc_server_names_the_url() {
+        const URL: &str = "http://maestro.example:8000";
+        // What tonic says when the REST port answers a Publish with its JSON 404 body.
+        let not_grpc = Status::new(
+            Code::Internal,
+            "protocol error: received message with invalid compression flag: 123 (valid flags are 0 and 1) while receiving response with status: 404 Not Found",
+        );
+        let e = from_grpc_call(URL, &not_grpc);
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        assert!(
+            e.message().contains(
+                "MAESTRO_GRPC_URL http://maestro.example:8000 answered, but not as a gRPC server"
+            ),
+            "{e}"
+        );
+        assert!(e.message().contains("8090"), "{e}");
+
+        let plaintext = Status::new(
+            Code::Unavailable,
+            "received corrupt message of type InvalidContentType",
+        );
+        let e = from_grpc_call("https://maestro.example:8090", &plaintext);
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        assert!(e.message().contains("answered without TLS"), "{e}");
+        // Over http:// the same text is not a TLS mismatch (and cannot occur); it stays transient.
+        assert!(from_grpc_call("http://maestro.example:8090", &plaintext).is_transient());
+
+        // Maestro's own errors are unchanged; transport failures keep the URL and stay transient.
+        let unknown = Status::new(
+            Code::Unknown,
+            "failed to create resource: maestro-6: This Resource already exists",
+        );
+        assert!(matches!(
+            from_grpc_call(URL, &unknown),
+            WorkError::AlreadyExists { .. }
+        ));
+        let e = from_grpc_call(
+            URL,
+            &Status::new(Code::Unavailable, "connection error: broken pipe"),
+        );
+        assert!(e.is_transient());
+        assert!(
+            e.message()
+                .starts_with("MAESTRO_GRPC_URL http://maestro.example:8000: "),
+            "{e}"
+        );
+        assert!(e.message().contains("must be https://"), "{e}");
+        let e = from_grpc_call(
+            URL,
+            &Status::new(Code::Unavailable, "tcp connect error: Connection refused"),
+        );
+        assert!(!e.message().contains("https://"), "{e}");
+    }
+
+    #[test]
+    fn a_rest_url_that_is_not_maestro_names_the_url() {
+        const BASE: &str = "http://api.example:6443";
+        let kube = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden","reason":"Forbidden","code":403}"#;
+        let e = from_rest_answer(BASE, 403, kube);
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        assert!(e.message().contains("MAESTRO_API_URL http://api.example:6443 answered HTTP 403 like a Kubernetes API server"), "{e}");
+        let e = from_rest_answer(BASE, 404, "404 page not found");
+        assert!(matches!(e, WorkError::Config { .. }), "{e:?}");
+        assert!(e.message().contains("not a Maestro error"), "{e}");
+        // The recorded Maestro bodies keep their meaning (11a: unknown id; an auth refusal).
+        let missing = r#"{"code":"maestro-7","href":"/api/maestro/v1/errors/7","id":"7","kind":"Error","operation_id":"x","reason":"Resource with id='a' not found"}"#;
+        assert!(matches!(
+            from_rest_answer(BASE, 404, missing),
+            WorkError::NotFound { .. }
+        ));
+        let forbidden = r#"{"kind":"Error","id":"11","href":"/api/maestro/v1/errors/11","code":"maestro-11","reason":"Account is unauthorized"}"#;
+        assert!(matches!(
+            from_rest_answer(BASE, 403, forbidden),
+            WorkError::Forbidden { .. }
+        ));
+        assert!(from_rest_answer(BASE, 502, "<html>bad gateway</html>").is_transient());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::cloudevent::CloudEvent;
 use super::config::MaestroConfig;
-use super::error::{error_chain, from_grpc_status};
+use super::error::{error_chain, from_grpc_call};
 use super::proto::PublishRequest;
 use super::proto::cloud_event_service_client::CloudEventServiceClient;
 use super::tls;
@@ -72,7 +72,7 @@ impl Publisher {
         tracing::debug!(event_id = %event.id, event_type = %event.ty, "publishing cloudevent");
         match tokio::time::timeout(self.config.timeout, client.publish(request)).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(status)) => Err(from_grpc_status(&status)),
+            Ok(Err(status)) => Err(from_grpc_call(&self.config.grpc_url, &status)),
             Err(_) => Err(WorkError::Unavailable {
                 message: format!(
                     "Publish to {} timed out after {:?}",

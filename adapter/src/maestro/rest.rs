@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::bundle::{ResourceBundle, ResourceBundleList};
 use super::config::MaestroConfig;
-use super::error::{error_chain, from_reqwest, from_rest_response};
+use super::error::{error_chain, from_rest_answer, from_rest_transport};
 use super::tls;
 use crate::work::WorkError;
 
@@ -77,7 +77,19 @@ impl RestClient {
         let url = format!("{}{RESOURCE_BUNDLES_PATH}/{id}", self.base);
         match self.get_json(&url, &[]).await {
             Ok(bundle) => Ok(Some(bundle)),
-            Err(WorkError::NotFound { .. }) => Ok(None),
+            // `maestro-7`: no such bundle. Any other 404 (`maestro-404`, an unknown route) means
+            // the URL does not lead to the resource-bundles API: creating would not help.
+            Err(WorkError::NotFound { message })
+                if super::error::maestro_code(&message) == Some(7) =>
+            {
+                Ok(None)
+            }
+            Err(WorkError::NotFound { message }) => Err(WorkError::Config {
+                message: format!(
+                    "MAESTRO_API_URL {}: GET {url} answered 404 without the Maestro not-found code maestro-7 ({message}). Expected the Maestro REST API, serving {RESOURCE_BUNDLES_PATH}",
+                    self.base
+                ),
+            }),
             Err(e) => Err(e),
         }
     }
@@ -151,11 +163,18 @@ impl RestClient {
             value.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, value);
         }
-        let response = request.send().await.map_err(|e| from_reqwest(&e))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| from_rest_transport(&self.base, &e))?;
         let status = response.status();
-        let body = response.bytes().await.map_err(|e| from_reqwest(&e))?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| from_rest_transport(&self.base, &e))?;
         if !status.is_success() {
-            return Err(from_rest_response(
+            return Err(from_rest_answer(
+                &self.base,
                 status.as_u16(),
                 &String::from_utf8_lossy(&body),
             ));

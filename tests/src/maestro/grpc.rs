@@ -128,6 +128,8 @@ impl Service {
                         deleted_at: None,
                         status: None,
                         feedback_raw: None,
+                        apply_error: None,
+                        gone_on_cluster: false,
                     };
                     st.resources.insert(id.clone(), resource);
                 }

@@ -212,6 +212,63 @@ impl FakeMaestro {
         self.shared.apply(&id)
     }
 
+    /// The management cluster refuses the HostedCluster (the manifest with the `status` feedback
+    /// rule) of `key` with `message` (the API server's words, e.g. an admission denial); the agent
+    /// reports it now: work `Applied=False AppliedManifestWorkFailed`, manifest `Applied=False
+    /// AppliedManifestFailed "Failed to apply manifest: <message>"`, `statusFeedback: {}`.
+    /// `None` lets the next apply succeed. False if unknown.
+    pub fn fail_apply(&self, key: &str, message: Option<&str>) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            res.apply_error = message.map(str::to_owned);
+        }
+        self.shared.apply(&id)
+    }
+
+    /// The HostedCluster of `key` is deleted on the management cluster (`gone = true`) or
+    /// re-created by the agent's resync (`false`, which also clears the feedback, as in recording
+    /// `08b`); the agent reports it now. While gone: manifest and work `Available=False`, the last
+    /// feedback kept. False if unknown.
+    pub fn delete_on_cluster(&self, key: &str, gone: bool) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            res.gone_on_cluster = gone;
+            if !gone {
+                res.feedback_raw = None;
+            }
+        }
+        self.shared.apply(&id)
+    }
+
+    /// From now on only these namespaces exist on the simulated management cluster (plus those a
+    /// work's Namespace manifests create): a manifest in another namespace fails to apply with
+    /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`).
+    pub fn set_cluster_namespaces(&self, namespaces: &[&str]) {
+        self.shared.lock().cluster_namespaces =
+            Some(namespaces.iter().map(|n| (*n).to_owned()).collect());
+    }
+
+    /// Removes the manifests of `kind` from the stored spec of resource `id` (to stand in for a
+    /// work an older client built). False if unknown.
+    pub fn strip_manifest_for_test(&self, id: &str, kind: &str) -> bool {
+        let mut st = self.shared.lock();
+        let Some(res) = st.resources.get_mut(id) else {
+            return false;
+        };
+        if let Some(list) = res
+            .payload
+            .pointer_mut("/data/manifests")
+            .and_then(Value::as_array_mut)
+        {
+            list.retain(|m| m["kind"] != kind);
+        }
+        true
+    }
+
     /// The agent reports status for the current version of `key` now (on-demand mode).
     pub fn apply(&self, key: &str) -> bool {
         self.shared

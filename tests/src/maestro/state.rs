@@ -36,6 +36,12 @@ pub struct Resource {
     pub status: Option<Value>,
     /// Injected `status` feedback (`jsonRaw` text, not validated).
     pub feedback_raw: Option<String>,
+    /// The management cluster refuses the status-rule manifest (the HostedCluster) with this
+    /// API server message: the agent reports `Applied=False` (recording `06`).
+    pub apply_error: Option<String>,
+    /// The status-rule manifest was deleted on the management cluster behind the agent: manifest
+    /// `Available=False`, the last feedback kept (recording `08`).
+    pub gone_on_cluster: bool,
 }
 
 impl Resource {
@@ -104,6 +110,8 @@ pub struct State {
     pub ack_deletes: bool,
     pub status_version_as_string: bool,
     pub sequence: u64,
+    /// Namespaces that exist on the simulated management cluster; `None` = every namespace.
+    pub cluster_namespaces: Option<BTreeSet<String>>,
 }
 
 /// Everything the servers share.
@@ -216,13 +224,14 @@ impl Shared {
             st.sequence += 1;
             let sequence = st.sequence;
             let as_string = st.status_version_as_string;
+            let namespaces = st.cluster_namespaces.clone();
             let Some(res) = st.resources.get_mut(id) else {
                 return false;
             };
             if res.deleted_at.is_some() {
                 return false;
             }
-            let status = agent_status(res, sequence);
+            let status = agent_status(res, sequence, namespaces.as_ref());
             res.status = Some(status.clone());
             status_event(res, &status, as_string)
         };
@@ -243,7 +252,7 @@ impl Shared {
             let mut status = res
                 .status
                 .clone()
-                .unwrap_or_else(|| agent_status(&res, sequence));
+                .unwrap_or_else(|| agent_status(&res, sequence, None));
             status["SequenceID"] = sequence.to_string().into();
             status["conditions"] = json!([{
                 "type": "Deleted", "status": "True", "observedGeneration": res.version,
@@ -257,9 +266,37 @@ impl Shared {
     }
 }
 
-/// The REST `status` object an agent would produce for the current spec of `res`.
-fn agent_status(res: &Resource, sequence: u64) -> Value {
+/// One `metav1.Condition`; `lastTransitionTime` is kept from `previous` (the same condition of
+/// the last report) when the status did not change, as the agent does.
+fn condition(
+    previous: Option<&Value>,
+    (type_, status, reason, message): (&str, &str, &str, &str),
+    observed_generation: Option<i64>,
+    now: &str,
+) -> Value {
+    let kept = previous
+        .and_then(Value::as_array)
+        .and_then(|list| list.iter().find(|c| c["type"] == type_))
+        .filter(|c| c["status"] == status)
+        .and_then(|c| c["lastTransitionTime"].as_str())
+        .unwrap_or(now);
+    let mut c = json!({"type": type_, "status": status, "lastTransitionTime": kept, "reason": reason, "message": message});
+    if let Some(g) = observed_generation {
+        c["observedGeneration"] = g.into();
+    }
+    c
+}
+
+/// The REST `status` object an agent would produce for the current spec of `res`, shaped like
+/// the recordings in `fixtures/maestro/real/` (keys `ObservedVersion`, `SequenceID`,
+/// `conditions`, `resourceStatus`; no `manifestBundle` in REST).
+fn agent_status(
+    res: &Resource,
+    sequence: u64,
+    cluster_namespaces: Option<&BTreeSet<String>>,
+) -> Value {
     let now = seconds(jiff::Timestamp::now());
+    let previous = res.status.as_ref();
     let bundle = res.bundle();
     let manifests = bundle
         .get("manifests")
@@ -280,32 +317,110 @@ fn agent_status(res: &Resource, sequence: u64) -> Value {
         .iter()
         .position(|meta| has_status_rule(&configs, meta))
         .unwrap_or(0);
+    // Namespaces on the management cluster, in apply order (a Namespace manifest creates one).
+    let mut namespaces = cluster_namespaces.cloned();
+    let mut failed = 0usize;
+    let mut unavailable = 0usize;
     let resource_status: Vec<Value> = metas
         .into_iter()
         .enumerate()
         .map(|(i, meta)| {
-            let values = match (&res.feedback_raw, i == target) {
-                (Some(raw), true) => json!([{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}]),
-                _ => json!([]),
+            let prev = previous.and_then(|p| p["resourceStatus"].get(i)).map(|m| &m["conditions"]);
+            let ns = meta["namespace"].as_str().unwrap_or_default().to_owned();
+            let missing_namespace = match &namespaces {
+                Some(known) => !ns.is_empty() && !known.contains(&ns),
+                None => false,
             };
-            json!({
-                "resourceMeta": meta,
-                "statusFeedback": {"values": values},
-                "conditions": [
-                    {"type": "Applied", "status": "True", "lastTransitionTime": now, "reason": "AppliedManifestComplete", "message": "Apply manifest complete"},
-                    {"type": "Available", "status": "True", "lastTransitionTime": now, "reason": "ResourceAvailable", "message": "Resource is available"},
-                    {"type": "StatusFeedbackSynced", "status": "True", "lastTransitionTime": now, "reason": "StatusFeedbackSynced", "message": ""}
-                ]
-            })
+            if meta["kind"] == "Namespace"
+                && let (Some(known), Some(name)) = (namespaces.as_mut(), meta["name"].as_str())
+            {
+                known.insert(name.to_owned());
+            }
+            let apply_error = if missing_namespace {
+                Some(format!("namespaces \"{ns}\" not found"))
+            } else if i == target {
+                res.apply_error.clone()
+            } else {
+                None
+            };
+            let generation = Some(res.version);
+            if let Some(error) = apply_error {
+                failed += 1;
+                unavailable += 1;
+                return json!({
+                    "resourceMeta": meta,
+                    "statusFeedback": {},
+                    "conditions": [
+                        condition(prev, ("Applied", "False", "AppliedManifestFailed", &format!("Failed to apply manifest: {error}")), generation, &now),
+                        condition(prev, ("Available", "False", "ResourceNotAvailable", "Resource is not available"), None, &now),
+                    ]
+                });
+            }
+            let gone = i == target && res.gone_on_cluster;
+            if gone {
+                unavailable += 1;
+            }
+            let feedback = match (&res.feedback_raw, i == target) {
+                (Some(raw), true) => json!({"values": [{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}]}),
+                _ => json!({}),
+            };
+            // StatusFeedbackSynced moves its transition time whenever the feedback changes.
+            let prev_feedback = previous.and_then(|p| p["resourceStatus"].get(i)).map(|m| &m["statusFeedback"]);
+            let synced_prev = if prev_feedback == Some(&feedback) { prev } else { None };
+            let available = if gone {
+                ("Available", "False", "ResourceNotAvailable", "Resource is not available")
+            } else {
+                ("Available", "True", "ResourceAvailable", "Resource is available")
+            };
+            let mut conditions = vec![
+                condition(prev, ("Applied", "True", "AppliedManifestComplete", "Apply manifest complete"), generation, &now),
+                condition(prev, available, None, &now),
+            ];
+            if i == target {
+                conditions.push(condition(synced_prev, ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""), None, &now));
+            }
+            json!({"resourceMeta": meta, "statusFeedback": feedback, "conditions": conditions})
         })
         .collect();
+    let prev_work = previous.map(|p| &p["conditions"]);
+    let total = resource_status.len();
+    let applied = if failed > 0 {
+        (
+            "Applied",
+            "False",
+            "AppliedManifestWorkFailed",
+            "Failed to apply manifest work",
+        )
+    } else {
+        (
+            "Applied",
+            "True",
+            "AppliedManifestWorkComplete",
+            "Apply manifest work complete",
+        )
+    };
+    let not_available = format!("{unavailable} of {total} resources are not available");
+    let available = if unavailable > 0 {
+        (
+            "Available",
+            "False",
+            "ResourcesNotAvailable",
+            not_available.as_str(),
+        )
+    } else {
+        (
+            "Available",
+            "True",
+            "ResourcesAvailable",
+            "All resources are available",
+        )
+    };
     json!({
         "ObservedVersion": res.version,
         "SequenceID": sequence.to_string(),
-        "manifestBundle": bundle,
         "conditions": [
-            {"type": "Applied", "status": "True", "observedGeneration": res.version, "lastTransitionTime": now, "reason": "AppliedManifestWorkComplete", "message": "Apply manifest work complete"},
-            {"type": "Available", "status": "True", "observedGeneration": res.version, "lastTransitionTime": now, "reason": "ResourcesAvailable", "message": "All resources are available"}
+            condition(prev_work, applied, Some(res.version), &now),
+            condition(prev_work, available, Some(res.version), &now),
         ],
         "resourceStatus": resource_status,
     })
