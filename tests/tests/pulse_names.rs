@@ -137,8 +137,11 @@ async fn a_pulse_with_a_uuid_v7_id_the_longest_name_and_the_highest_generation()
     // The HostedCluster went out under the longest name, with every derived name in its limit.
     let work = format!("hostedcluster-{CLUSTER_ID}");
     let stored = maestro.resource(&work).expect("the work is stored");
-    let hc = &stored.bundle()["manifests"][0];
-    assert_eq!(hc["kind"], "HostedCluster");
+    let bundle = stored.bundle();
+    let hc = bundle["manifests"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["kind"] == "HostedCluster"))
+        .expect("the work carries the HostedCluster");
     assert_eq!(hc["metadata"]["name"], LONGEST_CLUSTER_NAME);
     let control_plane_namespace = format!(
         "{}-{LONGEST_CLUSTER_NAME}",
