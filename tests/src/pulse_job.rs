@@ -125,7 +125,7 @@ impl PulseJob {
             ("POD_NAME", self.pod.clone()),
             ("RESULTS_PATH", results.display().to_string()),
             ("ADAPTER_CONTAINER_NAME", "adapter".to_owned()),
-            ("CONDITION_TYPE", "Applied,Available,Health".to_owned()),
+            ("CONDITION_TYPE", "Available,Applied,Health".to_owned()),
             ("LOG_FORMAT", "json".to_owned()),
         ]
         .into_iter()

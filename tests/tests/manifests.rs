@@ -371,7 +371,7 @@ fn job_is_the_pulse_job_of_the_design() {
     // The reporter's own failures land on every type the API requires (contract §3).
     assert_eq!(
         env_value(reporter, "CONDITION_TYPE"),
-        Some("Applied,Available,Health")
+        Some("Available,Applied,Health")
     );
 }
 

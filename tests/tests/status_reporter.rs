@@ -477,12 +477,12 @@ async fn the_legacy_go_reporter_format_becomes_the_first_condition_type() {
     case.write_report(&json!({"status": "failure", "reason": "", "message": "quota exceeded", "details": {"zone": "a"}}));
     let done = case.finish(child).await;
     assert_eq!(done.code, Some(0), "{}", done.logs);
-    // The Job template's CONDITION_TYPE starts with Applied.
+    // The Job template's CONDITION_TYPE starts with Available, the legacy format's meaning.
     assert_eq!(
         case.conditions(),
-        vec![triple("Applied", "False", "NoReasonProvided")]
+        vec![triple("Available", "False", "NoReasonProvided")]
     );
-    assert_eq!(case.condition("Applied")["message"], "quota exceeded");
+    assert_eq!(case.condition("Available")["message"], "quota exceeded");
     assert_eq!(
         case.job
             .annotation(&case.server, "hyperfleet.io/report-data")

@@ -603,7 +603,7 @@ fn reporter_env(
         ("JOB_NAMESPACE", job.namespace.clone()),
         ("POD_NAME", job.pod.clone()),
         ("ADAPTER_CONTAINER_NAME", "adapter".to_owned()),
-        ("CONDITION_TYPE", "Applied,Available,Health".to_owned()),
+        ("CONDITION_TYPE", "Available,Applied,Health".to_owned()),
         ("CLUSTER_ID", CLUSTER_ID.to_owned()),
         ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
         ("KUBECONFIG", path(&bed.kubeconfig)),

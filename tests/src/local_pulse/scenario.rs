@@ -139,7 +139,7 @@ impl Adapter {
 
 /// `(status, reason)` of each condition the Job must carry after the pulse; `applied: None`
 /// means the Job has no `Applied` condition. The reporter's own failures land on every
-/// `CONDITION_TYPE` entry, which the Job sets to `Applied,Available,Health`.
+/// `CONDITION_TYPE` entry, which the Job sets to `Available,Applied,Health`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
     pub applied: Option<(&'static str, &'static str)>,
