@@ -28,7 +28,7 @@ use crate::kube_api::ApiServer;
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
-use scenario::{Adapter, Pulse, Scenario};
+use scenario::{Adapter, Management, Pulse, Scenario};
 
 /// The simulated cluster's HyperFleet id (a UUIDv7, as the API assigns them).
 pub const CLUSTER_ID: &str = crate::ids::CLUSTER_ID;
@@ -55,7 +55,8 @@ pub struct Cli {
     /// What to simulate.
     #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
     pub scenario: Scenario,
-    /// Run every scenario in turn (lifecycle, adapter-crash, hang, invalid-report, maestro-down).
+    /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, adapter-crash, hang,
+    /// invalid-report, maestro-down).
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Keep the temp directory (results, logs, kubeconfig) and print its path.
@@ -341,29 +342,39 @@ async fn run_pulse(
 ) -> anyhow::Result<(String, bool)> {
     println!("-- Pulse {n}/{total}: {}", pulse.title);
     let work = format!("hostedcluster-{CLUSTER_ID}");
-    if let Some(status) = &pulse.feedback {
-        let conditions: Vec<String> = status["conditions"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .map(|c| {
-                        format!(
-                            "{}={}",
-                            c["type"].as_str().unwrap_or_default(),
-                            c["status"].as_str().unwrap_or_default()
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    for change in &pulse.management {
+        let (done, what) = match change {
+            Management::Feedback(status) => (
+                bed.maestro.set_feedback(&work, status),
+                format!(
+                    "HostedCluster status feedback on ManifestWork {work}: {}",
+                    conditions_line(status)
+                ),
+            ),
+            Management::DenyApply(Some(message)) => (
+                bed.maestro.fail_apply(&work, Some(message)),
+                format!("the API server refuses the HostedCluster: {message}"),
+            ),
+            Management::DenyApply(None) => (
+                bed.maestro.fail_apply(&work, None),
+                "the API server accepts the HostedCluster again".to_owned(),
+            ),
+            Management::HostedClusterGone(true) => (
+                bed.maestro.delete_on_cluster(&work, true),
+                "the HostedCluster is deleted behind the work agent (its last status feedback is kept)"
+                    .to_owned(),
+            ),
+            Management::HostedClusterGone(false) => (
+                bed.maestro.delete_on_cluster(&work, false),
+                "the work agent's resync re-creates the HostedCluster (no status feedback yet)"
+                    .to_owned(),
+            ),
+        };
         anyhow::ensure!(
-            bed.maestro.set_feedback(&work, status),
-            "ManifestWork {work} is not in the fake Maestro; cannot set its status feedback"
+            done,
+            "ManifestWork {work} is not in the fake Maestro; cannot simulate: {what}"
         );
-        println!(
-            "   management cluster: HostedCluster status feedback on ManifestWork {work}: {}",
-            conditions.join(", ")
-        );
+        println!("   management cluster: {what}");
     }
     println!("   adapter container:  {}", pulse.adapter.describe());
 
@@ -436,7 +447,12 @@ async fn run_pulse(
     print!("{}", render::yaml(&render::job_view(&stored), 5));
     println!();
     let summary = render::summary(&stored);
-    let problems = render::mismatches(&stored, &pulse.expect, &pulse.expect_data);
+    let problems = render::mismatches(
+        &stored,
+        &pulse.expect,
+        &pulse.expect_data,
+        &pulse.expect_messages,
+    );
     let ok = problems.is_empty();
     println!(
         "   pulse {n}: {summary}   {}",
@@ -447,6 +463,25 @@ async fn run_pulse(
     }
     println!();
     Ok((summary, ok))
+}
+
+/// `Available=True, Progressing=False, …` of a HostedCluster status.
+fn conditions_line(status: &Value) -> String {
+    let conditions: Vec<String> = status["conditions"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        c["type"].as_str().unwrap_or_default(),
+                        c["status"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    conditions.join(", ")
 }
 
 fn show_code(code: Option<i32>) -> String {
