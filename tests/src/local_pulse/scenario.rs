@@ -366,15 +366,16 @@ fn resource_gone() -> Vec<Pulse> {
     ]
 }
 
+/// How far the simulated HostedCluster is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
+pub enum Stage {
     Progressing,
     Ready,
     Degraded,
 }
 
 /// A HostedCluster `.status` as the management cluster's work agent feeds it back.
-fn hosted_cluster_status(stage: Stage) -> Value {
+pub fn hosted_cluster_status(stage: Stage) -> Value {
     let condition = |type_: &str, status: &str, reason: &str, message: &str| json!({"type": type_, "status": status, "reason": reason, "message": message});
     match stage {
         Stage::Progressing => json!({
