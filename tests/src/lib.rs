@@ -7,13 +7,16 @@
 pub mod bench;
 pub mod binaries;
 // Test support only: a panic on a malformed fixture is a failed test.
+pub mod hub_agent;
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod hyperfleet;
 pub mod ids;
 pub mod kube_api;
+pub mod kubelet;
 pub mod local_pulse;
 pub mod maestro;
 // Test support only: a panic on a malformed fixture is a failed test.
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod openapi;
 pub mod pulse_job;
+pub mod real_pulse;

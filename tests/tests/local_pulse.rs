@@ -1,6 +1,7 @@
 //! The README's first command, `local-pulse`, as a smoke test: the built binary (what
-//! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle and with one failure
-//! scenario; each must print the expected reasons and exit 0.
+//! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle, with the
+//! management-cluster failures (apply failure, HostedCluster gone) and with one container
+//! failure; each must print the expected reasons and exit 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -41,6 +42,38 @@ fn the_default_run_walks_the_lifecycle() {
             "id   019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b (generation 3)",
             "name prod-eu-1-payments-ledger-primary-region-west-cell-07",
             "pulse 4: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = False/Degraded   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+}
+
+#[test]
+fn an_admission_denial_is_reported_with_the_agents_words_until_lifted() {
+    let out = local_pulse(&["--scenario", "apply-failure"]);
+    assert_contains(
+        &out,
+        &[
+            "management cluster: the API server refuses the HostedCluster: hostedclusters.hypershift.openshift.io \"prod-eu-1-payments-ledger-primary-region-west-cell-07\" is forbidden",
+            "pulse 2: Applied = False/ApplyFailed   Available = False/ApplyFailed   Health = False/ApplyFailed   [as expected]",
+            "Failed to apply manifest: hostedclusters.hypershift.openshift.io",
+            "pulse 3: Applied = True/ManifestWorkApplied   Available = False/Provisioning   Health = True/NoIssues   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+}
+
+#[test]
+fn a_hosted_cluster_deleted_on_the_management_cluster_is_missing_not_available() {
+    let out = local_pulse(&["--scenario", "resource-gone"]);
+    assert_contains(
+        &out,
+        &[
+            "pulse 2: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            "management cluster: the HostedCluster is deleted behind the work agent (its last status feedback is kept)",
+            "pulse 3: Applied = True/ManifestWorkApplied   Available = False/HostedClusterMissing   Health = False/HostedClusterMissing   [as expected]",
+            "pulse 4: Applied = True/ManifestWorkExists   Available = False/AwaitingFeedback   Health = True/NoIssues   [as expected]",
             "All pulses ended with the expected conditions.",
         ],
     );

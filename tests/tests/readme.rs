@@ -102,3 +102,87 @@ fn a_wrong_row_is_caught() {
     let accepted = help("hypershift-adapter", &["controlplane"]);
     assert_ne!(documented, accepted);
 }
+
+/// The reasons in the Applied, Available and Health cells (columns 2 to 4) of the markdown table
+/// rows in `text`, each line first stripped of `prefix` (`//! ` for module docs).
+fn table_reasons(text: &str, prefix: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        .flat_map(|row| {
+            let cells: Vec<String> = row.split('|').map(str::to_owned).collect();
+            cells.into_iter().skip(2).take(3)
+        })
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The text from the line containing `from` up to the next line starting with `to`.
+fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
+    let start = text.find(from).unwrap_or_else(|| panic!("no {from:?}"));
+    let rest = &text[start..];
+    let end = rest
+        .match_indices('\n')
+        .find(|(i, _)| rest[i + 1..].starts_with(to))
+        .map_or(rest.len(), |(i, _)| i);
+    &rest[..end]
+}
+
+/// Where the README's condition table and the controlplane module docs disagree: reasons the
+/// module table has that the README's lacks, and README reasons the module docs never name.
+fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>) {
+    let readme_table = section(readme, "### Condition reasons and what to do", "#");
+    let module_docs = section(module, "//! Condition table", "use ");
+    let in_readme = table_reasons(readme_table, "");
+    let in_module = table_reasons(module_docs, "//! ");
+    let missing = in_module.difference(&in_readme).cloned().collect();
+    let unknown = in_readme
+        .iter()
+        .filter(|r| !module_docs.contains(&format!("`{r}`")))
+        .cloned()
+        .collect();
+    (missing, unknown)
+}
+
+const CONTROLPLANE_DOCS: &str = include_str!("../../adapter/src/controlplane.rs");
+
+#[test]
+fn the_condition_table_has_every_reason_of_the_module_docs() {
+    let readme = readme();
+    let (missing, unknown) = condition_table_gaps(&readme, CONTROLPLANE_DOCS);
+    assert!(missing.is_empty(), "README lacks rows for {missing:?}");
+    assert!(
+        unknown.is_empty(),
+        "README names reasons the adapter does not: {unknown:?}"
+    );
+    for reason in ["ApplyFailed", "HostedClusterMissing", "FeedbackNotSynced"] {
+        assert!(
+            table_reasons(section(&readme, "### Condition reasons", "#"), "").contains(reason),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn a_dropped_or_invented_row_is_a_gap() {
+    let readme = readme();
+    let dropped: String = readme
+        .lines()
+        .filter(|l| !l.contains("`FeedbackNotSynced`"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (missing, _) = condition_table_gaps(&dropped, CONTROLPLANE_DOCS);
+    assert_eq!(missing, ["FeedbackNotSynced"]);
+    let invented = readme.replace(
+        "| False `ManifestWorkFailed` |",
+        "| False `ManifestWorkRefused` |",
+    );
+    let (_, unknown) = condition_table_gaps(&invented, CONTROLPLANE_DOCS);
+    assert_eq!(unknown, ["ManifestWorkRefused"]);
+}

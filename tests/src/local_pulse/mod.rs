@@ -14,21 +14,19 @@ pub mod hyperfleet_api;
 pub mod render;
 pub mod scenario;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
-use std::time::Duration;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
 
 use crate::kube_api::ApiServer;
+use crate::kubelet::{play_kubelet, spawn};
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
-use scenario::{Adapter, Pulse, Scenario};
+use scenario::{Adapter, Management, Pulse, Scenario};
 
 /// The simulated cluster's HyperFleet id (a UUIDv7, as the API assigns them).
 pub const CLUSTER_ID: &str = crate::ids::CLUSTER_ID;
@@ -42,8 +40,6 @@ pub const CONSUMER: &str = "mgmt-local";
 pub const NAMESPACE: &str = "hyperfleet-system";
 /// `activeDeadlineSeconds` of `manifests/job.yaml`.
 const ACTIVE_DEADLINE_SECONDS: i64 = 300;
-/// A pulse that takes longer than this is stopped and counted as failed.
-const PULSE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One Sentinel pulse of a HyperShift cluster, end to end on this machine: fake Kubernetes API
 /// server, fake Maestro, and the Job's two containers (hypershift-adapter, status-reporter) as
@@ -55,7 +51,8 @@ pub struct Cli {
     /// What to simulate.
     #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
     pub scenario: Scenario,
-    /// Run every scenario in turn (lifecycle, adapter-crash, hang, invalid-report, maestro-down).
+    /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, adapter-crash, hang,
+    /// invalid-report, maestro-down).
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Keep the temp directory (results, logs, kubeconfig) and print its path.
@@ -341,29 +338,39 @@ async fn run_pulse(
 ) -> anyhow::Result<(String, bool)> {
     println!("-- Pulse {n}/{total}: {}", pulse.title);
     let work = format!("hostedcluster-{CLUSTER_ID}");
-    if let Some(status) = &pulse.feedback {
-        let conditions: Vec<String> = status["conditions"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .map(|c| {
-                        format!(
-                            "{}={}",
-                            c["type"].as_str().unwrap_or_default(),
-                            c["status"].as_str().unwrap_or_default()
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    for change in &pulse.management {
+        let (done, what) = match change {
+            Management::Feedback(status) => (
+                bed.maestro.set_feedback(&work, status),
+                format!(
+                    "HostedCluster status feedback on ManifestWork {work}: {}",
+                    conditions_line(status)
+                ),
+            ),
+            Management::DenyApply(Some(message)) => (
+                bed.maestro.fail_apply(&work, Some(message)),
+                format!("the API server refuses the HostedCluster: {message}"),
+            ),
+            Management::DenyApply(None) => (
+                bed.maestro.fail_apply(&work, None),
+                "the API server accepts the HostedCluster again".to_owned(),
+            ),
+            Management::HostedClusterGone(true) => (
+                bed.maestro.delete_on_cluster(&work, true),
+                "the HostedCluster is deleted behind the work agent (its last status feedback is kept)"
+                    .to_owned(),
+            ),
+            Management::HostedClusterGone(false) => (
+                bed.maestro.delete_on_cluster(&work, false),
+                "the work agent's resync re-creates the HostedCluster (no status feedback yet)"
+                    .to_owned(),
+            ),
+        };
         anyhow::ensure!(
-            bed.maestro.set_feedback(&work, status),
-            "ManifestWork {work} is not in the fake Maestro; cannot set its status feedback"
+            done,
+            "ManifestWork {work} is not in the fake Maestro; cannot simulate: {what}"
         );
-        println!(
-            "   management cluster: HostedCluster status feedback on ManifestWork {work}: {}",
-            conditions.join(", ")
-        );
+        println!("   management cluster: {what}");
     }
     println!("   adapter container:  {}", pulse.adapter.describe());
 
@@ -414,8 +421,14 @@ async fn run_pulse(
         cli.verbose,
     )?;
 
-    let (adapter_code, reporter_code) =
-        play_kubelet(&bed.server, &job, &mut adapter.child, &mut reporter.child).await;
+    let (adapter_code, reporter_code) = play_kubelet(
+        &bed.server,
+        &job,
+        &mut adapter.child,
+        &mut reporter.child,
+        pulse.adapter != Adapter::Hang,
+    )
+    .await;
     adapter.flush().await;
     reporter.flush().await;
     if !cli.verbose {
@@ -436,7 +449,12 @@ async fn run_pulse(
     print!("{}", render::yaml(&render::job_view(&stored), 5));
     println!();
     let summary = render::summary(&stored);
-    let problems = render::mismatches(&stored, &pulse.expect, &pulse.expect_data);
+    let problems = render::mismatches(
+        &stored,
+        &pulse.expect,
+        &pulse.expect_data,
+        &pulse.expect_messages,
+    );
     let ok = problems.is_empty();
     println!(
         "   pulse {n}: {summary}   {}",
@@ -449,110 +467,27 @@ async fn run_pulse(
     Ok((summary, ok))
 }
 
+/// `Available=True, Progressing=False, …` of a HostedCluster status.
+fn conditions_line(status: &Value) -> String {
+    let conditions: Vec<String> = status["conditions"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        c["type"].as_str().unwrap_or_default(),
+                        c["status"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    conditions.join(", ")
+}
+
 fn show_code(code: Option<i32>) -> String {
     code.map_or_else(|| "killed".to_owned(), |c| c.to_string())
-}
-
-/// Waits for both containers like the kubelet: when the adapter exits, its container is marked
-/// terminated with its exit code; when the status-reporter is done, a still running adapter is
-/// killed (in the cluster, `activeDeadlineSeconds` would end it). Exit codes, `None` if killed.
-async fn play_kubelet(
-    server: &ApiServer,
-    job: &PulseJob,
-    adapter: &mut Child,
-    reporter: &mut Child,
-) -> (Option<i32>, Option<i32>) {
-    let mut adapter_code: Option<Option<i32>> = None;
-    let reporter_code;
-    let timeout = tokio::time::sleep(PULSE_TIMEOUT);
-    tokio::pin!(timeout);
-    loop {
-        tokio::select! {
-            status = adapter.wait(), if adapter_code.is_none() => {
-                let code = status.ok().and_then(|s| s.code());
-                let exit = code.unwrap_or(137);
-                let reason = if exit == 0 { "Completed" } else { "Error" };
-                server.terminate_container(&job.namespace, &job.pod, "adapter", exit, reason, None);
-                adapter_code = Some(code);
-            }
-            status = reporter.wait() => {
-                reporter_code = status.ok().and_then(|s| s.code());
-                break;
-            }
-            () = &mut timeout => {
-                println!("   ! the pulse did not finish within {} s; stopping it", PULSE_TIMEOUT.as_secs());
-                let _ = reporter.kill().await;
-                reporter_code = None;
-                break;
-            }
-        }
-    }
-    let adapter_code = match adapter_code {
-        Some(code) => code,
-        None => {
-            let _ = adapter.kill().await;
-            None
-        }
-    };
-    (adapter_code, reporter_code)
-}
-
-/// A started container process and, with `--verbose`, the tasks copying its output to stderr.
-struct Container {
-    child: Child,
-    echo: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Container {
-    /// Waits until the output copied so far is printed (the process has ended).
-    async fn flush(self) {
-        for task in self.echo {
-            let _ = task.await;
-        }
-    }
-}
-
-/// Starts `exe args` as container `name` with exactly `env`; its stdout and stderr go to `log`,
-/// or with `verbose` to stderr, each line prefixed with the container's name.
-fn spawn(
-    name: &'static str,
-    exe: &Path,
-    args: &[&str],
-    env: Vec<(&'static str, String)>,
-    log: &Path,
-    verbose: bool,
-) -> anyhow::Result<Container> {
-    let mut cmd = Command::new(exe);
-    cmd.args(args)
-        .env_clear()
-        .envs(env)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    if verbose {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    } else {
-        let file = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-        cmd.stdout(file.try_clone()?).stderr(file);
-    }
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {} {}", exe.display(), args.join(" ")))?;
-    let mut echo = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        echo.push(tokio::spawn(copy_lines(name, out)));
-    }
-    if let Some(err) = child.stderr.take() {
-        echo.push(tokio::spawn(copy_lines(name, err)));
-    }
-    Ok(Container { child, echo })
-}
-
-async fn copy_lines(name: &'static str, stream: impl tokio::io::AsyncRead + Unpin) {
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(stream).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        eprintln!("   [{name}] {line}");
-    }
 }
 
 /// The adapter container's env of `manifests/job.yaml`, pointed at the fakes.

@@ -48,16 +48,20 @@ pub fn yaml(value: &Value, indent: usize) -> String {
     text.lines().map(|line| format!("{pad}{line}\n")).collect()
 }
 
-/// `(status, reason)` of condition `type_` on the Job.
-pub fn condition(job: &Value, type_: &str) -> Option<(String, String)> {
+/// Condition `type_` on the Job.
+fn find_condition<'a>(job: &'a Value, type_: &str) -> Option<&'a Value> {
     job["status"]["conditions"]
         .as_array()?
         .iter()
         .find(|c| c["type"] == type_)
-        .map(|c| {
-            let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
-            (s("status"), s("reason"))
-        })
+}
+
+/// `(status, reason)` of condition `type_` on the Job.
+pub fn condition(job: &Value, type_: &str) -> Option<(String, String)> {
+    find_condition(job, type_).map(|c| {
+        let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+        (s("status"), s("reason"))
+    })
 }
 
 /// `Applied = True/ManifestWorkCreated   Available = False/Provisioning   Health = True/NoIssues`
@@ -75,8 +79,14 @@ pub fn summary(job: &Value) -> String {
         .join("   ")
 }
 
-/// Differences between the Job and what the pulse expects; empty when it matches.
-pub fn mismatches(job: &Value, expected: &Expected, data: &[(&str, String)]) -> Vec<String> {
+/// Differences between the Job and what the pulse expects (conditions, `report-data` values,
+/// text each `(type, text)` condition's message must contain); empty when it matches.
+pub fn mismatches(
+    job: &Value,
+    expected: &Expected,
+    data: &[(&str, String)],
+    messages: &[(&str, String)],
+) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |type_: &str, want: Option<(&str, &str)>| {
         let got = condition(job, type_);
@@ -112,6 +122,16 @@ pub fn mismatches(job: &Value, expected: &Expected, data: &[(&str, String)]) -> 
                     annotation[*key]
                 ));
             }
+        }
+    }
+    for (type_, text) in messages {
+        let message = find_condition(job, type_)
+            .and_then(|c| c["message"].as_str())
+            .unwrap_or_default();
+        if !message.contains(text.as_str()) {
+            out.push(format!(
+                "{type_} message: expected it to contain {text:?}, got {message:?}"
+            ));
         }
     }
     out
@@ -155,14 +175,45 @@ mod tests {
             available: ("False", "AdapterTimeout"),
             health: ("False", "AdapterTimeout"),
         };
-        assert!(mismatches(&job, &expected, &[]).is_empty());
+        assert!(mismatches(&job, &expected, &[], &[]).is_empty());
         let expected = Expected {
             applied: Some(("True", "ManifestWorkCreated")),
             ..expected
         };
         assert_eq!(
-            mismatches(&job, &expected, &[]),
+            mismatches(&job, &expected, &[], &[]),
             vec!["Applied: expected True/ManifestWorkCreated, got (none)".to_owned()]
+        );
+    }
+
+    #[test]
+    fn a_message_without_the_expected_text_is_a_mismatch() {
+        let job = json!({"status": {"conditions": [
+            {"type": "Applied", "status": "False", "reason": "ApplyFailed",
+             "message": "could not apply: Failed to apply manifest: namespaces \"clusters\" not found"}
+        ]}});
+        let expected = Expected {
+            applied: Some(("False", "ApplyFailed")),
+            available: ("False", "ApplyFailed"),
+            health: ("False", "ApplyFailed"),
+        };
+        let found = [("Applied", "namespaces \"clusters\" not found".to_owned())];
+        let problems = mismatches(&job, &expected, &[], &found);
+        assert!(
+            !problems.iter().any(|p| p.starts_with("Applied")),
+            "{problems:?}"
+        );
+        let other = [("Applied", "admission policy".to_owned())];
+        let problems = mismatches(&job, &expected, &[], &other);
+        assert!(
+            problems.contains(&"Applied message: expected it to contain \"admission policy\", got \"could not apply: Failed to apply manifest: namespaces \\\"clusters\\\" not found\"".to_owned()),
+            "{problems:?}"
+        );
+        // A condition the Job does not have has no message.
+        let problems = mismatches(&job, &expected, &[], &[("Health", "x".to_owned())]);
+        assert!(
+            problems.contains(&"Health message: expected it to contain \"x\", got \"\"".to_owned()),
+            "{problems:?}"
         );
     }
 }

@@ -130,6 +130,7 @@ impl Service {
                         feedback_raw: None,
                         apply_error: None,
                         gone_on_cluster: false,
+                        feedback_sync_failure: None,
                     };
                     st.resources.insert(id.clone(), resource);
                 }

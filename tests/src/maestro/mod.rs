@@ -244,6 +244,22 @@ impl FakeMaestro {
         self.shared.apply(&id)
     }
 
+    /// The agent cannot sync the status feedback of `key`'s HostedCluster (the manifest with the
+    /// `status` feedback rule): `Some((reason, message))` reports that manifest's
+    /// `StatusFeedbackSynced=False` with these words, keeping the last feedback; `None` syncs
+    /// again. The real agent's words for this state are not recorded, so the caller picks them.
+    /// The agent reports it now. False if unknown.
+    pub fn fail_feedback_sync(&self, key: &str, failure: Option<(&str, &str)>) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            res.feedback_sync_failure =
+                failure.map(|(reason, message)| (reason.to_owned(), message.to_owned()));
+        }
+        self.shared.apply(&id)
+    }
+
     /// From now on only these namespaces exist on the simulated management cluster (plus those a
     /// work's Namespace manifests create): a manifest in another namespace fails to apply with
     /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`).

@@ -42,6 +42,9 @@ pub struct Resource {
     /// The status-rule manifest was deleted on the management cluster behind the agent: manifest
     /// `Available=False`, the last feedback kept (recording `08`).
     pub gone_on_cluster: bool,
+    /// `(reason, message)` of a failed status feedback sync: the status-rule manifest's
+    /// `StatusFeedbackSynced=False` (not recorded from the real agent; the test chooses the words).
+    pub feedback_sync_failure: Option<(String, String)>,
 }
 
 impl Resource {
@@ -377,7 +380,11 @@ fn agent_status(
                 condition(prev, available, None, &now),
             ];
             if i == target {
-                conditions.push(condition(synced_prev, ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""), None, &now));
+                let synced = match &res.feedback_sync_failure {
+                    Some((reason, message)) => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
+                    None => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
+                };
+                conditions.push(condition(synced_prev, synced, None, &now));
             }
             json!({"resourceMeta": meta, "statusFeedback": feedback, "conditions": conditions})
         })
