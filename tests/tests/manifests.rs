@@ -714,7 +714,7 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([rule("coordination.k8s.io", "leases", &["get", "list"])])
     );
 
-    // kind / hub backend: ManifestWorks [get, create] in the consumer namespace only.
+    // kind / hub backend: ManifestWorks [get, create, patch (update), delete] in the consumer namespace only.
     let hub = documents("manifests/kind/hub-rbac.yaml");
     let hub_role: Role = typed(
         "hub-rbac.yaml Role",
@@ -725,7 +725,7 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([rule(
             "work.open-cluster-management.io",
             "manifestworks",
-            &["get", "create"]
+            &["get", "create", "patch", "delete"]
         )])
     );
     let consumer = hub_role.metadata.namespace.clone().unwrap();
