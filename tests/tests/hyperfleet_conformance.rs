@@ -2040,3 +2040,17 @@ fn defect_the_upgrades_desired_version_not_reported_is_caught() {
     );
     assert_caught(&text, "upgrade in progress: data is");
 }
+
+#[test]
+fn defect_an_unknown_available_next_to_finalized_true_is_caught() {
+    // The API discards an Available=Unknown report once the adapter has one stored (rule 13), and
+    // the Finalized=True in it with it: the hard delete would wait forever.
+    let text = mutated(
+        "                  ? resources.pulseJob.status.conditions.filter(c, c.type == \"Available\")[0].status",
+        "                  ? \"Unknown\"",
+    );
+    assert_caught(
+        &text,
+        "Finalized=True CleanupConfirmed (work gone): the Finalized=True report is not stored after an earlier report (Discarded(13))",
+    );
+}
