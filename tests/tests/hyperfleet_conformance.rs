@@ -752,6 +752,24 @@ fn cluster(id: &str, generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
     })
 }
 
+/// The cluster after a DELETE (framework doc §6.1, §7.1): `deleted_time` and `deleted_by` set
+/// (the generation is bumped by the caller, see [`deletion_bump`]).
+fn deleted(mut cluster: Value) -> Value {
+    cluster["deleted_time"] = json!("2026-11-26T03:46:58.411207Z");
+    cluster["deleted_by"] = json!("jdoe@example.com");
+    cluster
+}
+
+/// Right after the DELETE bumped the generation to `generation`, no adapter has reported at it:
+/// every condition the API computed for the previous generation says so.
+fn deletion_bump(conditions: &mut [Value], generation: i64) {
+    for c in conditions {
+        if c["observed_generation"] == json!(generation) {
+            c["observed_generation"] = json!(generation - 1);
+        }
+    }
+}
+
 #[test]
 fn the_test_cluster_has_the_shape_of_the_apis_example() {
     if FIXTURES.is_none() {
@@ -783,7 +801,7 @@ fn the_test_cluster_has_the_shape_of_the_apis_example() {
 /// What the adapter's controlplane report says when all is well (`docs/kubernetes-job-status.md`).
 fn success_report(generation: i64, extra: bool) -> job_report::Report {
     use job_report::{Condition, ConditionStatus::True};
-    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"});
+    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
     if extra {
         data["nodes"] = json!({"ready": 3, "total": 3});
         data["upgrade_in_progress"] = json!(false);
@@ -818,19 +836,49 @@ type ConditionsEdit = fn(&mut Vec<Value>);
 /// One state of the world for an event, and what our config must make of it.
 struct Scenario {
     name: String,
+    /// The cluster was DELETEd: `deleted_time` set, `generation` bumped past every adapter's report
+    /// (framework doc §6.1, §7.1). Only at generations ≥ 2.
+    deleting: bool,
     cluster_edit: ConditionsEdit,
     job: JobAfterApply,
     expect: Expect,
 }
 
+impl Scenario {
+    fn new(name: impl Into<String>, job: JobAfterApply, expect: Expect) -> Self {
+        Scenario {
+            name: name.into(),
+            deleting: false,
+            cluster_edit: |_| {},
+            job,
+            expect,
+        }
+    }
+
+    fn deleting(self) -> Self {
+        Scenario {
+            name: format!("deleting, {}", self.name),
+            deleting: true,
+            ..self
+        }
+    }
+}
+
 enum Expect {
     /// No Job created and no PUT (preconditions not met).
     Nothing,
-    /// A PUT with these (status, reason) per condition type, and this `data`.
+    /// A PUT with these (status, reason) per condition type, `Finalized` (status, reason), and this
+    /// `data`.
     Put {
         conditions: [(&'static str, String); 3],
+        finalized: (&'static str, String),
         data: Option<Value>,
     },
+}
+
+/// `Finalized` of a cluster that is not being deleted: the framework examples' `False` / `""`.
+fn not_deleting() -> (&'static str, String) {
+    ("False", String::new())
 }
 
 fn scenarios() -> Vec<Scenario> {
@@ -845,57 +893,99 @@ fn scenarios() -> Vec<Scenario> {
             (status, reason.to_owned()),
         ]
     };
-    let empty_data = Some(json!({"control_plane_endpoint": "", "version": ""}));
+    let empty_data =
+        Some(json!({"control_plane_endpoint": "", "version": "", "desired_version": ""}));
     let report_data = Some(
-        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3"}),
+        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"}),
     );
+    let just_created: fn(&Value) -> Result<Value, String> = |m| Ok(created(m, now()));
     let mut out = vec![
-        Scenario {
-            name: "just created (no status)".into(),
-            cluster_edit: |_| {},
-            job: Box::new(move |m| Ok(created(m, t0))),
-            expect: Expect::Put {
+        Scenario::new(
+            "just created (no status)",
+            Box::new(move |m| Ok(created(m, t0))),
+            Expect::Put {
                 conditions: all("Unknown", "JobRunning"),
+                finalized: not_deleting(),
                 data: empty_data.clone(),
             },
-        },
-        Scenario {
-            name: "running".into(),
-            cluster_edit: |_| {},
-            job: Box::new(move |m| Ok(running(&created(m, t0), t0))),
-            expect: Expect::Put {
+        ),
+        Scenario::new(
+            "running",
+            Box::new(move |m| Ok(running(&created(m, t0), t0))),
+            Expect::Put {
                 conditions: all("Unknown", "JobRunning"),
+                finalized: not_deleting(),
                 data: empty_data.clone(),
             },
-        },
+        ),
     ];
     for extra in [false, true] {
-        out.push(Scenario {
-            name: format!(
+        out.push(Scenario::new(
+            format!(
                 "success{}",
                 if extra { " with extra data keys" } else { "" }
             ),
-            cluster_edit: |_| {},
-            job: Box::new(move |m| {
-                // The adapter reads GENERATION the way the Job got it; a broken rendering
-                // (e.g. `2.147483647e+09`) is the config's failure, checked elsewhere.
-                let g = m["metadata"]["annotations"]["hyperfleet.io/generation"]
-                    .as_str()
-                    .and_then(|g| g.parse::<f64>().ok())
-                    .map_or(1, |g| g as i64);
-                let job = reported(&running(&created(m, t0), t0), &success_report(g, extra), t0);
+            Box::new(move |m| {
+                let job = reported(
+                    &running(&created(m, t0), t0),
+                    &success_report(job_generation(m), extra),
+                    t0,
+                );
                 Ok(finished(&job, true, t0))
             }),
-            expect: Expect::Put {
+            Expect::Put {
                 conditions: [
                     ("True", "ManifestWorkCreated".into()),
                     ("True", "ResourcesAvailable".into()),
                     ("True", "Healthy".into()),
                 ],
+                finalized: not_deleting(),
                 data: report_data.clone(),
             },
-        });
+        ));
     }
+    // An upgrade in progress: the completed version and the desired one differ (contract §3).
+    out.push(Scenario::new(
+        "upgrade in progress",
+        Box::new(move |m| {
+            let mut report = success_report(job_generation(m), false);
+            let data = report.data.as_mut().unwrap();
+            data.insert("desired_version".into(), json!("4.20.1"));
+            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: [
+                ("True", "ManifestWorkCreated".into()),
+                ("True", "ResourcesAvailable".into()),
+                ("True", "Healthy".into()),
+            ],
+            finalized: not_deleting(),
+            data: Some(
+                json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.20.1"}),
+            ),
+        },
+    ));
+    // The framework's GET says "not deleting" but the Job's adapter (which GETs later) saw the DELETE
+    // and reported Finalized=True: the body claims nothing; the next event's Job (bumped generation)
+    // reports the deletion.
+    out.push(Scenario::new(
+        "a Job that reports Finalized=True for a cluster the framework saw alive",
+        Box::new(move |m| {
+            let g = job_generation(m);
+            let job = reported(
+                &running(&created(m, t0), t0),
+                &deletion_report(Some(g), "True", "CleanupConfirmed"),
+                t0,
+            );
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: deletion_conditions("True"),
+            finalized: not_deleting(),
+            data: empty_data.clone(),
+        },
+    ));
     let term = |code, reason: &str| Termination {
         exit_code: code,
         reason: Some(reason.into()),
@@ -916,40 +1006,73 @@ fn scenarios() -> Vec<Scenario> {
     ];
     for (outcome, job_failed) in failures {
         let reason = outcome.reason();
-        let types = types.clone();
-        out.push(Scenario {
-            name: format!("reporter-detected failure {reason}"),
-            cluster_edit: |_| {},
-            job: Box::new(move |m| {
-                let report = outcome.clone().into_report(&types);
-                let job = reported(&running(&created(m, t0), t0), &report, t0);
-                Ok(if job_failed {
-                    finished(&job, false, t0)
+        for deleting in [false, true] {
+            let types = types.clone();
+            let outcome = outcome.clone();
+            let scenario = Scenario::new(
+                format!("reporter-detected failure {reason}"),
+                Box::new(move |m| {
+                    let report = outcome.clone().into_report(&types);
+                    let job = reported(&running(&created(m, t0), t0), &report, t0);
+                    Ok(if job_failed {
+                        finished(&job, false, t0)
+                    } else {
+                        job
+                    })
+                }),
+                Expect::Put {
+                    conditions: all("False", reason),
+                    // A crash while deleting: the reporter wrote nothing on Finalized.
+                    finalized: if deleting {
+                        ("False", "FinalizedNotReported".into())
+                    } else {
+                        not_deleting()
+                    },
+                    data: empty_data.clone(),
+                },
+            );
+            out.push(if deleting {
+                scenario.deleting()
+            } else {
+                scenario
+            });
+        }
+    }
+    for deleting in [false, true] {
+        let failed = Scenario::new(
+            "Job failed without a report",
+            Box::new(move |m| Ok(finished(&running(&created(m, t0), t0), false, t0))),
+            Expect::Put {
+                conditions: all("False", "JobFailedWithoutReport"),
+                finalized: if deleting {
+                    ("False", "JobFailedWithoutReport".into())
                 } else {
-                    job
-                })
-            }),
-            expect: Expect::Put {
-                conditions: all("False", reason),
+                    not_deleting()
+                },
                 data: empty_data.clone(),
             },
-        });
+        );
+        let forbidden = Scenario::new(
+            "framework error: the Job could not be created",
+            Box::new(|_| {
+                Err("jobs.batch is forbidden: User \"system:serviceaccount:hyperfleet-system:hypershift-adapter-framework\" cannot create resource \"jobs\"".into())
+            }),
+            Expect::Put {
+                conditions: all("False", "JobApplyFailed"),
+                finalized: if deleting {
+                    ("False", "JobApplyFailed".into())
+                } else {
+                    not_deleting()
+                },
+                data: None,
+            },
+        );
+        if deleting {
+            out.extend([failed.deleting(), forbidden.deleting()]);
+        } else {
+            out.extend([failed, forbidden]);
+        }
     }
-    out.push(Scenario {
-        name: "Job failed without a report".into(),
-        cluster_edit: |_| {},
-        job: Box::new(move |m| Ok(finished(&running(&created(m, t0), t0), false, t0))),
-        expect: Expect::Put {
-            conditions: all("False", "JobFailedWithoutReport"),
-            data: empty_data.clone(),
-        },
-    });
-    out.push(Scenario {
-        name: "framework error: the Job could not be created".into(),
-        cluster_edit: |_| {},
-        job: Box::new(|_| Err("jobs.batch is forbidden: User \"system:serviceaccount:hyperfleet-system:hypershift-adapter-framework\" cannot create resource \"jobs\"".into())),
-        expect: Expect::Put { conditions: all("False", "JobApplyFailed"), data: None },
-    });
     let not_met: [(&str, ConditionsEdit); 4] = [
         ("DnsSuccessful missing", |c| {
             c.retain(|c| c["type"] != "DnsSuccessful")
@@ -965,13 +1088,128 @@ fn scenarios() -> Vec<Scenario> {
     ];
     for (name, edit) in not_met {
         out.push(Scenario {
-            name: format!("preconditions not met: {name}"),
             cluster_edit: edit,
-            job: Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
-            expect: Expect::Nothing,
+            ..Scenario::new(
+                format!("preconditions not met: {name}"),
+                Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
+                Expect::Nothing,
+            )
         });
+        // Deleting: the other adapters are finalizing and may never report Available=True at the
+        // bumped generation again; the Job is created anyway (framework doc §6.4).
+        out.push(
+            Scenario {
+                cluster_edit: edit,
+                ..Scenario::new(
+                    format!("preconditions not met: {name}, Job just created"),
+                    Box::new(just_created),
+                    Expect::Put {
+                        conditions: all("Unknown", "JobRunning"),
+                        finalized: ("False", "JobRunning".into()),
+                        data: empty_data.clone(),
+                    },
+                )
+            }
+            .deleting(),
+        );
+    }
+    // The adapter's deletion reports. While the work exists the adapter's observed_generation is
+    // the work's (the generation before the DELETE); once the work is gone it has none. The body
+    // must say the bumped generation in both (the hard delete needs Finalized=True at it).
+    let stages: [(&str, &'static str, &str, Option<i64>); 5] = [
+        ("held by NodePools", "False", "NodePoolsExist", Some(-1)),
+        ("deletion requested", "False", "DeletionRequested", Some(-1)),
+        ("finalizers running", "False", "FinalizersRunning", Some(-1)),
+        ("work gone", "True", "CleanupConfirmed", None),
+        (
+            "work gone, reported at the old generation",
+            "True",
+            "CleanupConfirmed",
+            Some(-1),
+        ),
+    ];
+    for (name, status, reason, offset) in stages {
+        out.push(
+            Scenario::new(
+                format!("Finalized={status} {reason} ({name})"),
+                Box::new(move |m| {
+                    let g = job_generation(m);
+                    let report = deletion_report(offset.map(|o| g + o), status, reason);
+                    let job = reported(&running(&created(m, t0), t0), &report, t0);
+                    Ok(finished(&job, true, t0))
+                }),
+                Expect::Put {
+                    conditions: deletion_conditions(status),
+                    finalized: (status, reason.to_owned()),
+                    data: empty_data.clone(),
+                },
+            )
+            .deleting(),
+        );
     }
     out
+}
+
+/// The generation the framework created the Job for (its `hyperfleet.io/generation`), as the
+/// adapter reads `GENERATION`; a broken rendering (e.g. `2.147483647e+09`) is the config's
+/// failure, checked elsewhere.
+fn job_generation(job: &Value) -> i64 {
+    job["metadata"]["annotations"]["hyperfleet.io/generation"]
+        .as_str()
+        .and_then(|g| g.parse::<f64>().ok())
+        .map_or(1, |g| g as i64)
+}
+
+/// A report of the adapter while the cluster is deleted: the contract's `Finalized` with a stage
+/// (`False`) or `CleanupConfirmed` (`True`) next to Applied/Available/Health (their reasons here
+/// are the test's own: the config copies whatever the Job says). Available is never Unknown: the
+/// API discards an `Available=Unknown` report once the adapter has one stored (rule 13), which would
+/// lose the `Finalized=True` the hard delete waits for.
+fn deletion_report(
+    observed_generation: Option<i64>,
+    finalized: &str,
+    reason: &str,
+) -> job_report::Report {
+    use job_report::{Condition, ConditionStatus};
+    let status = |s: &str| match s {
+        "True" => ConditionStatus::True,
+        _ => ConditionStatus::False,
+    };
+    let gone = finalized == "True";
+    job_report::Report {
+        observed_generation,
+        data: json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
+            .as_object()
+            .cloned(),
+        ..job_report::Report::new(vec![
+            Condition::new(
+                "Applied",
+                status(if gone { "True" } else { "False" }),
+                "TestApplied",
+                "deletion under way",
+            ),
+            Condition::new(
+                "Available",
+                ConditionStatus::False,
+                "TestAvailable",
+                "the control plane is being deleted",
+            ),
+            Condition::new("Health", ConditionStatus::True, "TestHealth", "ok"),
+            Condition::new("Finalized", status(finalized), reason, "stage message"),
+        ])
+    }
+}
+
+/// What the body copies from [`deletion_report`].
+fn deletion_conditions(finalized: &str) -> [(&'static str, String); 3] {
+    [
+        (
+            if finalized == "True" { "True" } else { "False" },
+            "TestApplied".into(),
+        ),
+        ("False", "TestAvailable".into()),
+        ("True", "TestHealth".into()),
+    ]
 }
 
 /// Every check, on a task config text: load, templates, every CEL expression, every outcome's
@@ -1011,8 +1249,18 @@ fn conformance(text: &str) -> Vec<String> {
     let evaluated = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
     for generation in GENERATIONS {
         for scenario in scenarios() {
+            if scenario.deleting && generation < 2 {
+                continue;
+            }
             let at = format!("generation {generation}, {}", scenario.name);
-            let body = cluster(CLUSTER_ID, generation, &scenario.cluster_edit);
+            let body = if scenario.deleting {
+                deleted(cluster(CLUSTER_ID, generation, &|c| {
+                    deletion_bump(c, generation);
+                    (scenario.cluster_edit)(c);
+                }))
+            } else {
+                cluster(CLUSTER_ID, generation, &scenario.cluster_edit)
+            };
             let api = |method: &str, url: &str| -> Result<Value, String> {
                 if (method, url)
                     == (
@@ -1115,7 +1363,17 @@ fn check_run(
                 ));
             }
         }
-        Expect::Put { conditions, data } => {
+        Expect::Put {
+            conditions,
+            finalized,
+            data,
+        } => {
+            if run.adapter["resourcesSkipped"] == true {
+                fail(format!(
+                    "no Job was created, the preconditions blocked it: {}",
+                    run.adapter["skipReason"]
+                ));
+            }
             let puts: Vec<_> = run.sent.iter().filter(|s| s.method == "PUT").collect();
             if puts.len() != 1 {
                 fail(format!("{} PUTs sent, want 1: {:?}", puts.len(), run.sent));
@@ -1167,6 +1425,40 @@ fn check_run(
                     Some(c) if c["status"] == *status && c["reason"] == json!(reason) => {}
                     other => fail(format!(
                         "condition {type_}: got {other:?}, want {status}/{reason}"
+                    )),
+                }
+            }
+            let types: Vec<&str> = body["conditions"]
+                .as_array()
+                .map(|cs| cs.iter().filter_map(|c| c["type"].as_str()).collect())
+                .unwrap_or_default();
+            if types != ["Applied", "Available", "Health", "Finalized"] {
+                fail(format!(
+                    "condition types {types:?}, want Applied, Available, Health, Finalized"
+                ));
+            }
+            let (status, reason) = finalized;
+            match body["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Finalized"))
+            {
+                Some(c) if c["status"] == *status && c["reason"] == json!(reason) => {}
+                other => fail(format!(
+                    "condition Finalized: got {other:?}, want {status}/{reason}"
+                )),
+            }
+            // The hard delete (framework doc §6.6): Finalized=True counts only at the cluster's
+            // current generation, and only if the report is stored although this adapter has
+            // reported before (rule 13 discards an Available=Unknown one).
+            if *status == "True" {
+                let earlier = Stored {
+                    generation,
+                    report: Some((generation - 1, now() - jiff::SignedDuration::from_secs(60))),
+                };
+                match api::put_status(&text, now(), earlier) {
+                    Answer::Stored => {}
+                    other => fail(format!(
+                        "the Finalized=True report is not stored after an earlier report ({other:?}): the API never hard-deletes"
                     )),
                 }
             }
@@ -1508,6 +1800,11 @@ fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
 }
 
 fn dryrun_body(run: &Run) -> Value {
+    dryrun_body_at(run, 3)
+}
+
+/// The one PUT body of a dry-run, checked against the API rules for a cluster at `generation`.
+fn dryrun_body_at(run: &Run, generation: i64) -> Value {
     assert!(
         run.warnings.is_empty() && run.post_errors.is_empty(),
         "{:#?} {:#?}",
@@ -1521,7 +1818,7 @@ fn dryrun_body(run: &Run) -> Value {
             &text,
             now(),
             Stored {
-                generation: 3,
+                generation,
                 report: None
             }
         ),
@@ -1555,13 +1852,15 @@ fn the_readmes_dry_run_reports_the_successful_pulse() {
         vec![
             (json!("Applied"), json!("True")),
             (json!("Available"), json!("True")),
-            (json!("Health"), json!("True"))
+            (json!("Health"), json!("True")),
+            (json!("Finalized"), json!("False"))
         ]
     );
+    assert_eq!(body["conditions"][3]["reason"], "");
     assert_eq!(body["observed_generation"], json!(3));
     assert_eq!(
         body["data"],
-        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3"})
+        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"})
     );
     assert_eq!(
         run.manifests["pulseJob"]["metadata"]["name"],
@@ -1572,13 +1871,39 @@ fn the_readmes_dry_run_reports_the_successful_pulse() {
 #[test]
 fn the_readmes_dry_run_without_discovery_reports_job_running() {
     let body = dryrun_body(&dryrun("api-responses.json", None));
-    for c in body["conditions"].as_array().unwrap() {
+    for c in &body["conditions"].as_array().unwrap()[..3] {
         assert_eq!(
             (&c["status"], &c["reason"]),
             (&json!("Unknown"), &json!("JobRunning")),
             "{c}"
         );
     }
+    assert_eq!(body["conditions"][3]["type"], "Finalized");
+    assert_eq!(body["conditions"][3]["reason"], "");
+}
+
+/// The deleting cluster (generation 4 after the DELETE, the other adapters still at 3): the
+/// preconditions do not hold it back, the Job of generation 4 is created although the event says 3
+/// (the config reads the fresh GET), and the body says Finalized=False/JobRunning at generation 4.
+#[test]
+fn the_readmes_deleting_dry_run_creates_the_bumped_generations_job() {
+    let run = dryrun("api-responses-deleting.json", None);
+    assert_eq!(run.adapter["resourcesSkipped"], false, "{:?}", run.adapter);
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4"
+    );
+    let body = dryrun_body_at(&run, 4);
+    assert_eq!(body["observed_generation"], json!(4));
+    let finalized = &body["conditions"][3];
+    assert_eq!(
+        (
+            &finalized["type"],
+            &finalized["status"],
+            &finalized["reason"]
+        ),
+        (&json!("Finalized"), &json!("False"), &json!("JobRunning"))
+    );
 }
 
 #[test]
@@ -1609,5 +1934,123 @@ fn defect_an_untyped_generation_renders_in_exponent_form() {
     assert_caught(
         &text,
         "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g2.147483647e+09",
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// Deletion and Finalized: injected defects
+// -------------------------------------------------------------------------------------------
+
+/// The Finalized status expression of statusPayload.
+const FINALIZED_STATUS: &str = r#"                isDeleting && resources.?pulseJob.?status.?conditions.orValue([]).exists(c, c.type == "Finalized")
+                  ? resources.pulseJob.status.conditions.filter(c, c.type == "Finalized")[0].status
+                  : "False""#;
+
+#[test]
+fn defect_finalized_true_when_the_job_says_false_is_caught() {
+    let text = mutated(
+        FINALIZED_STATUS,
+        // True whenever the Job has a Finalized condition, whatever its status.
+        &FINALIZED_STATUS.replace(
+            r#"? resources.pulseJob.status.conditions.filter(c, c.type == "Finalized")[0].status"#,
+            r#"? "True""#,
+        ),
+    );
+    assert_caught(
+        &text,
+        "Finalized=False NodePoolsExist (held by NodePools): condition Finalized: got Some(Object {\"message\": String(\"stage message\"), \"reason\": String(\"NodePoolsExist\"), \"status\": String(\"True\")",
+    );
+}
+
+#[test]
+fn defect_a_job_without_finalized_read_as_finalized_is_caught() {
+    // A crash while deleting leaves no Finalized on the Job; reading that as done would let the API
+    // hard-delete a cluster whose control plane may still exist.
+    let text = mutated(
+        FINALIZED_STATUS,
+        &FINALIZED_STATUS.replace(r#": "False""#, r#": "True""#),
+    );
+    assert_caught(
+        &text,
+        "deleting, reporter-detected failure AdapterExitedWithError: condition Finalized",
+    );
+    assert_caught(
+        &text,
+        "deleting, Job failed without a report: condition Finalized",
+    );
+}
+
+#[test]
+fn defect_finalized_claimed_for_a_cluster_not_being_deleted_is_caught() {
+    let text = mutated(
+        FINALIZED_STATUS,
+        &FINALIZED_STATUS.replacen("isDeleting && ", "", 1),
+    );
+    assert_caught(
+        &text,
+        "a Job that reports Finalized=True for a cluster the framework saw alive: condition Finalized",
+    );
+}
+
+#[test]
+fn defect_a_deleting_cluster_held_by_the_preconditions_is_caught() {
+    let text = mutated(
+        "      isDeleting || cluster.?status.?conditions.orValue([]).exists(c,\n        c.type == \"ValidationSuccessful\"",
+        "      cluster.?status.?conditions.orValue([]).exists(c,\n        c.type == \"ValidationSuccessful\"",
+    );
+    assert_caught(
+        &text,
+        "deleting, Finalized=True CleanupConfirmed (work gone): no Job was created, the preconditions blocked it: \"precondition 'validationSucceeded' not met\"",
+    );
+}
+
+#[test]
+fn defect_the_works_generation_in_the_finalized_report_is_caught() {
+    // Without the deleting branch, observed_generation is the adapter's (the work's, from before
+    // the DELETE): Finalized=True at an old generation never triggers the hard delete.
+    let text = mutated(
+        "            isDeleting\n              ? int(resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/generation\"].orValue(string(generation)))\n              : int(",
+        "            false\n              ? int(resources.?pulseJob.?metadata.?annotations[?\"hyperfleet.io/generation\"].orValue(string(generation)))\n              : int(",
+    );
+    assert_caught(
+        &text,
+        "generation 3, deleting, Finalized=True CleanupConfirmed (work gone, reported at the old generation): observed_generation is 2, want the integer 3",
+    );
+}
+
+#[test]
+fn defect_finalized_missing_while_deleting_is_caught() {
+    // errorPayload without its Finalized: the body is accepted but says nothing about cleanup.
+    let start = TASK_CONFIG
+        .find("          # As in statusPayload: \"\" unless deleting; never True, since no pulse ran.")
+        .unwrap();
+    let end = start + TASK_CONFIG[start..].find("        metadata:\n").unwrap();
+    let text = format!("{}{}", &TASK_CONFIG[..start], &TASK_CONFIG[end..]);
+    assert_caught(
+        &text,
+        "deleting, framework error: the Job could not be created: condition types [\"Applied\", \"Available\", \"Health\"]",
+    );
+}
+
+#[test]
+fn defect_the_upgrades_desired_version_not_reported_is_caught() {
+    let text = mutated(
+        "          desired_version:\n            expression: 'resources.?pulseJob.?metadata.?annotations[?\"data.hyperfleet.io/desired_version\"].orValue(\"\")'\n",
+        "",
+    );
+    assert_caught(&text, "upgrade in progress: data is");
+}
+
+#[test]
+fn defect_an_unknown_available_next_to_finalized_true_is_caught() {
+    // The API discards an Available=Unknown report once the adapter has one stored (rule 13), and
+    // the Finalized=True in it with it: the hard delete would wait forever.
+    let text = mutated(
+        "                  ? resources.pulseJob.status.conditions.filter(c, c.type == \"Available\")[0].status",
+        "                  ? \"Unknown\"",
+    );
+    assert_caught(
+        &text,
+        "Finalized=True CleanupConfirmed (work gone): the Finalized=True report is not stored after an earlier report (Discarded(13))",
     );
 }

@@ -714,7 +714,7 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([rule("coordination.k8s.io", "leases", &["get", "list"])])
     );
 
-    // kind / hub backend: ManifestWorks [get, create] in the consumer namespace only.
+    // kind / hub backend: ManifestWorks [get, create, patch (update), delete] in the consumer namespace only.
     let hub = documents("manifests/kind/hub-rbac.yaml");
     let hub_role: Role = typed(
         "hub-rbac.yaml Role",
@@ -725,7 +725,7 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([rule(
             "work.open-cluster-management.io",
             "manifestworks",
-            &["get", "create"]
+            &["get", "create", "patch", "delete"]
         )])
     );
     let consumer = hub_role.metadata.namespace.clone().unwrap();
@@ -748,8 +748,12 @@ const AWAITED_CONDITIONS: [&str; 3] = [
     "DnsSuccessful",
     "PullsecretSuccessful",
 ];
-/// Keys of the controlplane report's `data`, read back from the Job's `data.hyperfleet.io/<k>` annotations.
-const DATA_KEYS: [&str; 2] = ["control_plane_endpoint", "version"];
+/// The condition types of every status body: the mandatory three and `Finalized` (framework doc §6.5; False with
+/// reason "" while the cluster is not being deleted, as in the framework's examples).
+const REPORTED_TYPES: [&str; 4] = ["Applied", "Available", "Health", "Finalized"];
+/// Keys of the controlplane report's `data` (sorted), read back from the Job's `data.hyperfleet.io/<k>`
+/// annotations.
+const DATA_KEYS: [&str; 3] = ["control_plane_endpoint", "desired_version", "version"];
 const TASK_CONFIG: &str = "manifests/hyperfleet/adapter-task-config.yaml";
 const ADAPTER_CONFIG: &str = "manifests/hyperfleet/adapter-config.yaml";
 
@@ -855,6 +859,23 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
         .as_array()
         .map(|a| a.iter().filter_map(|p| p["expression"].as_str()).collect())
         .unwrap_or_default();
+    // deletion: the deleting flag from the fresh GET's deleted_time, and no precondition holds a deleting cluster
+    // (the other adapters are finalizing too; framework doc §6)
+    let deleting = params
+        .iter()
+        .find(|p| {
+            p["source"]["expression"] == format!("{cluster_name}.?deleted_time.hasValue()").as_str()
+        })
+        .and_then(|p| p["name"].as_str())
+        .unwrap_or("<no deleting param>")
+        .to_owned();
+    for e in &expressions {
+        if !e.trim_start().starts_with(&format!("{deleting} || ")) {
+            problem(format!(
+                "precondition {e:?} does not let a deleting cluster ({deleting}) through"
+            ));
+        }
+    }
     for awaited in AWAITED_CONDITIONS {
         let checked = expressions.iter().any(|e| {
             e.contains(&format!("c.type == \"{awaited}\""))
@@ -913,9 +934,9 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
             None => problem(format!("payload {name}: conditions must be a YAML list")),
             Some(list) => {
                 let types: Vec<&str> = list.iter().map(|c| str_at(c, "/type")).collect();
-                if types != MANDATORY_TYPES {
+                if types != REPORTED_TYPES {
                     problem(format!(
-                        "payload {name}: condition types {types:?}, expected {MANDATORY_TYPES:?}"
+                        "payload {name}: condition types {types:?}, expected {REPORTED_TYPES:?}"
                     ));
                 }
                 for c in list {
@@ -1117,6 +1138,37 @@ fn task_config_checker_catches_each_injected_defect() {
                         .into();
             }),
             "DnsSuccessful",
+        ),
+        (
+            "precondition holding a deleting cluster",
+            Box::new(|c| {
+                let e = c["preconditions"][2]["expression"]
+                    .as_str()
+                    .unwrap()
+                    .replacen("isDeleting || ", "", 1);
+                c["preconditions"][2]["expression"] = e.into();
+            }),
+            "does not let a deleting cluster (isDeleting) through",
+        ),
+        (
+            "no deleting param",
+            Box::new(|c| {
+                c["params"]
+                    .as_array_mut()
+                    .unwrap()
+                    .retain(|p| p["name"] != "isDeleting");
+            }),
+            "(<no deleting param>) through",
+        ),
+        (
+            "errorPayload without Finalized",
+            Box::new(|c| {
+                c["post"]["payloads"][1]["build"]["conditions"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+            "payload errorPayload: condition types",
         ),
         (
             "payload without when",
@@ -1770,6 +1822,25 @@ fn dry_run_inputs_fit_the_task_config_and_each_other() {
     let waiting = dryrun_json("api-responses-waiting.json");
     let waiting_cluster = served(&waiting, "GET", &url).unwrap();
     assert_eq!(awaited_not_met(waiting_cluster), ["DnsSuccessful"]);
+    // The deleting file: the same cluster after a DELETE (deleted_time set, generation bumped past the event's),
+    // nobody at the new generation yet: the preconditions would hold it, deletion passes them. The PUT is answered
+    // 204 (this adapter has reported before and the first body says Available=Unknown: rule 13).
+    let deleting = dryrun_json("api-responses-deleting.json");
+    let deleting_cluster = served(&deleting, "GET", &url).unwrap();
+    assert_eq!(deleting_cluster["id"], id);
+    assert!(deleting_cluster["deleted_time"].is_string());
+    assert_eq!(
+        deleting_cluster["generation"].as_u64(),
+        cluster["generation"].as_u64().map(|g| g + 1)
+    );
+    assert_eq!(awaited_not_met(deleting_cluster), AWAITED_CONDITIONS);
+    let answer = deleting["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["match"]["method"] == "PUT")
+        .map(|e| &e["responses"][0]);
+    assert_eq!(answer.map(|a| &a["statusCode"]), Some(&Value::from(204)));
 
     let generation = cluster["generation"].as_u64().unwrap().to_string();
     let values = job_values(&dryrun_env(), id, &generation);
