@@ -638,3 +638,310 @@ async fn list_all_pages_through_more_than_one_page() {
     assert_eq!(fake.calls("LIST resource-bundles"), 2);
     assert!(search_for("a'b", None).is_err());
 }
+
+fn with_image(image: &str) -> Value {
+    let mut w = work();
+    w["spec"]["workload"]["manifests"][0]["spec"]["release"]["image"] = image.into();
+    w
+}
+
+const IMAGE_2: &str = "quay.io/openshift-release-dev/ocp-release:4.19.4-multi";
+
+#[tokio::test]
+async fn work_client_update_is_guarded_by_the_version_read() {
+    let fake = FakeMaestro::start(on_demand(&[CONSUMER])).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();
+    client.create(&work()).await.unwrap();
+    assert!(fake.apply(WORK));
+    let first = client.get(WORK).await.unwrap().unwrap();
+    assert_eq!((first.version, first.observed_version), (Some(1), Some(1)));
+    assert_eq!(
+        first.workload,
+        work()["spec"]["workload"]["manifests"]
+            .as_array()
+            .unwrap()
+            .clone()
+    );
+    assert_eq!(first.resource_version, None);
+
+    let publishes = fake.publishes();
+    client.update(&with_image(IMAGE_2), &first).await.unwrap();
+    assert_eq!(fake.publishes(), publishes + 1, "one Publish per update");
+    let second = client.get(WORK).await.unwrap().unwrap();
+    assert_eq!(second.version, Some(2));
+    assert_eq!(
+        second.observed_version,
+        Some(1),
+        "the agent has not applied it yet"
+    );
+    assert_eq!(second.workload[0]["spec"]["release"]["image"], IMAGE_2);
+    assert!(fake.apply(WORK));
+    assert_eq!(
+        client.get(WORK).await.unwrap().unwrap().observed_version,
+        Some(2)
+    );
+    // The stored metadata is the one sent with the update, verbatim.
+    let meta = &fake.resource(WORK).unwrap().metadata;
+    assert_eq!(
+        (meta["generation"].clone(), meta["resourceVersion"].clone()),
+        (json!(1), json!("1"))
+    );
+
+    // Stale: what was read before the update.
+    let stale = client
+        .update(&with_image(IMAGE_2), &first)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&stale, WorkError::Conflict { message } if message.ends_with("the latest version: 2")),
+        "{stale:?}"
+    );
+    assert_eq!(
+        fake.resource(WORK).unwrap().version,
+        2,
+        "a refused update changes nothing"
+    );
+
+    // Unchanged spec: accepted, and the version still bumps (recording 09f).
+    let fresh = client.get(WORK).await.unwrap().unwrap();
+    client.update(&with_image(IMAGE_2), &fresh).await.unwrap();
+    assert_eq!(client.get(WORK).await.unwrap().unwrap().version, Some(3));
+
+    // Unknown id.
+    let other = json!({"metadata": {"name": "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"},
+                       "spec": work()["spec"].clone()});
+    let err = client.update(&other, &fresh).await.unwrap_err();
+    assert!(matches!(err, WorkError::NotFound { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn work_client_delete_requested_in_progress_and_gone() {
+    let fake = FakeMaestro::start(on_demand(&[CONSUMER])).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();
+    client.create(&work()).await.unwrap();
+    assert!(fake.apply(WORK));
+    let before = client.get(WORK).await.unwrap().unwrap();
+
+    let publishes = fake.publishes();
+    client.delete(WORK).await.unwrap();
+    assert_eq!(fake.publishes(), publishes + 1, "one Publish per delete");
+    let event = fake.received_events().pop().unwrap();
+    assert!(event.ty.ends_with(".spec.delete_request") && event.data.is_none());
+    let requested = client
+        .get(WORK)
+        .await
+        .unwrap()
+        .expect("soft-deleted works stay visible");
+    assert!(requested.deleting.is_some());
+    assert!(fake.apply(WORK), "the agent reports the deletion");
+    let deleting = client.get(WORK).await.unwrap().unwrap();
+    let condition = deleting.condition("Deleting").expect("Deleting condition");
+    assert_eq!(
+        (
+            condition.status.as_str(),
+            condition.reason.as_str(),
+            condition.observed_generation
+        ),
+        ("True", "WorkDeleting", Some(1))
+    );
+    assert_eq!(
+        deleting.manifests, before.manifests,
+        "manifest conditions and feedback stay as they were"
+    );
+
+    // Twice: fine.
+    client.delete(WORK).await.unwrap();
+    // Update while deleting: refused without a request when the read says so ...
+    let publishes = fake.publishes();
+    let err = client
+        .update(&with_image(IMAGE_2), &deleting)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, WorkError::Conflict { message } if message.contains("under deletion")),
+        "{err:?}"
+    );
+    assert_eq!(fake.publishes(), publishes);
+    // ... and by the server when the read is older than the delete (recording 10f).
+    let err = client
+        .update(&with_image(IMAGE_2), &before)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, WorkError::Conflict { message } if message.contains("maestro-6: the resource is under deletion")),
+        "{err:?}"
+    );
+    // A create racing the delete (recording 10h).
+    let err = client.create(&work()).await.unwrap_err();
+    assert!(matches!(err, WorkError::AlreadyExists { .. }), "{err:?}");
+
+    assert!(fake.ack_delete(WORK));
+    assert_eq!(client.get(WORK).await.unwrap(), None, "gone: 404");
+    // A delete after it is gone: the server answers OK for an unknown id (recording 11u).
+    client.delete(WORK).await.unwrap();
+    let err = client
+        .update(&with_image(IMAGE_2), &before)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, WorkError::NotFound { .. }), "{err:?}");
+    client.create(&work()).await.unwrap();
+}
+
+#[tokio::test]
+async fn deletion_hangs_while_the_hosted_cluster_has_finalizers() {
+    let fake = FakeMaestro::start(FakeOptions {
+        consumers: vec![CONSUMER.into()],
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();
+    client.create(&work()).await.unwrap();
+    wait_until(|| async { client.get(WORK).await.unwrap().unwrap().observed_version == Some(1) })
+        .await;
+    assert!(fake.hold_delete(WORK, &["hypershift.openshift.io/finalizer"]));
+    client.delete(WORK).await.unwrap();
+    wait_until(|| async {
+        client
+            .get(WORK)
+            .await
+            .unwrap()
+            .unwrap()
+            .condition("Deleting")
+            .is_some()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(fake.is_deleting(WORK), "held by the finalizer");
+    assert!(fake.release_delete(WORK));
+    assert_eq!(client.get(WORK).await.unwrap(), None);
+
+    // Without finalizers the agent finishes at once.
+    client.create(&work()).await.unwrap();
+    wait_until(|| async { client.get(WORK).await.unwrap().unwrap().observed_version == Some(1) })
+        .await;
+    client.delete(WORK).await.unwrap();
+    wait_until(|| async { client.get(WORK).await.unwrap().is_none() }).await;
+}
+
+async fn wait_until<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition never met"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The fake's bundles say what the real server said after an update, two no-op updates, a delete
+/// held by a finalizer and at the end (recordings `09c`, `09h`, `10b`, `10c`, `10r2`, `10k`): the
+/// same keys, versions, and work and manifest conditions (type, status, reason,
+/// observedGeneration, in order).
+#[tokio::test]
+async fn the_fake_reports_update_and_delete_states_like_the_recorded_maestro() {
+    let Some(dir) = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/maestro")
+    else {
+        return;
+    };
+    let recorded = |file: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join("real").join(file)).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()["body"].clone()
+    };
+    let fake = FakeMaestro::start(on_demand(&[CONSUMER])).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let client = MaestroWorkClient::new(config(&fake, tmp.path())).unwrap();
+    let bundle = |fake: &FakeMaestro| fake.resource(WORK).unwrap().to_rest();
+
+    client.create(&work()).await.unwrap();
+    assert!(fake.set_feedback(WORK, &hosted_cluster_status()));
+    let read = client.get(WORK).await.unwrap().unwrap();
+    client.update(&with_image(IMAGE_2), &read).await.unwrap();
+    assert!(fake.apply(WORK));
+    assert_eq!(
+        shape(&bundle(&fake)),
+        shape(&recorded("09c-update-bundle-after-agent.json")),
+        "09c"
+    );
+
+    // 09f (guarded, unchanged) and 09g (resourceversion 0, unconditional).
+    let read = client.get(WORK).await.unwrap().unwrap();
+    client.update(&with_image(IMAGE_2), &read).await.unwrap();
+    let mut unconditional = with_image(IMAGE_2);
+    unconditional["metadata"]["generation"] = 0.into();
+    let events = SpecEventBuilder::new(SOURCE, CONSUMER);
+    client
+        .publisher()
+        .publish(&events.update_request(&unconditional).unwrap())
+        .await
+        .unwrap();
+    assert!(fake.apply(WORK));
+    assert_eq!(
+        shape(&bundle(&fake)),
+        shape(&recorded("09h-bundle-after-unconditional-update.json")),
+        "09h"
+    );
+
+    assert!(fake.hold_delete(WORK, &["hypershift.openshift.io/finalizer"]));
+    client.delete(WORK).await.unwrap();
+    assert!(fake.apply(WORK));
+    assert_eq!(
+        shape(&bundle(&fake)),
+        shape(&recorded("10b-delete-bundle-immediately.json")),
+        "10b"
+    );
+    assert_eq!(
+        shape(&bundle(&fake)),
+        shape(&recorded("10c-delete-bundle-deleting.json")),
+        "10c"
+    );
+    assert!(fake.release_delete(WORK));
+    let gone = client.rest().get(&client.resource_id(WORK)).await.unwrap();
+    assert!(gone.is_none());
+    assert_eq!(recorded("10k-delete-final-404.json")["code"], "maestro-7");
+
+    // The admission-denied bundle, deleted (10r2).
+    client.create(&work()).await.unwrap();
+    assert!(fake.fail_apply(
+        WORK,
+        Some("refused by an admission policy of this management cluster")
+    ));
+    client.delete(WORK).await.unwrap();
+    assert!(fake.apply(WORK));
+    assert_eq!(
+        shape(&bundle(&fake)),
+        shape(&recorded("10r2-rest-delete-bundle-immediately.json")),
+        "10r2"
+    );
+}
+
+/// What must agree between a fake and a recorded bundle.
+fn shape(bundle: &Value) -> Value {
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let condition =
+        |c: &Value| json!([c["type"], c["status"], c["reason"], c["observedGeneration"]]);
+    let status = &bundle["status"];
+    let manifest = &status["resourceStatus"][0];
+    json!({
+        "keys": keys(bundle),
+        "status_keys": keys(status),
+        "version": bundle["version"],
+        "observed": status["ObservedVersion"],
+        "deleting": [bundle["deleted_at"].is_string(), bundle["metadata"]["deletionTimestamp"].is_string()],
+        "work": status["conditions"].as_array().unwrap().iter().map(condition).collect::<Vec<_>>(),
+        "manifest": manifest["conditions"].as_array().unwrap().iter().map(condition).collect::<Vec<_>>(),
+        "feedback": manifest["statusFeedback"].get("values").is_some(),
+    })
+}

@@ -7,7 +7,15 @@
 //!
 //! Modes: `create` — every pulse is a new cluster (GET 404 + Publish); `steady` — one cluster,
 //! the first pulse creates, the agent then feeds back a ready HostedCluster status and every
-//! later pulse only reads it (1 GET, 0 Publishes).
+//! later pulse only reads it (1 GET, 0 Publishes); `update` — per measured pulse a new cluster
+//! whose work was created (unmeasured) at generation 3, the pulse at generation 4 with a new
+//! OpenShift version (1 GET + 1 update Publish); `delete` — per cluster a work created and
+//! applied (unmeasured) whose HostedCluster has a finalizer, then three measured pulses with
+//! `deleted_time` set: the one that requests the deletion (1 GET + 1 delete Publish), one while
+//! the finalizer holds it (1 GET), one after it is gone (1 GET, 404).
+//!
+//! `update` and `delete` need an adapter binary that publishes updates and deletes (issue 10);
+//! with one that does not, they stop with a message saying so instead of printing numbers.
 //!
 //! Results and the machine they were measured on: `docs/benchmarks.md`.
 //!
@@ -16,6 +24,8 @@
 //! cargo build --release -p testbed --bin bench-controlplane
 //! target/release/bench-controlplane --pulses 50 --mode steady
 //! target/release/bench-controlplane --pulses 50 --mode create
+//! target/release/bench-controlplane --pulses 50 --mode update
+//! target/release/bench-controlplane --pulses 50 --mode delete
 //! ```
 #![allow(clippy::print_stdout)]
 
@@ -48,14 +58,25 @@ enum Mode {
     Create,
     /// One cluster: created once, then read with feedback on every pulse.
     Steady,
+    /// A work at an older generation: GET + update Publish.
+    Update,
+    /// A deleting cluster: GET + delete Publish, then GET while deleting, then GET after it is gone.
+    Delete,
 }
 
+/// The stages of a deletion, each measured once per cluster in `delete` mode.
+const DELETE_STAGES: [&str; 3] = ["requested", "in progress", "gone"];
+
 struct Pulse {
+    /// Which pulse of the mode this was (`delete` mode has three per cluster).
+    stage: &'static str,
     wall: Duration,
     max_rss_kib: u64,
     cpu: Duration,
     gets: u64,
     publishes: u64,
+    /// The spec actions published (`create_request`, `update_request`, `delete_request`).
+    actions: Vec<String>,
     reason: String,
 }
 
@@ -88,25 +109,94 @@ async fn bench(args: Args) -> Result<()> {
             bail!("the warm-up work is not stored");
         }
     }
-    for i in 0..args.pulses {
-        let n = match args.mode {
-            Mode::Create => i + 1,
-            Mode::Steady => 0,
-        };
-        let pulse = one_pulse(&binary, &maestro, dir.path(), &cluster(n), &i.to_string()).await?;
-        let expected = match args.mode {
-            Mode::Create => "ManifestWorkCreated",
-            Mode::Steady => "ManifestWorkApplied",
-        };
-        if pulse.reason != expected {
-            bail!(
-                "pulse {i} reported Applied {} instead of {expected}",
-                pulse.reason
-            );
+    match args.mode {
+        Mode::Create | Mode::Steady => {
+            for i in 0..args.pulses {
+                let n = match args.mode {
+                    Mode::Create => i + 1,
+                    _ => 0,
+                };
+                let pulse =
+                    one_pulse(&binary, &maestro, dir.path(), &cluster(n), &i.to_string()).await?;
+                let expected = match args.mode {
+                    Mode::Create => "ManifestWorkCreated",
+                    _ => "ManifestWorkApplied",
+                };
+                if pulse.reason != expected {
+                    bail!(
+                        "pulse {i} reported Applied {} instead of {expected}",
+                        pulse.reason
+                    );
+                }
+                pulses.push(pulse);
+            }
         }
-        pulses.push(pulse);
+        Mode::Update => {
+            for i in 0..args.pulses {
+                let n = i + 1;
+                created_and_ready(&binary, &maestro, dir.path(), n).await?;
+                let mut next = cluster(n);
+                next["generation"] = json!(4);
+                next["spec"]["openshift_version"] = json!("4.17.1");
+                let pulse = one_pulse(&binary, &maestro, dir.path(), &next, &i.to_string()).await?;
+                if !pulse.actions.iter().any(|a| a == "update_request") {
+                    bail!(
+                        "the adapter binary did not publish an update for a generation-4 pulse on a work built at generation 3 (published {:?}, Applied {}): it does not update works yet (issue 10), so there are no update numbers to report",
+                        pulse.actions,
+                        pulse.reason
+                    );
+                }
+                pulses.push(pulse);
+            }
+        }
+        Mode::Delete => {
+            for i in 0..args.pulses {
+                let n = i + 1;
+                created_and_ready(&binary, &maestro, dir.path(), n).await?;
+                let work = format!("hostedcluster-{}", cluster_id(n));
+                maestro.hold_delete(&work, &["hypershift.openshift.io/finalizer"]);
+                let mut deleting = cluster(n);
+                deleting["generation"] = json!(4);
+                deleting["deleted_time"] = json!(jiff::Timestamp::now().to_string());
+                for stage in DELETE_STAGES {
+                    if stage == "gone" {
+                        maestro.release_delete(&work);
+                    }
+                    let label = format!("{i}-{}", stage.replace(' ', "-"));
+                    let mut pulse =
+                        one_pulse(&binary, &maestro, dir.path(), &deleting, &label).await?;
+                    pulse.stage = stage;
+                    if stage == "requested" && !maestro.is_deleting(&work) {
+                        bail!(
+                            "the adapter binary did not request the deletion of a cluster with deleted_time set (published {:?}, Applied {}): it does not delete works yet (issue 10), so there are no delete numbers to report",
+                            pulse.actions,
+                            pulse.reason
+                        );
+                    }
+                    pulses.push(pulse);
+                }
+            }
+        }
     }
     report(&args, &binary, &pulses)
+}
+
+/// Unmeasured: the work of cluster `n` is created at generation 3 and the agent reports a ready
+/// control plane.
+async fn created_and_ready(
+    binary: &Path,
+    maestro: &FakeMaestro,
+    dir: &Path,
+    n: usize,
+) -> Result<()> {
+    let warmup = one_pulse(binary, maestro, dir, &cluster(n), &format!("setup-{n}")).await?;
+    if warmup.reason != "ManifestWorkCreated" {
+        bail!("set-up pulse {n} reported {}", warmup.reason);
+    }
+    if !maestro.set_feedback(&format!("hostedcluster-{}", cluster_id(n)), &ready_status()) {
+        bail!("the set-up work {n} is not stored");
+    }
+    Ok(())
 }
 
 /// A distinct UUIDv7 cluster id per pulse.
@@ -146,6 +236,7 @@ async fn one_pulse(
     let results = run_dir.join("adapter-report.json");
     let time_file = run_dir.join("time.txt");
     let (gets_before, publishes_before) = (maestro.rest_gets(), maestro.publishes());
+    let events_before = maestro.received_events().len();
     let started = Instant::now();
     let status = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
@@ -179,7 +270,13 @@ async fn one_pulse(
         .map(|c| c.reason.clone())
         .unwrap_or_default();
     let (max_rss_kib, cpu) = parse_time(&std::fs::read_to_string(&time_file)?)?;
+    let actions = maestro.received_events()[events_before..]
+        .iter()
+        .filter_map(|e| e.ty.rsplit('.').next().map(str::to_owned))
+        .collect();
     Ok(Pulse {
+        stage: "",
+        actions,
         wall,
         max_rss_kib,
         cpu,
@@ -196,8 +293,6 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
     let wall: Vec<Duration> = pulses.iter().map(|p| p.wall).collect();
     let rss: Vec<u64> = pulses.iter().map(|p| p.max_rss_kib).collect();
     let cpu: Vec<Duration> = pulses.iter().map(|p| p.cpu).collect();
-    let gets: Vec<u64> = pulses.iter().map(|p| p.gets).collect();
-    let publishes: Vec<u64> = pulses.iter().map(|p| p.publishes).collect();
     println!(
         "mode                 {:?} ({} pulses)",
         args.mode,
@@ -215,16 +310,34 @@ fn report(args: &Args, binary: &Path, pulses: &[Pulse]) -> Result<()> {
         ms(percentile(&cpu, 50.0)),
         ms(percentile(&cpu, 100.0))
     );
-    println!(
-        "REST GETs per pulse  min {}   max {}   (target 1)",
-        percentile(&gets, 0.0),
-        percentile(&gets, 100.0)
-    );
-    println!(
-        "Publishes per pulse  min {}   max {}   (target ≤ 1; 0 in steady mode)",
-        percentile(&publishes, 0.0),
-        percentile(&publishes, 100.0)
-    );
+    let stages: &[&str] = match args.mode {
+        Mode::Delete => &DELETE_STAGES,
+        _ => &[""],
+    };
+    for &stage in stages {
+        let of_stage: Vec<&Pulse> = pulses.iter().filter(|p| p.stage == stage).collect();
+        let gets: Vec<u64> = of_stage.iter().map(|p| p.gets).collect();
+        let publishes: Vec<u64> = of_stage.iter().map(|p| p.publishes).collect();
+        let (gets_target, publishes_target) = match (args.mode, stage) {
+            (Mode::Steady, _) | (Mode::Delete, "in progress" | "gone") => ("1", "0"),
+            _ => ("1", "1"),
+        };
+        let label = if stage.is_empty() {
+            String::new()
+        } else {
+            format!(" [{stage}]")
+        };
+        println!(
+            "REST GETs per pulse{label}  min {}   max {}   (target {gets_target})",
+            percentile(&gets, 0.0),
+            percentile(&gets, 100.0)
+        );
+        println!(
+            "Publishes per pulse{label}  min {}   max {}   (target {publishes_target})",
+            percentile(&publishes, 0.0),
+            percentile(&publishes, 100.0)
+        );
+    }
     print_binary(binary)?;
     Ok(())
 }

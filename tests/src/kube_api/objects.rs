@@ -243,11 +243,43 @@ pub fn patch(
     )
 }
 
-/// DELETE: removes the object and answers with it.
+/// DELETE: removes the object and answers with it. An object with `metadata.finalizers` is only
+/// marked (`deletionTimestamp`, `deletionGracePeriodSeconds: 0`, a MODIFIED event) and stays until
+/// a write removes the last finalizer; deleting it again answers the object unchanged.
 pub fn delete(store: &mut Store, address: &Address) -> Result<Value, ApiError> {
-    store
-        .delete(&address.collection, &address.key)
-        .ok_or_else(|| ApiError::not_found(&address.target))
+    let old = get(store, address)?;
+    if !has_finalizers(&old) {
+        return store
+            .delete(&address.collection, &address.key)
+            .ok_or_else(|| ApiError::not_found(&address.target));
+    }
+    if old.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(old);
+    }
+    let mut marked = old;
+    marked["metadata"]["deletionTimestamp"] = json!(super::time::now());
+    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    // The API server bumps a non-zero generation when it sets the deletionTimestamp.
+    if let Some(generation) = marked
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .filter(|g| *g > 0)
+    {
+        marked["metadata"]["generation"] = json!(generation + 1);
+    }
+    Ok(store.commit(
+        &address.collection,
+        address.key.clone(),
+        EventType::Modified,
+        marked,
+    ))
+}
+
+fn has_finalizers(object: &Value) -> bool {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty())
 }
 
 /// What the client sent, for unknown-field handling.
@@ -304,6 +336,16 @@ fn write(
             object: result,
             warnings,
         });
+    }
+    // The last finalizer of an object being deleted is gone: the deletion completes.
+    if result.pointer("/metadata/deletionTimestamp").is_some() && !has_finalizers(&result) {
+        let object = store.commit(
+            &address.collection,
+            address.key.clone(),
+            EventType::Deleted,
+            result,
+        );
+        return Ok(Written { object, warnings });
     }
     let object = store.commit(
         &address.collection,
@@ -386,6 +428,8 @@ fn project(old: &Value, new: Value, part: Part, has_status: bool) -> Value {
                 "namespace",
                 "name",
                 "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
             ] {
                 copy_meta(old, &mut result, field);
             }

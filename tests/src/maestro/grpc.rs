@@ -121,6 +121,7 @@ impl Service {
                         source: event.source.clone(),
                         consumer: cluster,
                         version: if version == 0 { 1 } else { version },
+                        manifests_version: if version == 0 { 1 } else { version },
                         payload,
                         metadata,
                         created_at: now,
@@ -131,6 +132,7 @@ impl Service {
                         apply_error: None,
                         gone_on_cluster: false,
                         feedback_sync_failure: None,
+                        finalizers: Vec::new(),
                     };
                     st.resources.insert(id.clone(), resource);
                 }
@@ -166,6 +168,9 @@ impl Service {
                         return Ok(());
                     }
                     res.version += 1;
+                    if res.payload.get("data") != payload.get("data") {
+                        res.manifests_version = res.version;
+                    }
                     res.payload = payload;
                     res.metadata = metadata;
                     res.updated_at = now;
@@ -174,14 +179,10 @@ impl Service {
                 Ok(())
             }
             "delete_request" => {
-                {
-                    let mut st = self.shared.lock();
-                    match st.resources.get_mut(&id) {
-                        Some(res) if res.deleted_at.is_none() => res.deleted_at = Some(now),
-                        _ => return Ok(()),
-                    }
+                // `MarkAsDeleting`: an unknown id and a second delete are both OK (`11u`, `10g`).
+                if self.shared.mark_deleting(&id) {
+                    self.shared.schedule_delete_ack(&id);
                 }
-                self.shared.schedule_delete_ack(&id);
                 Ok(())
             }
             other => Err(unknown(format!("unsupported action {other}"))),

@@ -285,7 +285,8 @@ impl FakeMaestro {
         true
     }
 
-    /// The agent reports status for the current version of `key` now (on-demand mode).
+    /// The agent reports status for the current version of `key` now (on-demand mode); for a work
+    /// being deleted, its `Deleting=True WorkDeleting` report (recording `10b`).
     pub fn apply(&self, key: &str) -> bool {
         self.shared
             .find_id(key)
@@ -307,6 +308,46 @@ impl FakeMaestro {
         self.shared
             .find_id(key)
             .is_some_and(|id| self.shared.ack_delete(&id))
+    }
+
+    /// Puts `finalizers` on the HostedCluster (the manifest with the `status` feedback rule) of
+    /// `key` on the simulated management cluster: a deletion of the work then hangs with
+    /// `deleted_at` and `Deleting=True WorkDeleting` until [`Self::release_delete`] (recordings
+    /// `10c`, `10i`). A `.metadata` feedback rule of the work reports them on the next apply.
+    /// False if unknown.
+    pub fn hold_delete(&self, key: &str, finalizers: &[&str]) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        let mut st = self.shared.lock();
+        let Some(res) = st.resources.get_mut(&id) else {
+            return false;
+        };
+        res.finalizers = finalizers.iter().map(|f| (*f).to_owned()).collect();
+        true
+    }
+
+    /// The finalizers of `key`'s HostedCluster are removed: if the work is being deleted, the agent
+    /// reports `Deleted=True ManifestsDeleted` now and the bundle is hard-deleted (REST 404
+    /// `maestro-7`, recording `10k`). False if unknown or not being deleted.
+    pub fn release_delete(&self, key: &str) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        let deleting = {
+            let mut st = self.shared.lock();
+            let Some(res) = st.resources.get_mut(&id) else {
+                return false;
+            };
+            res.finalizers.clear();
+            res.deleted_at.is_some()
+        };
+        deleting && self.shared.ack_delete(&id)
+    }
+
+    /// True while `key` is stored and being deleted (soft-deleted, `deleted_at` set).
+    pub fn is_deleting(&self, key: &str) -> bool {
+        self.resource(key).is_some_and(|r| r.deleted_at.is_some())
     }
 
     /// The stored resource for `key` (resource id or work name).

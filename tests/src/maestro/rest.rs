@@ -75,17 +75,7 @@ async fn delete_one(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -
             "injected fault: service unavailable",
         );
     }
-    let marked = {
-        let mut st = shared.lock();
-        match st.resources.get_mut(&id) {
-            Some(res) if res.deleted_at.is_none() => {
-                res.deleted_at = Some(jiff::Timestamp::now());
-                true
-            }
-            _ => false,
-        }
-    };
-    if marked {
+    if shared.mark_deleting(&id) {
         shared.schedule_delete_ack(&id);
     }
     StatusCode::NO_CONTENT.into_response()

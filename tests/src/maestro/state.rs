@@ -22,6 +22,10 @@ pub struct Resource {
     pub consumer: String,
     /// Spec version.
     pub version: i64,
+    /// The version at which the manifests (the bundle data) last changed: an update that leaves
+    /// them as they were bumps [`Self::version`] but not this, and the agent's `Applied`
+    /// conditions keep this as their `observedGeneration` (recording `09h`).
+    pub manifests_version: i64,
     /// The last spec CloudEvent, JSON form.
     pub payload: Value,
     /// Spec metadata (from the `metadata` extension).
@@ -45,6 +49,10 @@ pub struct Resource {
     /// `(reason, message)` of a failed status feedback sync: the status-rule manifest's
     /// `StatusFeedbackSynced=False` (not recorded from the real agent; the test chooses the words).
     pub feedback_sync_failure: Option<(String, String)>,
+    /// Finalizers of the status-rule manifest (the HostedCluster) on the management cluster. While
+    /// any remain, a deletion hangs in `Deleting=True` (recordings `10c`, `10i`); reported in a
+    /// `.metadata` feedback rule, if the work has one.
+    pub finalizers: Vec<String>,
 }
 
 impl Resource {
@@ -203,24 +211,48 @@ impl Shared {
         });
     }
 
-    /// Schedules the agent's delete acknowledgement (hard delete) unless deletes are never acked.
+    /// Soft-deletes `id` (`deleted_at` = now, like `MarkAsDeleting`): true when it was marked now,
+    /// false when it does not exist or is already being deleted (both answered OK by the server).
+    pub fn mark_deleting(&self, id: &str) -> bool {
+        let mut st = self.lock();
+        match st.resources.get_mut(id) {
+            Some(res) if res.deleted_at.is_none() => {
+                let now = jiff::Timestamp::now();
+                res.deleted_at = Some(now);
+                res.updated_at = now;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After the agent delay the agent reports `Deleting=True` for `id`, then acknowledges the
+    /// deletion unless deletes are held (the knob, or finalizers on the HostedCluster).
     pub fn schedule_delete_ack(self: &Arc<Self>, id: &str) {
-        let (delay, ack) = {
-            let st = self.lock();
-            (st.agent_delay, st.ack_deletes)
-        };
-        let (Some(delay), true) = (delay, ack) else {
+        let Some(delay) = self.lock().agent_delay else {
             return;
         };
         let shared = Arc::clone(self);
         let id = id.to_owned();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            shared.ack_delete(&id);
+            shared.report_deleting(&id);
+            let release = {
+                let st = shared.lock();
+                st.ack_deletes
+                    && st
+                        .resources
+                        .get(&id)
+                        .is_some_and(|r| r.finalizers.is_empty())
+            };
+            if release {
+                shared.ack_delete(&id);
+            }
         });
     }
 
-    /// The agent reports status for the current version of `id` (with the injected feedback, if any).
+    /// The agent reports status for the current version of `id` (with the injected feedback, if
+    /// any); for a work being deleted, its `Deleting=True` report instead.
     pub fn apply(&self, id: &str) -> bool {
         let event = {
             let mut st = self.lock();
@@ -232,17 +264,67 @@ impl Shared {
                 return false;
             };
             if res.deleted_at.is_some() {
-                return false;
+                drop(st);
+                return self.report_deleting(id);
             }
             let status = agent_status(res, sequence, namespaces.as_ref());
             res.status = Some(status.clone());
+            res.updated_at = jiff::Timestamp::now();
             status_event(res, &status, as_string)
         };
         let _ = self.events.send(event);
         true
     }
 
-    /// The agent finished deleting `id`: final `Deleted=True` status event, then hard delete.
+    /// The agent's report for a work being deleted (recordings `10b`, `10c`): the last status with
+    /// the work condition `Deleting=True WorkDeleting` added; manifest conditions and feedback
+    /// unchanged. Nothing for a work the agent never reported on. False if not deleting.
+    pub fn report_deleting(&self, id: &str) -> bool {
+        let event = {
+            let mut st = self.lock();
+            st.sequence += 1;
+            let sequence = st.sequence;
+            let as_string = st.status_version_as_string;
+            let Some(res) = st.resources.get_mut(id) else {
+                return false;
+            };
+            let (Some(_), Some(mut status)) = (res.deleted_at, res.status.clone()) else {
+                return false;
+            };
+            let now = seconds(jiff::Timestamp::now());
+            let previous = status["conditions"].clone();
+            let deleting = condition(
+                Some(&previous),
+                (
+                    "Deleting",
+                    "True",
+                    "WorkDeleting",
+                    "ManifestWork is being deleted",
+                ),
+                Some(res.version),
+                &now,
+            );
+            let mut conditions: Vec<Value> = previous
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c["type"] != "Deleting")
+                .collect();
+            conditions.push(deleting);
+            status["conditions"] = Value::Array(conditions);
+            status["SequenceID"] = sequence.to_string().into();
+            res.status = Some(status.clone());
+            res.updated_at = jiff::Timestamp::now();
+            status_event(res, &status, as_string)
+        };
+        let _ = self.events.send(event);
+        true
+    }
+
+    /// The agent finished deleting `id`: a final status event whose conditions end with
+    /// `Deleted=True ManifestsDeleted` (only that condition, and no `resourceStatus`, for a work
+    /// the agent never reported on), then the row is hard-deleted (REST 404 `maestro-7`).
     pub fn ack_delete(&self, id: &str) -> bool {
         let event = {
             let mut st = self.lock();
@@ -252,16 +334,25 @@ impl Shared {
             let Some(res) = st.resources.remove(id) else {
                 return false;
             };
-            let mut status = res
-                .status
-                .clone()
-                .unwrap_or_else(|| agent_status(&res, sequence, None));
-            status["SequenceID"] = sequence.to_string().into();
-            status["conditions"] = json!([{
-                "type": "Deleted", "status": "True", "observedGeneration": res.version,
+            let deleted = json!({
+                "type": "Deleted", "status": "True",
                 "lastTransitionTime": seconds(jiff::Timestamp::now()), "reason": "ManifestsDeleted",
-                "message": "All manifests are deleted"
-            }]);
+                "message": format!("The manifests are deleted from the cluster {}", res.consumer)
+            });
+            let status = match res.status.clone() {
+                Some(mut status) => {
+                    let mut conditions =
+                        status["conditions"].as_array().cloned().unwrap_or_default();
+                    conditions.push(deleted);
+                    status["conditions"] = Value::Array(conditions);
+                    status["SequenceID"] = sequence.to_string().into();
+                    status
+                }
+                None => json!({
+                    "ObservedVersion": res.version, "SequenceID": sequence.to_string(),
+                    "conditions": [deleted],
+                }),
+            };
             status_event(&res, &status, as_string)
         };
         let _ = self.events.send(event);
@@ -346,7 +437,7 @@ fn agent_status(
             } else {
                 None
             };
-            let generation = Some(res.version);
+            let generation = Some(res.manifests_version);
             if let Some(error) = apply_error {
                 failed += 1;
                 unavailable += 1;
@@ -363,10 +454,16 @@ fn agent_status(
             if gone {
                 unavailable += 1;
             }
-            let feedback = match (&res.feedback_raw, i == target) {
-                (Some(raw), true) => json!({"values": [{"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}]}),
-                _ => json!({}),
-            };
+            let mut values = Vec::new();
+            if i == target {
+                if let Some(raw) = &res.feedback_raw {
+                    values.push(json!({"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}));
+                }
+                if let Some(name) = metadata_rule(&configs, &meta) {
+                    values.push(json!({"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": cluster_metadata(&meta, &res.finalizers)}}));
+                }
+            }
+            let feedback = if values.is_empty() { json!({}) } else { json!({"values": values}) };
             // StatusFeedbackSynced moves its transition time whenever the feedback changes.
             let prev_feedback = previous.and_then(|p| p["resourceStatus"].get(i)).map(|m| &m["statusFeedback"]);
             let synced_prev = if prev_feedback == Some(&feedback) { prev } else { None };
@@ -375,10 +472,19 @@ fn agent_status(
             } else {
                 ("Available", "True", "ResourceAvailable", "Resource is available")
             };
-            let mut conditions = vec![
-                condition(prev, ("Applied", "True", "AppliedManifestComplete", "Apply manifest complete"), generation, &now),
-                condition(prev, available, None, &now),
-            ];
+            // A new manifests version re-applies: `Applied` gets a new transition time and its new
+            // observedGeneration and moves behind the others (recording `09b`).
+            let reapplied = prev
+                .and_then(Value::as_array)
+                .and_then(|list| list.iter().find(|c| c["type"] == "Applied"))
+                .is_some_and(|c| c["observedGeneration"] != json!(res.manifests_version));
+            let applied = condition(
+                if reapplied { None } else { prev },
+                ("Applied", "True", "AppliedManifestComplete", "Apply manifest complete"),
+                generation,
+                &now,
+            );
+            let mut conditions = vec![applied, condition(prev, available, None, &now)];
             if i == target {
                 let synced = match &res.feedback_sync_failure {
                     Some((reason, message)) => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
@@ -386,6 +492,17 @@ fn agent_status(
                 };
                 conditions.push(condition(synced_prev, synced, None, &now));
             }
+            // The agent keeps the order of the last report; a re-applied `Applied` goes last.
+            let order: Vec<Value> = prev
+                .and_then(Value::as_array)
+                .map(|list| list.iter().map(|c| c["type"].clone()).collect())
+                .unwrap_or_default();
+            conditions.sort_by_key(|c| {
+                order
+                    .iter()
+                    .position(|t| *t == c["type"] && !(reapplied && c["type"] == "Applied"))
+                    .unwrap_or(usize::MAX)
+            });
             json!({"resourceMeta": meta, "statusFeedback": feedback, "conditions": conditions})
         })
         .collect();
@@ -426,7 +543,7 @@ fn agent_status(
         "ObservedVersion": res.version,
         "SequenceID": sequence.to_string(),
         "conditions": [
-            condition(prev_work, applied, Some(res.version), &now),
+            condition(prev_work, applied, Some(res.manifests_version), &now),
             condition(prev_work, available, Some(res.version), &now),
         ],
         "resourceStatus": resource_status,
@@ -469,6 +586,32 @@ fn has_status_rule(configs: &[Value], meta: &Value) -> bool {
     })
 }
 
+/// The name of a JSONPaths feedback rule with path `.metadata` for this manifest, if any.
+fn metadata_rule(configs: &[Value], meta: &Value) -> Option<String> {
+    configs
+        .iter()
+        .filter(|c| {
+            let id = &c["resourceIdentifier"];
+            id["group"] == meta["group"]
+                && id["resource"] == meta["resource"]
+                && id["name"] == meta["name"]
+        })
+        .flat_map(|c| c["feedbackRules"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["jsonPaths"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["path"] == ".metadata")
+        .and_then(|p| p["name"].as_str().map(str::to_owned))
+}
+
+/// `.metadata` of the simulated object as the agent's `JsonRaw` feedback (Go `json.Marshal`: keys
+/// sorted): name, namespace and the finalizers set with [`super::FakeMaestro::hold_delete`].
+fn cluster_metadata(meta: &Value, finalizers: &[String]) -> String {
+    let mut out = json!({"name": meta["name"], "namespace": meta["namespace"]});
+    if !finalizers.is_empty() {
+        out["finalizers"] = json!(finalizers);
+    }
+    out.to_string()
+}
+
 /// Status event to the source (§3.5).
 fn status_event(
     res: &Resource,
@@ -478,12 +621,21 @@ fn status_event(
     let mut metadata = res.metadata.clone();
     if let Some(m) = metadata.as_object_mut() {
         m.insert("creationTimestamp".into(), seconds(res.created_at).into());
+        if let Some(d) = res.deleted_at {
+            m.insert("deletionTimestamp".into(), seconds(d).into());
+        }
     }
-    let data = json!({
+    let mut data = json!({
         "manifestBundle": res.bundle(),
         "conditions": status["conditions"],
         "resourceStatus": status["resourceStatus"],
     });
+    // A work the agent never accepted has no `resourceStatus` (the stream recording `12`).
+    if status.get("resourceStatus").is_none()
+        && let Some(d) = data.as_object_mut()
+    {
+        d.remove("resourceStatus");
+    }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     data.to_string().hash(&mut hasher);
     let str_ext = |s: &str| AttrValue::String(s.to_owned());
