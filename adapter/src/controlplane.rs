@@ -66,6 +66,7 @@ use crate::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
 use crate::work::{ExistingWork, ManifestStatus, WorkCondition};
 
 pub mod args;
+pub mod deletion;
 pub mod run;
 pub mod update;
 

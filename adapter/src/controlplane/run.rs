@@ -89,6 +89,8 @@ pub async fn run(
         cluster_spec: _,
         hyperfleet_api: _,
         hyperfleet_token_file: _,
+        nodepools_file: _,
+        deletion_stuck_after: _,
         results_path: _,
         backend,
         consumer,
@@ -111,6 +113,7 @@ pub async fn run(
         id: object_id,
         name,
         generation: object_generation,
+        deleted_time: _,
         mut spec,
     } = cluster;
     let cluster_id_flag = cluster_id_flag.as_ref().filter(|id| !id.is_empty());
