@@ -1,16 +1,17 @@
-//! The `hub` work backend: ManifestWorks (`work.open-cluster-management.io/v1`) read and created
-//! directly on an OCM hub through kube-rs, in the consumer's namespace. Used on kind and on hubs
-//! without Maestro.
+//! The `hub` work backend: ManifestWorks (`work.open-cluster-management.io/v1`) read, created,
+//! updated and deleted directly on an OCM hub through kube-rs, in the consumer's namespace. Used on
+//! kind and on hubs without Maestro.
 //!
 //! Error kinds: 401 → `Unauthenticated`, 403 → `Forbidden`, 404 on create (the namespace, i.e. the
-//! managed cluster, does not exist) → `ConsumerNotFound`, 409 on create → `AlreadyExists`,
-//! 408/429/5xx, connect failures and timeouts → `Unavailable`.
+//! managed cluster, does not exist) → `ConsumerNotFound`, 404 on update/delete → `NotFound`, 409 on
+//! create → `AlreadyExists`, 409 on update (stale `resourceVersion`) → `Conflict`, 408/429/5xx,
+//! connect failures and timeouts → `Unavailable`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde::Deserialize;
 
 use crate::kubeconfig::error_chain;
@@ -30,6 +31,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct HubWorkClient {
     api: Api<DynamicObject>,
+    client: kube::Client,
     consumer: String,
     timeout: Duration,
 }
@@ -52,7 +54,8 @@ impl HubWorkClient {
     /// A client for the works in namespace `consumer`.
     pub fn new(client: kube::Client, consumer: &str, timeout: Duration) -> Self {
         HubWorkClient {
-            api: Api::namespaced_with(client, consumer, &manifest_work_resource()),
+            api: Api::namespaced_with(client.clone(), consumer, &manifest_work_resource()),
+            client,
             consumer: consumer.to_owned(),
             timeout,
         }
@@ -151,6 +154,99 @@ impl WorkClient for HubWorkClient {
             Err((_, e)) => Err(e),
         }
     }
+
+    /// One JSON patch (RFC 6902) that replaces `spec`, `metadata.labels` and `metadata.annotations`
+    /// and sets `metadata.resourceVersion` to the one read: the API server refuses it with 409 when
+    /// the object changed since (optimistic concurrency, like a PUT with that resourceVersion). A
+    /// patch rather than a PUT keeps what other writers own on the object (finalizers, owner
+    /// references). A work already being deleted is refused without a request.
+    async fn update(
+        &self,
+        work: &serde_json::Value,
+        current: &ExistingWork,
+    ) -> Result<(), WorkError> {
+        let name = work
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str)
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| WorkError::Invalid {
+                message: "the work has no metadata.name".to_owned(),
+            })?;
+        let patch = update_patch(work, current)?;
+        let what = format!("PATCH manifestwork {}/{name}", self.consumer);
+        let body = serde_json::to_vec(&patch).map_err(|e| WorkError::Invalid {
+            message: format!("{what}: {e}"),
+        })?;
+        let request = http::Request::patch(format!(
+            "/apis/{GROUP}/{VERSION}/namespaces/{}/{PLURAL}/{name}",
+            self.consumer
+        ))
+        .header(http::header::CONTENT_TYPE, JSON_PATCH)
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .map_err(|e| WorkError::Invalid {
+            message: format!("{what}: {e}"),
+        })?;
+        self.timed(&what, self.client.request::<DynamicObject>(request))
+            .await
+            .map(drop)
+            .map_err(|(_, e)| e)
+    }
+
+    /// DELETE; 404 → `NotFound`. An object with finalizers stays, with `deletionTimestamp`, until they
+    /// are removed; a second DELETE of it answers 200 again.
+    async fn delete(&self, name: &str) -> Result<(), WorkError> {
+        let what = format!("DELETE manifestwork {}/{name}", self.consumer);
+        self.timed(&what, self.api.delete(name, &DeleteParams::default()))
+            .await
+            .map(drop)
+            .map_err(|(_, e)| e)
+    }
+}
+
+/// Content type of a JSON patch.
+const JSON_PATCH: &str = "application/json-patch+json";
+
+/// The JSON patch of [`HubWorkClient`]'s update: `metadata.resourceVersion` = the one read (the
+/// guard), then labels, annotations and spec of `work` (each replaced whole; absent = empty).
+pub fn update_patch(
+    work: &serde_json::Value,
+    current: &ExistingWork,
+) -> Result<serde_json::Value, WorkError> {
+    let name = work
+        .pointer("/metadata/name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if let Some(since) = &current.deleting {
+        return Err(WorkError::Conflict {
+            message: format!(
+                "ManifestWork {name} is under deletion (since {since}); it cannot be updated"
+            ),
+        });
+    }
+    let Some(resource_version) = current
+        .resource_version
+        .as_deref()
+        .filter(|v| !v.is_empty())
+    else {
+        return Err(WorkError::Invalid {
+            message: format!(
+                "ManifestWork {name}: no metadata.resourceVersion was read, so an update cannot be guarded by it"
+            ),
+        });
+    };
+    let field = |pointer: &str| {
+        work.pointer(pointer)
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}))
+    };
+    Ok(serde_json::json!([
+        {"op": "add", "path": "/metadata/resourceVersion", "value": resource_version},
+        {"op": "add", "path": "/metadata/labels", "value": field("/metadata/labels")},
+        {"op": "add", "path": "/metadata/annotations", "value": field("/metadata/annotations")},
+        {"op": "add", "path": "/spec", "value": field("/spec")},
+    ]))
 }
 
 /// A 404 about the namespace (POST into a namespace that does not exist), not about the resource
@@ -226,6 +322,13 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
         version: meta.generation,
         observed_version,
         deleting: meta.deletion_timestamp.as_ref().map(|t| t.0.to_string()),
+        workload: object
+            .data
+            .pointer("/spec/workload/manifests")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        resource_version: meta.resource_version.clone(),
     })
 }
 
@@ -280,6 +383,67 @@ mod tests {
             ),
             Some(&json!({"conditions": []}))
         );
+    }
+
+    #[test]
+    fn workload_and_resource_version_are_read() {
+        let work = object(json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "w", "namespace": "n", "resourceVersion": "812", "generation": 3,
+                         "deletionTimestamp": "2026-11-26T03:44:21Z", "finalizers": ["f"]},
+            "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}}]}}
+        }));
+        let existing = existing_work(&work).unwrap();
+        assert_eq!(existing.resource_version.as_deref(), Some("812"));
+        assert_eq!(existing.version, Some(3));
+        assert_eq!(existing.workload[0]["kind"], "Namespace");
+        assert_eq!(existing.deleting.as_deref(), Some("2026-11-26T03:44:21Z"));
+    }
+
+    #[test]
+    fn update_patch_is_guarded_and_replaces_only_what_the_adapter_owns() {
+        let work = json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+                         "labels": {"hyperfleet.io/adapter": "controlplane"}},
+            "spec": {"workload": {"manifests": []}}
+        });
+        let current = ExistingWork {
+            resource_version: Some("812".into()),
+            ..Default::default()
+        };
+        let patch = update_patch(&work, &current).unwrap();
+        assert_eq!(
+            patch,
+            json!([
+                {"op": "add", "path": "/metadata/resourceVersion", "value": "812"},
+                {"op": "add", "path": "/metadata/labels", "value": {"hyperfleet.io/adapter": "controlplane"}},
+                {"op": "add", "path": "/metadata/annotations", "value": {}},
+                {"op": "add", "path": "/spec", "value": {"workload": {"manifests": []}}},
+            ])
+        );
+        let deleting = ExistingWork {
+            deleting: Some("2026-11-26T03:44:21Z".into()),
+            ..current.clone()
+        };
+        assert!(matches!(
+            update_patch(&work, &deleting),
+            Err(WorkError::Conflict { message }) if message.contains("under deletion")
+        ));
+        assert!(matches!(
+            update_patch(&work, &ExistingWork::default()),
+            Err(WorkError::Invalid { .. })
+        ));
+        let conflict = kube::core::Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: "Operation cannot be fulfilled on manifestworks.work.open-cluster-management.io \"w\": the object has been modified; please apply your changes to the latest version and try again".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("x", &conflict),
+            WorkError::Conflict { .. }
+        ));
     }
 
     #[test]

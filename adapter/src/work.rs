@@ -1,4 +1,4 @@
-//! The work backend seen by the adapter: read and create one ManifestWork by name.
+//! The work backend seen by the adapter: read, create, update and delete one ManifestWork by name.
 //!
 //! Two implementations exist: [`crate::maestro::MaestroWorkClient`] (REST + gRPC CloudEvents) and the OCM hub
 //! backend (kube-rs). Both report failures as [`WorkError`], whose variants are backend-neutral kinds.
@@ -22,6 +22,22 @@ pub trait WorkClient {
         &self,
         work: &serde_json::Value,
     ) -> impl Future<Output = Result<(), WorkError>> + Send;
+
+    /// Replaces the work's labels, annotations and spec with those of `work` (a full ManifestWork of the same name),
+    /// guarded by what was read: Maestro publishes an update_request whose `ce-resourceversion` is `current.version`;
+    /// the hub replaces the ManifestWork with `metadata.resourceVersion` = `current.resource_version`.
+    /// A stale version → `WorkError::Conflict` (the caller re-reads with `get` and tries again, bounded);
+    /// a work under deletion → `WorkError::Conflict` whose message says so.
+    fn update(
+        &self,
+        work: &serde_json::Value,
+        current: &ExistingWork,
+    ) -> impl Future<Output = Result<(), WorkError>> + Send;
+
+    /// Requests deletion of the work `name` (Maestro: delete_request event; hub: DELETE). `Ok(())` when the deletion
+    /// was requested or is already in progress; `Err(WorkError::NotFound)` when no such work exists (the caller treats
+    /// that as "already gone").
+    fn delete(&self, name: &str) -> impl Future<Output = Result<(), WorkError>> + Send;
 }
 
 /// What the backend knows about an existing ManifestWork.
@@ -44,6 +60,11 @@ pub struct ExistingWork {
     pub observed_version: Option<i64>,
     /// Deletion timestamp (RFC 3339) when the work is being deleted.
     pub deleting: Option<String>,
+    /// The manifests as stored in the work (Maestro bundle `manifests`, hub `spec.workload.manifests`).
+    pub workload: Vec<serde_json::Value>,
+    /// Hub `metadata.resourceVersion` (the optimistic-concurrency token of an update); `None` on Maestro, whose
+    /// token is [`Self::version`].
+    pub resource_version: Option<String>,
 }
 
 impl ExistingWork {

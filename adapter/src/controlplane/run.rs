@@ -50,6 +50,7 @@ pub enum RunError {
 
 /// What the backend said, once it answered.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per pulse, moved once
 enum Seen {
     Created,
     Found(ExistingWork),
@@ -592,6 +593,7 @@ mod tests {
         hang: bool,
         calls: Mutex<Vec<&'static str>>,
         created: Mutex<Vec<Value>>,
+        updated: Mutex<Vec<Value>>,
     }
 
     impl FakeWork {
@@ -636,6 +638,55 @@ mod tests {
             }
             self.created.lock().unwrap().push(work.clone());
             Ok(())
+        }
+
+        /// Like the real backends: refused while deleting or when `current` is stale; otherwise the
+        /// stored work takes the labels, annotations and manifests of `work` and its version bumps.
+        async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
+            self.calls.lock().unwrap().push("update");
+            let mut stored = self.stored.lock().unwrap();
+            let Some(existing) = stored.as_mut() else {
+                return Err(WorkError::NotFound {
+                    message: "no such work".into(),
+                });
+            };
+            if existing.deleting.is_some() {
+                return Err(WorkError::Conflict {
+                    message: "the resource is under deletion".into(),
+                });
+            }
+            if existing.version != current.version {
+                return Err(WorkError::Conflict {
+                    message: "the resource version is not the latest".into(),
+                });
+            }
+            let map = |key: &str| -> BTreeMap<String, String> {
+                serde_json::from_value(work["metadata"][key].clone()).unwrap_or_default()
+            };
+            existing.labels = map("labels");
+            existing.annotations = map("annotations");
+            existing.workload =
+                serde_json::from_value(work["spec"]["workload"]["manifests"].clone())
+                    .unwrap_or_default();
+            existing.version = Some(existing.version.unwrap_or(0) + 1);
+            self.updated.lock().unwrap().push(work.clone());
+            Ok(())
+        }
+
+        /// Marks the stored work as deleting (idempotent); `NotFound` without one.
+        async fn delete(&self, _name: &str) -> Result<(), WorkError> {
+            self.calls.lock().unwrap().push("delete");
+            match self.stored.lock().unwrap().as_mut() {
+                None => Err(WorkError::NotFound {
+                    message: "no such work".into(),
+                }),
+                Some(existing) => {
+                    existing
+                        .deleting
+                        .get_or_insert_with(|| "2026-11-26T03:44:21Z".to_owned());
+                    Ok(())
+                }
+            }
         }
     }
 
@@ -940,6 +991,12 @@ mod tests {
             let result = self.inner.create(work).await;
             *self.inner.stored.lock().unwrap() = Some(ours());
             result
+        }
+        async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
+            self.inner.update(work, current).await
+        }
+        async fn delete(&self, name: &str) -> Result<(), WorkError> {
+            self.inner.delete(name).await
         }
     }
 

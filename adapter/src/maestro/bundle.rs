@@ -334,6 +334,8 @@ impl ResourceBundle {
             version: self.version,
             observed_version,
             deleting,
+            workload: self.manifests.clone(),
+            resource_version: None,
         })
     }
 }
@@ -446,6 +448,9 @@ mod tests {
         assert_eq!(work.version, Some(1));
         assert_eq!(work.observed_version, Some(1));
         assert_eq!(work.deleting, None);
+        assert_eq!(work.workload, bundle.manifests);
+        assert_eq!(work.workload[0]["kind"], "Deployment");
+        assert_eq!(work.resource_version, None);
         assert_eq!(work.feedback_value(g, r, ns, n, "status"), Some(&feedback));
         assert_eq!(work.conditions[0].type_, "Applied");
     }
