@@ -484,6 +484,128 @@ pub fn report_observed(
     }
 }
 
+/// Reason when a generation bump would change immutable HostedCluster fields (nothing sent).
+pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
+/// Reason when the work was updated to this pulse's generation.
+pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
+/// Reason when the pulse is older than the generation the work carries (nothing sent).
+pub const STALE_GENERATION: &str = "StaleGeneration";
+
+/// The work was updated to `generation` (from `held`): Applied says so; Available and Health
+/// are those of `observed` (the control plane that runs until the agent applies the update).
+pub fn report_updated(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    held: Option<i64>,
+    generation: Option<i64>,
+) -> Report {
+    let from = held.map_or_else(
+        || "a work without a generation".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    let to = generation.map_or_else(
+        || "the current spec".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            MANIFEST_WORK_UPDATED,
+            format!(
+                "HostedCluster of {to} sent to management cluster {} in ManifestWork {} (it held {from}); the work agent applies it next",
+                work.consumer, work.name
+            ),
+        ),
+    );
+    observed.observed_generation = generation;
+    observed
+}
+
+/// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
+/// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is
+/// `observed`'s (the control plane of generation `held` keeps running), `observed_generation`
+/// stays `held`.
+pub fn report_immutable_change(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    changes: &[update::ImmutableChange],
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
+    let list: String = changes.iter().map(|c| format!("\n- {c}")).collect();
+    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
+    let kept = held.map_or_else(String::new, |g| format!(" (generation {g})"));
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "{pulse} changes fields the HostedCluster does not allow to change after creation, so nothing was sent; management cluster {} keeps the spec it has{kept} in ManifestWork {}. Set these fields back in the HyperFleet cluster spec (a different value needs a new cluster):{list}",
+                work.consumer, work.name
+            ),
+        ),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Health",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "A person must act: the cluster spec changes immutable fields ({}); see Applied",
+                fields.join(", ")
+            ),
+        ),
+    );
+    observed.observed_generation = held;
+    observed
+}
+
+/// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
+/// sent. A True Applied becomes [`STALE_GENERATION`]; a False one keeps its reason and is
+/// prefixed with the same note. `observed_generation` stays `held`.
+pub fn report_stale_generation(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    pulse: i64,
+    held: i64,
+) -> Report {
+    let note = format!(
+        "This pulse is for generation {pulse}, older than generation {held} that ManifestWork {} on management cluster {} already carries; nothing was sent (a pulse never rolls the spec back)",
+        work.name, work.consumer
+    );
+    if let Some(applied) = observed
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == "Applied")
+    {
+        let message = format!("{note}. {}", applied.message);
+        if applied.status == ConditionStatus::True {
+            *applied = cond("Applied", ConditionStatus::True, STALE_GENERATION, message);
+        } else {
+            applied.message = truncate(message, MAX_MESSAGE_LEN);
+        }
+    }
+    observed.observed_generation = Some(held);
+    observed
+}
+
+/// Replaces the condition of the same type.
+fn replace(report: &mut Report, condition: Condition) {
+    if let Some(c) = report
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == condition.type_)
+    {
+        *c = condition;
+    }
+}
+
 /// Reason when the agent could not apply the work (Applied, Health and, unless the HostedCluster
 /// still reports from an earlier apply, Available).
 pub const APPLY_FAILED: &str = "ApplyFailed";

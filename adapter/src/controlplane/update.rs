@@ -241,9 +241,10 @@ pub fn hosted_cluster_in(workload: &[Value]) -> Option<&Value> {
 /// How a pulse's generation relates to the generation the work carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GenerationCheck {
-    /// Same generation (or none known on either side): nothing to send.
+    /// Same generation, or either side unknown (a work without the annotation cannot be
+    /// compared, so it is left as it is): nothing to send.
     Current,
-    /// The pulse is newer (or the work carries no generation): build and compare, then update.
+    /// The pulse is newer: build and compare, then update.
     Newer,
     /// The pulse is older than the work: never roll back.
     Older { pulse: i64, held: i64 },
@@ -254,7 +255,6 @@ pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationChec
     match (pulse, held) {
         (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
         (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
-        (Some(_), None) => GenerationCheck::Newer,
         _ => GenerationCheck::Current,
     }
 }
@@ -456,7 +456,7 @@ mod tests {
         use GenerationCheck::*;
         assert_eq!(generation_check(Some(3), Some(3)), Current);
         assert_eq!(generation_check(Some(4), Some(3)), Newer);
-        assert_eq!(generation_check(Some(4), None), Newer);
+        assert_eq!(generation_check(Some(4), None), Current);
         assert_eq!(
             generation_check(Some(2), Some(3)),
             Older { pulse: 2, held: 3 }
