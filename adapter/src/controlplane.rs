@@ -20,8 +20,15 @@
 //!      [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
 //!      conditions allow using it. `observed_generation` is then the work's
 //!      [`GENERATION_ANNOTATION`](crate::manifestwork::GENERATION_ANNOTATION) (the spec the
-//!      management cluster holds; the adapter never updates a work), not the pulse's.
-//! 3. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
+//!      management cluster holds), not the pulse's;
+//!    - present, ours, and the pulse's generation newer than the work's (and the work not being
+//!      deleted) → [`update::immutable_changes`] of the work's HostedCluster against the new one:
+//!      any → [`report_immutable_change`], nothing sent; none → `WorkClient::update` (one re-read
+//!      and retry on a stale version) → [`report_updated`], `observed_generation` = the pulse's;
+//!    - present, ours, the pulse's generation older → [`report_stale_generation`], nothing sent.
+//! 3. A cluster with `deleted_time`: never create or update; see [`deletion`] (the stages, the
+//!    fourth condition `Finalized`, `observed_generation` = the pulse's generation).
+//! 4. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
 //!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
 //!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
 //!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
@@ -34,6 +41,9 @@
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
 //! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the HostedCluster's fresh feedback while an earlier apply still serves | False `ApplyFailed` |
+//! | work updated to a newer generation | True `ManifestWorkUpdated` | from the feedback (the running control plane) | from the feedback |
+//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | from the feedback | False `ImmutableFieldChanged` |
+//! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
 //! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
 //! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
 //! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
@@ -50,8 +60,15 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
-//! else True `NoIssues`.
+//! Health from the HostedCluster, worst first: Degraded=True → False `Degraded`;
+//! `ClusterVersionSucceeding=False` or `ClusterVersionFailing=True` → False `UpgradeFailed`
+//! during an upgrade, else `ClusterVersionFailing`; during an upgrade `Progressing=False`
+//! `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`) → False `UpgradeBlocked`; each
+//! with the HostedCluster's message; else True `NoIssues`.
+//!
+//! Upgrades: `status.version.desired` differing from the newest `Completed` history entry (after
+//! a first completed release) is an upgrade; Available=True then says "upgrading from A to B".
+//! `data.version` is the completed version, `data.desired_version` the desired one.
 //!
 //! In the error rows Available is `Unknown`: the adapter did not see the HostedCluster, and an
 //! earlier generation's control plane may still be serving. Health is `False` because a person

@@ -108,7 +108,7 @@ pub struct PulseInputs {
 
 /// [`run`] with the NodePool list and the clock given (a deleting cluster needs both): a cluster
 /// with `deleted_time` is deleted instead of created or updated (see
-/// [`deletion`](super::deletion)).
+/// [`deletion`]).
 pub async fn run_with(
     args: &Args,
     work: &impl WorkClient,
