@@ -182,6 +182,7 @@ fn triples(items: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
         .collect()
 }
 
+#[allow(clippy::large_enum_variant)] // one per test
 enum Backend {
     Maestro(FakeMaestro),
     Hub(ApiServer),
