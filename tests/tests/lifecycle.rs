@@ -5,6 +5,7 @@
 //! `NodePoolsExist` through `DeletionRequested` (and `DeletionStuck`) to `Finalized=True`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -748,4 +749,120 @@ async fn node_pools_are_read_from_the_hyperfleet_api() {
     );
     assert_eq!(backend.writes(), 2);
     server.abort();
+}
+
+/// Runs the status-reporter of a pulse Job for `generation` while `pulse` runs the adapter, and
+/// returns the Job's `(type, status, reason)` conditions, sorted, and the Job.
+async fn with_reporter(
+    server: &ApiServer,
+    pod: &Pod,
+    generation: i32,
+    pulse: impl Future<Output = Pulse>,
+) -> (Vec<(String, String, String)>, testbed::pulse_job::PulseJob) {
+    // The reporter must not find the previous pulse's report.
+    let _ = std::fs::remove_file(&pod.results);
+    let job = testbed::pulse_job::PulseJob::seed(
+        server,
+        "hyperfleet",
+        &testbed::pulse_job::controlplane_job_name(ID, generation),
+        Some(600),
+    );
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let reporter = Command::new(testbed::binaries::path("status-reporter"))
+        .env_clear()
+        .envs(job.reporter_env(&kubeconfig, &pod.results))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    pulse.await;
+    let out = tokio::time::timeout(Duration::from_secs(30), reporter.wait_with_output())
+        .await
+        .expect("the reporter did not exit")
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut conditions: Vec<(String, String, String)> = job
+        .conditions(server)
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (s("type"), s("status"), s("reason"))
+        })
+        .collect();
+    conditions.sort();
+    (conditions, job)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_reporter_puts_the_upgrade_and_finalized_on_the_job() {
+    let backend = Backend::maestro().await;
+    let jobs = ApiServer::start().await;
+    let pod = Pod::new();
+    pod.pulse(&backend, &cluster(3, |_| {}), &[], &[]).await;
+    backend.feedback(&hc_status("4.17.0", "4.17.1", &[]), None);
+    let (conditions, job) = with_reporter(
+        &jobs,
+        &pod,
+        3,
+        pod.pulse(&backend, &cluster(3, |_| {}), &[], &[]),
+    )
+    .await;
+    assert_eq!(
+        conditions,
+        triples(&[
+            ("Applied", "True", "ManifestWorkApplied"),
+            ("Available", "True", "ControlPlaneReady"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(
+        job.annotation(&jobs, "data.hyperfleet.io/desired_version")
+            .as_deref(),
+        Some("4.17.1")
+    );
+    assert_eq!(
+        job.annotation(&jobs, "data.hyperfleet.io/version")
+            .as_deref(),
+        Some("4.17.0")
+    );
+
+    let gone = deleting(4, &minutes_ago(1));
+    let (conditions, _) = with_reporter(&jobs, &pod, 4, pod.pulse(&backend, &gone, &[], &[])).await;
+    assert_eq!(
+        conditions,
+        triples(&[
+            ("Applied", "True", "DeletionRequested"),
+            ("Available", "False", "Deleting"),
+            ("Finalized", "False", "DeletionRequested"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    backend.finish_deletion();
+    // The framework renders the next pulse at the same (deletion) generation; a fresh Job here.
+    jobs.delete_job(
+        "hyperfleet",
+        &testbed::pulse_job::controlplane_job_name(ID, 4),
+    );
+    let (conditions, job) =
+        with_reporter(&jobs, &pod, 4, pod.pulse(&backend, &gone, &[], &[])).await;
+    assert_eq!(
+        conditions,
+        triples(&[
+            ("Applied", "True", "CleanupConfirmed"),
+            ("Available", "False", "Deleted"),
+            ("Finalized", "True", "CleanupConfirmed"),
+            ("Health", "True", "NoIssues"),
+        ])
+    );
+    assert_eq!(
+        job.annotation(&jobs, "hyperfleet.io/observed-generation")
+            .as_deref(),
+        Some("4")
+    );
 }
