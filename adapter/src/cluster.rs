@@ -67,6 +67,9 @@ pub struct ClusterInput {
     pub id: Option<String>,
     pub name: Option<String>,
     pub generation: Option<i64>,
+    /// `deleted_time` (RFC 3339) when the cluster is being deleted (soft delete,
+    /// `hyperfleet-framework.md` §6); `None` otherwise and for a bare spec.
+    pub deleted_time: Option<String>,
     pub spec: Map<String, Value>,
 }
 
@@ -89,11 +92,13 @@ impl ClusterInput {
                 id: None,
                 name: None,
                 generation: None,
+                deleted_time: None,
                 spec: object,
             });
         }
         let id = optional_string(&object, "id")?;
         let name = optional_string(&object, "name")?;
+        let deleted_time = optional_string(&object, "deleted_time")?.filter(|t| !t.is_empty());
         let generation = match object.get("generation") {
             None | Some(Value::Null) => None,
             Some(v) => Some(v.as_i64().ok_or(InputError::Field {
@@ -109,6 +114,7 @@ impl ClusterInput {
             id,
             name,
             generation,
+            deleted_time,
             spec,
         })
     }
@@ -1121,6 +1127,40 @@ mod tests {
         let cluster = input();
         assert_eq!(cluster.generation, Some(3));
         assert_eq!(cluster.name.as_deref(), Some("prod-eu-1"));
+    }
+
+    #[test]
+    fn deleted_time_marks_a_deleting_cluster() {
+        assert_eq!(input().deleted_time, None);
+        let deleting = ClusterInput::from_json(
+            r#"{"id": "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b", "generation": 4, "deleted_time": "2026-11-26T10:00:00Z", "deleted_by": "jdoe@example.com", "spec": {}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            deleting.deleted_time.as_deref(),
+            Some("2026-11-26T10:00:00Z")
+        );
+        // `null` and "" are not a deletion; a number is not a time.
+        for text in [
+            r#"{"deleted_time": null, "spec": {}}"#,
+            r#"{"deleted_time": "", "spec": {}}"#,
+        ] {
+            assert_eq!(
+                ClusterInput::from_json(text).unwrap().deleted_time,
+                None,
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            ClusterInput::from_json(r#"{"deleted_time": 5, "spec": {}}"#),
+            Err(InputError::Field {
+                field: "deleted_time",
+                ..
+            })
+        ));
+        // A bare spec never says it is deleted, even with such a key.
+        let bare = ClusterInput::from_json(r#"{"deleted_time": "2026-11-26T10:00:00Z"}"#).unwrap();
+        assert_eq!(bare.deleted_time, None);
     }
 
     #[test]

@@ -20,8 +20,15 @@
 //!      [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
 //!      conditions allow using it. `observed_generation` is then the work's
 //!      [`GENERATION_ANNOTATION`](crate::manifestwork::GENERATION_ANNOTATION) (the spec the
-//!      management cluster holds; the adapter never updates a work), not the pulse's.
-//! 3. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
+//!      management cluster holds), not the pulse's;
+//!    - present, ours, and the pulse's generation newer than the work's (and the work not being
+//!      deleted) → [`update::immutable_changes`] of the work's HostedCluster against the new one:
+//!      any → [`report_immutable_change`], nothing sent; none → `WorkClient::update` (one re-read
+//!      and retry on a stale version) → [`report_updated`], `observed_generation` = the pulse's;
+//!    - present, ours, the pulse's generation older → [`report_stale_generation`], nothing sent.
+//! 3. A cluster with `deleted_time`: never create or update; see [`deletion`] (the stages, the
+//!    fourth condition `Finalized`, `observed_generation` = the pulse's generation).
+//! 4. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
 //!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
 //!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
 //!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
@@ -34,6 +41,9 @@
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
 //! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the HostedCluster's fresh feedback while an earlier apply still serves | False `ApplyFailed` |
+//! | work updated to a newer generation | True `ManifestWorkUpdated` | from the feedback (the running control plane) | from the feedback |
+//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | from the feedback | False `ImmutableFieldChanged` |
+//! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
 //! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
 //! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
 //! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
@@ -50,8 +60,15 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Health from Degraded: HC Degraded=True → False `Degraded` with the HostedCluster's message,
-//! else True `NoIssues`.
+//! Health from the HostedCluster, worst first: Degraded=True → False `Degraded`;
+//! `ClusterVersionSucceeding=False` or `ClusterVersionFailing=True` → False `UpgradeFailed`
+//! during an upgrade, else `ClusterVersionFailing`; during an upgrade `Progressing=False`
+//! `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`) → False `UpgradeBlocked`; each
+//! with the HostedCluster's message; else True `NoIssues`.
+//!
+//! Upgrades: `status.version.desired` differing from the newest `Completed` history entry (after
+//! a first completed release) is an upgrade; Available=True then says "upgrading from A to B".
+//! `data.version` is the completed version, `data.desired_version` the desired one.
 //!
 //! In the error rows Available is `Unknown`: the adapter did not see the HostedCluster, and an
 //! earlier generation's control plane may still be serving. Health is `False` because a person
@@ -66,7 +83,9 @@ use crate::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
 use crate::work::{ExistingWork, ManifestStatus, WorkCondition};
 
 pub mod args;
+pub mod deletion;
 pub mod run;
+pub mod update;
 
 pub use args::{Args, Backend, ConfigError};
 pub use run::{RunError, execute, run};
@@ -76,6 +95,9 @@ pub const ADAPTER_NAME: &str = "hypershift-controlplane";
 /// `data` keys.
 pub const DATA_CONTROL_PLANE_ENDPOINT: &str = "control_plane_endpoint";
 pub const DATA_VERSION: &str = "version";
+/// The release the HostedCluster is rolling out (`status.version.desired.version`); equals
+/// `version` when no upgrade is running, `""` before the HostedCluster reports one.
+pub const DATA_DESIRED_VERSION: &str = "desired_version";
 
 /// Longest part of a HostedCluster or server message quoted inside one of ours.
 const MAX_QUOTED: usize = 2048;
@@ -122,8 +144,20 @@ pub struct Endpoint {
 /// `status.version`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct VersionStatus {
+    /// The release being rolled out (`version` may be empty while it bootstraps).
+    #[serde(default)]
+    pub desired: Option<Release>,
     #[serde(default)]
     pub history: Vec<VersionHistoryEntry>,
+}
+
+/// `status.version.desired`: `{version, image, …}`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Release {
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub image: String,
 }
 
 /// One `status.version.history[]` entry (newest first).
@@ -133,6 +167,19 @@ pub struct VersionHistoryEntry {
     pub state: String,
     #[serde(default)]
     pub version: String,
+    #[serde(default)]
+    pub image: String,
+}
+
+/// A version rollout the HostedCluster reports: `status.version.desired` differs from the newest
+/// `Completed` history entry (`hypershift-api.md` §2.1), and a release was completed before (the
+/// first rollout is provisioning, not an upgrade).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upgrade {
+    /// The newest completed version.
+    pub from: String,
+    /// The desired version (or, while the operator has not resolved it, its image).
+    pub to: String,
 }
 
 impl HostedClusterStatus {
@@ -156,6 +203,45 @@ impl HostedClusterStatus {
             }
             _ => String::new(),
         }
+    }
+
+    /// `status.version.desired.version`, else `""` (empty while the release bootstraps).
+    pub fn desired_version(&self) -> String {
+        self.version
+            .as_ref()
+            .and_then(|v| v.desired.as_ref())
+            .map(|d| d.version.clone())
+            .unwrap_or_default()
+    }
+
+    /// The rollout in progress, if any: the desired release is not the newest completed one.
+    /// Compared by version when both have one, else by image.
+    pub fn upgrade(&self) -> Option<Upgrade> {
+        let version = self.version.as_ref()?;
+        let desired = version.desired.as_ref()?;
+        let completed = version
+            .history
+            .iter()
+            .find(|h| h.state == "Completed" && !h.version.is_empty())?;
+        let same = if desired.version.is_empty() {
+            desired.image.is_empty()
+                || completed.image.is_empty()
+                || desired.image == completed.image
+        } else {
+            desired.version == completed.version
+        };
+        if same {
+            return None;
+        }
+        let to = if desired.version.is_empty() {
+            desired.image.clone()
+        } else {
+            desired.version.clone()
+        };
+        Some(Upgrade {
+            from: completed.version.clone(),
+            to,
+        })
     }
 
     /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
@@ -415,6 +501,128 @@ pub fn report_observed(
     }
 }
 
+/// Reason when a generation bump would change immutable HostedCluster fields (nothing sent).
+pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
+/// Reason when the work was updated to this pulse's generation.
+pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
+/// Reason when the pulse is older than the generation the work carries (nothing sent).
+pub const STALE_GENERATION: &str = "StaleGeneration";
+
+/// The work was updated to `generation` (from `held`): Applied says so; Available and Health
+/// are those of `observed` (the control plane that runs until the agent applies the update).
+pub fn report_updated(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    held: Option<i64>,
+    generation: Option<i64>,
+) -> Report {
+    let from = held.map_or_else(
+        || "a work without a generation".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    let to = generation.map_or_else(
+        || "the current spec".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            MANIFEST_WORK_UPDATED,
+            format!(
+                "HostedCluster of {to} sent to management cluster {} in ManifestWork {} (it held {from}); the work agent applies it next",
+                work.consumer, work.name
+            ),
+        ),
+    );
+    observed.observed_generation = generation;
+    observed
+}
+
+/// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
+/// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is
+/// `observed`'s (the control plane of generation `held` keeps running), `observed_generation`
+/// stays `held`.
+pub fn report_immutable_change(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    changes: &[update::ImmutableChange],
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
+    let list: String = changes.iter().map(|c| format!("\n- {c}")).collect();
+    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
+    let kept = held.map_or_else(String::new, |g| format!(" (generation {g})"));
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "{pulse} changes fields the HostedCluster does not allow to change after creation, so nothing was sent; management cluster {} keeps the spec it has{kept} in ManifestWork {}. Set these fields back in the HyperFleet cluster spec (a different value needs a new cluster):{list}",
+                work.consumer, work.name
+            ),
+        ),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Health",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "A person must act: the cluster spec changes immutable fields ({}); see Applied",
+                fields.join(", ")
+            ),
+        ),
+    );
+    observed.observed_generation = held;
+    observed
+}
+
+/// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
+/// sent. A True Applied becomes [`STALE_GENERATION`]; a False one keeps its reason and is
+/// prefixed with the same note. `observed_generation` stays `held`.
+pub fn report_stale_generation(
+    work: WorkRef<'_>,
+    mut observed: Report,
+    pulse: i64,
+    held: i64,
+) -> Report {
+    let note = format!(
+        "This pulse is for generation {pulse}, older than generation {held} that ManifestWork {} on management cluster {} already carries; nothing was sent (a pulse never rolls the spec back)",
+        work.name, work.consumer
+    );
+    if let Some(applied) = observed
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == "Applied")
+    {
+        let message = format!("{note}. {}", applied.message);
+        if applied.status == ConditionStatus::True {
+            *applied = cond("Applied", ConditionStatus::True, STALE_GENERATION, message);
+        } else {
+            applied.message = truncate(message, MAX_MESSAGE_LEN);
+        }
+    }
+    observed.observed_generation = Some(held);
+    observed
+}
+
+/// Replaces the condition of the same type.
+fn replace(report: &mut Report, condition: Condition) {
+    if let Some(c) = report
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == condition.type_)
+    {
+        *c = condition;
+    }
+}
+
 /// Reason when the agent could not apply the work (Applied, Health and, unless the HostedCluster
 /// still reports from an earlier apply, Available).
 pub const APPLY_FAILED: &str = "ApplyFailed";
@@ -458,11 +666,12 @@ fn report_apply_failed(
         let endpoint = status.control_plane_endpoint();
         let version = status.completed_version();
         let available = available(&status, &endpoint, &version);
-        return report(
+        return report_versions(
             generation,
             [applied, available, health],
             &endpoint,
             &version,
+            &status.desired_version(),
         );
     }
     let available = cond(
@@ -582,8 +791,32 @@ pub fn report_status(
     let endpoint = status.control_plane_endpoint();
     let version = status.completed_version();
     let available = available(status, &endpoint, &version);
-    let health = match status.condition("Degraded") {
-        Some(d) if d.status == "True" => cond(
+    let health = health(status);
+    report_versions(
+        generation,
+        [applied, available, health],
+        &endpoint,
+        &version,
+        &status.desired_version(),
+    )
+}
+
+/// Reason when the hosted cluster's release payload is failing during an upgrade.
+pub const UPGRADE_FAILED: &str = "UpgradeFailed";
+/// Reason when the hosted cluster's release payload is failing outside an upgrade.
+pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
+/// Reason when an upgrade cannot proceed (`Progressing=False` `Blocked`, or the new release
+/// image is refused).
+pub const UPGRADE_BLOCKED: &str = "UpgradeBlocked";
+
+/// Health, worst first: `Degraded=True`; the release payload failing
+/// (`ClusterVersionSucceeding=False` or `ClusterVersionFailing=True`, `hypershift-api.md` §2.2):
+/// [`UPGRADE_FAILED`] during an upgrade, else [`CLUSTER_VERSION_FAILING`]; during an upgrade,
+/// `Progressing=False` `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`):
+/// [`UPGRADE_BLOCKED`]. Each message is the HostedCluster's own.
+fn health(status: &HostedClusterStatus) -> Condition {
+    if let Some(d) = status.condition("Degraded").filter(|d| d.status == "True") {
+        return cond(
             "Health",
             ConditionStatus::False,
             "Degraded",
@@ -592,15 +825,68 @@ pub fn report_status(
                 or_none(&d.reason),
                 quote(&d.message)
             ),
-        ),
-        _ => no_issues("No degradation detected"),
-    };
-    report(
-        generation,
-        [applied, available, health],
-        &endpoint,
-        &version,
-    )
+        );
+    }
+    let upgrade = status.upgrade();
+    let failing = status
+        .condition("ClusterVersionSucceeding")
+        .filter(|c| c.status == "False")
+        .or_else(|| {
+            status
+                .condition("ClusterVersionFailing")
+                .filter(|c| c.status == "True")
+        });
+    if let Some(c) = failing {
+        let (reason, what) = match &upgrade {
+            Some(u) => (
+                UPGRADE_FAILED,
+                format!("The upgrade from {} to {} is failing", u.from, u.to),
+            ),
+            None => (
+                CLUSTER_VERSION_FAILING,
+                "The hosted cluster's release payload is failing".to_owned(),
+            ),
+        };
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            reason,
+            format!(
+                "{what}: HostedCluster {}={} ({}): {}. Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+                c.type_,
+                c.status,
+                or_none(&c.reason),
+                quote(&c.message)
+            ),
+        );
+    }
+    if let Some(u) = &upgrade {
+        let blocked = status
+            .condition("Progressing")
+            .filter(|p| p.status == "False" && p.reason == "Blocked")
+            .or_else(|| {
+                status
+                    .condition("ValidReleaseImage")
+                    .filter(|c| c.status == "False" && c.reason != "SecretNotFound")
+            });
+        if let Some(c) = blocked {
+            return cond(
+                "Health",
+                ConditionStatus::False,
+                UPGRADE_BLOCKED,
+                format!(
+                    "The upgrade from {} to {} does not proceed: HostedCluster {}={} ({}): {}. It does not resolve by itself: fix the cause named (release image, configuration) and update the cluster",
+                    u.from,
+                    u.to,
+                    c.type_,
+                    c.status,
+                    or_none(&c.reason),
+                    quote(&c.message)
+                ),
+            );
+        }
+    }
+    no_issues("No degradation detected")
 }
 
 fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
@@ -612,6 +898,9 @@ fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Con
         }
         if !version.is_empty() {
             message.push_str(&format!("; version {version}"));
+        }
+        if let Some(u) = status.upgrade() {
+            message.push_str(&format!("; upgrading from {} to {}", u.from, u.to));
         }
         return cond(
             "Available",
@@ -866,9 +1155,21 @@ fn report(
     endpoint: &str,
     version: &str,
 ) -> Report {
+    report_versions(generation, conditions, endpoint, version, "")
+}
+
+/// A report with `data` `control_plane_endpoint`, `version` (completed) and `desired_version`.
+fn report_versions(
+    generation: Option<i64>,
+    conditions: [Condition; 3],
+    endpoint: &str,
+    version: &str,
+    desired: &str,
+) -> Report {
     let mut data = Map::new();
     data.insert(DATA_CONTROL_PLANE_ENDPOINT.into(), endpoint.into());
     data.insert(DATA_VERSION.into(), version.into());
+    data.insert(DATA_DESIRED_VERSION.into(), desired.into());
     let mut report = Report::new(conditions.into());
     report.adapter = Some(ADAPTER_NAME.to_owned());
     report.observed_generation = generation;
@@ -1798,5 +2099,213 @@ mod tests {
         let report = report_found(WORK, Some(&status), None);
         assert_valid(&report);
         assert!(report.conditions.iter().all(|c| c.message.len() <= 4096));
+    }
+
+    /// A serving control plane at `completed` rolling out `desired`, plus `extra` conditions.
+    fn upgrading(completed: &str, desired: &str, extra: &[(&str, &str, &str)]) -> Value {
+        let mut list = vec![
+            ("Available", "True", "AsExpected"),
+            ("Progressing", "True", "Progressing"),
+            ("Degraded", "False", "AsExpected"),
+        ];
+        list.extend_from_slice(extra);
+        let mut history = vec![];
+        if desired != completed {
+            history.push(json!({"state": "Partial", "version": desired}));
+        }
+        history.push(json!({"state": "Completed", "version": completed}));
+        json!({
+            "conditions": conditions(&list),
+            "controlPlaneEndpoint": {"host": "api.example.com", "port": 443},
+            "version": {"desired": {"version": desired, "image": format!("quay.io/r:{desired}-x86_64")}, "history": history}
+        })
+    }
+
+    fn desired(report: &Report) -> String {
+        report.data.as_ref().unwrap()[DATA_DESIRED_VERSION]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn an_upgrade_in_progress_keeps_available_true_and_says_from_what_to_what() {
+        let report = report_found(WORK, Some(&upgrading("4.17.0", "4.17.1", &[])), Some(4));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkApplied"),
+                ("Available", True, "ControlPlaneReady"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        let available = &report.condition("Available").unwrap().message;
+        assert!(
+            available.contains("upgrading from 4.17.0 to 4.17.1"),
+            "{available}"
+        );
+        assert_eq!(data(&report).1, "4.17.0");
+        assert_eq!(desired(&report), "4.17.1");
+    }
+
+    #[test]
+    fn a_completed_upgrade_reports_the_new_version_and_no_upgrade() {
+        let report = report_found(WORK, Some(&upgrading("4.17.1", "4.17.1", &[])), Some(4));
+        let available = &report.condition("Available").unwrap().message;
+        assert!(!available.contains("upgrading"), "{available}");
+        assert_eq!(data(&report).1, "4.17.1");
+        assert_eq!(desired(&report), "4.17.1");
+    }
+
+    #[test]
+    fn the_first_rollout_is_not_an_upgrade() {
+        let status = json!({
+            "conditions": conditions(&[("Available", "False", "WaitingForAvailable"), ("Progressing", "True", "Progressing")]),
+            "version": {"desired": {"version": "4.17.0"}, "history": [{"state": "Partial", "version": "4.17.0"}]}
+        });
+        let parsed = parse_feedback(&status).unwrap();
+        assert_eq!(parsed.upgrade(), None);
+        let report = report_found(WORK, Some(&status), Some(1));
+        assert_eq!(report.condition("Health").unwrap().reason, "NoIssues");
+        assert_eq!(desired(&report), "4.17.0");
+    }
+
+    #[test]
+    fn a_failing_upgrade_is_unhealthy_with_the_hosted_clusters_message() {
+        for failing in [
+            ("ClusterVersionSucceeding", "False", "FromClusterVersion"),
+            ("ClusterVersionFailing", "True", "FromClusterVersion"),
+        ] {
+            let report = report_found(
+                WORK,
+                Some(&upgrading("4.17.0", "4.17.1", &[failing])),
+                Some(4),
+            );
+            let health = report.condition("Health").unwrap();
+            assert_eq!(
+                (health.status, health.reason.as_str()),
+                (False, UPGRADE_FAILED)
+            );
+            assert!(
+                health.message.contains("from 4.17.0 to 4.17.1"),
+                "{}",
+                health.message
+            );
+            // the HostedCluster's own message (`conditions()` writes "<type> says <reason>")
+            assert!(
+                health
+                    .message
+                    .contains(&format!("{} says FromClusterVersion", failing.0)),
+                "{}",
+                health.message
+            );
+            // still serving
+            assert_eq!(report.condition("Available").unwrap().status, True);
+        }
+        // The same condition outside an upgrade.
+        let report = report_found(
+            WORK,
+            Some(&upgrading(
+                "4.17.0",
+                "4.17.0",
+                &[("ClusterVersionSucceeding", "False", "X")],
+            )),
+            Some(4),
+        );
+        assert_eq!(
+            report.condition("Health").unwrap().reason,
+            CLUSTER_VERSION_FAILING
+        );
+        // Succeeding=True / Failing=False are healthy.
+        let report = report_found(
+            WORK,
+            Some(&upgrading(
+                "4.17.0",
+                "4.17.1",
+                &[
+                    ("ClusterVersionSucceeding", "True", "FromClusterVersion"),
+                    ("ClusterVersionFailing", "False", "FromClusterVersion"),
+                ],
+            )),
+            Some(4),
+        );
+        assert_eq!(report.condition("Health").unwrap().reason, "NoIssues");
+    }
+
+    #[test]
+    fn a_blocked_upgrade_is_unhealthy() {
+        let mut status = upgrading("4.17.0", "4.17.1", &[]);
+        status["conditions"][1] = json!({"type": "Progressing", "status": "False", "reason": "Blocked", "message": "release image not valid"});
+        let report = report_found(WORK, Some(&status), Some(4));
+        let health = report.condition("Health").unwrap();
+        assert_eq!(health.reason, UPGRADE_BLOCKED);
+        assert!(
+            health.message.contains("release image not valid"),
+            "{}",
+            health.message
+        );
+        // ValidReleaseImage=False for the new image, but a missing pull secret is not a block.
+        for (reason, expected) in [
+            ("InvalidImage", UPGRADE_BLOCKED),
+            ("SecretNotFound", "NoIssues"),
+        ] {
+            let status = upgrading(
+                "4.17.0",
+                "4.17.1",
+                &[("ValidReleaseImage", "False", reason)],
+            );
+            let report = report_found(WORK, Some(&status), Some(4));
+            assert_eq!(
+                report.condition("Health").unwrap().reason,
+                expected,
+                "{reason}"
+            );
+        }
+        // Blocked without an upgrade is not an upgrade problem (Available says the rest).
+        let mut status = upgrading("4.17.0", "4.17.0", &[]);
+        status["conditions"][1] =
+            json!({"type": "Progressing", "status": "False", "reason": "Blocked", "message": "x"});
+        let report = report_found(WORK, Some(&status), Some(4));
+        assert_eq!(report.condition("Health").unwrap().reason, "NoIssues");
+    }
+
+    #[test]
+    fn degraded_outranks_a_failing_upgrade() {
+        let report = report_found(
+            WORK,
+            Some(&upgrading(
+                "4.17.0",
+                "4.17.1",
+                &[("ClusterVersionFailing", "True", "X")],
+            )),
+            Some(4),
+        );
+        assert_eq!(report.condition("Health").unwrap().reason, UPGRADE_FAILED);
+        let mut status = upgrading(
+            "4.17.0",
+            "4.17.1",
+            &[("ClusterVersionFailing", "True", "X")],
+        );
+        status["conditions"][2] = json!({"type": "Degraded", "status": "True", "reason": "EtcdQuorumLost", "message": "etcd"});
+        let report = report_found(WORK, Some(&status), Some(4));
+        assert_eq!(report.condition("Health").unwrap().reason, "Degraded");
+    }
+
+    #[test]
+    fn an_upgrade_by_image_before_the_version_is_known() {
+        let status = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected")]),
+            "version": {"desired": {"version": "", "image": "quay.io/r:4.17.1-x86_64"},
+                        "history": [{"state": "Completed", "version": "4.17.0", "image": "quay.io/r:4.17.0-x86_64"}]}
+        });
+        let upgrade = parse_feedback(&status).unwrap().upgrade().unwrap();
+        assert_eq!(upgrade.from, "4.17.0");
+        assert_eq!(upgrade.to, "quay.io/r:4.17.1-x86_64");
+        // Without images to compare, no upgrade is claimed.
+        let status = json!({
+            "version": {"desired": {"version": ""}, "history": [{"state": "Completed", "version": "4.17.0"}]}
+        });
+        assert_eq!(parse_feedback(&status).unwrap().upgrade(), None);
     }
 }

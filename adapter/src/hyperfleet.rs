@@ -1,10 +1,12 @@
 //! Reading the cluster from the HyperFleet API: `GET {base}/api/hyperfleet/v1/clusters/{id}`
-//! with an optional bearer token read from a file.
+//! and, for a cluster being deleted, its NodePools (`GET …/clusters/{id}/nodepools`), with an
+//! optional bearer token read from a file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cluster::{ClusterInput, InputError};
+use crate::controlplane::deletion::NodePools;
 use crate::kubeconfig::error_chain;
 
 /// Path of one cluster under the API base URL.
@@ -31,6 +33,8 @@ pub enum FetchError {
     },
     #[error("GET {url}: the response body is larger than {MAX_BODY} bytes")]
     TooLarge { url: String },
+    #[error("GET {url}: the answer is not a NodePool list: {message}")]
+    NotAList { url: String, message: String },
     #[error("GET {url}: {source}")]
     Input {
         url: String,
@@ -53,8 +57,41 @@ pub async fn fetch_cluster(
     token_file: Option<&Path>,
     timeout: Duration,
 ) -> Result<ClusterInput, FetchError> {
+    let (url, text) = get(base_url, cluster_id, "", token_file, timeout).await?;
+    ClusterInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
+}
+
+/// Lists the NodePools of cluster `cluster_id`: `GET {base}/api/hyperfleet/v1/clusters/{id}/nodepools`
+/// (first page, the server's default size; `total` counts them all). Soft-deleted NodePools are
+/// listed too, with their `deleted_time`.
+pub async fn fetch_nodepools(
+    base_url: &str,
+    cluster_id: &str,
+    token_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<NodePools, FetchError> {
+    let (url, text) = get(base_url, cluster_id, "/nodepools", token_file, timeout).await?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| FetchError::NotAList {
+            url: url.clone(),
+            message: e.to_string(),
+        })?;
+    NodePools::from_list(&value).ok_or_else(|| FetchError::NotAList {
+        url,
+        message: "expected a NodePoolList object {items, page, size, total}".to_owned(),
+    })
+}
+
+/// `GET {base}/api/hyperfleet/v1/clusters/{id}{suffix}`: the URL and the body text of a 2xx answer.
+async fn get(
+    base_url: &str,
+    cluster_id: &str,
+    suffix: &str,
+    token_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<(String, String), FetchError> {
     let base = base_url.trim_end_matches('/');
-    let url = format!("{base}{CLUSTERS_PATH}/{cluster_id}");
+    let url = format!("{base}{CLUSTERS_PATH}/{cluster_id}{suffix}");
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(FetchError::Url {
             url: base_url.to_owned(),
@@ -107,6 +144,6 @@ pub async fn fetch_cluster(
             body,
         });
     }
-    let text = String::from_utf8_lossy(&body);
-    ClusterInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
+    let text = String::from_utf8_lossy(&body).into_owned();
+    Ok((url, text))
 }

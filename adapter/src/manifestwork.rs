@@ -16,6 +16,12 @@ pub const ADAPTER_LABEL_VALUE: &str = "controlplane";
 pub const GENERATION_ANNOTATION: &str = "hyperfleet.io/generation";
 /// Name of the feedback value that carries the HostedCluster's `.status`.
 pub const STATUS_FEEDBACK_NAME: &str = "status";
+/// Names of the feedback values that carry the HostedCluster's `.metadata.finalizers` (an array,
+/// raw JSON) and `.metadata.deletionTimestamp` (a string): what a deletion waits for. The agent
+/// returns no value for a path that does not exist (no deletion yet).
+pub use crate::controlplane::deletion::{
+    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME,
+};
 
 /// `hostedcluster-<clusterId>`.
 pub fn work_name(cluster_id: &str) -> String {
@@ -74,7 +80,11 @@ pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>
                     },
                     "feedbackRules": [{
                         "type": "JSONPaths",
-                        "jsonPaths": [{"name": STATUS_FEEDBACK_NAME, "path": ".status"}],
+                        "jsonPaths": [
+                            {"name": STATUS_FEEDBACK_NAME, "path": ".status"},
+                            {"name": FINALIZERS_FEEDBACK_NAME, "path": ".metadata.finalizers"},
+                            {"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"},
+                        ],
                     }],
                     "updateStrategy": {"type": "ServerSideApply"},
                 },
@@ -196,8 +206,12 @@ mod tests {
             serde_json::json!({"group": "hypershift.openshift.io", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"})
         );
         assert_eq!(
-            config["feedbackRules"][0]["jsonPaths"][0]["path"],
-            ".status"
+            config["feedbackRules"][0]["jsonPaths"],
+            serde_json::json!([
+                {"name": "status", "path": ".status"},
+                {"name": "finalizers", "path": ".metadata.finalizers"},
+                {"name": "deletionTimestamp", "path": ".metadata.deletionTimestamp"},
+            ])
         );
         assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
         // Deleting the work deletes the HostedCluster but never the shared namespace.

@@ -869,11 +869,18 @@ async fn maestro_agent_truth_apply_failure_missing_namespace_and_a_deleted_hoste
             ("Health", "True", "NoIssues"),
         ])
     );
-    // The management cluster holds generation 4's spec; a pulse for generation 5 says so.
+    // The management cluster holds generation 4's spec; a late pulse for generation 3 says so
+    // (and sends nothing; a newer generation would update the work, see tests/lifecycle.rs).
+    let publishes = maestro.publishes();
     let later = pod
-        .run(&with(pod.maestro_env(&maestro), &[("GENERATION", "5")]))
+        .run(&with(pod.maestro_env(&maestro), &[("GENERATION", "3")]))
         .await;
     assert_eq!(later.report.observed_generation, Some(4));
+    assert_eq!(
+        later.report.condition("Applied").unwrap().reason,
+        "StaleGeneration"
+    );
+    assert_eq!(maestro.publishes(), publishes);
 
     // The HostedCluster is deleted on the management cluster: the agent keeps the old feedback.
     assert!(maestro.delete_on_cluster(&work, true));
@@ -1028,8 +1035,12 @@ async fn hub_agent_truth_apply_failure_and_a_deleted_hosted_cluster() {
             ("Health", "True", "NoIssues"),
         ])
     );
-    let later = pod.run(&with(env.clone(), &[("GENERATION", "5")])).await;
+    let later = pod.run(&with(env.clone(), &[("GENERATION", "3")])).await;
     assert_eq!(later.report.observed_generation, Some(4));
+    assert_eq!(
+        later.report.condition("Applied").unwrap().reason,
+        "StaleGeneration"
+    );
 
     set_status(hub_status(Ok(()), false, Some(&ready)));
     let gone = pod.run(&env).await;

@@ -398,6 +398,27 @@ fn the_validator_rejects_a_broken_manifest_work() {
         "is not one of",
     );
 
+    // The HostedCluster's feedback values (status, finalizers, deletionTimestamp) are a list
+    // map keyed by name: a repeated name or a path-less entry is refused.
+    let mut repeated = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][2]["name"] =
+        json!("finalizers");
+    assert_rejected(
+        &validate(&MANIFEST_WORK_SCHEMA, &repeated),
+        ".spec.manifestConfigs[1].feedbackRules[0].jsonPaths",
+        "duplicate keys",
+    );
+    let mut pathless = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    pathless["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("path");
+    assert_rejected(
+        &validate(&MANIFEST_WORK_SCHEMA, &pathless),
+        ".spec.manifestConfigs[1].feedbackRules[0].jsonPaths[1].path",
+        "Required value",
+    );
+
     let mut unnamed = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     unnamed["spec"]["manifestConfigs"][0]["resourceIdentifier"]
         .as_object_mut()

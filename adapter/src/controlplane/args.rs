@@ -59,6 +59,22 @@ pub struct Args {
     #[arg(long, env = "RESULTS_OUTPUT_PATH")]
     pub results_path: Option<PathBuf>,
 
+    /// JSON file holding the cluster's NodePool list as the HyperFleet API returns it
+    /// (`{"items": [...], "total": n}`), read only when the `--cluster-spec` cluster is being
+    /// deleted. Without it (and without `--hyperfleet-api`) a deletion is held (`NodePoolsUnknown`).
+    #[arg(
+        long,
+        env = "NODEPOOLS_FILE",
+        value_name = "FILE",
+        conflicts_with = "hyperfleet_api"
+    )]
+    pub nodepools_file: Option<PathBuf>,
+
+    /// A deletion not finished this long after the cluster's `deleted_time` is reported as
+    /// `Health=False` `DeletionStuck`: seconds or a duration (`30m`).
+    #[arg(long, env = "DELETION_STUCK_AFTER", default_value = "30m", value_parser = parse_budget)]
+    pub deletion_stuck_after: Duration,
+
     /// Work backend.
     #[arg(long, env = "WORK_BACKEND", value_enum, default_value_t = Backend::Maestro)]
     pub backend: Backend,
@@ -253,6 +269,8 @@ mod tests {
         assert_eq!(args.maestro_source_id, DEFAULT_SOURCE_ID);
         assert_eq!(args.retry_budget, Duration::from_secs(120));
         assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.deletion_stuck_after, Duration::from_secs(30 * 60));
+        assert_eq!(args.nodepools_file, None);
         assert_eq!(args.check(), Ok(()));
     }
 
@@ -309,6 +327,21 @@ mod tests {
         assert!(with(&["--generation", "0"]).is_err());
         assert!(with(&["--backend", "ocm"]).is_err());
         assert!(with(&["--retry-budget", "soon"]).is_err());
+        assert!(with(&["--deletion-stuck-after", "later"]).is_err());
+        assert!(with(&["--deletion-stuck-after", "45m"]).is_ok());
+        // NodePools come from the API when the cluster does.
+        let api = [
+            "x",
+            "--consumer",
+            "mgmt-1",
+            "--hyperfleet-api",
+            "http://h",
+            "--cluster-id",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+            "--nodepools-file",
+            "/np.json",
+        ];
+        assert!(Cli::try_parse_from(api).is_err());
         assert!(with(&["--maestro-client-cert", "/c.pem"]).is_err());
         let mut missing_consumer = MIN.to_vec();
         missing_consumer.drain(1..3);

@@ -13,15 +13,21 @@ use std::time::Duration;
 use job_report::Report;
 use tokio::time::Instant;
 
+use futures::FutureExt;
+use serde_json::Value;
+
 use super::args::{Args, Backend, ConfigError};
+use super::deletion::{self, FINALIZED, HostedClusterDeletion, NodePools, Stage};
+use super::update::{self, GenerationCheck, ImmutableChange};
 use super::{
-    FeedbackError, WorkRef, report_adapter_misconfigured, report_cluster_unavailable,
-    report_consumer_not_found, report_created, report_invalid_feedback, report_invalid_spec,
-    report_maestro_auth_failed, report_maestro_unavailable, report_observed,
-    report_ownership_conflict, report_work_failed,
+    FeedbackError, IMMUTABLE_FIELD_CHANGED, WorkRef, report_adapter_misconfigured,
+    report_cluster_unavailable, report_consumer_not_found, report_created, report_immutable_change,
+    report_invalid_feedback, report_invalid_spec, report_maestro_auth_failed,
+    report_maestro_unavailable, report_observed, report_ownership_conflict,
+    report_stale_generation, report_updated, report_work_failed,
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
-use crate::cluster::{ClusterInput, ClusterSpec, SpecViolation};
+use crate::cluster::{ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SpecViolation};
 use crate::hostedcluster;
 use crate::hub::HubWorkClient;
 use crate::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
@@ -83,6 +89,33 @@ pub async fn run(
     cluster: ClusterInput,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, ConfigError> {
+    let inputs = PulseInputs {
+        nodepools: Err("the NodePool list was not read".to_owned()),
+        now: jiff::Timestamp::now(),
+    };
+    run_with(args, work, cluster, &inputs, shutdown).await
+}
+
+/// What a pulse reads besides the cluster and the work: only a deleting cluster uses them.
+#[derive(Debug, Clone)]
+pub struct PulseInputs {
+    /// The cluster's NodePools as the HyperFleet API (or `--nodepools-file`) lists them, or why
+    /// they could not be read.
+    pub nodepools: Result<NodePools, String>,
+    /// The clock a deletion's age is measured with.
+    pub now: jiff::Timestamp,
+}
+
+/// [`run`] with the NodePool list and the clock given (a deleting cluster needs both): a cluster
+/// with `deleted_time` is deleted instead of created or updated (see
+/// [`deletion`]).
+pub async fn run_with(
+    args: &Args,
+    work: &impl WorkClient,
+    cluster: ClusterInput,
+    inputs: &PulseInputs,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, ConfigError> {
     // Destructured so a new flag cannot be silently ignored here.
     let Args {
         cluster_id: cluster_id_flag,
@@ -90,6 +123,8 @@ pub async fn run(
         cluster_spec: _,
         hyperfleet_api: _,
         hyperfleet_token_file: _,
+        nodepools_file: _,
+        deletion_stuck_after,
         results_path: _,
         backend,
         consumer,
@@ -112,6 +147,7 @@ pub async fn run(
         id: object_id,
         name,
         generation: object_generation,
+        deleted_time,
         mut spec,
     } = cluster;
     let cluster_id_flag = cluster_id_flag.as_ref().filter(|id| !id.is_empty());
@@ -141,6 +177,42 @@ pub async fn run(
         }
     }
 
+    let work_name = manifestwork::work_name(&cluster_id);
+    let ctx = Ctx {
+        cluster_id: &cluster_id,
+        generation,
+        work: WorkRef {
+            consumer,
+            name: &work_name,
+        },
+        backend: *backend,
+        retry_budget: *retry_budget,
+        maestro_api_url: maestro_api_url.as_deref(),
+        maestro_grpc_url: maestro_grpc_url.as_deref(),
+    };
+    let shutdown = shutdown.fuse();
+    let mut shutdown = std::pin::pin!(shutdown);
+
+    if let Some(deleted_time) = &deleted_time {
+        let hc_name = name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| cluster_id.clone());
+        let deletion = Deletion {
+            deleted_time,
+            nodepools: &inputs.nodepools,
+            stuck: deletion::is_stuck(
+                deleted_time,
+                deletion::Clock {
+                    now: inputs.now,
+                    stuck_after: *deletion_stuck_after,
+                },
+            ),
+            hc_name: &hc_name,
+        };
+        return Ok(run_deletion(&ctx, work, &deletion, &mut shutdown).await);
+    }
+
     let spec = match ClusterSpec::validate(&cluster_id, name.as_deref(), &spec) {
         Ok(spec) => spec,
         Err(violations) => {
@@ -155,18 +227,11 @@ pub async fn run(
             return Ok(report_invalid_spec(&violations, generation));
         }
     };
-    let work_name = manifestwork::work_name(&spec.cluster_id);
     let manifest = manifestwork::manifest_work(&spec, consumer, generation);
-    let work_ref = WorkRef {
-        consumer,
-        name: &work_name,
-    };
+    let work_ref = ctx.work;
 
-    let log = LogContext {
-        cluster_id: &cluster_id,
-        generation,
-    };
-    let outcome = with_retry(*retry_budget, shutdown, log, || {
+    let log = ctx.log();
+    let outcome = with_retry(*retry_budget, &mut shutdown, log, || {
         get_or_create(work, &work_name, &manifest)
     })
     .await;
@@ -186,61 +251,116 @@ pub async fn run(
         Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &cluster_id) {
             Ownership::Ours => {
                 let hc = hostedcluster::hosted_cluster_ref(&spec);
-                // The management cluster holds the spec of the generation the work was built
-                // from (the adapter never updates a work), not necessarily this pulse's.
                 let held = manifestwork::work_generation(&existing.annotations);
-                if held != generation {
-                    tracing::info!(
-                        cluster_id,
-                        generation,
-                        held_generation = held,
-                        work = work_name,
-                        "the work carries another generation than this pulse; reporting the work's"
-                    );
+                match update::generation_check(generation, held) {
+                    GenerationCheck::Newer if existing.deleting.is_none() => {
+                        update_work(&ctx, work, &existing, &manifest, hc, &mut shutdown).await
+                    }
+                    check => {
+                        // The management cluster holds the spec of the generation the work was
+                        // built from; that is the generation reported.
+                        let report = report_observed(work_ref, &existing, hc, held);
+                        let report = match check {
+                            GenerationCheck::Older { pulse, held } => {
+                                tracing::info!(
+                                    cluster_id,
+                                    generation,
+                                    held_generation = held,
+                                    work = work_name,
+                                    decision = "StaleGeneration",
+                                    "the work carries a newer generation; nothing sent"
+                                );
+                                report_stale_generation(work_ref, report, pulse, held)
+                            }
+                            GenerationCheck::Newer => {
+                                tracing::info!(
+                                    cluster_id,
+                                    generation,
+                                    held_generation = held,
+                                    work = work_name,
+                                    "the work is being deleted; not updated"
+                                );
+                                report
+                            }
+                            GenerationCheck::Current => report,
+                        };
+                        log_found(&ctx, &existing, &report);
+                        report
+                    }
                 }
-                let report = report_observed(work_ref, &existing, hc, held);
-                let reason = |t: &str| report.condition(t).map_or("", |c| c.reason.as_str());
-                tracing::info!(
-                    cluster_id,
-                    generation,
-                    work = work_name,
-                    consumer,
-                    decision = "ManifestWorkFound",
-                    applied = reason("Applied"),
-                    available = reason("Available"),
-                    health = reason("Health"),
-                    deleting = existing.deleting.is_some(),
-                    "work found"
-                );
-                report
             }
             found @ Ownership::NotOurs { .. } => {
                 tracing::warn!(cluster_id, generation, work = work_name, consumer, decision = "OwnershipConflict", found = ?found, "work belongs to someone else; left untouched");
                 report_ownership_conflict(work_ref, &cluster_id, &found, generation)
             }
         },
-        Err(Failure::GaveUp {
+        Err(failure) => report_failure(&ctx, failure),
+    };
+    Ok(report)
+}
+
+/// What every decision of one pulse shares.
+struct Ctx<'a> {
+    cluster_id: &'a str,
+    generation: Option<i64>,
+    work: WorkRef<'a>,
+    backend: Backend,
+    retry_budget: Duration,
+    maestro_api_url: Option<&'a str>,
+    maestro_grpc_url: Option<&'a str>,
+}
+
+impl Ctx<'_> {
+    fn log(&self) -> LogContext<'_> {
+        LogContext {
+            cluster_id: self.cluster_id,
+            generation: self.generation,
+        }
+    }
+}
+
+fn log_found(ctx: &Ctx<'_>, existing: &ExistingWork, report: &Report) {
+    let reason = |t: &str| report.condition(t).map_or("", |c| c.reason.as_str());
+    tracing::info!(
+        cluster_id = ctx.cluster_id,
+        generation = ctx.generation,
+        work = ctx.work.name,
+        consumer = ctx.work.consumer,
+        decision = "ManifestWorkFound",
+        applied = reason("Applied"),
+        available = reason("Available"),
+        health = reason("Health"),
+        deleting = existing.deleting.is_some(),
+        "work found"
+    );
+}
+
+/// The report when the backend did not answer usefully (retry budget spent, SIGTERM, or a
+/// failure retrying cannot fix).
+fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
+    let (cluster_id, generation, consumer) = (ctx.cluster_id, ctx.generation, ctx.work.consumer);
+    match failure {
+        Failure::GaveUp {
             error,
             attempts,
             elapsed,
-        }) => {
+        } => {
             tracing::warn!(cluster_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
             let mut detail = format!(
                 "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
                 elapsed.as_secs_f64(),
-                retry_budget.as_secs()
+                ctx.retry_budget.as_secs()
             );
-            if *backend == Backend::Maestro {
-                let url = |u: &Option<String>| u.clone().unwrap_or_default();
+            if ctx.backend == Backend::Maestro {
                 detail.push_str(&format!(
                     "; MAESTRO_API_URL {}, MAESTRO_GRPC_URL {} (a server with TLS needs https://)",
-                    url(maestro_api_url),
-                    url(maestro_grpc_url)
+                    ctx.maestro_api_url.unwrap_or_default(),
+                    ctx.maestro_grpc_url.unwrap_or_default()
                 ));
             }
             report_maestro_unavailable(consumer, &detail, generation)
         }
-        Err(Failure::Interrupted { last }) => {
+        Failure::Interrupted { last } => {
             tracing::warn!(
                 cluster_id,
                 generation,
@@ -256,11 +376,286 @@ pub async fn run(
             };
             report_maestro_unavailable(consumer, &detail, generation)
         }
-        Err(Failure::Permanent(error)) => {
-            report_for_error(&cluster_id, generation, work_ref, &error)
+        Failure::Permanent(error) => report_for_error(cluster_id, generation, ctx.work, &error),
+    }
+}
+
+/// How an update attempt ended.
+#[derive(Debug)]
+enum Updated {
+    /// Published.
+    Sent,
+    /// Nothing sent: the (re-read) work's HostedCluster differs from the new one in immutable
+    /// fields.
+    Immutable(Vec<ImmutableChange>),
+    /// Nothing sent: after a conflict the re-read work already carries this generation or a
+    /// newer one (another pulse updated it).
+    AlreadyCurrent,
+}
+
+/// The pulse is newer than the work: compare, then publish the update guarded by the version
+/// read (one re-read and retry after a stale-version conflict).
+async fn update_work(
+    ctx: &Ctx<'_>,
+    work: &impl WorkClient,
+    existing: &ExistingWork,
+    manifest: &Value,
+    hc: (&str, &str),
+    shutdown: &mut (impl Future<Output = ()> + Unpin),
+) -> Report {
+    let held = manifestwork::work_generation(&existing.annotations);
+    let outcome = with_retry(ctx.retry_budget, shutdown, ctx.log(), || {
+        update_once(
+            work,
+            ctx.work.name,
+            ctx.cluster_id,
+            ctx.generation,
+            existing,
+            manifest,
+        )
+    })
+    .await;
+    match outcome {
+        Ok(Updated::Sent) => {
+            tracing::info!(
+                cluster_id = ctx.cluster_id,
+                generation = ctx.generation,
+                held_generation = held,
+                work = ctx.work.name,
+                consumer = ctx.work.consumer,
+                decision = "ManifestWorkUpdated",
+                "work updated"
+            );
+            // The agent has not applied it yet: the status is the running control plane's.
+            let observed = report_observed(ctx.work, existing, hc, ctx.generation);
+            report_updated(ctx.work, observed, held, ctx.generation)
         }
+        Ok(Updated::AlreadyCurrent) => {
+            tracing::info!(
+                cluster_id = ctx.cluster_id,
+                generation = ctx.generation,
+                work = ctx.work.name,
+                "the work was updated by another pulse meanwhile; nothing sent"
+            );
+            report_observed(ctx.work, existing, hc, held)
+        }
+        Ok(Updated::Immutable(changes)) => {
+            let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+            tracing::warn!(cluster_id = ctx.cluster_id, generation = ctx.generation, held_generation = held, work = ctx.work.name, decision = IMMUTABLE_FIELD_CHANGED, fields = ?fields, "immutable HostedCluster fields would change; nothing sent");
+            let observed = report_observed(ctx.work, existing, hc, held);
+            report_immutable_change(ctx.work, observed, &changes, ctx.generation, held)
+        }
+        Err(failure) => report_failure(ctx, failure),
+    }
+}
+
+/// One update: compare with the work read, publish; on a conflict re-read once and, unless the
+/// work moved on or is being deleted, compare and publish again.
+async fn update_once(
+    work: &impl WorkClient,
+    name: &str,
+    cluster_id: &str,
+    generation: Option<i64>,
+    existing: &ExistingWork,
+    manifest: &Value,
+) -> Result<Updated, WorkError> {
+    let changes = changes_against(existing, manifest);
+    if !changes.is_empty() {
+        return Ok(Updated::Immutable(changes));
+    }
+    let message = match work.update(manifest, existing).await {
+        Ok(()) => return Ok(Updated::Sent),
+        Err(WorkError::Conflict { message }) => message,
+        Err(e) => return Err(e),
     };
-    Ok(report)
+    tracing::info!(cluster_id, generation, work = name, conflict = %message, "update conflict; reading the work again");
+    let Some(fresh) = work.get(name).await? else {
+        return Err(WorkError::NotFound {
+            message: format!("the work disappeared while it was being updated ({message})"),
+        });
+    };
+    if !manifestwork::is_ours(&fresh.labels, cluster_id) || fresh.deleting.is_some() {
+        return Err(WorkError::Conflict { message });
+    }
+    if update::generation_check(
+        generation,
+        manifestwork::work_generation(&fresh.annotations),
+    ) != GenerationCheck::Newer
+    {
+        return Ok(Updated::AlreadyCurrent);
+    }
+    let changes = changes_against(&fresh, manifest);
+    if !changes.is_empty() {
+        return Ok(Updated::Immutable(changes));
+    }
+    work.update(manifest, &fresh).await?;
+    Ok(Updated::Sent)
+}
+
+/// Immutable fields of the work's HostedCluster that `manifest` would change. A work without a
+/// HostedCluster manifest has nothing to compare (the API server's own rules still apply).
+fn changes_against(existing: &ExistingWork, manifest: &Value) -> Vec<ImmutableChange> {
+    let new = manifest["spec"]["workload"]["manifests"]
+        .as_array()
+        .and_then(|m| update::hosted_cluster_in(m));
+    match (update::hosted_cluster_in(&existing.workload), new) {
+        (Some(old), Some(new)) => update::immutable_changes(old, new),
+        _ => Vec::new(),
+    }
+}
+
+/// What a deleting cluster's pulse knows besides the work.
+struct Deletion<'a> {
+    deleted_time: &'a str,
+    nodepools: &'a Result<NodePools, String>,
+    stuck: bool,
+    /// The HostedCluster name when the work does not say (the cluster's name, else its id).
+    hc_name: &'a str,
+}
+
+/// The cluster is being deleted: read the work; ours and no NodePools listed → request its
+/// deletion (once); report the stage with `Finalized`. Never creates or updates.
+async fn run_deletion(
+    ctx: &Ctx<'_>,
+    work: &impl WorkClient,
+    deletion: &Deletion<'_>,
+    shutdown: &mut (impl Future<Output = ()> + Unpin),
+) -> Report {
+    let name = ctx.work.name;
+    let found = with_retry(ctx.retry_budget, &mut *shutdown, ctx.log(), || {
+        work.get(name)
+    })
+    .await;
+    let existing = match found {
+        Ok(existing) => existing,
+        Err(failure) => return with_finalized_unknown(report_failure(ctx, failure)),
+    };
+    let hc_ref = |existing: Option<&ExistingWork>| -> (String, String) {
+        existing
+            .and_then(|e| update::hosted_cluster_in(&e.workload))
+            .map(|hc| {
+                (
+                    hc["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or(HOSTED_CLUSTER_NAMESPACE)
+                        .to_owned(),
+                    hc["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or(deletion.hc_name)
+                        .to_owned(),
+                )
+            })
+            .unwrap_or_else(|| {
+                (
+                    HOSTED_CLUSTER_NAMESPACE.to_owned(),
+                    deletion.hc_name.to_owned(),
+                )
+            })
+    };
+    let report = |stage: &Stage, existing: Option<&ExistingWork>, observed: Option<&Report>| {
+        let (namespace, hc_name) = hc_ref(existing);
+        let report = deletion::report_deletion(
+            ctx.work,
+            (&namespace, &hc_name),
+            stage,
+            observed,
+            deletion.deleted_time,
+            deletion.stuck,
+            ctx.generation,
+        );
+        let reason = |t: &str| report.condition(t).map_or("", |c| c.reason.as_str());
+        tracing::info!(
+            cluster_id = ctx.cluster_id,
+            generation = ctx.generation,
+            work = name,
+            consumer = ctx.work.consumer,
+            deleted_time = deletion.deleted_time,
+            decision = reason(FINALIZED),
+            applied = reason("Applied"),
+            health = reason("Health"),
+            "cluster deletion"
+        );
+        report
+    };
+    let Some(existing) = existing else {
+        return report(&Stage::Gone, None, None);
+    };
+    let ownership = manifestwork::ownership(&existing.labels, ctx.cluster_id);
+    if let found @ Ownership::NotOurs { .. } = ownership {
+        tracing::warn!(cluster_id = ctx.cluster_id, work = name, decision = "OwnershipConflict", found = ?found, "work belongs to someone else; not deleted");
+        return with_finalized_unknown(report_ownership_conflict(
+            ctx.work,
+            ctx.cluster_id,
+            &found,
+            ctx.generation,
+        ));
+    }
+    let (namespace, hc_name) = hc_ref(Some(&existing));
+    let hc_deletion = HostedClusterDeletion::from_manifest(existing.manifest(
+        hostedcluster::GROUP,
+        hostedcluster::RESOURCE,
+        &namespace,
+        &hc_name,
+    ));
+    if existing.deleting.is_some() {
+        return report(
+            &Stage::Requested {
+                now: false,
+                hc: hc_deletion,
+            },
+            Some(&existing),
+            None,
+        );
+    }
+    let held = manifestwork::work_generation(&existing.annotations);
+    match deletion.nodepools {
+        Err(why) => {
+            let observed = report_observed(ctx.work, &existing, (&namespace, &hc_name), held);
+            return report(
+                &Stage::NodePoolsUnknown(why.clone()),
+                Some(&existing),
+                Some(&observed),
+            );
+        }
+        Ok(pools) if pools.any() => {
+            let observed = report_observed(ctx.work, &existing, (&namespace, &hc_name), held);
+            return report(
+                &Stage::NodePoolsExist(pools.clone()),
+                Some(&existing),
+                Some(&observed),
+            );
+        }
+        Ok(_) => {}
+    }
+    let deleted = with_retry(ctx.retry_budget, shutdown, ctx.log(), || work.delete(name)).await;
+    match deleted {
+        Ok(()) => report(
+            &Stage::Requested {
+                now: true,
+                hc: hc_deletion,
+            },
+            Some(&existing),
+            None,
+        ),
+        // Gone between the read and the delete (another pulse, the agent): done.
+        Err(Failure::Permanent(WorkError::NotFound { .. })) => report(&Stage::Gone, None, None),
+        Err(failure) => with_finalized_unknown(report_failure(ctx, failure)),
+    }
+}
+
+/// An error report during deletion still carries `Finalized` (False: nothing is confirmed).
+fn with_finalized_unknown(mut report: Report) -> Report {
+    let reason = report
+        .condition("Applied")
+        .map(|c| c.reason.clone())
+        .unwrap_or_default();
+    report.conditions.push(job_report::Condition::new(
+        FINALIZED,
+        job_report::ConditionStatus::False,
+        &reason,
+        "Cleanup not confirmed: the deletion could not proceed this pulse (see Applied)".to_owned(),
+    ));
+    report
 }
 
 /// Reads the work; creates it when missing. A create that races another writer (AlreadyExists)
@@ -444,22 +839,36 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             };
             report_invalid_spec(&[violation], generation)
         }
-        Ok(cluster) => match args.backend {
-            Backend::Maestro => match MaestroWorkClient::new(maestro_config(args)) {
-                Ok(client) => run(args, &client, cluster, shutdown).await?,
-                Err(e) => misconfigured(args, &e),
-            },
-            Backend::Hub => {
-                let timeout =
-                    crate::hub::DEFAULT_TIMEOUT.min(args.retry_budget.max(Duration::from_secs(1)));
-                match HubWorkClient::connect(args.kubeconfig.as_deref(), &args.consumer, timeout)
-                    .await
-                {
-                    Ok(client) => run(args, &client, cluster, shutdown).await?,
+        Ok(cluster) => {
+            let inputs = PulseInputs {
+                nodepools: if cluster.deleted_time.is_some() {
+                    load_nodepools(args, cluster.id.as_deref()).await
+                } else {
+                    Err("not read: the cluster is not being deleted".to_owned())
+                },
+                now: jiff::Timestamp::now(),
+            };
+            match args.backend {
+                Backend::Maestro => match MaestroWorkClient::new(maestro_config(args)) {
+                    Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
                     Err(e) => misconfigured(args, &e),
+                },
+                Backend::Hub => {
+                    let timeout = crate::hub::DEFAULT_TIMEOUT
+                        .min(args.retry_budget.max(Duration::from_secs(1)));
+                    match HubWorkClient::connect(
+                        args.kubeconfig.as_deref(),
+                        &args.consumer,
+                        timeout,
+                    )
+                    .await
+                    {
+                        Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
+                        Err(e) => misconfigured(args, &e),
+                    }
                 }
             }
-        },
+        }
     };
     job_report::write_atomic(&results_path, &report).map_err(|source| RunError::Write {
         path: results_path.clone(),
@@ -539,6 +948,42 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
             Input::Unavailable(e.to_string())
         }
     })
+}
+
+/// The NodePools of a deleting cluster: from the HyperFleet API when the cluster came from it,
+/// else from `--nodepools-file`; without either, why not (the deletion is then held).
+async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePools, String> {
+    if let Some(path) = &args.nodepools_file {
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| format!("cannot read the NodePool list file {}: {e}", path.display()))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("the NodePool list file {} is not JSON: {e}", path.display()))?;
+        return NodePools::from_list(&value).ok_or_else(|| {
+            format!(
+                "the NodePool list file {} is not a NodePool list {{\"items\": [...], \"total\": n}}",
+                path.display()
+            )
+        });
+    }
+    let cluster_id = args.cluster_id.as_deref().or(object_id);
+    match (&args.hyperfleet_api, cluster_id) {
+        (Some(url), Some(cluster_id)) => crate::hyperfleet::fetch_nodepools(
+            url,
+            cluster_id,
+            args.hyperfleet_token_file.as_deref(),
+            crate::hyperfleet::TIMEOUT,
+        )
+        .await
+        .map_err(|e| e.to_string()),
+        _ => {
+            tracing::warn!(
+                cluster_id,
+                "the cluster is being deleted but came from --cluster-spec without --nodepools-file: whether NodePools remain is unknown, so nothing is deleted"
+            );
+            Err("the cluster came from --cluster-spec and no --nodepools-file (NODEPOOLS_FILE) was given".to_owned())
+        }
+    }
 }
 
 /// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are
@@ -880,11 +1325,12 @@ mod tests {
         work.annotations
             .insert("hyperfleet.io/generation".into(), "2".into());
         let fake = FakeWork::with(work.clone());
-        // This pulse is for generation 5; the management cluster holds generation 2's spec.
-        let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
+        // This pulse is for generation 1; the management cluster holds generation 2's spec.
+        let report = run(&args(&["--generation", "1"]), &fake, cluster(), never())
             .await
             .unwrap();
         assert_eq!(report.observed_generation, Some(2));
+        assert_eq!(fake.calls(), ["get"]);
         // Without the annotation the held generation is unknown: none is claimed.
         work.annotations.clear();
         let fake = FakeWork::with(work);
@@ -1159,5 +1605,464 @@ mod tests {
                 "{d:?}"
             );
         }
+    }
+
+    // ---- updates -------------------------------------------------------------------------
+
+    /// The work a pulse of `generation` built from the fixture spec edited by `edit`, as the
+    /// backend stores it (version 1), with a ready HostedCluster status.
+    fn stored(
+        generation: i64,
+        edit: impl FnOnce(&mut serde_json::Map<String, Value>),
+    ) -> ExistingWork {
+        let spec = crate::cluster::fixture::spec_with(edit);
+        let work = manifestwork::manifest_work(&spec, "mgmt-1", Some(generation));
+        let map = |key: &str| -> BTreeMap<String, String> {
+            serde_json::from_value(work["metadata"][key].clone()).unwrap()
+        };
+        ExistingWork {
+            labels: map("labels"),
+            annotations: map("annotations"),
+            workload: serde_json::from_value(work["spec"]["workload"]["manifests"].clone())
+                .unwrap(),
+            version: Some(1),
+            ..with_status(json!({"conditions": [
+                {"type": "Available", "status": "True", "reason": "AsExpected", "message": ""}
+            ], "version": {"history": [{"state": "Completed", "version": "4.17.0"}]}}))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_newer_generation_updates_the_work_once() {
+        let fake = FakeWork::with(stored(2, |s| {
+            s.insert("openshift_version".into(), json!("4.16.9"));
+        }));
+        // The fixture cluster is generation 3 with openshift_version 4.17.0.
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(fake.calls(), ["get", "update"]);
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", True, "ManifestWorkUpdated"),
+                ("Available", True, "ControlPlaneReady"),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        assert_eq!(report.observed_generation, Some(3));
+        let sent = fake.updated.lock().unwrap()[0].clone();
+        assert_eq!(
+            sent["metadata"]["annotations"]["hyperfleet.io/generation"],
+            "3"
+        );
+        assert_eq!(
+            sent["spec"]["workload"]["manifests"][1]["spec"]["release"]["image"],
+            "quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"
+        );
+        // Only what the adapter builds: no status, no defaulted fields.
+        assert!(
+            sent["spec"]["workload"]["manifests"][1]
+                .get("status")
+                .is_none()
+        );
+        assert!(
+            sent.pointer("/spec/workload/manifests/1/spec/infraID")
+                .is_none()
+        );
+        // The next pulse of the same generation sends nothing.
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(fake.calls(), ["get", "update", "get"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkApplied"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_immutable_change_sends_nothing_and_names_old_and_new() {
+        let fake = FakeWork::with(stored(2, |s| {
+            s.insert("gcp_region".into(), json!("us-east1"));
+        }));
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", False, "ImmutableFieldChanged"),
+                ("Available", True, "ControlPlaneReady"),
+                ("Health", False, "ImmutableFieldChanged"),
+            ]
+        );
+        let applied = &report.condition("Applied").unwrap().message;
+        assert!(
+            applied.contains(r#"gcp_region (HostedCluster spec.platform.gcp.region): "us-east1" → "europe-west2""#),
+            "{applied}"
+        );
+        assert_eq!(report.observed_generation, Some(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_older_generation_never_rolls_back() {
+        let fake = FakeWork::with(stored(5, |_| {}));
+        let report = run(&args(&["--generation", "4"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        let applied = report.condition("Applied").unwrap();
+        assert_eq!(applied.reason, "StaleGeneration");
+        assert!(
+            applied
+                .message
+                .contains("generation 4, older than generation 5"),
+            "{}",
+            applied.message
+        );
+        assert_eq!(report.observed_generation, Some(5));
+    }
+
+    /// Another writer bumps the stored version (and, with `generation`, its annotation) just
+    /// before the first update lands.
+    struct RacingUpdate {
+        inner: FakeWork,
+        generation: Option<&'static str>,
+        raced: Mutex<bool>,
+    }
+
+    impl WorkClient for RacingUpdate {
+        async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+            self.inner.get(name).await
+        }
+        async fn create(&self, work: &Value) -> Result<(), WorkError> {
+            self.inner.create(work).await
+        }
+        async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
+            if !std::mem::replace(&mut *self.raced.lock().unwrap(), true) {
+                let mut stored = self.inner.stored.lock().unwrap();
+                let stored = stored.as_mut().unwrap();
+                stored.version = Some(stored.version.unwrap() + 1);
+                if let Some(g) = self.generation {
+                    stored
+                        .annotations
+                        .insert("hyperfleet.io/generation".into(), g.into());
+                }
+            }
+            self.inner.update(work, current).await
+        }
+        async fn delete(&self, name: &str) -> Result<(), WorkError> {
+            self.inner.delete(name).await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stale_version_is_read_again_and_retried_once() {
+        let racing = RacingUpdate {
+            inner: FakeWork::with(stored(2, |_| {})),
+            generation: None,
+            raced: Mutex::new(false),
+        };
+        let report = run(&args(&[]), &racing, cluster(), never()).await.unwrap();
+        assert_eq!(racing.inner.calls(), ["get", "update", "get", "update"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkUpdated"
+        );
+        assert_eq!(
+            racing
+                .inner
+                .stored
+                .lock()
+                .unwrap()
+                .as_ref()
+                .unwrap()
+                .version,
+            Some(3)
+        );
+        // When the other writer already brought the work to this generation: nothing more.
+        let racing = RacingUpdate {
+            inner: FakeWork::with(stored(2, |_| {})),
+            generation: Some("3"),
+            raced: Mutex::new(false),
+        };
+        let report = run(&args(&[]), &racing, cluster(), never()).await.unwrap();
+        assert_eq!(racing.inner.calls(), ["get", "update", "get"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkApplied"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_work_being_deleted_is_never_updated() {
+        let fake = FakeWork::with(stored(2, |_| {}));
+        // Under deletion: the update is refused and the re-read shows why.
+        fake.stored.lock().unwrap().as_mut().unwrap().deleting =
+            Some("2026-11-26T03:44:21Z".into());
+        let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
+        // A work being deleted is never updated.
+        assert_eq!(fake.calls(), ["get"]);
+        assert_eq!(report.observed_generation, Some(2));
+    }
+
+    // ---- deletion ------------------------------------------------------------------------
+
+    const DELETED_AT: &str = "2026-11-26T10:00:00Z";
+
+    fn deleting_cluster() -> ClusterInput {
+        let mut c = cluster();
+        c.deleted_time = Some(DELETED_AT.into());
+        c.generation = Some(4);
+        c
+    }
+
+    fn inputs(pools: Result<&[&str], &str>, minutes_after: i64) -> PulseInputs {
+        let nodepools = match pools {
+            Ok(names) => Ok(NodePools::from_list(&json!({
+                "items": names.iter().enumerate().map(|(i, n)| json!({"id": format!("019a6f20-0000-7000-8000-00000000000{i}"), "name": n})).collect::<Vec<_>>(),
+                "total": names.len()
+            })).unwrap()),
+            Err(why) => Err(why.to_owned()),
+        };
+        let now = DELETED_AT.parse::<jiff::Timestamp>().unwrap()
+            + jiff::SignedDuration::from_mins(minutes_after);
+        PulseInputs { nodepools, now }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deletion_requests_then_waits_then_confirms() {
+        let fake = FakeWork::with(stored(3, |_| {}));
+        let pulse = |minutes| {
+            let fake = &fake;
+            async move {
+                run_with(
+                    &args(&[]),
+                    fake,
+                    deleting_cluster(),
+                    &inputs(Ok(&[]), minutes),
+                    never(),
+                )
+                .await
+                .unwrap()
+            }
+        };
+        let report = pulse(1).await;
+        assert_eq!(fake.calls(), ["get", "delete"]);
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", True, "DeletionRequested"),
+                ("Available", False, "Deleting"),
+                ("Health", True, "NoIssues"),
+                ("Finalized", False, "DeletionRequested"),
+            ]
+        );
+        // The deletion generation, not the work's.
+        assert_eq!(report.observed_generation, Some(4));
+        // Deleting twice is safe: the next pulse sees the deletion and sends nothing.
+        {
+            let mut stored = fake.stored.lock().unwrap();
+            let manifest = &mut stored.as_mut().unwrap().manifests[0];
+            manifest
+                .values
+                .insert("deletionTimestamp".into(), json!("2026-11-26T10:00:07Z"));
+            manifest.values.insert(
+                "finalizers".into(),
+                json!(["hypershift.openshift.io/finalizer"]),
+            );
+        }
+        let report = pulse(5).await;
+        assert_eq!(fake.calls(), ["get", "delete", "get"]);
+        let finalized = report.condition("Finalized").unwrap();
+        assert_eq!(finalized.reason, "FinalizersRunning");
+        assert!(
+            finalized
+                .message
+                .contains("hypershift.openshift.io/finalizer")
+        );
+        // 31 minutes after deleted_time: stuck, with what holds the finalizer.
+        let report = pulse(31).await;
+        let health = report.condition("Health").unwrap();
+        assert_eq!(
+            (health.status, health.reason.as_str()),
+            (False, "DeletionStuck")
+        );
+        assert!(
+            health.message.contains("CAPI Cluster"),
+            "{}",
+            health.message
+        );
+        // Gone: Finalized=True; later pulses stay there and never create.
+        *fake.stored.lock().unwrap() = None;
+        for _ in 0..2 {
+            let report = pulse(40).await;
+            assert_eq!(
+                reasons(&report),
+                [
+                    ("Applied", True, "CleanupConfirmed"),
+                    ("Available", False, "Deleted"),
+                    ("Health", True, "NoIssues"),
+                    ("Finalized", True, "CleanupConfirmed"),
+                ]
+            );
+        }
+        assert_eq!(fake.calls(), ["get", "delete", "get", "get", "get", "get"]);
+        assert!(fake.created.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn node_pools_or_an_unknown_list_hold_the_deletion() {
+        let fake = FakeWork::with(stored(3, |_| {}));
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Ok(&["workers-a", "workers-b"]), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        assert_eq!(
+            reasons(&report),
+            [
+                ("Applied", False, "NodePoolsExist"),
+                ("Available", True, "ControlPlaneReady"),
+                ("Health", True, "NoIssues"),
+                ("Finalized", False, "NodePoolsExist"),
+            ]
+        );
+        assert!(
+            report
+                .condition("Applied")
+                .unwrap()
+                .message
+                .contains("workers-a")
+        );
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Err("GET …/nodepools answered HTTP 503"), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fake.calls(), ["get", "get"]);
+        assert_eq!(
+            report.condition("Finalized").unwrap().reason,
+            "NodePoolsUnknown"
+        );
+        assert!(
+            fake.stored
+                .lock()
+                .unwrap()
+                .as_ref()
+                .unwrap()
+                .deleting
+                .is_none()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deletion_never_creates_nor_deletes_someone_elses_work() {
+        // No work: nothing to delete, confirmed at once.
+        let fake = FakeWork::default();
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Ok(&[]), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        assert_eq!(report.condition("Finalized").unwrap().status, True);
+        // Someone else's work with our name is left alone.
+        let mut theirs = stored(3, |_| {});
+        theirs
+            .labels
+            .insert("hyperfleet.io/adapter".into(), "nodepool".into());
+        let fake = FakeWork::with(theirs);
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Ok(&[]), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "OwnershipConflict"
+        );
+        assert_eq!(report.condition("Finalized").unwrap().status, False);
+        job_report::validate(&report).unwrap();
+    }
+
+    /// The work disappears between the read and the delete (hub 404; a racing pulse).
+    struct VanishingWork {
+        inner: FakeWork,
+    }
+
+    impl WorkClient for VanishingWork {
+        async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+            self.inner.get(name).await
+        }
+        async fn create(&self, work: &Value) -> Result<(), WorkError> {
+            self.inner.create(work).await
+        }
+        async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
+            self.inner.update(work, current).await
+        }
+        async fn delete(&self, name: &str) -> Result<(), WorkError> {
+            *self.inner.stored.lock().unwrap() = None;
+            self.inner.delete(name).await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_work_gone_before_the_delete_is_confirmed() {
+        let vanishing = VanishingWork {
+            inner: FakeWork::with(stored(3, |_| {})),
+        };
+        let report = run_with(
+            &args(&[]),
+            &vanishing,
+            deleting_cluster(),
+            &inputs(Ok(&[]), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(vanishing.inner.calls(), ["get", "delete"]);
+        assert_eq!(
+            report.condition("Finalized").unwrap().reason,
+            "CleanupConfirmed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_create_racing_a_deletion_does_not_resurrect_the_work() {
+        // A pulse that does not know about the deletion finds the work being deleted: it
+        // neither creates nor updates it.
+        let mut deleting = stored(3, |_| {});
+        deleting.deleting = Some("2026-11-26T10:00:01Z".into());
+        let fake = FakeWork::with(deleting);
+        run(&args(&["--generation", "4"]), &fake, cluster(), never())
+            .await
+            .unwrap();
+        assert_eq!(fake.calls(), ["get"]);
+        // Its create losing to the deletion (Maestro: "already exists") reads the work again.
+        let fake = FakeWork::default().fail_creates([WorkError::AlreadyExists {
+            message: "maestro-6: This Resource already exists".into(),
+        }]);
+        let racing = RacingWork { inner: fake };
+        let report = run(&args(&[]), &racing, cluster(), never()).await.unwrap();
+        assert_eq!(racing.inner.calls(), ["get", "create", "get"]);
+        assert_eq!(
+            report.condition("Applied").unwrap().reason,
+            "ManifestWorkExists"
+        );
     }
 }
