@@ -509,7 +509,8 @@ pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
 pub const STALE_GENERATION: &str = "StaleGeneration";
 
 /// The work was updated to `generation` (from `held`): Applied says so; Available and Health
-/// are those of `observed` (the control plane that runs until the agent applies the update).
+/// are those of `observed` (the control plane that runs until the agent applies the update), and
+/// so is `observed_generation`: `held`.
 pub fn report_updated(
     work: WorkRef<'_>,
     mut observed: Report,
@@ -536,7 +537,11 @@ pub fn report_updated(
             ),
         ),
     );
-    observed.observed_generation = generation;
+    // The management cluster runs the held generation's spec until the agent applies the update:
+    // HyperFleet must not count the new generation as reconciled from the old control plane's
+    // status. The next pulse of this generation (a new Job, after the TTL) reads the work at the
+    // new generation, by then applied.
+    observed.observed_generation = held;
     observed
 }
 

@@ -1648,7 +1648,11 @@ mod tests {
                 ("Health", True, "NoIssues"),
             ]
         );
-        assert_eq!(report.observed_generation, Some(3));
+        assert_eq!(
+            report.observed_generation,
+            Some(2),
+            "the agent has not applied generation 3 yet"
+        );
         let sent = fake.updated.lock().unwrap()[0].clone();
         assert_eq!(
             sent["metadata"]["annotations"]["hyperfleet.io/generation"],

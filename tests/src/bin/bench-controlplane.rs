@@ -234,6 +234,9 @@ async fn one_pulse(
     let spec = run_dir.join("cluster.json");
     std::fs::write(&spec, cluster.to_string())?;
     let results = run_dir.join("adapter-report.json");
+    // The cluster comes from a file, so its NodePools do too: none (a deletion is not held).
+    let nodepools = run_dir.join("nodepools.json");
+    std::fs::write(&nodepools, r#"{"items":[],"page":1,"size":0,"total":0}"#)?;
     let time_file = run_dir.join("time.txt");
     let (gets_before, publishes_before) = (maestro.rest_gets(), maestro.publishes());
     let events_before = maestro.received_events().len();
@@ -247,6 +250,7 @@ async fn one_pulse(
         .arg("controlplane")
         .env_clear()
         .env("CLUSTER_SPEC_FILE", &spec)
+        .env("NODEPOOLS_FILE", &nodepools)
         .env("RESULTS_OUTPUT_PATH", &results)
         .env("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER)
         .env("MAESTRO_API_URL", maestro.rest_url())
