@@ -1,7 +1,8 @@
 //! The README's first command, `local-pulse`, as a smoke test: the built binary (what
 //! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle, with the
-//! management-cluster failures (apply failure, HostedCluster gone) and with one container
-//! failure; each must print the expected reasons and exit 0.
+//! management-cluster failures (apply failure, HostedCluster gone), with the day-two scenarios
+//! (upgrade, delete), with one container failure and with `--all`; each must print the expected
+//! reasons and exit 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -78,6 +79,84 @@ fn a_hosted_cluster_deleted_on_the_management_cluster_is_missing_not_available()
         ],
     );
     assert!(!out.contains("[UNEXPECTED]"), "{out}");
+}
+
+#[test]
+fn an_upgrade_updates_the_work_and_is_followed_to_completion() {
+    let out = local_pulse(&["--scenario", "upgrade"]);
+    assert_contains(
+        &out,
+        &[
+            "hyperfleet api:     PATCH spec.openshift_version = 4.17.1 (cluster generation 4)",
+            "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3 ",
+            "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4 ",
+            "pulse 3: Applied = True/ManifestWorkUpdated   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            "upgrading from 4.17.0 to 4.17.1",
+            r#"\"desired_version\":\"4.17.1\",\"version\":\"4.17.0\""#,
+            "pulse 4: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            r#"\"desired_version\":\"4.17.1\",\"version\":\"4.17.1\""#,
+            "pulse 5: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+    assert!(!out.contains("Finalized"), "{out}");
+}
+
+#[test]
+fn a_deletion_waits_for_node_pools_and_ends_finalized() {
+    let out = local_pulse(&["--scenario", "delete"]);
+    assert_contains(
+        &out,
+        &[
+            "hyperfleet api:     GET …/nodepools lists NodePool workers-a",
+            "hyperfleet api:     DELETE: deleted_time ",
+            "deleted_by jdoe@example.com (cluster generation 4)",
+            "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4 ",
+            "pulse 3: Applied = False/NodePoolsExist   Available = True/ControlPlaneReady   Health = True/NoIssues   Finalized = False/NodePoolsExist   [as expected]",
+            "still lists its NodePools: workers-a (019a6f20-3c4d-7e5f-8a9b-0c1d2e3f4a5b, deleting since ",
+            "hyperfleet api:     GET …/nodepools lists no NodePools",
+            "management cluster: the HostedCluster carries finalizer hypershift.openshift.io/finalizer",
+            "pulse 4: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
+            "pulse 5: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
+            "pulse 6: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+    // The deletion bumped the generation once: no Job of generation 5.
+    assert!(!out.contains("-g5 "), "{out}");
+}
+
+#[test]
+fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
+    let out = local_pulse(&["--all"]);
+    let scenarios = [
+        ("lifecycle", 4),
+        ("apply-failure", 3),
+        ("resource-gone", 4),
+        ("upgrade", 5),
+        ("delete", 6),
+        ("adapter-crash", 1),
+        ("hang", 1),
+        ("invalid-report", 1),
+        ("maestro-down", 1),
+    ];
+    for (name, pulses) in scenarios {
+        assert!(
+            out.contains(&format!("== Scenario {name}: ")),
+            "{name}\n{out}"
+        );
+        let ok = out
+            .lines()
+            .filter(|l| l.starts_with(&format!("  ok   {name:<15} pulse ")))
+            .count();
+        assert_eq!(ok, pulses, "{name}\n{out}");
+    }
+    let total: usize = scenarios.iter().map(|(_, n)| n).sum();
+    assert_eq!(out.matches("[as expected]").count(), total, "{out}");
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+    assert!(out.contains("All pulses ended with the expected conditions."));
 }
 
 #[test]

@@ -134,15 +134,15 @@ fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
     &rest[..end]
 }
 
-/// Where the README's condition table and the controlplane module docs disagree: reasons the
-/// module table has that the README's lacks, and README reasons the module docs never name.
+/// Where the README's condition table and the controlplane module docs (its condition table and
+/// the deletion stages') disagree: reasons the module tables have that the README's lacks, and
+/// README reasons the module docs never name.
 fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>) {
     let readme_table = section(readme, "### Condition reasons and what to do", "#");
-    // The controlplane module's table, then the deletion stages of its `deletion` submodule.
     let module_docs = format!(
         "{}\n{}",
         section(module, "//! Condition table", "use "),
-        section(DELETION_DOCS, "//! Stages", "use ")
+        section(DELETION_DOCS, "//! Stages, in order", "use ")
     );
     let module_docs = module_docs.as_str();
     let in_readme = table_reasons(readme_table, "");
@@ -186,6 +186,14 @@ fn a_dropped_or_invented_row_is_a_gap() {
         .collect();
     let (missing, _) = condition_table_gaps(&dropped, CONTROLPLANE_DOCS);
     assert_eq!(missing, ["FeedbackNotSynced"]);
+    // A deletion stage's row (module docs of `controlplane/deletion.rs`).
+    let dropped: String = readme
+        .lines()
+        .filter(|l| !l.contains("False `DeletionStuck` | (unchanged)"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (missing, _) = condition_table_gaps(&dropped, CONTROLPLANE_DOCS);
+    assert_eq!(missing, ["DeletionStuck"]);
     let invented = readme.replace(
         "| False `ManifestWorkFailed` |",
         "| False `ManifestWorkRefused` |",

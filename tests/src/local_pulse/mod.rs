@@ -26,13 +26,14 @@ use crate::kubelet::{play_kubelet, spawn};
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
-use scenario::{Adapter, Management, Pulse, Scenario};
+use scenario::{Adapter, HyperFleet, Management, Pulse, Scenario};
 
 /// The simulated cluster's HyperFleet id (a UUIDv7, as the API assigns them).
 pub const CLUSTER_ID: &str = crate::ids::CLUSTER_ID;
 /// The simulated cluster's name: the longest the HyperFleet API accepts.
 pub const CLUSTER_NAME: &str = crate::ids::LONGEST_CLUSTER_NAME;
-/// The cluster's generation (the cluster object says the same).
+/// The cluster's generation at the first pulse (the cluster object says the same); the
+/// `upgrade` and `delete` scenarios raise it as the HyperFleet API does.
 pub const GENERATION: i32 = 3;
 /// The Maestro consumer (management cluster).
 pub const CONSUMER: &str = "mgmt-local";
@@ -51,8 +52,8 @@ pub struct Cli {
     /// What to simulate.
     #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
     pub scenario: Scenario,
-    /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, adapter-crash, hang,
-    /// invalid-report, maestro-down).
+    /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, upgrade, delete,
+    /// adapter-crash, hang, invalid-report, maestro-down).
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Keep the temp directory (results, logs, kubeconfig) and print its path.
@@ -337,6 +338,13 @@ async fn run_pulse(
     cli: &Cli,
 ) -> anyhow::Result<(String, bool)> {
     println!("-- Pulse {n}/{total}: {}", pulse.title);
+    for change in &pulse.hyperfleet {
+        println!(
+            "   hyperfleet api:     {}",
+            apply_hyperfleet(&bed.hyperfleet, change)
+        );
+    }
+    same_generation(bed.hyperfleet.generation(), pulse)?;
     let work = format!("hostedcluster-{CLUSTER_ID}");
     for change in &pulse.management {
         let (done, what) = match change {
@@ -365,6 +373,27 @@ async fn run_pulse(
                 "the work agent's resync re-creates the HostedCluster (no status feedback yet)"
                     .to_owned(),
             ),
+            Management::HoldDelete(finalizers) => (
+                bed.maestro.hold_delete(&work, finalizers),
+                format!(
+                    "the HostedCluster carries finalizer {}: deleting it waits for them",
+                    finalizers.join(", ")
+                ),
+            ),
+            Management::AgentReports => (
+                bed.maestro.apply(&work),
+                if bed.maestro.is_deleting(&work) {
+                    "the work agent reports the work Deleting=True (WorkDeleting); the HostedCluster's finalizer holds it"
+                        .to_owned()
+                } else {
+                    "the work agent reports the work's status".to_owned()
+                },
+            ),
+            Management::ReleaseDelete => (
+                bed.maestro.release_delete(&work),
+                "the finalizers are removed: the HostedCluster is deleted, the work agent reports Deleted and the work is gone"
+                    .to_owned(),
+            ),
         };
         anyhow::ensure!(
             done,
@@ -375,7 +404,7 @@ async fn run_pulse(
     println!("   adapter container:  {}", pulse.adapter.describe());
 
     // A fresh Job and Pod (the previous one's TTL expired), and a fresh emptyDir.
-    let job_name = job_name();
+    let job_name = crate::pulse_job::controlplane_job_name(CLUSTER_ID, pulse.generation);
     let pod_dir = dir.join(format!("pulse-{n}"));
     let results_dir = pod_dir.join("results");
     std::fs::create_dir_all(&results_dir)?;
@@ -398,7 +427,7 @@ async fn run_pulse(
             "hyperfleet.io/cluster-id": CLUSTER_ID,
             "hyperfleet.io/adapter": "controlplane",
         }),
-        Some(json!({"hyperfleet.io/generation": GENERATION.to_string()})),
+        Some(json!({"hyperfleet.io/generation": pulse.generation.to_string()})),
     );
 
     let exe = std::env::current_exe().context("cannot find the local-pulse executable")?;
@@ -416,7 +445,7 @@ async fn run_pulse(
         "adapter",
         &exe,
         &pulse.adapter.args(),
-        adapter_env(bed, &results, pulse.adapter, cli),
+        adapter_env(bed, &results, pulse.generation, pulse.adapter, cli),
         &adapter_log,
         cli.verbose,
     )?;
@@ -467,6 +496,75 @@ async fn run_pulse(
     Ok((summary, ok))
 }
 
+/// The pulse's Job is named after, and acts on, the generation the HyperFleet API serves.
+fn same_generation(served: i64, pulse: &Pulse) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        served == i64::from(pulse.generation),
+        "the HyperFleet API serves generation {served}, pulse \"{}\" expects {}",
+        pulse.title,
+        pulse.generation
+    );
+    Ok(())
+}
+
+/// Makes `change` in the fake HyperFleet API; what happened, for the pulse's header.
+fn apply_hyperfleet(api: &FakeHyperfleetApi, change: &HyperFleet) -> String {
+    match change {
+        HyperFleet::OpenshiftVersion(version) => {
+            let generation = api.patch_spec("openshift_version", json!(version));
+            format!("PATCH spec.openshift_version = {version} (cluster generation {generation})")
+        }
+        HyperFleet::Delete => {
+            let deleted_time = jiff::Timestamp::now()
+                .round(jiff::Unit::Second)
+                .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
+            let generation = api.delete_cluster(&deleted_time);
+            let cluster = api.cluster();
+            format!(
+                "DELETE: deleted_time {}, deleted_by {} (cluster generation {generation})",
+                cluster["deleted_time"].as_str().unwrap_or_default(),
+                cluster["deleted_by"].as_str().unwrap_or_default(),
+            )
+        }
+        HyperFleet::NodePools(names) => {
+            let cluster = api.cluster();
+            let pools: Vec<Value> = names
+                .iter()
+                .map(|name| nodepool_object(name, &cluster))
+                .collect();
+            api.set_nodepools(pools);
+            if names.is_empty() {
+                "GET …/nodepools lists no NodePools (HyperFleet removed them)".to_owned()
+            } else {
+                format!("GET …/nodepools lists NodePool {}", names.join(", "))
+            }
+        }
+    }
+}
+
+/// A NodePool of `cluster` as the HyperFleet API presents it (`fixtures/hyperfleet/
+/// example-nodepool.json`, fewer fields); soft-deleted with its cluster when that is.
+fn nodepool_object(name: &str, cluster: &Value) -> Value {
+    let mut pool = json!({
+        "id": scenario::NODEPOOL_ID,
+        "kind": "NodePool",
+        "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{}", scenario::NODEPOOL_ID),
+        "name": name,
+        "generation": 1,
+        "owner_references": {
+            "id": CLUSTER_ID,
+            "kind": "Cluster",
+            "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"),
+        },
+    });
+    if let Some(deleted_time) = cluster.get("deleted_time") {
+        pool["deleted_time"] = deleted_time.clone();
+        pool["deleted_by"] = cluster["deleted_by"].clone();
+        pool["generation"] = 2.into();
+    }
+    pool
+}
+
 /// `Available=True, Progressing=False, …` of a HostedCluster status.
 fn conditions_line(status: &Value) -> String {
     let conditions: Vec<String> = status["conditions"]
@@ -494,6 +592,7 @@ fn show_code(code: Option<i32>) -> String {
 fn adapter_env(
     bed: &Bed,
     results: &Path,
+    generation: i32,
     adapter: Adapter,
     cli: &Cli,
 ) -> Vec<(&'static str, String)> {
@@ -504,7 +603,7 @@ fn adapter_env(
     };
     vec![
         ("CLUSTER_ID", CLUSTER_ID.to_owned()),
-        ("GENERATION", GENERATION.to_string()),
+        ("GENERATION", generation.to_string()),
         ("HYPERFLEET_API_URL", bed.hyperfleet.url().to_owned()),
         ("HYPERFLEET_API_TOKEN_FILE", path(&bed.hyperfleet_token)),
         ("WORK_BACKEND", "maestro".to_owned()),
@@ -608,7 +707,7 @@ mod tests {
         let results = dir.path().join("results").join("adapter-report.json");
         assert_like_manifest(
             "adapter",
-            &adapter_env(&bed, &results, Adapter::Real, &cli),
+            &adapter_env(&bed, &results, GENERATION, Adapter::Real, &cli),
             &[],
         );
         let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
@@ -617,6 +716,32 @@ mod tests {
             &reporter_env(&bed, &job, &results, Adapter::Real, &cli),
             &["KUBECONFIG"],
         );
+    }
+
+    /// Every scenario's pulses name the generation the HyperFleet API serves after their changes
+    /// (a PATCH that changes the spec and the first DELETE each add one); a pulse that expects
+    /// another is refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_pulse_acts_on_the_generation_the_api_serves() {
+        for scenario in Scenario::ALL {
+            let api = FakeHyperfleetApi::start(cluster_object(), "t")
+                .await
+                .unwrap();
+            for pulse in scenario.pulses() {
+                for change in &pulse.hyperfleet {
+                    apply_hyperfleet(&api, change);
+                }
+                same_generation(api.generation(), &pulse).unwrap();
+                let wrong = Pulse {
+                    generation: pulse.generation + 1,
+                    ..pulse.clone()
+                };
+                let err = same_generation(api.generation(), &wrong).unwrap_err();
+                assert!(err.to_string().contains("expects"), "{err}");
+            }
+        }
+        let last = Scenario::Delete.pulses().last().unwrap().generation;
+        assert_eq!(last, GENERATION + 1);
     }
 
     #[test]

@@ -65,9 +65,9 @@ pub fn condition(job: &Value, type_: &str) -> Option<(String, String)> {
 }
 
 /// `Applied = True/ManifestWorkCreated   Available = False/Provisioning   Health = True/NoIssues`
-/// (`-` for a condition the Job does not have).
+/// (`-` for a condition the Job does not have), then `   Finalized = …` when the Job has one.
 pub fn summary(job: &Value) -> String {
-    ["Applied", "Available", "Health"]
+    let mut parts: Vec<String> = ["Applied", "Available", "Health"]
         .iter()
         .map(|t| {
             let value = condition(job, t)
@@ -75,8 +75,11 @@ pub fn summary(job: &Value) -> String {
                 .unwrap_or_else(|| "-".to_owned());
             format!("{t} = {value}")
         })
-        .collect::<Vec<_>>()
-        .join("   ")
+        .collect();
+    if let Some((status, reason)) = condition(job, "Finalized") {
+        parts.push(format!("Finalized = {status}/{reason}"));
+    }
+    parts.join("   ")
 }
 
 /// Differences between the Job and what the pulse expects (conditions, `report-data` values,
@@ -110,6 +113,7 @@ pub fn mismatches(
     check("Applied", expected.applied);
     check("Available", Some(expected.available));
     check("Health", Some(expected.health));
+    check("Finalized", expected.finalized);
     if !data.is_empty() {
         let annotation = job["metadata"]["annotations"]["hyperfleet.io/report-data"]
             .as_str()
@@ -174,6 +178,7 @@ mod tests {
             applied: None,
             available: ("False", "AdapterTimeout"),
             health: ("False", "AdapterTimeout"),
+            finalized: None,
         };
         assert!(mismatches(&job, &expected, &[], &[]).is_empty());
         let expected = Expected {
@@ -187,6 +192,57 @@ mod tests {
     }
 
     #[test]
+    fn finalized_is_checked_when_expected_and_refused_when_not() {
+        let conditions = json!([
+            {"type": "Applied", "status": "True", "reason": "CleanupConfirmed"},
+            {"type": "Available", "status": "False", "reason": "Deleted"},
+            {"type": "Health", "status": "True", "reason": "NoIssues"},
+        ]);
+        let mut finalized = conditions.clone();
+        finalized
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"type": "Finalized", "status": "True", "reason": "CleanupConfirmed"}));
+        let with = json!({"status": {"conditions": finalized}});
+        let without = json!({"status": {"conditions": conditions}});
+        let expected = Expected {
+            applied: Some(("True", "CleanupConfirmed")),
+            available: ("False", "Deleted"),
+            health: ("True", "NoIssues"),
+            finalized: Some(("True", "CleanupConfirmed")),
+        };
+        assert!(mismatches(&with, &expected, &[], &[]).is_empty());
+        assert_eq!(
+            summary(&with),
+            "Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed"
+        );
+        // Missing, or still False: a mismatch.
+        assert_eq!(
+            mismatches(&without, &expected, &[], &[]),
+            vec!["Finalized: expected True/CleanupConfirmed, got (none)".to_owned()]
+        );
+        let pending = Expected {
+            finalized: Some(("False", "DeletionRequested")),
+            ..expected.clone()
+        };
+        assert_eq!(
+            mismatches(&with, &pending, &[], &[]),
+            vec![
+                "Finalized: expected False/DeletionRequested, got True/CleanupConfirmed".to_owned()
+            ]
+        );
+        // Not expected (a cluster not being deleted): a Finalized on the Job is a mismatch.
+        let alive = Expected {
+            finalized: None,
+            ..expected
+        };
+        assert_eq!(
+            mismatches(&with, &alive, &[], &[]),
+            vec!["Finalized: expected (none), got True/CleanupConfirmed".to_owned()]
+        );
+    }
+
+    #[test]
     fn a_message_without_the_expected_text_is_a_mismatch() {
         let job = json!({"status": {"conditions": [
             {"type": "Applied", "status": "False", "reason": "ApplyFailed",
@@ -196,6 +252,7 @@ mod tests {
             applied: Some(("False", "ApplyFailed")),
             available: ("False", "ApplyFailed"),
             health: ("False", "ApplyFailed"),
+            finalized: None,
         };
         let found = [("Applied", "namespaces \"clusters\" not found".to_owned())];
         let problems = mismatches(&job, &expected, &[], &found);

@@ -15,6 +15,13 @@ pub enum Scenario {
     /// Four pulses: work created, ready, the HostedCluster deleted on the management cluster (the
     /// agent keeps its last status feedback), re-created by the agent.
     ResourceGone,
+    /// Five pulses: work created, ready at 4.17.0, a new `openshift_version` (generation 4)
+    /// updates the work, the HostedCluster rolls out 4.17.1 while serving, then completes it.
+    Upgrade,
+    /// Six pulses: work created, ready, the cluster deleted in HyperFleet (generation 4) while a
+    /// NodePool is listed, then without NodePools the work is deleted, a HostedCluster finalizer
+    /// holds it, and once released the adapter reports `Finalized=True`.
+    Delete,
     /// The adapter exits 1 without a report.
     AdapterCrash,
     /// The adapter never finishes; the reporter gives up after 3 s.
@@ -27,10 +34,12 @@ pub enum Scenario {
 
 impl Scenario {
     /// Every scenario, in the order `--all` runs them.
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::Lifecycle,
         Scenario::ApplyFailure,
         Scenario::ResourceGone,
+        Scenario::Upgrade,
+        Scenario::Delete,
         Scenario::AdapterCrash,
         Scenario::Hang,
         Scenario::InvalidReport,
@@ -43,6 +52,8 @@ impl Scenario {
             Scenario::Lifecycle => "lifecycle",
             Scenario::ApplyFailure => "apply-failure",
             Scenario::ResourceGone => "resource-gone",
+            Scenario::Upgrade => "upgrade",
+            Scenario::Delete => "delete",
             Scenario::AdapterCrash => "adapter-crash",
             Scenario::Hang => "hang",
             Scenario::InvalidReport => "invalid-report",
@@ -61,6 +72,12 @@ impl Scenario {
             }
             Scenario::ResourceGone => {
                 "the HostedCluster is deleted on the management cluster; the agent keeps its old status"
+            }
+            Scenario::Upgrade => {
+                "a new openshift_version updates the work; the upgrade is followed to completion"
+            }
+            Scenario::Delete => {
+                "the cluster is deleted in HyperFleet: NodePools first, then the work, to Finalized=True"
             }
             Scenario::AdapterCrash => {
                 "the adapter container crashes (exit 1) before writing its report"
@@ -83,8 +100,12 @@ impl Scenario {
             Scenario::Lifecycle => lifecycle(),
             Scenario::ApplyFailure => apply_failure(),
             Scenario::ResourceGone => resource_gone(),
+            Scenario::Upgrade => upgrade(),
+            Scenario::Delete => delete(),
             Scenario::AdapterCrash => vec![Pulse {
                 title: "the adapter crashes",
+                generation: super::GENERATION,
+                hyperfleet: vec![],
                 management: vec![],
                 adapter: Adapter::Crash,
                 expect: reporter_failure("AdapterExitedWithError"),
@@ -93,6 +114,8 @@ impl Scenario {
             }],
             Scenario::Hang => vec![Pulse {
                 title: "the adapter hangs",
+                generation: super::GENERATION,
+                hyperfleet: vec![],
                 management: vec![],
                 adapter: Adapter::Hang,
                 expect: reporter_failure("AdapterTimeout"),
@@ -101,6 +124,8 @@ impl Scenario {
             }],
             Scenario::InvalidReport => vec![Pulse {
                 title: "the adapter writes an invalid report",
+                generation: super::GENERATION,
+                hyperfleet: vec![],
                 management: vec![],
                 adapter: Adapter::InvalidReport,
                 expect: reporter_failure("InvalidResultFormat"),
@@ -109,12 +134,15 @@ impl Scenario {
             }],
             Scenario::MaestroDown => vec![Pulse {
                 title: "Maestro is down",
+                generation: super::GENERATION,
+                hyperfleet: vec![],
                 management: vec![],
                 adapter: Adapter::MaestroDown,
                 expect: Expected {
                     applied: Some(("False", "MaestroUnavailable")),
                     available: ("Unknown", "MaestroUnavailable"),
                     health: ("False", "MaestroUnavailable"),
+                    finalized: None,
                 },
                 expect_data: vec![],
                 expect_messages: vec![],
@@ -159,13 +187,26 @@ impl Adapter {
 }
 
 /// `(status, reason)` of each condition the Job must carry after the pulse; `applied: None`
-/// means the Job has no `Applied` condition. The reporter's own failures land on every
+/// means the Job has no `Applied` condition, `finalized: None` no `Finalized` (the adapter adds it
+/// only while the cluster is being deleted). The reporter's own failures land on every
 /// `CONDITION_TYPE` entry, which the Job sets to `Available,Applied,Health`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
     pub applied: Option<(&'static str, &'static str)>,
     pub available: (&'static str, &'static str),
     pub health: (&'static str, &'static str),
+    pub finalized: Option<(&'static str, &'static str)>,
+}
+
+/// What changes in HyperFleet before a pulse, as the API's PATCH and DELETE do it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HyperFleet {
+    /// A PATCH sets the cluster's `spec.openshift_version` (generation + 1).
+    OpenshiftVersion(&'static str),
+    /// A DELETE: `deleted_time` = now, `deleted_by` set, generation + 1 (and on its NodePools).
+    Delete,
+    /// `GET …/clusters/{id}/nodepools` lists NodePools with these names from now on.
+    NodePools(Vec<&'static str>),
 }
 
 /// What happens on the management cluster before a pulse; the simulated work agent reports it
@@ -180,12 +221,24 @@ pub enum Management {
     /// The HostedCluster is deleted behind the agent (`true`: the agent keeps the last status
     /// feedback) or re-created by the agent's resync (`false`: no feedback yet).
     HostedClusterGone(bool),
+    /// The HostedCluster carries these finalizers: a deletion of the work hangs until released.
+    HoldDelete(Vec<&'static str>),
+    /// The work agent reports on the work now (for a work being deleted: `Deleting=True`).
+    AgentReports,
+    /// The HostedCluster's finalizers are removed: the agent finishes the deletion, the work is
+    /// gone.
+    ReleaseDelete,
 }
 
 /// One pulse of a scenario.
 #[derive(Debug, Clone)]
 pub struct Pulse {
     pub title: &'static str,
+    /// The cluster's generation this pulse acts on (after [`Pulse::hyperfleet`]): the Job's
+    /// name and `GENERATION`.
+    pub generation: i32,
+    /// What changes in HyperFleet before this pulse, in order (empty: nothing).
+    pub hyperfleet: Vec<HyperFleet>,
     /// What changes on the management cluster before this pulse, in order (empty: nothing).
     pub management: Vec<Management>,
     pub adapter: Adapter,
@@ -201,6 +254,7 @@ fn reporter_failure(reason: &'static str) -> Expected {
         applied: Some(("False", reason)),
         available: ("False", reason),
         health: ("False", reason),
+        finalized: None,
     }
 }
 
@@ -220,6 +274,8 @@ fn endpoint() -> String {
 fn real(title: &'static str, management: Vec<Management>, expect: Expected) -> Pulse {
     Pulse {
         title,
+        generation: super::GENERATION,
+        hyperfleet: vec![],
         management,
         adapter: Adapter::Real,
         expect,
@@ -237,6 +293,7 @@ fn work_created() -> Pulse {
             applied: Some(("True", "ManifestWorkCreated")),
             available: ("False", "Provisioning"),
             health: NO_ISSUES,
+            finalized: None,
         },
     )
 }
@@ -255,6 +312,7 @@ fn control_plane_ready() -> Pulse {
                 applied: Some(("True", "ManifestWorkApplied")),
                 available: ("True", "ControlPlaneReady"),
                 health: NO_ISSUES,
+                finalized: None,
             },
         )
     }
@@ -272,6 +330,7 @@ fn lifecycle() -> Vec<Pulse> {
                 applied: Some(("True", "ManifestWorkApplied")),
                 available: ("False", "Provisioning"),
                 health: NO_ISSUES,
+                finalized: None,
             },
         ),
         control_plane_ready(),
@@ -284,6 +343,7 @@ fn lifecycle() -> Vec<Pulse> {
                     applied: Some(("True", "ManifestWorkApplied")),
                     available: ("True", "ControlPlaneReady"),
                     health: ("False", "Degraded"),
+                    finalized: None,
                 },
             )
         },
@@ -315,6 +375,7 @@ fn apply_failure() -> Vec<Pulse> {
                     applied: Some(denied),
                     available: denied,
                     health: denied,
+                    finalized: None,
                 },
             )
         },
@@ -328,6 +389,7 @@ fn apply_failure() -> Vec<Pulse> {
                 applied: Some(("True", "ManifestWorkApplied")),
                 available: ("False", "Provisioning"),
                 health: NO_ISSUES,
+                finalized: None,
             },
         ),
     ]
@@ -351,6 +413,7 @@ fn resource_gone() -> Vec<Pulse> {
                     applied: Some(("True", "ManifestWorkApplied")),
                     available: missing,
                     health: missing,
+                    finalized: None,
                 },
             )
         },
@@ -361,8 +424,176 @@ fn resource_gone() -> Vec<Pulse> {
                 applied: Some(("True", "ManifestWorkExists")),
                 available: ("False", "AwaitingFeedback"),
                 health: NO_ISSUES,
+                finalized: None,
             },
         ),
+    ]
+}
+
+/// The version the `upgrade` scenario moves the cluster to.
+pub const UPGRADE_VERSION: &str = "4.17.1";
+/// The NodePool the `delete` scenario lists first.
+pub const NODEPOOL_NAME: &str = "workers-a";
+/// Its id (a UUIDv7, as the API assigns them).
+pub const NODEPOOL_ID: &str = "019a6f20-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
+/// The HostedCluster finalizer that holds the deletion in the `delete` scenario.
+pub const HOSTED_CLUSTER_FINALIZER: &str = "hypershift.openshift.io/finalizer";
+
+/// The generation after one PATCH or DELETE.
+const NEXT_GENERATION: i32 = super::GENERATION + 1;
+
+fn upgrade() -> Vec<Pulse> {
+    let ready = Expected {
+        applied: Some(("True", "ManifestWorkApplied")),
+        available: ("True", "ControlPlaneReady"),
+        health: NO_ISSUES,
+        finalized: None,
+    };
+    let versions = |version: &str, desired: &str| {
+        vec![
+            ("version", version.to_owned()),
+            ("desired_version", desired.to_owned()),
+        ]
+    };
+    vec![
+        work_created(),
+        Pulse {
+            expect_data: versions(VERSION, VERSION),
+            ..real(
+                "HostedCluster reports Available=True at 4.17.0",
+                vec![Management::Feedback(hosted_cluster_status(
+                    Stage::Upgraded(VERSION),
+                ))],
+                ready.clone(),
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            hyperfleet: vec![HyperFleet::OpenshiftVersion(UPGRADE_VERSION)],
+            // The HostedCluster has not seen the new release yet.
+            expect_data: versions(VERSION, VERSION),
+            ..real(
+                "openshift_version 4.17.1 (generation 4): the adapter updates the ManifestWork",
+                vec![],
+                Expected {
+                    applied: Some(("True", "ManifestWorkUpdated")),
+                    ..ready.clone()
+                },
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            expect_data: versions(VERSION, UPGRADE_VERSION),
+            expect_messages: vec![(
+                "Available",
+                format!("upgrading from {VERSION} to {UPGRADE_VERSION}"),
+            )],
+            ..real(
+                "HostedCluster rolls out 4.17.1 and keeps serving",
+                vec![Management::Feedback(hosted_cluster_status(
+                    Stage::Upgrading {
+                        from: VERSION,
+                        to: UPGRADE_VERSION,
+                    },
+                ))],
+                ready.clone(),
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            expect_data: versions(UPGRADE_VERSION, UPGRADE_VERSION),
+            ..real(
+                "HostedCluster completes the upgrade to 4.17.1",
+                vec![Management::Feedback(hosted_cluster_status(
+                    Stage::Upgraded(UPGRADE_VERSION),
+                ))],
+                ready,
+            )
+        },
+    ]
+}
+
+fn delete() -> Vec<Pulse> {
+    let requested = Expected {
+        applied: Some(("True", "DeletionRequested")),
+        available: ("False", "Deleting"),
+        health: NO_ISSUES,
+        finalized: Some(("False", "DeletionRequested")),
+    };
+    let work = format!("ManifestWork hostedcluster-{}", super::CLUSTER_ID);
+    vec![
+        work_created(),
+        control_plane_ready(),
+        Pulse {
+            generation: NEXT_GENERATION,
+            hyperfleet: vec![
+                HyperFleet::NodePools(vec![NODEPOOL_NAME]),
+                HyperFleet::Delete,
+            ],
+            expect_messages: vec![(
+                "Applied",
+                format!(
+                    "still lists its NodePools: {NODEPOOL_NAME} ({NODEPOOL_ID}, deleting since "
+                ),
+            )],
+            ..real(
+                "the cluster is deleted in HyperFleet (generation 4) while a NodePool is listed: nothing is deleted",
+                vec![],
+                Expected {
+                    applied: Some(("False", "NodePoolsExist")),
+                    available: ("True", "ControlPlaneReady"),
+                    health: NO_ISSUES,
+                    finalized: Some(("False", "NodePoolsExist")),
+                },
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            hyperfleet: vec![HyperFleet::NodePools(vec![])],
+            expect_messages: vec![(
+                "Applied",
+                format!(
+                    "Deletion of {work} on management cluster {} requested by this pulse",
+                    super::CONSUMER
+                ),
+            )],
+            ..real(
+                "the NodePool is gone: the adapter deletes the ManifestWork",
+                vec![Management::HoldDelete(vec![HOSTED_CLUSTER_FINALIZER])],
+                requested.clone(),
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            // The agent keeps the feedback it had before the deletion (recordings 10c, 10i):
+            // the finalizer is not reported, the deletion is pending; nothing is sent again.
+            expect_messages: vec![("Applied", "was requested; it is still there".to_owned())],
+            ..real(
+                "a HostedCluster finalizer holds the deletion",
+                vec![Management::AgentReports],
+                requested,
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            expect_messages: vec![(
+                "Finalized",
+                format!(
+                    "and {work} are gone from management cluster {}",
+                    super::CONSUMER
+                ),
+            )],
+            ..real(
+                "the finalizer is removed: the work is gone",
+                vec![Management::ReleaseDelete],
+                Expected {
+                    applied: Some(("True", "CleanupConfirmed")),
+                    available: ("False", "Deleted"),
+                    health: NO_ISSUES,
+                    finalized: Some(("True", "CleanupConfirmed")),
+                },
+            )
+        },
     ]
 }
 
@@ -372,6 +603,25 @@ pub enum Stage {
     Progressing,
     Ready,
     Degraded,
+    /// Serving at `from` while rolling out `to` (`version.desired` = `to`, a `Partial` history
+    /// entry for it above the `Completed` one for `from`).
+    Upgrading {
+        from: &'static str,
+        to: &'static str,
+    },
+    /// Serving at this version, which is also the desired one.
+    Upgraded(&'static str),
+}
+
+/// `status.version` of a HostedCluster at `completed` rolling out `desired` (newest first).
+fn version_status(completed: &str, desired: &str) -> Value {
+    let image = |v: &str| format!("quay.io/openshift-release-dev/ocp-release:{v}-x86_64");
+    let mut history = Vec::new();
+    if completed != desired {
+        history.push(json!({"state": "Partial", "version": desired, "image": image(desired)}));
+    }
+    history.push(json!({"state": "Completed", "version": completed, "image": image(completed)}));
+    json!({"desired": {"version": desired, "image": image(desired)}, "history": history})
 }
 
 /// A HostedCluster `.status` as the management cluster's work agent feeds it back.
@@ -404,6 +654,27 @@ pub fn hosted_cluster_status(stage: Stage) -> Value {
                 "version": {"history": [{"state": "Completed", "version": VERSION}]}
             })
         }
+        Stage::Upgrading { from, to } => json!({
+            "conditions": [
+                condition("Available", "True", "AsExpected",
+                          "The hosted control plane is available"),
+                condition("Progressing", "True", "Progressing",
+                          "Rolling out the hosted control plane components"),
+                condition("Degraded", "False", "AsExpected", ""),
+            ],
+            "controlPlaneEndpoint": {"host": ENDPOINT_HOST, "port": 443},
+            "version": version_status(from, to)
+        }),
+        Stage::Upgraded(version) => json!({
+            "conditions": [
+                condition("Available", "True", "AsExpected",
+                          "The hosted control plane is available"),
+                condition("Progressing", "False", "AsExpected", ""),
+                condition("Degraded", "False", "AsExpected", ""),
+            ],
+            "controlPlaneEndpoint": {"host": ENDPOINT_HOST, "port": 443},
+            "version": version_status(version, version)
+        }),
     }
 }
 
@@ -507,6 +778,97 @@ mod tests {
             &empty,
         );
         assert_eq!(problems(denial, &silent).len(), 1);
+    }
+
+    /// A report that hides the rollout (no "upgrading" in Available, desired_version = version)
+    /// does not pass the rollout pulse.
+    #[test]
+    fn the_rollout_pulse_refuses_a_report_that_hides_the_upgrade() {
+        let pulses = Scenario::Upgrade.pulses();
+        let rollout = &pulses[3];
+        assert_eq!(rollout.generation, 4);
+        let conditions = |available: &'static str| {
+            [
+                ("Applied", "True", "ManifestWorkApplied", ""),
+                ("Available", "True", "ControlPlaneReady", available),
+                ("Health", "True", "NoIssues", ""),
+            ]
+        };
+        let hidden = job(
+            &conditions("Control plane is ready; version 4.17.0"),
+            &json!({"version": VERSION, "desired_version": VERSION}),
+        );
+        assert_eq!(
+            problems(rollout, &hidden).len(),
+            2,
+            "{:?}",
+            problems(rollout, &hidden)
+        );
+        let shown = job(
+            &conditions("Control plane is ready; version 4.17.0; upgrading from 4.17.0 to 4.17.1"),
+            &json!({"version": VERSION, "desired_version": UPGRADE_VERSION}),
+        );
+        assert!(
+            problems(rollout, &shown).is_empty(),
+            "{:?}",
+            problems(rollout, &shown)
+        );
+    }
+
+    /// A deletion that ignores the listed NodePool, and a "done" without `Finalized`, do not
+    /// pass the delete scenario's pulses.
+    #[test]
+    fn the_delete_pulses_refuse_a_premature_delete_and_a_missing_finalized() {
+        let pulses = Scenario::Delete.pulses();
+        assert!(pulses.iter().skip(2).all(|p| p.generation == 4));
+        let held = &pulses[2];
+        let deleted_anyway = job(
+            &[
+                (
+                    "Applied",
+                    "True",
+                    "DeletionRequested",
+                    "requested by this pulse",
+                ),
+                ("Available", "False", "Deleting", ""),
+                ("Health", "True", "NoIssues", ""),
+                ("Finalized", "False", "DeletionRequested", ""),
+            ],
+            &json!({}),
+        );
+        // Applied, Available, Finalized and Applied's message naming the NodePool.
+        assert_eq!(
+            problems(held, &deleted_anyway).len(),
+            4,
+            "{:?}",
+            problems(held, &deleted_anyway)
+        );
+        let done = &pulses[5];
+        let gone = [
+            ("Applied", "True", "CleanupConfirmed", ""),
+            ("Available", "False", "Deleted", ""),
+            ("Health", "True", "NoIssues", ""),
+        ];
+        let message = format!(
+            "HostedCluster clusters/x and ManifestWork hostedcluster-{} are gone from management cluster {}",
+            super::super::CLUSTER_ID,
+            super::super::CONSUMER
+        );
+        let without = job(&gone, &json!({}));
+        let found = problems(done, &without);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.starts_with("Finalized: expected True/CleanupConfirmed, got (none)")),
+            "{found:?}"
+        );
+        let mut with = gone.to_vec();
+        with.push(("Finalized", "True", "CleanupConfirmed", &message));
+        assert!(
+            problems(done, &job(&with, &json!({}))).is_empty(),
+            "{:?}",
+            problems(done, &job(&with, &json!({})))
+        );
     }
 
     /// What the adapter reported before issue 9 once the HostedCluster was deleted: the stale
