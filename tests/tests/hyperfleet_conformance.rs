@@ -243,7 +243,8 @@ const CLUSTER_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 fn the_harness_reproduces_the_docs_dry_run_of_appendix_a() {
     let Some(text) = appendix_a() else { return };
     let config = load(&text, &BTreeMap::new(), &BTreeMap::new()).unwrap();
-    let cluster = json!({"id": CLUSTER_ID, "kind": "Cluster", "generation": 3, "name": "prod-eu-1"});
+    let cluster =
+        json!({"id": CLUSTER_ID, "kind": "Cluster", "generation": 3, "name": "prod-eu-1"});
     let api = |method: &str, url: &str| -> Result<Value, String> {
         assert_eq!(
             (method, url),
