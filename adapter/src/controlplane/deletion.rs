@@ -261,20 +261,9 @@ pub fn report_deletion(
                     work.name
                 ),
             );
-            let available = observed
-                .and_then(|r| r.condition("Available"))
-                .filter(|a| a.status != ConditionStatus::Unknown)
-                .cloned()
-                .unwrap_or_else(|| {
-                    cond(
-                        "Available",
-                        ConditionStatus::False,
-                        NODE_POOLS_EXIST,
-                        format!(
-                            "The cluster is being deleted and waits for its NodePools ({names})"
-                        ),
-                    )
-                });
+            let available = observed_available_or(observed, NODE_POOLS_EXIST, || {
+                format!("The cluster is being deleted and waits for its NodePools ({names})")
+            });
             let health = if stuck {
                 cond(
                     "Health",
@@ -306,19 +295,10 @@ pub fn report_deletion(
                     work.name
                 ),
             );
-            let available = observed
-                .and_then(|r| r.condition("Available"))
-                .filter(|a| a.status != ConditionStatus::Unknown)
-                .cloned()
-                .unwrap_or_else(|| {
-                    cond(
-                        "Available",
-                        ConditionStatus::False,
-                        NODE_POOLS_UNKNOWN,
-                        "The cluster is being deleted and waits until its NodePools can be listed"
-                            .to_owned(),
-                    )
-                });
+            let available = observed_available_or(observed, NODE_POOLS_UNKNOWN, || {
+                "The cluster is being deleted and waits until its NodePools can be listed"
+                    .to_owned()
+            });
             let health = cond(
                 "Health",
                 ConditionStatus::False,
@@ -436,6 +416,21 @@ pub fn report_deletion(
         report(generation, [applied, available, health], "", ""),
         finalized,
     )
+}
+
+/// `Available` while nothing was deleted yet: the running control plane's, from the work's
+/// feedback (`observed`), unless that is `Unknown` (the API would discard the report, and its
+/// `Finalized` with it); else False `reason` with `message`.
+fn observed_available_or(
+    observed: Option<&Report>,
+    reason: &str,
+    message: impl FnOnce() -> String,
+) -> Condition {
+    observed
+        .and_then(|r| r.condition("Available"))
+        .filter(|a| a.status != ConditionStatus::Unknown)
+        .cloned()
+        .unwrap_or_else(|| cond("Available", ConditionStatus::False, reason, message()))
 }
 
 fn with_finalized(mut report: Report, finalized: Condition) -> Report {
