@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
-use crate::{controlplane, nodes};
+use crate::pulse::{controlplane, nodes};
 
 /// Exit code for bad flags or configuration (clap's own code for usage errors).
 pub const EXIT_CONFIG: u8 = 2;

@@ -19,13 +19,8 @@ fn compile_literal_regex(pattern: &str) -> regex::Regex {
 }
 
 pub mod cli;
-pub mod cluster;
-pub mod controlplane;
-pub mod hostedcluster;
-pub mod hub;
 pub mod hyperfleet;
+pub mod hypershift;
 pub mod kubeconfig;
-pub mod maestro;
-pub mod manifestwork;
-pub mod nodes;
+pub mod pulse;
 pub mod work;

@@ -6,8 +6,8 @@
 //! per-manifest entries under `resourceStatus.manifests` (Maestro's bundle status has them as a
 //! list `resourceStatus`).
 
-use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient};
 use hypershift_adapter::work::WorkClient;
+use hypershift_adapter::work::maestro::{MaestroConfig, MaestroWorkClient};
 use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
@@ -54,7 +54,7 @@ impl HubAgent {
         let config = MaestroConfig::new(
             self.maestro.grpc_url(),
             self.maestro.rest_url(),
-            hypershift_adapter::controlplane::args::DEFAULT_SOURCE_ID,
+            hypershift_adapter::pulse::controlplane::args::DEFAULT_SOURCE_ID,
             self.consumer.clone(),
         );
         MaestroWorkClient::new(config)?.create(&work).await?;

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use hypershift_adapter::maestro::{BearerToken, MaestroConfig, MaestroWorkClient, TokenSource};
 use hypershift_adapter::work::WorkClient;
+use hypershift_adapter::work::maestro::{
+    BearerToken, MaestroConfig, MaestroWorkClient, TokenSource,
+};
 use job_report::Report;
 use serde_json::{Value, json};
 use testbed::kube_api::ApiServer;

@@ -5,8 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use hypershift_adapter::cluster::{ClusterInput, ClusterSpec};
-use hypershift_adapter::{hostedcluster, manifestwork};
+use hypershift_adapter::hyperfleet::cluster::{ClusterInput, ClusterSpec};
+use hypershift_adapter::hypershift::hostedcluster;
+use hypershift_adapter::work::manifestwork;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::LazyLock;

@@ -3,7 +3,7 @@
 //! backend gives in the same states (`maestro_client.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use hypershift_adapter::hub::{DEFAULT_TIMEOUT, HubWorkClient};
+use hypershift_adapter::work::hub::{DEFAULT_TIMEOUT, HubWorkClient};
 use hypershift_adapter::work::{WorkClient, WorkError};
 use serde_json::{Value, json};
 use testbed::ids::CLUSTER_ID;
@@ -165,7 +165,7 @@ async fn remove_finalizers(server: &ApiServer) {
     let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
         server.client().await,
         CONSUMER,
-        &hypershift_adapter::hub::manifest_work_resource(),
+        &hypershift_adapter::work::hub::manifest_work_resource(),
     );
     api.patch(
         &name(),

@@ -4,10 +4,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hypershift_adapter::maestro::bundle::ResourceBundle;
-use hypershift_adapter::maestro::manifestbundle::SpecEventBuilder;
-use hypershift_adapter::maestro::rest::ListQuery;
-use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient, TokenSource, resource_id};
+use hypershift_adapter::work::maestro::bundle::ResourceBundle;
+use hypershift_adapter::work::maestro::manifestbundle::SpecEventBuilder;
+use hypershift_adapter::work::maestro::rest::ListQuery;
+use hypershift_adapter::work::maestro::{
+    MaestroConfig, MaestroWorkClient, TokenSource, resource_id,
+};
 use hypershift_adapter::work::{WorkClient, WorkError};
 use serde_json::{Value, json};
 use testbed::maestro::{FakeMaestro, FakeOptions};
@@ -245,7 +247,9 @@ async fn token_is_never_sent_in_plaintext() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(&fake, dir.path());
     assert!(cfg.grpc_url.starts_with("http://"));
-    cfg.token = TokenSource::Static(hypershift_adapter::maestro::BearerToken::new("secret"));
+    cfg.token = TokenSource::Static(hypershift_adapter::work::maestro::BearerToken::new(
+        "secret",
+    ));
     let err = MaestroWorkClient::new(cfg)
         .unwrap()
         .create(&work())
@@ -615,7 +619,7 @@ async fn mutual_tls_with_client_certificate() {
 
 #[tokio::test]
 async fn list_all_pages_through_more_than_one_page() {
-    use hypershift_adapter::maestro::rest::{MAX_LIST_PAGE_SIZE, search_for};
+    use hypershift_adapter::work::maestro::rest::{MAX_LIST_PAGE_SIZE, search_for};
     let fake = FakeMaestro::start(on_demand(&[CONSUMER])).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let client = MaestroWorkClient::new(config(&fake, dir.path())).unwrap();

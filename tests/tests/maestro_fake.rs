@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use hypershift_adapter::maestro::cloudevent::{AttrValue, CloudEvent};
-use hypershift_adapter::maestro::manifestbundle::{SpecEventBuilder, StatusEvent};
-use hypershift_adapter::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
-use hypershift_adapter::maestro::proto::{self, PublishRequest, SubscriptionRequest};
+use hypershift_adapter::work::maestro::cloudevent::{AttrValue, CloudEvent};
+use hypershift_adapter::work::maestro::manifestbundle::{SpecEventBuilder, StatusEvent};
+use hypershift_adapter::work::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
+use hypershift_adapter::work::maestro::proto::{self, PublishRequest, SubscriptionRequest};
 use serde_json::{Value, json};
 use testbed::maestro::{FakeMaestro, FakeOptions};
 use tonic::transport::Channel;
@@ -280,7 +280,7 @@ async fn resync_request_rebroadcasts_status_of_the_source_only() {
     );
     assert_eq!(
         statuses[0].resource_id,
-        hypershift_adapter::maestro::resource_id(SOURCE, CONSUMER, "w1").to_string()
+        hypershift_adapter::work::maestro::resource_id(SOURCE, CONSUMER, "w1").to_string()
     );
     assert_eq!(fake.resource_count(), 2);
 }

@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use hypershift_adapter::maestro::cloudevent::CloudEvent;
-use hypershift_adapter::maestro::config::DEFAULT_MAX_DECODE_BYTES;
-use hypershift_adapter::maestro::manifestbundle::StatusEvent;
-use hypershift_adapter::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
-use hypershift_adapter::maestro::proto::{self, SubscriptionRequest};
-use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient, resource_id};
+use hypershift_adapter::work::maestro::cloudevent::CloudEvent;
+use hypershift_adapter::work::maestro::config::DEFAULT_MAX_DECODE_BYTES;
+use hypershift_adapter::work::maestro::manifestbundle::StatusEvent;
+use hypershift_adapter::work::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
+use hypershift_adapter::work::maestro::proto::{self, SubscriptionRequest};
+use hypershift_adapter::work::maestro::{MaestroConfig, MaestroWorkClient, resource_id};
 use hypershift_adapter::work::{WorkClient, WorkError};
 use serde_json::{Value, json};
 use testbed::maestro::{FakeMaestro, FakeOptions};

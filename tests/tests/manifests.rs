@@ -555,7 +555,8 @@ fn deadlines_ttl_and_volume_size_fit_together() {
     // The adapter's budget, plus the attempt in flight when it runs out, ends before the reporter
     // stops waiting; otherwise a Maestro outage reads as AdapterTimeout instead of MaestroUnavailable.
     let request_timeout =
-        i64::try_from(hypershift_adapter::maestro::config::DEFAULT_TIMEOUT.as_secs()).unwrap();
+        i64::try_from(hypershift_adapter::work::maestro::config::DEFAULT_TIMEOUT.as_secs())
+            .unwrap();
     assert!(
         budget + request_timeout < deadline - REPORTER_DEADLINE_MARGIN_SECONDS,
         "RETRY_BUDGET_SECONDS {budget} + request timeout {request_timeout} must end before \
@@ -1283,13 +1284,17 @@ fn kind_overlay_swaps_only_the_backend_and_its_inputs() {
     );
 
     // The demo's cluster spec is one the adapter accepts.
-    let input = hypershift_adapter::cluster::ClusterInput::from_json(&read(
+    let input = hypershift_adapter::hyperfleet::cluster::ClusterInput::from_json(&read(
         "manifests/kind/cluster-spec.json",
     ))
     .unwrap();
     let id = input.id.clone().expect("cluster-spec.json has an id");
-    hypershift_adapter::cluster::ClusterSpec::validate(&id, input.name.as_deref(), &input.spec)
-        .unwrap_or_else(|v| panic!("manifests/kind/cluster-spec.json is invalid: {v:?}"));
+    hypershift_adapter::hyperfleet::cluster::ClusterSpec::validate(
+        &id,
+        input.name.as_deref(),
+        &input.spec,
+    )
+    .unwrap_or_else(|v| panic!("manifests/kind/cluster-spec.json is invalid: {v:?}"));
     let script = read("scripts/kind-demo.sh");
     assert!(script.contains(&format!("CLUSTER_ID={id}\n")));
     // The rendered Job name becomes a label value: at most 63 characters.

@@ -12,9 +12,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http::Method;
-use hypershift_adapter::nodes::judge::{self, ReadyState, TaintSummary};
-use hypershift_adapter::nodes::source::LeaseRenewal;
-use hypershift_adapter::nodes::{NodeSummary, Thresholds, testing};
+use hypershift_adapter::pulse::nodes::judge::{self, ReadyState, TaintSummary};
+use hypershift_adapter::pulse::nodes::source::LeaseRenewal;
+use hypershift_adapter::pulse::nodes::{NodeSummary, Thresholds, testing};
 use jiff::{SignedDuration, Timestamp};
 use job_report::{ConditionStatus, Report};
 use serde_json::{Value, json};

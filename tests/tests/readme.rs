@@ -156,8 +156,8 @@ fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>
     (missing, unknown)
 }
 
-const CONTROLPLANE_DOCS: &str = include_str!("../../adapter/src/controlplane.rs");
-const DELETION_DOCS: &str = include_str!("../../adapter/src/controlplane/deletion.rs");
+const CONTROLPLANE_DOCS: &str = include_str!("../../adapter/src/pulse/controlplane/mod.rs");
+const DELETION_DOCS: &str = include_str!("../../adapter/src/pulse/controlplane/deletion.rs");
 
 #[test]
 fn the_condition_table_has_every_reason_of_the_module_docs() {

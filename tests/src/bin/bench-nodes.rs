@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use hypershift_adapter::nodes::testing;
+use hypershift_adapter::pulse::nodes::testing;
 use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_binary, print_rss};
 use testbed::kube_api::ApiServer;
 

@@ -23,8 +23,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hypershift_adapter::maestro::cloudevent::CloudEvent;
-use hypershift_adapter::maestro::proto::cloud_event_service_server::CloudEventServiceServer;
+use hypershift_adapter::work::maestro::cloudevent::CloudEvent;
+use hypershift_adapter::work::maestro::proto::cloud_event_service_server::CloudEventServiceServer;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;

@@ -37,7 +37,7 @@ pub fn error_body(status: StatusCode, code: u32, reason: &str) -> Response {
 }
 
 fn new_op_id() -> String {
-    hypershift_adapter::maestro::manifestbundle::new_event_id()
+    hypershift_adapter::work::maestro::manifestbundle::new_event_id()
 }
 
 async fn unknown_route(uri: Uri) -> Response {

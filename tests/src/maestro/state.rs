@@ -5,9 +5,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use hypershift_adapter::maestro::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
-use hypershift_adapter::maestro::manifestbundle::{DATA_TYPE, new_event_id};
-use hypershift_adapter::maestro::proto;
+use hypershift_adapter::work::maestro::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
+use hypershift_adapter::work::maestro::manifestbundle::{DATA_TYPE, new_event_id};
+use hypershift_adapter::work::maestro::proto;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 

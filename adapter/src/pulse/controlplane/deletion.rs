@@ -36,7 +36,7 @@ pub const DELETION_STUCK: &str = "DeletionStuck";
 pub const DELETING: &str = "Deleting";
 pub const DELETED: &str = "Deleted";
 /// Feedback values that carry the HostedCluster's `.metadata.finalizers` and
-/// `.metadata.deletionTimestamp` (see [`crate::manifestwork`]).
+/// `.metadata.deletionTimestamp` (see [`crate::work::manifestwork`]).
 pub const FINALIZERS_FEEDBACK_NAME: &str = "finalizers";
 pub const DELETION_TIMESTAMP_FEEDBACK_NAME: &str = "deletionTimestamp";
 

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
+use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
 
 pub const API_VERSION: &str = "hypershift.openshift.io/v1beta1";
 pub const KIND: &str = "HostedCluster";
@@ -157,7 +157,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::cluster::fixture;
+    use crate::hyperfleet::cluster::fixture;
     use serde_json::json;
 
     #[test]

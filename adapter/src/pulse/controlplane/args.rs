@@ -228,7 +228,7 @@ pub fn parse_budget(s: &str) -> Result<Duration, String> {
     if let Ok(seconds) = s.parse::<u64>() {
         return Ok(Duration::from_secs(seconds));
     }
-    crate::nodes::args::parse_duration(s).map(|d| d.unsigned_abs())
+    crate::pulse::nodes::args::parse_duration(s).map(|d| d.unsigned_abs())
 }
 
 #[cfg(test)]

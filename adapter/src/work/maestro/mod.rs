@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! # async fn demo(work: serde_json::Value) -> Result<(), hypershift_adapter::work::WorkError> {
-//! use hypershift_adapter::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+//! use hypershift_adapter::work::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
 //! use hypershift_adapter::work::WorkClient;
 //!
 //! let mut config = MaestroConfig::new(

@@ -15,7 +15,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use serde::Deserialize;
 
 use crate::kubeconfig::error_chain;
-use crate::maestro::bundle::ManifestWorkStatus;
+use crate::work::maestro::bundle::ManifestWorkStatus;
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
 /// Group, version, kind and plural of ManifestWork.
@@ -76,7 +76,7 @@ impl HubWorkClient {
         let mut config = crate::kubeconfig::load(kubeconfig)
             .await
             .map_err(config_error)?;
-        crate::nodes::source::tune(&mut config, timeout);
+        crate::pulse::nodes::source::tune(&mut config, timeout);
         let client = kube::Client::try_from(config).map_err(|e| config_error(error_chain(&e)))?;
         Ok(Self::new(client, consumer, timeout))
     }

@@ -231,10 +231,10 @@ pub fn immutable_changes(old: &Value, new: &Value) -> Vec<ImmutableChange> {
 /// `HostedCluster`).
 pub fn hosted_cluster_in(workload: &[Value]) -> Option<&Value> {
     workload.iter().find(|m| {
-        m["kind"] == crate::hostedcluster::KIND
-            && m["apiVersion"]
-                .as_str()
-                .is_some_and(|v| v.starts_with(&format!("{}/", crate::hostedcluster::GROUP)))
+        m["kind"] == crate::hypershift::hostedcluster::KIND
+            && m["apiVersion"].as_str().is_some_and(|v| {
+                v.starts_with(&format!("{}/", crate::hypershift::hostedcluster::GROUP))
+            })
     })
 }
 
@@ -250,7 +250,7 @@ pub enum GenerationCheck {
     Older { pulse: i64, held: i64 },
 }
 
-/// Compares the pulse's generation with the work's [`GENERATION_ANNOTATION`](crate::manifestwork::GENERATION_ANNOTATION).
+/// Compares the pulse's generation with the work's [`GENERATION_ANNOTATION`](crate::work::manifestwork::GENERATION_ANNOTATION).
 pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationCheck {
     match (pulse, held) {
         (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
@@ -264,8 +264,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::cluster::fixture;
-    use crate::hostedcluster::hosted_cluster;
+    use crate::hyperfleet::cluster::fixture;
+    use crate::hypershift::hostedcluster::hosted_cluster;
 
     fn hc_with(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
         hosted_cluster(&fixture::spec_with(edit))
@@ -444,7 +444,7 @@ mod tests {
 
     #[test]
     fn the_hosted_cluster_is_found_after_the_namespace() {
-        let work = crate::manifestwork::manifest_work(&fixture::spec(), "mgmt-1", Some(3));
+        let work = crate::work::manifestwork::manifest_work(&fixture::spec(), "mgmt-1", Some(3));
         let manifests = work["spec"]["workload"]["manifests"].as_array().unwrap();
         let hc = hosted_cluster_in(manifests).unwrap();
         assert_eq!(hc["kind"], "HostedCluster");

@@ -1028,7 +1028,7 @@ pub(crate) mod fixture {
 
     use super::*;
 
-    pub const VALID: &str = include_str!("../tests/fixtures/cluster-valid.json");
+    pub const VALID: &str = include_str!("../../tests/fixtures/cluster-valid.json");
 
     /// The fixture, edited, validated.
     pub fn spec_with(edit: impl FnOnce(&mut Map<String, Value>)) -> ClusterSpec {

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::cluster::ClusterSpec;
-use crate::hostedcluster::{self, CLUSTER_ID_LABEL};
+use crate::hyperfleet::cluster::ClusterSpec;
+use crate::hypershift::hostedcluster::{self, CLUSTER_ID_LABEL};
 
 pub const API_VERSION: &str = "work.open-cluster-management.io/v1";
 pub const KIND: &str = "ManifestWork";
@@ -19,7 +19,7 @@ pub const STATUS_FEEDBACK_NAME: &str = "status";
 /// Names of the feedback values that carry the HostedCluster's `.metadata.finalizers` (an array,
 /// raw JSON) and `.metadata.deletionTimestamp` (a string): what a deletion waits for. The agent
 /// returns no value for a path that does not exist (no deletion yet).
-pub use crate::controlplane::deletion::{
+pub use crate::pulse::controlplane::deletion::{
     DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME,
 };
 
@@ -166,7 +166,7 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
 
     use super::*;
-    use crate::cluster::fixture;
+    use crate::hyperfleet::cluster::fixture;
 
     #[test]
     fn manifest_work_for_the_fixture() {

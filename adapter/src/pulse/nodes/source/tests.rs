@@ -19,9 +19,9 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::nodes::judge::{self, Thresholds};
-use crate::nodes::testing::{self, SYNTHETIC_TAINT, SyntheticNode};
-use crate::nodes::{Args, collect};
+use crate::pulse::nodes::judge::{self, Thresholds};
+use crate::pulse::nodes::testing::{self, SYNTHETIC_TAINT, SyntheticNode};
+use crate::pulse::nodes::{Args, collect};
 
 fn now() -> Timestamp {
     "2026-11-25T12:00:00Z".parse().unwrap()
@@ -349,7 +349,7 @@ async fn run_reports_a_missing_kubeconfig() {
     let path = dir.path().join("adapter-report.json");
     let missing = dir.path().join("no-such-kubeconfig");
     let source = KubeNodeSource::connect(Some(&missing), 500, Duration::from_secs(1)).await;
-    let report = crate::nodes::run(&args(&[]), &path, source, now())
+    let report = crate::pulse::nodes::run(&args(&[]), &path, source, now())
         .await
         .unwrap();
     let applied = report.condition("Applied").unwrap();

@@ -213,7 +213,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::nodes::source::Resource;
+    use crate::pulse::nodes::source::Resource;
 
     /// An in-memory source: pages of `page` items; optionally answers one call with an error,
     /// or hands out continue tokens forever.

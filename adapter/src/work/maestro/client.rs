@@ -145,11 +145,11 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::maestro::cloudevent::{AttrValue, CloudEvent};
-    use crate::maestro::error::from_grpc_status;
-    use crate::maestro::manifestbundle::SpecAction;
-    use crate::maestro::proto::cloud_event_attribute_value::Attr;
-    use crate::maestro::test_fixtures::fixture;
+    use crate::work::maestro::cloudevent::{AttrValue, CloudEvent};
+    use crate::work::maestro::error::from_grpc_status;
+    use crate::work::maestro::manifestbundle::SpecAction;
+    use crate::work::maestro::proto::cloud_event_attribute_value::Attr;
+    use crate::work::maestro::test_fixtures::fixture;
 
     /// The recording's source, consumer and work (`real/09a`, `real/10a`).
     const SOURCE: &str = "hyperfleet-rec-1144924104";

@@ -7,19 +7,19 @@
 //! report). Everything in this file is pure.
 //!
 //! Wiring, in order:
-//! 1. [`ClusterInput::from_json`](crate::cluster::ClusterInput::from_json), then
-//!    [`ClusterSpec::validate`](crate::cluster::ClusterSpec::validate); on `Err` write
+//! 1. [`ClusterInput::from_json`](crate::hyperfleet::cluster::ClusterInput::from_json), then
+//!    [`ClusterSpec::validate`](crate::hyperfleet::cluster::ClusterSpec::validate); on `Err` write
 //!    [`report_invalid_spec`] and send nothing.
-//! 2. `WorkClient::get(`[`work_name`](crate::manifestwork::work_name)`)`:
-//!    - missing → `create(`[`manifest_work`](crate::manifestwork::manifest_work)`)` →
+//! 2. `WorkClient::get(`[`work_name`](crate::work::manifestwork::work_name)`)`:
+//!    - missing → `create(`[`manifest_work`](crate::work::manifestwork::manifest_work)`)` →
 //!      [`report_created`];
-//!    - present → [`ownership`](crate::manifestwork::ownership) of its labels: not ours →
+//!    - present → [`ownership`](crate::work::manifestwork::ownership) of its labels: not ours →
 //!      [`report_ownership_conflict`]; ours → [`report_observed`]: first the agent's own work and
 //!      manifest conditions (`Applied`, `Available`, `StatusFeedbackSynced`), then
 //!      [`report_found`] with the value of the feedback named
-//!      [`STATUS_FEEDBACK_NAME`](crate::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
+//!      [`STATUS_FEEDBACK_NAME`](crate::work::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
 //!      conditions allow using it. `observed_generation` is then the work's
-//!      [`GENERATION_ANNOTATION`](crate::manifestwork::GENERATION_ANNOTATION) (the spec the
+//!      [`GENERATION_ANNOTATION`](crate::work::manifestwork::GENERATION_ANNOTATION) (the spec the
 //!      management cluster holds), not the pulse's;
 //!    - present, ours, and the pulse's generation newer than the work's (and the work not being
 //!      deleted) → [`update::immutable_changes`] of the work's HostedCluster against the new one:
@@ -78,8 +78,8 @@ use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::cluster::{SpecViolation, json_kind as kind};
-use crate::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
+use crate::hyperfleet::cluster::{SpecViolation, json_kind as kind};
+use crate::work::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
 use crate::work::{ExistingWork, ManifestStatus, WorkCondition};
 
 pub mod args;
@@ -482,8 +482,8 @@ pub fn report_observed(
 ) -> Report {
     let (namespace, name) = hc;
     let manifest = existing.manifest(
-        crate::hostedcluster::GROUP,
-        crate::hostedcluster::RESOURCE,
+        crate::hypershift::hostedcluster::GROUP,
+        crate::hypershift::hostedcluster::RESOURCE,
         namespace,
         name,
     );
@@ -1241,7 +1241,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::cluster::{ClusterSpec, fixture};
+    use crate::hyperfleet::cluster::{ClusterSpec, fixture};
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -1325,8 +1325,8 @@ mod tests {
     /// A recorded real bundle (`fixtures/maestro/real/<name>`) as the adapter sees it, and its
     /// HostedCluster's `(namespace, name)`. `None` without the team folder.
     fn real(name: &str) -> Option<(ExistingWork, (String, String))> {
-        use crate::maestro::bundle::ResourceBundle;
-        let file = crate::maestro::test_fixtures::fixture(&format!("real/{name}"))?;
+        use crate::work::maestro::bundle::ResourceBundle;
+        let file = crate::work::maestro::test_fixtures::fixture(&format!("real/{name}"))?;
         let bundle: ResourceBundle = serde_json::from_value(file["body"].clone()).unwrap();
         let meta = &bundle.manifests[0]["metadata"];
         let hc = (
@@ -1974,7 +1974,7 @@ mod tests {
         });
         insta::assert_json_snapshot!("report_ready", report_found(WORK, Some(&ready), Some(3)));
         insta::assert_json_snapshot!("report_created", report_created(WORK, Some(1)));
-        let input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        let input = crate::hyperfleet::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
         let mut spec = input.spec;
         spec.insert("machine_network_cidr".into(), json!("10.132.0.0/16"));
         spec.insert(
@@ -1991,7 +1991,8 @@ mod tests {
 
     #[test]
     fn invalid_spec_names_every_bad_field() {
-        let mut input = crate::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
+        let mut input =
+            crate::hyperfleet::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
         input.spec.insert("gcp_region".into(), json!("nowhere"));
         input.spec.remove("pull_secret_name");
         let violations = ClusterSpec::validate(ID, None, &input.spec).unwrap_err();

@@ -1,10 +1,14 @@
 //! The work backend seen by the adapter: read, create, update and delete one ManifestWork by name.
 //!
-//! Two implementations exist: [`crate::maestro::MaestroWorkClient`] (REST + gRPC CloudEvents) and the OCM hub
+//! Two implementations exist: [`crate::work::maestro::MaestroWorkClient`] (REST + gRPC CloudEvents) and the OCM hub
 //! backend (kube-rs). Both report failures as [`WorkError`], whose variants are backend-neutral kinds.
 
 use std::collections::BTreeMap;
 use std::future::Future;
+
+pub mod hub;
+pub mod maestro;
+pub mod manifestwork;
 
 /// A ManifestWork backend. Generic use only (no `dyn`).
 pub trait WorkClient {

@@ -27,11 +27,13 @@ use super::{
     report_stale_generation, report_updated, report_work_failed,
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
-use crate::cluster::{ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SpecViolation};
-use crate::hostedcluster;
-use crate::hub::HubWorkClient;
-use crate::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
-use crate::manifestwork::{self, Ownership};
+use crate::hyperfleet::cluster::{
+    ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SpecViolation,
+};
+use crate::hypershift::hostedcluster;
+use crate::work::hub::HubWorkClient;
+use crate::work::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+use crate::work::manifestwork::{self, Ownership};
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
 /// First backoff delay after a transient failure.
@@ -854,7 +856,7 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                     Err(e) => misconfigured(args, &e),
                 },
                 Backend::Hub => {
-                    let timeout = crate::hub::DEFAULT_TIMEOUT
+                    let timeout = crate::work::hub::DEFAULT_TIMEOUT
                         .min(args.retry_budget.max(Duration::from_secs(1)));
                     match HubWorkClient::connect(
                         args.kubeconfig.as_deref(),
@@ -934,11 +936,11 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
             "neither --cluster-spec nor --hyperfleet-api with --cluster-id is set".to_owned(),
         ));
     };
-    crate::hyperfleet::fetch_cluster(
+    crate::hyperfleet::api::fetch_cluster(
         url,
         cluster_id,
         args.hyperfleet_token_file.as_deref(),
-        crate::hyperfleet::TIMEOUT,
+        crate::hyperfleet::api::TIMEOUT,
     )
     .await
     .map_err(|e| {
@@ -968,11 +970,11 @@ async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePool
     }
     let cluster_id = args.cluster_id.as_deref().or(object_id);
     match (&args.hyperfleet_api, cluster_id) {
-        (Some(url), Some(cluster_id)) => crate::hyperfleet::fetch_nodepools(
+        (Some(url), Some(cluster_id)) => crate::hyperfleet::api::fetch_nodepools(
             url,
             cluster_id,
             args.hyperfleet_token_file.as_deref(),
-            crate::hyperfleet::TIMEOUT,
+            crate::hyperfleet::api::TIMEOUT,
         )
         .await
         .map_err(|e| e.to_string()),
@@ -1018,7 +1020,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::cluster::fixture::VALID;
+    use crate::hyperfleet::cluster::fixture::VALID;
     use crate::work::{ManifestStatus, ResourceIdentity, WorkCondition};
 
     const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
@@ -1615,7 +1617,7 @@ mod tests {
         generation: i64,
         edit: impl FnOnce(&mut serde_json::Map<String, Value>),
     ) -> ExistingWork {
-        let spec = crate::cluster::fixture::spec_with(edit);
+        let spec = crate::hyperfleet::cluster::fixture::spec_with(edit);
         let work = manifestwork::manifest_work(&spec, "mgmt-1", Some(generation));
         let map = |key: &str| -> BTreeMap<String, String> {
             serde_json::from_value(work["metadata"][key].clone()).unwrap()

@@ -401,7 +401,7 @@ impl ManifestWorkStatus {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::maestro::test_fixtures::fixture;
+    use crate::work::maestro::test_fixtures::fixture;
 
     const DEPLOYMENT: (&str, &str, &str, &str) =
         ("apps", "deployments", "default", "maestro-e2e-upgrade-test");

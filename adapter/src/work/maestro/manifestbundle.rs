@@ -405,8 +405,8 @@ fn protocol(message: String) -> WorkError {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::maestro::proto::cloud_event_attribute_value::Attr;
-    use crate::maestro::test_fixtures::fixture;
+    use crate::work::maestro::proto::cloud_event_attribute_value::Attr;
+    use crate::work::maestro::test_fixtures::fixture;
 
     const SOURCE: &str = "mw-client-example";
     const CONSUMER: &str = "7ff1a8f4-8811-49b4-8c19-9271bc51975e";
@@ -483,7 +483,8 @@ mod tests {
         assert!(matches!(attr("ce-time"), Attr::CeTimestamp(_)));
         assert_eq!(wire.spec_version, "1.0");
         assert_eq!(wire.source, SOURCE);
-        let Some(crate::maestro::proto::cloud_event::Data::BinaryData(data)) = &wire.data else {
+        let Some(crate::work::maestro::proto::cloud_event::Data::BinaryData(data)) = &wire.data
+        else {
             panic!("data must be binary_data")
         };
         let data: Value = serde_json::from_slice(data).unwrap();
@@ -602,7 +603,7 @@ mod tests {
         let mut wire = event.to_proto();
         wire.attributes.insert(
             "ce-resourceversion".into(),
-            crate::maestro::proto::CloudEventAttributeValue {
+            crate::work::maestro::proto::CloudEventAttributeValue {
                 attr: Some(Attr::CeString("1".into())),
             },
         );

@@ -557,13 +557,13 @@ fn data_stays_under_the_limit_with_the_longest_names() {
 #[test]
 fn same_input_gives_a_byte_identical_report_whatever_the_order() {
     let now = now();
-    let cluster = crate::nodes::testing::synthetic_cluster(2000, 7, now);
+    let cluster = crate::pulse::nodes::testing::synthetic_cluster(2000, 7, now);
     let leases: HashMap<String, Timestamp> = cluster
         .iter()
         .filter_map(|n| Some((n.lease.node.clone(), n.lease.renewed?)))
         .collect();
     let mut t = thresholds();
-    t.verification_taints = vec![crate::nodes::testing::SYNTHETIC_TAINT.to_owned()];
+    t.verification_taints = vec![crate::pulse::nodes::testing::SYNTHETIC_TAINT.to_owned()];
     let forward: Vec<NodeSummary> = cluster.iter().map(|n| n.summary.clone()).collect();
     let mut shuffled = forward.clone();
     fastrand::Rng::with_seed(99).shuffle(&mut shuffled);
@@ -634,7 +634,7 @@ mod durations {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::nodes::args::parse_duration;
+    use crate::pulse::nodes::args::parse_duration;
 
     proptest! {
         /// Whatever `human` prints, the flag parser reads back as the same duration.

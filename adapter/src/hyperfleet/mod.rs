@@ -1,0 +1,4 @@
+//! HyperFleet: the input.
+
+pub mod api;
+pub mod cluster;

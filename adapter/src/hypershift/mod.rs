@@ -1,0 +1,3 @@
+//! HyperShift: the objects.
+
+pub mod hostedcluster;

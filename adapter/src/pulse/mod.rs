@@ -1,0 +1,4 @@
+//! The subcommands.
+
+pub mod controlplane;
+pub mod nodes;
