@@ -19,8 +19,10 @@ fn compile_literal_regex(pattern: &str) -> regex::Regex {
 }
 
 pub mod cli;
+pub mod duration;
 pub mod hyperfleet;
 pub mod hypershift;
 pub mod kubeconfig;
+pub mod message;
 pub mod pulse;
 pub mod work;

@@ -54,7 +54,7 @@ impl HubAgent {
         let config = MaestroConfig::new(
             self.maestro.grpc_url(),
             self.maestro.rest_url(),
-            hypershift_adapter::pulse::controlplane::args::DEFAULT_SOURCE_ID,
+            hypershift_adapter::work::backend::DEFAULT_SOURCE_ID,
             self.consumer.clone(),
         );
         MaestroWorkClient::new(config)?.create(&work).await?;

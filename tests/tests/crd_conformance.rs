@@ -7,7 +7,7 @@
 
 use hypershift_adapter::hyperfleet::cluster::{ClusterInput, ClusterSpec};
 use hypershift_adapter::hypershift::hostedcluster;
-use hypershift_adapter::work::manifestwork;
+use hypershift_adapter::pulse::controlplane;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -140,7 +140,7 @@ fn every_generated_manifest_work_conforms_to_the_crd() {
         return;
     }
     for (name, spec) in variants() {
-        let work = manifestwork::manifest_work(&spec, "us-east-mgmt-01", Some(12));
+        let work = controlplane::manifest_work(&spec, "us-east-mgmt-01", Some(12));
         assert_conforms(name, &validate(&MANIFEST_WORK_SCHEMA, &work));
         // Its second manifest (after the Namespace) is the HostedCluster, which must conform too.
         let manifest = &work["spec"]["workload"]["manifests"][1];
@@ -378,7 +378,7 @@ fn the_validator_rejects_a_broken_manifest_work() {
     if CRDS.is_none() {
         return;
     }
-    let mut work = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    let mut work = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     work["spec"]["manifestConfigs"][1]["feedbackRules"][0]["type"] = json!("JsonPaths");
     work["spec"]["manifestConfigs"][1]["updateStrategy"] = json!({"type": "Patch"});
     work["spec"]["deleteOption"]["propagationPolicy"] = json!("Background");
@@ -401,7 +401,7 @@ fn the_validator_rejects_a_broken_manifest_work() {
 
     // The HostedCluster's feedback values (status, finalizers, deletionTimestamp) are a list
     // map keyed by name: a repeated name or a path-less entry is refused.
-    let mut repeated = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    let mut repeated = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][2]["name"] =
         json!("finalizers");
     assert_rejected(
@@ -409,7 +409,7 @@ fn the_validator_rejects_a_broken_manifest_work() {
         ".spec.manifestConfigs[1].feedbackRules[0].jsonPaths",
         "duplicate keys",
     );
-    let mut pathless = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    let mut pathless = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     pathless["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][1]
         .as_object_mut()
         .unwrap()
@@ -420,7 +420,7 @@ fn the_validator_rejects_a_broken_manifest_work() {
         "Required value",
     );
 
-    let mut unnamed = manifestwork::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
+    let mut unnamed = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
     unnamed["spec"]["manifestConfigs"][0]["resourceIdentifier"]
         .as_object_mut()
         .unwrap()
@@ -534,7 +534,7 @@ mod validated_specs_always_conform {
                 let outcome = hosted_cluster_outcome(&hc);
                 prop_assert!(outcome.errors.is_empty(), "{:#?}\n{hc:#}", outcome.errors);
                 prop_assert!(outcome.unevaluated.is_empty(), "{:#?}", outcome.unevaluated);
-                let work = manifestwork::manifest_work(&valid, "mgmt-1", Some(1));
+                let work = controlplane::manifest_work(&valid, "mgmt-1", Some(1));
                 let outcome = validate(&MANIFEST_WORK_SCHEMA, &work);
                 prop_assert!(outcome.errors.is_empty(), "{:#?}", outcome.errors);
             }

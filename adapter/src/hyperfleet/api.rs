@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::hyperfleet::cluster::{ClusterInput, InputError};
+use crate::hyperfleet::nodepools::NodePools;
 use crate::kubeconfig::error_chain;
-use crate::pulse::controlplane::deletion::NodePools;
 
 /// Path of one cluster under the API base URL.
 pub const CLUSTERS_PATH: &str = "/api/hyperfleet/v1/clusters";

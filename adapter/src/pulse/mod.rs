@@ -1,4 +1,56 @@
-//! The subcommands.
+//! The subcommands, one per kind of pulse. Each wires its input (`crate::hyperfleet`), its
+//! object (`crate::hypershift`) and the work transport (`crate::work`) into one report, and owns
+//! its condition table:
+//!
+//! - [`controlplane`]: a cluster's HostedCluster;
+//! - [`nodepool`]: a NodePool's NodePool, after its cluster's control plane;
+//! - [`nodes`]: node and cluster health checks through the hosted cluster's API.
+//!
+//! No subcommand imports another; what they share lives below them (or here, for the process
+//! edge: the shutdown signal and writing the report).
+
+use std::future::Future;
+use std::path::Path;
+
+use job_report::Report;
 
 pub mod controlplane;
+
 pub mod nodes;
+
+/// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are
+/// installed when this is called, not when the future is first polled, so a SIGTERM that
+/// arrives while the input is still being read is not lost (nor fatal).
+pub fn shutdown_signal() -> impl Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    }
+}
+
+/// Writes `report` atomically to `path` and logs its reasons.
+pub fn write_report(
+    path: &Path,
+    report: &Report,
+    log_id: (Option<&str>, Option<&str>),
+) -> Result<(), job_report::WriteError> {
+    job_report::write_atomic(path, report)?;
+    let reasons: Vec<&str> = report
+        .conditions
+        .iter()
+        .map(|c| c.reason.as_str())
+        .collect();
+    let (cluster_id, nodepool_id) = log_id;
+    tracing::info!(cluster_id, nodepool_id, generation = report.observed_generation, path = %path.display(), reasons = ?reasons, "report written");
+    Ok(())
+}

@@ -1,100 +1,156 @@
-//! The ManifestWork (`work.open-cluster-management.io/v1`) that carries the HostedCluster to the
-//! management cluster, and the check that an existing work is ours.
+//! The ManifestWork (`work.open-cluster-management.io/v1`) that carries objects to a management
+//! cluster, whatever they are: its name, its owner labels, the generation it was built from, how
+//! each manifest is applied and fed back, and the check that an existing work is ours.
 
-use serde_json::{Value, json};
-
-use crate::hyperfleet::cluster::ClusterSpec;
-use crate::hypershift::hostedcluster::{self, CLUSTER_ID_LABEL};
+use serde_json::{Map, Value, json};
 
 pub const API_VERSION: &str = "work.open-cluster-management.io/v1";
 pub const KIND: &str = "ManifestWork";
-/// Label naming the adapter that owns a work.
-pub const ADAPTER_LABEL: &str = "hyperfleet.io/adapter";
-/// This adapter's value of [`ADAPTER_LABEL`].
-pub const ADAPTER_LABEL_VALUE: &str = "controlplane";
-/// Annotation with the cluster generation the work was built from.
+/// Annotation with the HyperFleet generation the work was built from (Maestro requires it on the
+/// work, `hyperfleet-framework.md` §5.3).
 pub const GENERATION_ANNOTATION: &str = "hyperfleet.io/generation";
-/// Name of the feedback value that carries the HostedCluster's `.status`.
+/// Name of the feedback value that carries an object's `.status`.
 pub const STATUS_FEEDBACK_NAME: &str = "status";
-/// Names of the feedback values that carry the HostedCluster's `.metadata.finalizers` (an array,
-/// raw JSON) and `.metadata.deletionTimestamp` (a string): what a deletion waits for. The agent
+/// Names of the feedback values that carry an object's `.metadata.finalizers` (an array, raw
+/// JSON) and `.metadata.deletionTimestamp` (a string): what a deletion waits for. The agent
 /// returns no value for a path that does not exist (no deletion yet).
-pub use crate::pulse::controlplane::deletion::{
-    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME,
-};
+pub const FINALIZERS_FEEDBACK_NAME: &str = "finalizers";
+pub const DELETION_TIMESTAMP_FEEDBACK_NAME: &str = "deletionTimestamp";
 
-/// `hostedcluster-<clusterId>`.
-pub fn work_name(cluster_id: &str) -> String {
+/// `hostedcluster-<clusterId>`: the work carrying a cluster's HostedCluster.
+pub fn hosted_cluster_work_name(cluster_id: &str) -> String {
     format!("hostedcluster-{cluster_id}")
 }
 
-/// The Namespace the HostedCluster lives in, created by the work when the management cluster
-/// lacks it (`hypershift-api.md` §1.1: its Secrets must be in the same namespace).
-pub fn hosted_cluster_namespace(namespace: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+/// `nodepool-<nodepoolId>`: the work carrying one HyperFleet NodePool's NodePool (the NodePool id
+/// is unique on its own).
+pub fn node_pool_work_name(nodepool_id: &str) -> String {
+    format!("nodepool-{nodepool_id}")
 }
 
-/// The ManifestWork for `spec`, in the consumer's namespace, stamped with `generation` when known.
-///
-/// Manifests, in apply order: the HostedCluster's Namespace, then the HostedCluster. The
-/// Namespace is shared by every HostedCluster on the management cluster (and holds their
-/// Secrets, which the adapter never sends), so it is `CreateOnly` (created when missing, never
-/// changed) and orphaned when the work is deleted.
-pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>) -> Value {
-    let (hc_namespace, hc_name) = hostedcluster::hosted_cluster_ref(spec);
-    let mut metadata = json!({
-        "name": work_name(&spec.cluster_id),
-        "namespace": consumer,
-        "labels": {
-            CLUSTER_ID_LABEL: spec.cluster_id,
-            ADAPTER_LABEL: ADAPTER_LABEL_VALUE,
-        },
-    });
+/// A manifest's identity as the work's `manifestConfigs` and `deleteOption` name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceIdentifier {
+    /// API group (`""` for core).
+    pub group: String,
+    /// Plural resource, e.g. `hostedclusters`.
+    pub resource: String,
+    /// `""` for a cluster-scoped object.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ResourceIdentifier {
+    fn to_json(&self) -> Value {
+        let mut id = json!({"group": self.group, "resource": self.resource, "name": self.name});
+        if !self.namespace.is_empty()
+            && let Some(object) = id.as_object_mut()
+        {
+            object.insert("namespace".into(), self.namespace.clone().into());
+        }
+        id
+    }
+}
+
+/// How the agent treats one manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Created when the management cluster lacks it, never changed, kept when the work is deleted
+    /// (a Namespace other works share).
+    Shared,
+    /// Server-side applied, fed back (`status` ← `.status`, `finalizers` ←
+    /// `.metadata.finalizers`, `deletionTimestamp` ← `.metadata.deletionTimestamp`) and deleted
+    /// with the work.
+    Owned,
+}
+
+/// One manifest of a work, in apply order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkManifest {
+    pub object: Value,
+    pub identifier: ResourceIdentifier,
+    pub delivery: Delivery,
+}
+
+/// The labels that make a work ours: every `(key, value)` must be on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub labels: Vec<(&'static str, String)>,
+}
+
+/// The ManifestWork `name` in the consumer's namespace, labelled with `owner`, stamped with
+/// `generation` when known, carrying `manifests` in order. `Shared` manifests are `CreateOnly`
+/// and orphaned when the work is deleted (`SelectivelyOrphan`); without any, deletion is
+/// `Foreground`.
+pub fn manifest_work(
+    name: &str,
+    consumer: &str,
+    owner: &Owner,
+    generation: Option<i64>,
+    manifests: Vec<WorkManifest>,
+) -> Value {
+    let labels: Map<String, Value> = owner
+        .labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), Value::from(v.as_str())))
+        .collect();
+    let mut metadata = json!({"name": name, "namespace": consumer, "labels": labels});
     if let (Some(generation), Some(object)) = (generation, metadata.as_object_mut()) {
         object.insert(
             "annotations".into(),
             json!({GENERATION_ANNOTATION: generation.to_string()}),
         );
     }
-    let namespace_id = json!({"group": "", "resource": "namespaces", "name": hc_namespace});
+    let configs: Vec<Value> = manifests
+        .iter()
+        .map(|m| match m.delivery {
+            Delivery::Shared => json!({
+                "resourceIdentifier": m.identifier.to_json(),
+                "updateStrategy": {"type": "CreateOnly"},
+            }),
+            Delivery::Owned => json!({
+                "resourceIdentifier": m.identifier.to_json(),
+                "feedbackRules": [{
+                    "type": "JSONPaths",
+                    "jsonPaths": [
+                        {"name": STATUS_FEEDBACK_NAME, "path": ".status"},
+                        {"name": FINALIZERS_FEEDBACK_NAME, "path": ".metadata.finalizers"},
+                        {"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"},
+                    ],
+                }],
+                "updateStrategy": {"type": "ServerSideApply"},
+            }),
+        })
+        .collect();
+    let orphans: Vec<Value> = manifests
+        .iter()
+        .filter(|m| m.delivery == Delivery::Shared)
+        .map(|m| m.identifier.to_json())
+        .collect();
+    let delete_option = if orphans.is_empty() {
+        json!({"propagationPolicy": "Foreground"})
+    } else {
+        json!({
+            "propagationPolicy": "SelectivelyOrphan",
+            "selectivelyOrphans": {"orphaningRules": orphans},
+        })
+    };
+    let objects: Vec<Value> = manifests.into_iter().map(|m| m.object).collect();
     json!({
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": metadata,
         "spec": {
-            "workload": {"manifests": [
-                hosted_cluster_namespace(hc_namespace),
-                hostedcluster::hosted_cluster(spec),
-            ]},
-            "manifestConfigs": [
-                {
-                    "resourceIdentifier": namespace_id,
-                    "updateStrategy": {"type": "CreateOnly"},
-                },
-                {
-                    "resourceIdentifier": {
-                        "group": hostedcluster::GROUP,
-                        "resource": hostedcluster::RESOURCE,
-                        "namespace": hc_namespace,
-                        "name": hc_name,
-                    },
-                    "feedbackRules": [{
-                        "type": "JSONPaths",
-                        "jsonPaths": [
-                            {"name": STATUS_FEEDBACK_NAME, "path": ".status"},
-                            {"name": FINALIZERS_FEEDBACK_NAME, "path": ".metadata.finalizers"},
-                            {"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"},
-                        ],
-                    }],
-                    "updateStrategy": {"type": "ServerSideApply"},
-                },
-            ],
-            "deleteOption": {
-                "propagationPolicy": "SelectivelyOrphan",
-                "selectivelyOrphans": {"orphaningRules": [namespace_id]},
-            },
+            "workload": {"manifests": objects},
+            "manifestConfigs": configs,
+            "deleteOption": delete_option,
         },
     })
+}
+
+/// A Namespace object, for a [`Delivery::Shared`] manifest.
+pub fn namespace(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
 /// The generation a work was built from: its [`GENERATION_ANNOTATION`], when it is an integer
@@ -111,52 +167,78 @@ where
         .filter(|g| *g >= 1)
 }
 
-/// Whether an existing work belongs to this adapter and cluster.
+/// Whether an existing work belongs to this adapter and object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ownership {
     Ours,
-    /// Someone else's: what its labels say instead (`None` = label missing).
+    /// Someone else's: each owner label key with the value the work has (`None` = missing).
     NotOurs {
-        cluster_id: Option<String>,
-        adapter: Option<String>,
+        found: Vec<(String, Option<String>)>,
     },
 }
 
-/// Checks the labels of an existing work: ours when `hyperfleet.io/cluster-id` is `cluster_id`
-/// and `hyperfleet.io/adapter` is `controlplane`. Takes any label map (`&BTreeMap`, `&HashMap`).
-pub fn ownership<K, V>(labels: impl IntoIterator<Item = (K, V)>, cluster_id: &str) -> Ownership
+impl std::fmt::Display for Ownership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ownership::Ours => f.write_str("labels that match (ownership was checked wrongly)"),
+            Ownership::NotOurs { found } => {
+                let labels: Vec<String> = found
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("<missing>")))
+                    .collect();
+                write!(f, "labels {}", labels.join(" and "))
+            }
+        }
+    }
+}
+
+impl Owner {
+    /// `k=v and k=v`, for messages.
+    pub fn describe(&self) -> String {
+        self.labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+}
+
+/// Checks the labels of an existing work against `owner`. Takes any label map (`&BTreeMap`,
+/// `&HashMap`).
+pub fn ownership<K, V>(labels: impl IntoIterator<Item = (K, V)>, owner: &Owner) -> Ownership
 where
     K: AsRef<str>,
     V: AsRef<str>,
 {
-    let mut found_cluster = None;
-    let mut found_adapter = None;
+    let mut found: Vec<(String, Option<String>)> = owner
+        .labels
+        .iter()
+        .map(|(k, _)| ((*k).to_owned(), None))
+        .collect();
     for (key, value) in labels {
-        match key.as_ref() {
-            CLUSTER_ID_LABEL => found_cluster = Some(value.as_ref().to_owned()),
-            ADAPTER_LABEL => found_adapter = Some(value.as_ref().to_owned()),
-            _ => {}
+        if let Some(slot) = found.iter_mut().find(|(k, _)| k == key.as_ref()) {
+            slot.1 = Some(value.as_ref().to_owned());
         }
     }
-    if found_cluster.as_deref() == Some(cluster_id)
-        && found_adapter.as_deref() == Some(ADAPTER_LABEL_VALUE)
-    {
+    let ours = owner
+        .labels
+        .iter()
+        .zip(&found)
+        .all(|((_, want), (_, have))| have.as_deref() == Some(want.as_str()));
+    if ours {
         Ownership::Ours
     } else {
-        Ownership::NotOurs {
-            cluster_id: found_cluster,
-            adapter: found_adapter,
-        }
+        Ownership::NotOurs { found }
     }
 }
 
 /// Shorthand for `ownership(..) == Ownership::Ours`.
-pub fn is_ours<K, V>(labels: impl IntoIterator<Item = (K, V)>, cluster_id: &str) -> bool
+pub fn is_ours<K, V>(labels: impl IntoIterator<Item = (K, V)>, owner: &Owner) -> bool
 where
     K: AsRef<str>,
     V: AsRef<str>,
 {
-    ownership(labels, cluster_id) == Ownership::Ours
+    ownership(labels, owner) == Ownership::Ours
 }
 
 #[cfg(test)]
@@ -166,94 +248,135 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
 
     use super::*;
-    use crate::hyperfleet::cluster::fixture;
 
-    #[test]
-    fn manifest_work_for_the_fixture() {
-        let work = manifest_work(&fixture::spec(), "us-east-mgmt-01", Some(3));
-        insta::assert_json_snapshot!("manifest_work", work);
+    const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+
+    fn owner(adapter: &str) -> Owner {
+        Owner {
+            labels: vec![
+                ("hyperfleet.io/cluster-id", ID.to_owned()),
+                ("hyperfleet.io/adapter", adapter.to_owned()),
+            ],
+        }
+    }
+
+    fn owned(name: &str) -> WorkManifest {
+        WorkManifest {
+            object: json!({"apiVersion": "example.io/v1", "kind": "Thing", "metadata": {"name": name, "namespace": "ns"}}),
+            identifier: ResourceIdentifier {
+                group: "example.io".into(),
+                resource: "things".into(),
+                namespace: "ns".into(),
+                name: name.into(),
+            },
+            delivery: Delivery::Owned,
+        }
     }
 
     #[test]
-    fn manifest_work_shape() {
-        let spec = fixture::spec();
-        let work = manifest_work(&spec, "mgmt-1", Some(7));
-        assert_eq!(
-            work["metadata"]["name"],
-            "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"
-        );
-        assert_eq!(work["metadata"]["namespace"], "mgmt-1");
-        assert_eq!(work["metadata"]["annotations"][GENERATION_ANNOTATION], "7");
-        assert_eq!(work["metadata"]["labels"][ADAPTER_LABEL], "controlplane");
-        assert_eq!(
-            work["spec"]["workload"]["manifests"][0],
-            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}})
-        );
-        assert_eq!(
-            work["spec"]["workload"]["manifests"][1],
-            hostedcluster::hosted_cluster(&spec)
-        );
-        let namespace = &work["spec"]["manifestConfigs"][0];
-        assert_eq!(
-            namespace["resourceIdentifier"],
-            serde_json::json!({"group": "", "resource": "namespaces", "name": "clusters"})
-        );
-        assert_eq!(namespace["updateStrategy"]["type"], "CreateOnly");
-        assert!(namespace.get("feedbackRules").is_none());
-        let config = &work["spec"]["manifestConfigs"][1];
-        assert_eq!(
-            config["resourceIdentifier"],
-            serde_json::json!({"group": "hypershift.openshift.io", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"})
-        );
-        assert_eq!(
-            config["feedbackRules"][0]["jsonPaths"],
-            serde_json::json!([
-                {"name": "status", "path": ".status"},
-                {"name": "finalizers", "path": ".metadata.finalizers"},
-                {"name": "deletionTimestamp", "path": ".metadata.deletionTimestamp"},
-            ])
-        );
-        assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
-        // Deleting the work deletes the HostedCluster but never the shared namespace.
+    fn a_work_with_only_owned_manifests_is_deleted_in_the_foreground() {
+        let work = manifest_work("w", "mgmt-1", &owner("nodepool"), Some(2), vec![owned("a")]);
         assert_eq!(
             work["spec"]["deleteOption"],
-            serde_json::json!({"propagationPolicy": "SelectivelyOrphan",
-                               "selectivelyOrphans": {"orphaningRules": [{"group": "", "resource": "namespaces", "name": "clusters"}]}})
+            json!({"propagationPolicy": "Foreground"})
+        );
+        assert_eq!(work["metadata"]["annotations"][GENERATION_ANNOTATION], "2");
+        assert_eq!(
+            work["metadata"]["labels"]["hyperfleet.io/adapter"],
+            "nodepool"
+        );
+        let config = &work["spec"]["manifestConfigs"][0];
+        assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
+        assert_eq!(
+            config["resourceIdentifier"],
+            json!({"group": "example.io", "resource": "things", "namespace": "ns", "name": "a"})
+        );
+        assert_eq!(
+            config["feedbackRules"][0]["jsonPaths"][0],
+            json!({"name": "status", "path": ".status"})
         );
     }
 
     #[test]
-    fn without_a_generation_there_is_no_generation_annotation() {
-        let work = manifest_work(&fixture::spec(), "mgmt-1", None);
+    fn shared_manifests_are_create_only_and_orphaned() {
+        let shared = WorkManifest {
+            object: namespace("clusters"),
+            identifier: ResourceIdentifier {
+                group: String::new(),
+                resource: "namespaces".into(),
+                namespace: String::new(),
+                name: "clusters".into(),
+            },
+            delivery: Delivery::Shared,
+        };
+        let work = manifest_work(
+            "w",
+            "mgmt-1",
+            &owner("controlplane"),
+            None,
+            vec![shared, owned("a")],
+        );
         assert!(work["metadata"].get("annotations").is_none());
+        assert_eq!(
+            work["spec"]["manifestConfigs"][0]["updateStrategy"]["type"],
+            "CreateOnly"
+        );
+        assert!(
+            work["spec"]["manifestConfigs"][0]
+                .get("feedbackRules")
+                .is_none()
+        );
+        assert_eq!(
+            work["spec"]["deleteOption"],
+            json!({"propagationPolicy": "SelectivelyOrphan",
+                   "selectivelyOrphans": {"orphaningRules": [{"group": "", "resource": "namespaces", "name": "clusters"}]}})
+        );
     }
 
     #[test]
-    fn ownership_requires_both_labels_to_match() {
-        let id = "abc";
+    fn ownership_requires_every_owner_label_to_match() {
         let ours = BTreeMap::from([
-            (CLUSTER_ID_LABEL.to_owned(), id.to_owned()),
-            (ADAPTER_LABEL.to_owned(), ADAPTER_LABEL_VALUE.to_owned()),
+            ("hyperfleet.io/cluster-id".to_owned(), ID.to_owned()),
+            (
+                "hyperfleet.io/adapter".to_owned(),
+                "controlplane".to_owned(),
+            ),
             ("other".to_owned(), "x".to_owned()),
         ]);
-        assert!(is_ours(&ours, id));
-        assert!(!is_ours(&ours, "abd"));
+        assert!(is_ours(&ours, &owner("controlplane")));
+        assert!(!is_ours(&ours, &owner("nodepool")));
 
-        let other_adapter = HashMap::from([(CLUSTER_ID_LABEL, id), (ADAPTER_LABEL, "nodepool")]);
+        let other_adapter = HashMap::from([
+            ("hyperfleet.io/cluster-id", ID),
+            ("hyperfleet.io/adapter", "nodepool"),
+        ]);
+        let found = ownership(&other_adapter, &owner("controlplane"));
         assert_eq!(
-            ownership(&other_adapter, id),
+            found,
             Ownership::NotOurs {
-                cluster_id: Some(id.to_owned()),
-                adapter: Some("nodepool".to_owned())
+                found: vec![
+                    ("hyperfleet.io/cluster-id".into(), Some(ID.into())),
+                    ("hyperfleet.io/adapter".into(), Some("nodepool".into())),
+                ]
             }
+        );
+        assert_eq!(
+            found.to_string(),
+            format!("labels hyperfleet.io/cluster-id={ID} and hyperfleet.io/adapter=nodepool")
         );
         let unlabelled: BTreeMap<String, String> = BTreeMap::new();
         assert_eq!(
-            ownership(&unlabelled, id),
-            Ownership::NotOurs {
-                cluster_id: None,
-                adapter: None
-            }
+            ownership(&unlabelled, &owner("controlplane")).to_string(),
+            "labels hyperfleet.io/cluster-id=<missing> and hyperfleet.io/adapter=<missing>"
         );
+    }
+
+    #[test]
+    fn generations_are_integers_from_one() {
+        let g = |v: &str| work_generation([(GENERATION_ANNOTATION, v)]);
+        assert_eq!(g("3"), Some(3));
+        assert_eq!(g("0"), None);
+        assert_eq!(g("x"), None);
+        assert_eq!(work_generation([("other", "3")]), None);
     }
 }

@@ -6,9 +6,14 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
+pub mod backend;
+pub mod deletion;
+pub mod feedback;
 pub mod hub;
 pub mod maestro;
 pub mod manifestwork;
+pub mod outcome;
+pub mod sync;
 
 /// A ManifestWork backend. Generic use only (no `dyn`).
 pub trait WorkClient {

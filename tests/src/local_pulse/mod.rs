@@ -610,7 +610,7 @@ fn adapter_env(
         ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER.to_owned()),
         (
             "MAESTRO_SOURCE_ID",
-            hypershift_adapter::pulse::controlplane::args::DEFAULT_SOURCE_ID.to_owned(),
+            hypershift_adapter::work::backend::DEFAULT_SOURCE_ID.to_owned(),
         ),
         ("MAESTRO_API_URL", maestro_api),
         ("MAESTRO_GRPC_URL", maestro_grpc),

@@ -4,18 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::LogFormat;
-
-/// Default `--maestro-source-id`.
-pub const DEFAULT_SOURCE_ID: &str = "hyperfleet-hypershift-adapter";
-
-/// Where ManifestWorks are read and created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Backend {
-    /// Maestro: REST reads, gRPC CloudEvent publishes.
-    Maestro,
-    /// The OCM hub API (ManifestWork objects in the consumer's namespace) via a kubeconfig.
-    Hub,
-}
+use crate::duration::parse_budget;
+use crate::work::backend::{BackendConfigError, WorkArgs};
 
 /// Sends the cluster's HostedCluster to its management cluster in a ManifestWork and writes the
 /// adapter report (Applied / Available / Health).
@@ -75,61 +65,9 @@ pub struct Args {
     #[arg(long, env = "DELETION_STUCK_AFTER", default_value = "30m", value_parser = parse_budget)]
     pub deletion_stuck_after: Duration,
 
-    /// Work backend.
-    #[arg(long, env = "WORK_BACKEND", value_enum, default_value_t = Backend::Maestro)]
-    pub backend: Backend,
-
-    /// The management cluster: Maestro consumer name, and the work namespace on the hub.
-    #[arg(long, env = "MANAGEMENT_CLUSTER_CONSUMER")]
-    pub consumer: String,
-
-    /// Maestro source id: CloudEvent `source` and part of every resource id.
-    #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
-    pub maestro_source_id: String,
-
-    /// Maestro REST base URL (`http://` or `https://`); required with `--backend maestro`.
-    #[arg(long, env = "MAESTRO_API_URL", value_name = "URL")]
-    pub maestro_api_url: Option<String>,
-
-    /// Maestro gRPC URL (`http://` or `https://`); required with `--backend maestro`.
-    #[arg(long, env = "MAESTRO_GRPC_URL", value_name = "URL")]
-    pub maestro_grpc_url: Option<String>,
-
-    /// PEM CA bundle trusted for `https` Maestro URLs (required for `https`).
-    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
-    pub maestro_ca_file: Option<PathBuf>,
-
-    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_CERT_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_key"
-    )]
-    pub maestro_client_cert: Option<PathBuf>,
-
-    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_KEY_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_cert"
-    )]
-    pub maestro_client_key: Option<PathBuf>,
-
-    /// File holding Maestro's bearer token, re-read on every call (sent over TLS only).
-    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
-    pub maestro_token_file: Option<PathBuf>,
-
-    /// How long transient backend failures are retried (backoff 1 s → 60 s) before reporting
-    /// `MaestroUnavailable`: seconds (`120`) or a duration (`2m`). Keep it below the Job's
-    /// `activeDeadlineSeconds` minus the status-reporter's margin.
-    #[arg(long, env = "RETRY_BUDGET_SECONDS", default_value = "120", value_parser = parse_budget)]
-    pub retry_budget: Duration,
-
-    /// Kubeconfig of the OCM hub (`--backend hub`); without it `~/.kube/config` or in-cluster.
-    #[arg(long, env = "KUBECONFIG")]
-    pub kubeconfig: Option<PathBuf>,
+    /// The work backend.
+    #[command(flatten)]
+    pub work: WorkArgs,
 
     /// Overrides the spec's `pull_secret_name`.
     #[arg(long, env = "PULL_SECRET_NAME")]
@@ -155,17 +93,8 @@ pub struct Args {
 /// A configuration problem found after parsing (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{flag} ({env}) is required with --backend {backend}")]
-    Missing {
-        flag: &'static str,
-        env: &'static str,
-        backend: &'static str,
-    },
-    #[error("{flag} ({env}) must not be empty")]
-    Empty {
-        flag: &'static str,
-        env: &'static str,
-    },
+    #[error(transparent)]
+    Backend(#[from] BackendConfigError),
     #[error(
         "--cluster-id (CLUSTER_ID) is {flag:?} but the cluster object's id is {object:?}; the Job was built for another cluster"
     )]
@@ -175,60 +104,15 @@ pub enum ConfigError {
 }
 
 impl Args {
-    /// Checks what clap cannot express: the Maestro URLs with `--backend maestro`, and non-empty
-    /// names.
+    /// Checks what clap cannot express (the backend's settings).
     pub fn check(&self) -> Result<(), ConfigError> {
-        if self.consumer.trim().is_empty() {
-            return Err(ConfigError::Empty {
-                flag: "--consumer",
-                env: "MANAGEMENT_CLUSTER_CONSUMER",
-            });
-        }
-        if self.maestro_source_id.trim().is_empty() {
-            return Err(ConfigError::Empty {
-                flag: "--maestro-source-id",
-                env: "MAESTRO_SOURCE_ID",
-            });
-        }
-        if self.backend == Backend::Maestro {
-            let urls = [
-                (
-                    &self.maestro_api_url,
-                    "--maestro-api-url",
-                    "MAESTRO_API_URL",
-                ),
-                (
-                    &self.maestro_grpc_url,
-                    "--maestro-grpc-url",
-                    "MAESTRO_GRPC_URL",
-                ),
-            ];
-            for (value, flag, env) in urls {
-                if value.as_deref().is_none_or(|v| v.trim().is_empty()) {
-                    return Err(ConfigError::Missing {
-                        flag,
-                        env,
-                        backend: "maestro",
-                    });
-                }
-            }
-        }
-        Ok(())
+        Ok(self.work.check()?)
     }
 
     /// The report path (see [`crate::cli::results_path`]).
     pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
         crate::cli::results_path(self.results_path.as_deref(), results_path_env)
     }
-}
-
-/// `120` (seconds) or a duration such as `90s`, `2m`.
-pub fn parse_budget(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if let Ok(seconds) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(seconds));
-    }
-    crate::pulse::nodes::args::parse_duration(s).map(|d| d.unsigned_abs())
 }
 
 #[cfg(test)]
@@ -265,22 +149,16 @@ mod tests {
     #[test]
     fn defaults() {
         let args = Cli::try_parse_from(MIN).unwrap().args;
-        assert_eq!(args.backend, Backend::Maestro);
-        assert_eq!(args.maestro_source_id, DEFAULT_SOURCE_ID);
-        assert_eq!(args.retry_budget, Duration::from_secs(120));
+        assert_eq!(args.work.backend, crate::work::backend::Backend::Maestro);
+        assert_eq!(
+            args.work.maestro_source_id,
+            crate::work::backend::DEFAULT_SOURCE_ID
+        );
+        assert_eq!(args.work.retry_budget, Duration::from_secs(120));
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.deletion_stuck_after, Duration::from_secs(30 * 60));
         assert_eq!(args.nodepools_file, None);
         assert_eq!(args.check(), Ok(()));
-    }
-
-    #[test]
-    fn retry_budget_takes_seconds_or_durations() {
-        assert_eq!(parse_budget("3"), Ok(Duration::from_secs(3)));
-        assert_eq!(parse_budget("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_budget("500ms"), Ok(Duration::from_millis(500)));
-        assert!(parse_budget("-1").is_err());
-        assert!(parse_budget("soon").is_err());
     }
 
     #[test]

@@ -18,169 +18,21 @@
 //! with it the `Finalized` it carries.
 
 use job_report::{Condition, ConditionStatus, Report};
-use serde_json::Value;
 
-use super::{WorkRef, cond, no_issues, quote, report};
-use crate::work::ManifestStatus;
+use super::{WorkRef, hosted_cluster_object, report};
+use crate::hyperfleet::nodepools::NodePools;
+use crate::hypershift::hostedcluster;
+use crate::message::{cond, no_issues, quote};
+use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
+use crate::work::feedback::ObjectDeletion;
 
-/// The fourth condition type, present only while the cluster is being deleted.
-pub const FINALIZED: &str = "Finalized";
-/// Reasons of the deletion stages.
+pub use crate::work::deletion::{
+    CLEANUP_CONFIRMED, Clock, DELETED, DELETING, DELETION_REQUESTED, DELETION_STUCK, FINALIZED,
+    FINALIZERS_RUNNING,
+};
+/// Reasons of the stages that hold the deletion while NodePools may exist.
 pub const NODE_POOLS_EXIST: &str = "NodePoolsExist";
 pub const NODE_POOLS_UNKNOWN: &str = "NodePoolsUnknown";
-pub const DELETION_REQUESTED: &str = "DeletionRequested";
-pub const FINALIZERS_RUNNING: &str = "FinalizersRunning";
-pub const CLEANUP_CONFIRMED: &str = "CleanupConfirmed";
-pub const DELETION_STUCK: &str = "DeletionStuck";
-/// Available's reasons while deleting and once deleted.
-pub const DELETING: &str = "Deleting";
-pub const DELETED: &str = "Deleted";
-/// Feedback values that carry the HostedCluster's `.metadata.finalizers` and
-/// `.metadata.deletionTimestamp` (see [`crate::work::manifestwork`]).
-pub const FINALIZERS_FEEDBACK_NAME: &str = "finalizers";
-pub const DELETION_TIMESTAMP_FEEDBACK_NAME: &str = "deletionTimestamp";
-
-/// The HyperShift finalizers on a HostedCluster and what usually holds each
-/// (`hypershift-api.md` §5).
-const KNOWN_FINALIZERS: [(&str, &str); 2] = [
-    (
-        "hypershift.openshift.io/finalizer",
-        "removed by the HyperShift operator at the end of its deletion sequence: it deletes the NodePools and waits for the CAPI Cluster <infraID> (machines), the GCPPrivateServiceConnect objects in the control-plane namespace (they hold their own finalizers until their GCP resources are removed), the HostedControlPlane (see the HostedCluster's CloudResourcesDestroyed condition) and the control-plane namespace clusters-<name>; an annotation hypershift.openshift.io/destroy-grace-period also keeps the object for that period (HostedClusterDestroyed=True, WaitingForGracePeriod). Look at the hypershift-operator logs for the step it retries and at those objects",
-    ),
-    (
-        "hypershift.io/gcp-oidc-discovery",
-        "removed once the operator has deleted the <infraID>-prefixed OIDC documents from its GCS bucket; if the operator lost its bucket configuration deletion errors until someone deletes those objects and removes the finalizer by hand",
-    ),
-];
-
-/// A NodePool the HyperFleet API still lists for the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodePoolRef {
-    pub id: String,
-    pub name: String,
-    /// Its own `deleted_time` when it is being deleted too.
-    pub deleted_time: Option<String>,
-}
-
-impl std::fmt::Display for NodePoolRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = if self.name.is_empty() {
-            "<unnamed>"
-        } else {
-            &self.name
-        };
-        write!(f, "{name} ({}", self.id)?;
-        if let Some(t) = &self.deleted_time {
-            write!(f, ", deleting since {t}")?;
-        }
-        write!(f, ")")
-    }
-}
-
-/// The NodePools listed (one page) and how many the API counts in all.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NodePools {
-    pub items: Vec<NodePoolRef>,
-    pub total: usize,
-}
-
-impl NodePools {
-    /// Reads a `NodePoolList` (`{items, page, size, total}`); `None` when it is not one.
-    pub fn from_list(list: &Value) -> Option<NodePools> {
-        let items = list.get("items")?.as_array()?;
-        let items: Vec<NodePoolRef> = items
-            .iter()
-            .map(|np| NodePoolRef {
-                id: np["id"].as_str().unwrap_or_default().to_owned(),
-                name: np["name"].as_str().unwrap_or_default().to_owned(),
-                deleted_time: np["deleted_time"].as_str().map(str::to_owned),
-            })
-            .collect();
-        let total = list
-            .get("total")
-            .and_then(Value::as_u64)
-            .and_then(|t| usize::try_from(t).ok())
-            .unwrap_or(items.len())
-            .max(items.len());
-        Some(NodePools { items, total })
-    }
-
-    /// Whether any NodePool is listed.
-    pub fn any(&self) -> bool {
-        self.total > 0
-    }
-
-    /// `a (id), b (id, deleting since …)`, at most 10, then `and N more`.
-    fn names(&self) -> String {
-        const MAX: usize = 10;
-        let mut text = self
-            .items
-            .iter()
-            .take(MAX)
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        let shown = self.items.len().min(MAX);
-        if self.total > shown {
-            if !text.is_empty() {
-                text.push_str(", ");
-            }
-            text.push_str(&format!("and {} more", self.total - shown));
-        }
-        text
-    }
-}
-
-/// What the work agent reports about the HostedCluster's deletion, from the HostedCluster
-/// manifest's feedback and conditions.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct HostedClusterDeletion {
-    /// `.metadata.deletionTimestamp`, once the agent has fed it back.
-    pub deletion_timestamp: Option<String>,
-    /// `.metadata.finalizers` as fed back (empty when none or not reported).
-    pub finalizers: Vec<String>,
-    /// The agent reports the HostedCluster manifest `Available=False`: it is gone from the
-    /// management cluster, the work itself is still being removed.
-    pub gone: bool,
-}
-
-impl HostedClusterDeletion {
-    /// Reads the feedback values [`DELETION_TIMESTAMP_FEEDBACK_NAME`] (a string) and
-    /// [`FINALIZERS_FEEDBACK_NAME`] (an array of strings, or a string holding that JSON).
-    pub fn from_manifest(manifest: Option<&ManifestStatus>) -> HostedClusterDeletion {
-        let Some(manifest) = manifest else {
-            return HostedClusterDeletion::default();
-        };
-        let deletion_timestamp = manifest
-            .values
-            .get(DELETION_TIMESTAMP_FEEDBACK_NAME)
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
-        let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
-            Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).unwrap_or(Value::Null),
-            Some(other) => other.clone(),
-            None => Value::Null,
-        };
-        let finalizers = finalizers
-            .as_array()
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let gone = manifest
-            .condition("Available")
-            .is_some_and(|c| c.status == "False");
-        HostedClusterDeletion {
-            deletion_timestamp,
-            finalizers,
-            gone,
-        }
-    }
-}
 
 /// Where a deletion is, as this pulse saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,33 +43,15 @@ pub enum Stage {
     NodePoolsUnknown(String),
     /// The work's deletion was requested (`now`: by this pulse); the HostedCluster is deleting
     /// as far as the agent reported (`hc`).
-    Requested {
-        now: bool,
-        hc: HostedClusterDeletion,
-    },
+    Requested { now: bool, hc: ObjectDeletion },
     /// The work is gone from the management cluster.
     Gone,
-}
-
-/// The time after `deleted_time` past which a deletion that is not done is reported stuck.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    pub now: jiff::Timestamp,
-    pub stuck_after: std::time::Duration,
 }
 
 /// Whether the deletion has lasted longer than allowed: `deleted_time` + `stuck_after` < `now`.
 /// An unparsable `deleted_time` is never stuck (it is logged by the caller).
 pub fn is_stuck(deleted_time: &str, clock: Clock) -> bool {
-    let Ok(deleted) = deleted_time.parse::<jiff::Timestamp>() else {
-        return false;
-    };
-    let Ok(limit) = jiff::SignedDuration::try_from(clock.stuck_after) else {
-        return false;
-    };
-    deleted
-        .checked_add(limit)
-        .is_ok_and(|deadline| clock.now > deadline)
+    work_deletion::is_late(deleted_time, clock)
 }
 
 /// The report of a deleting cluster at `stage`. `observed` is the ordinary report of the work
@@ -232,24 +66,16 @@ pub fn report_deletion(
     stuck: bool,
     generation: Option<i64>,
 ) -> Report {
-    let (namespace, name) = hc;
-    let since = if deleted_time.is_empty() {
-        String::new()
-    } else {
-        format!(" (deleted in HyperFleet at {deleted_time})")
+    let deleting = Deleting {
+        work,
+        object: hosted_cluster_object(hc),
+        deleted_time,
+        stuck,
+        known_finalizers: &hostedcluster::FINALIZERS,
+        gone_meaning: "no control plane runs",
     };
-    let deleting = || {
-        cond(
-            "Available",
-            ConditionStatus::False,
-            DELETING,
-            format!(
-                "The cluster is being deleted{since}; HostedCluster {namespace}/{name} on management cluster {} is going away",
-                work.consumer
-            ),
-        )
-    };
-    let (applied, available, health, finalized) = match stage {
+    let since = deleting.since();
+    let (conditions, finalized) = match stage {
         Stage::NodePoolsExist(pools) => {
             let names = pools.names();
             let applied = cond(
@@ -282,7 +108,7 @@ pub fn report_deletion(
                 NODE_POOLS_EXIST,
                 format!("Waiting for the cluster's NodePools to be deleted first: {names}"),
             );
-            (applied, available, health, finalized)
+            ([applied, available, health], finalized)
         }
         Stage::NodePoolsUnknown(why) => {
             let applied = cond(
@@ -318,104 +144,18 @@ pub fn report_deletion(
                 NODE_POOLS_UNKNOWN,
                 "Waiting until the cluster's NodePools can be listed".to_owned(),
             );
-            (applied, available, health, finalized)
+            ([applied, available, health], finalized)
         }
-        Stage::Requested { now, hc } => {
-            let requested = if *now {
-                format!(
-                    "Deletion of ManifestWork {} on management cluster {} requested by this pulse",
-                    work.name, work.consumer
-                )
-            } else {
-                format!(
-                    "Deletion of ManifestWork {} on management cluster {} was requested; it is still there",
-                    work.name, work.consumer
-                )
-            };
-            let applied = cond(
-                "Applied",
-                ConditionStatus::True,
-                DELETION_REQUESTED,
-                requested.clone(),
-            );
-            let finalizers = hc.finalizers.join(", ");
-            let finalized = if hc.deletion_timestamp.is_some() && !hc.finalizers.is_empty() {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    FINALIZERS_RUNNING,
-                    format!(
-                        "HostedCluster {namespace}/{name} is being deleted (since {}); finalizers still running: {finalizers}",
-                        hc.deletion_timestamp.as_deref().unwrap_or_default()
-                    ),
-                )
-            } else if hc.gone {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    DELETION_REQUESTED,
-                    format!(
-                        "HostedCluster {namespace}/{name} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
-                        work.consumer, work.name
-                    ),
-                )
-            } else {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    DELETION_REQUESTED,
-                    format!(
-                        "{requested}; the work agent has not reported HostedCluster {namespace}/{name} as deleting yet"
-                    ),
-                )
-            };
-            let health = if stuck {
-                cond(
-                    "Health",
-                    ConditionStatus::False,
-                    DELETION_STUCK,
-                    stuck_guidance(work, (namespace, name), hc, &since),
-                )
-            } else {
-                no_issues("No problem with the deletion so far")
-            };
-            (applied, deleting(), health, finalized)
-        }
-        Stage::Gone => (
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                CLEANUP_CONFIRMED,
-                format!(
-                    "ManifestWork {} is gone from management cluster {}: the HostedCluster was deleted",
-                    work.name, work.consumer
-                ),
-            ),
-            cond(
-                "Available",
-                ConditionStatus::False,
-                DELETED,
-                format!(
-                    "The cluster was deleted{since}; no control plane runs on management cluster {}",
-                    work.consumer
-                ),
-            ),
-            no_issues("Deletion completed"),
-            cond(
-                FINALIZED,
-                ConditionStatus::True,
-                CLEANUP_CONFIRMED,
-                format!(
-                    "HostedCluster {namespace}/{name} and ManifestWork {} are gone from management cluster {}",
-                    work.name, work.consumer
-                ),
-            ),
+        Stage::Requested { now, hc } => work_deletion::stage(
+            &deleting,
+            &Progress::Requested {
+                now: *now,
+                object: hc.clone(),
+            },
         ),
+        Stage::Gone => work_deletion::stage(&deleting, &Progress::Gone),
     };
-    with_finalized(
-        report(generation, [applied, available, health], "", ""),
-        finalized,
-    )
+    with_finalized(report(generation, conditions, "", ""), finalized)
 }
 
 /// `Available` while nothing was deleted yet: the running control plane's, from the work's
@@ -433,56 +173,6 @@ fn observed_available_or(
         .unwrap_or_else(|| cond("Available", ConditionStatus::False, reason, message()))
 }
 
-fn with_finalized(mut report: Report, finalized: Condition) -> Report {
-    report.conditions.push(finalized);
-    report
-}
-
-/// Health's message for a deletion that takes too long: the finalizers and what usually holds
-/// them, or, when the agent did not feed them back, how to read them.
-fn stuck_guidance(
-    work: WorkRef<'_>,
-    (namespace, name): (&str, &str),
-    hc: &HostedClusterDeletion,
-    since: &str,
-) -> String {
-    let mut message = format!("The deletion{since} has not finished in time. ");
-    if hc.gone {
-        message.push_str(&format!(
-            "HostedCluster {namespace}/{name} is gone, but ManifestWork {} is still on management cluster {}: check the work agent there (its AppliedManifestWork carries the finalizer cluster.open-cluster-management.io/applied-manifest-work-cleanup)",
-            work.name, work.consumer
-        ));
-        return message;
-    }
-    if hc.finalizers.is_empty() {
-        message.push_str(&format!(
-            "The work agent has not reported the finalizers of HostedCluster {namespace}/{name}; read them on management cluster {}: kubectl get hostedcluster -n {namespace} {name} -o jsonpath='{{.metadata.finalizers}}'. ",
-            work.consumer
-        ));
-        for (finalizer, held_by) in KNOWN_FINALIZERS {
-            message.push_str(&format!("{finalizer} is {held_by}. "));
-        }
-        return message.trim_end().to_owned();
-    }
-    message.push_str(&format!(
-        "HostedCluster {namespace}/{name} on management cluster {} still has finalizers: ",
-        work.consumer
-    ));
-    let parts: Vec<String> = hc
-        .finalizers
-        .iter()
-        .map(|f| match KNOWN_FINALIZERS.iter().find(|(k, _)| k == f) {
-            Some((_, held_by)) => format!("{f} is {held_by}"),
-            None => format!(
-                "{} is not one HyperShift sets: find the controller that added it",
-                quote(f)
-            ),
-        })
-        .collect();
-    message.push_str(&parts.join("; "));
-    message
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -493,8 +183,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::work::ManifestStatus;
     use crate::work::WorkCondition;
+    use crate::work::manifestwork::{DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME};
     use ConditionStatus::{False, True};
+    use serde_json::Value;
 
     const WORK: WorkRef<'static> = WorkRef {
         consumer: "us-east-mgmt-01",
@@ -596,7 +289,10 @@ mod tests {
         );
         let unknown = super::super::report_invalid_feedback(
             WORK,
-            &super::super::FeedbackError::NotAnObject("a number"),
+            &super::super::FeedbackError::NotAnObject {
+                found: "a number",
+                kind: "HostedCluster",
+            },
             Some(4),
         );
         let report = report_deletion(
@@ -660,7 +356,7 @@ mod tests {
             HC,
             &Stage::Requested {
                 now: true,
-                hc: HostedClusterDeletion::default(),
+                hc: ObjectDeletion::default(),
             },
             None,
             DELETED_AT,
@@ -677,7 +373,7 @@ mod tests {
                 ("Finalized", False, DELETION_REQUESTED),
             ]
         );
-        let hc = HostedClusterDeletion::from_manifest(Some(&manifest(
+        let hc = ObjectDeletion::from_manifest(Some(&manifest(
             &[
                 (
                     DELETION_TIMESTAMP_FEEDBACK_NAME,
@@ -728,7 +424,7 @@ mod tests {
     #[test]
     fn finalizers_without_a_deletion_timestamp_are_not_a_deletion_stage() {
         // An HC that is not being deleted has finalizers too.
-        let hc = HostedClusterDeletion::from_manifest(Some(&manifest(
+        let hc = ObjectDeletion::from_manifest(Some(&manifest(
             &[(
                 FINALIZERS_FEEDBACK_NAME,
                 json!(["hypershift.openshift.io/finalizer"]),
@@ -752,7 +448,7 @@ mod tests {
 
     #[test]
     fn a_hosted_cluster_gone_while_the_work_remains_says_so() {
-        let hc = HostedClusterDeletion::from_manifest(Some(&manifest(&[], "False")));
+        let hc = ObjectDeletion::from_manifest(Some(&manifest(&[], "False")));
         assert!(hc.gone);
         let report = report_deletion(
             WORK,
@@ -781,7 +477,7 @@ mod tests {
 
     #[test]
     fn a_stuck_deletion_names_the_finalizers_and_what_holds_them() {
-        let hc = HostedClusterDeletion {
+        let hc = ObjectDeletion {
             deletion_timestamp: Some("2026-11-26T10:00:05Z".into()),
             finalizers: vec![
                 "hypershift.io/gcp-oidc-discovery".into(),
@@ -826,7 +522,7 @@ mod tests {
             HC,
             &Stage::Requested {
                 now: false,
-                hc: HostedClusterDeletion::default(),
+                hc: ObjectDeletion::default(),
             },
             None,
             DELETED_AT,

@@ -74,220 +74,114 @@
 //! earlier generation's control plane may still be serving. Health is `False` because a person
 //! has to act (fix the spec, the credentials, the consumer name or the conflicting work).
 
-use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
-use serde::Deserialize;
+use job_report::{ConditionStatus, Report};
 use serde_json::{Map, Value};
 
-use crate::hyperfleet::cluster::{SpecViolation, json_kind as kind};
-use crate::work::manifestwork::{Ownership, STATUS_FEEDBACK_NAME};
-use crate::work::{ExistingWork, ManifestStatus, WorkCondition};
+use crate::hyperfleet::cluster::{ClusterSpec, SpecViolation};
+use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL};
+use crate::hypershift::hostedcluster;
+use crate::hypershift::hostedcluster::status::{self as hc_status, HostedClusterStatus};
+use crate::hypershift::immutable::ImmutableChange;
+use crate::message::{Conditions, cond, no_issues};
+use crate::work::ExistingWork;
+use crate::work::manifestwork::{
+    self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
+};
+use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed};
 
 pub mod args;
 pub mod deletion;
 pub mod run;
-pub mod update;
 
-pub use args::{Args, Backend, ConfigError};
+pub use crate::hypershift::hostedcluster::status::{
+    CLUSTER_VERSION_FAILING, UPGRADE_BLOCKED, UPGRADE_FAILED,
+};
+pub use crate::work::outcome::{
+    APPLY_FAILED, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED, MANIFEST_WORK_UPDATED,
+    STALE_GENERATION, WorkRef,
+};
+pub use args::{Args, ConfigError};
 pub use run::{RunError, execute, run};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";
+/// Value of [`ADAPTER_LABEL`] on the works this adapter owns.
+pub const ADAPTER_LABEL_VALUE: &str = "controlplane";
 /// `data` keys.
 pub const DATA_CONTROL_PLANE_ENDPOINT: &str = "control_plane_endpoint";
 pub const DATA_VERSION: &str = "version";
 /// The release the HostedCluster is rolling out (`status.version.desired.version`); equals
 /// `version` when no upgrade is running, `""` before the HostedCluster reports one.
 pub const DATA_DESIRED_VERSION: &str = "desired_version";
+/// Reason when the agent reports the HostedCluster as not available (gone from the management
+/// cluster).
+pub const HOSTED_CLUSTER_MISSING: &str = "HostedClusterMissing";
 
-/// Longest part of a HostedCluster or server message quoted inside one of ours.
-const MAX_QUOTED: usize = 2048;
-
-/// Where the work lives: used in messages so an SRE can find it.
-#[derive(Debug, Clone, Copy)]
-pub struct WorkRef<'a> {
-    pub consumer: &'a str,
-    pub name: &'a str,
-}
-
-/// The subset of HostedCluster `status` the mapping reads.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct HostedClusterStatus {
-    #[serde(default)]
-    pub conditions: Vec<HostedClusterCondition>,
-    #[serde(default, rename = "controlPlaneEndpoint")]
-    pub control_plane_endpoint: Option<Endpoint>,
-    #[serde(default)]
-    pub version: Option<VersionStatus>,
-}
-
-/// A `metav1.Condition` of the HostedCluster.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct HostedClusterCondition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    #[serde(default)]
-    pub reason: String,
-    #[serde(default)]
-    pub message: String,
-}
-
-/// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Endpoint {
-    #[serde(default)]
-    pub host: String,
-    #[serde(default)]
-    pub port: i64,
-}
-
-/// `status.version`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct VersionStatus {
-    /// The release being rolled out (`version` may be empty while it bootstraps).
-    #[serde(default)]
-    pub desired: Option<Release>,
-    #[serde(default)]
-    pub history: Vec<VersionHistoryEntry>,
-}
-
-/// `status.version.desired`: `{version, image, …}`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Release {
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub image: String,
-}
-
-/// One `status.version.history[]` entry (newest first).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct VersionHistoryEntry {
-    #[serde(default)]
-    pub state: String,
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub image: String,
-}
-
-/// A version rollout the HostedCluster reports: `status.version.desired` differs from the newest
-/// `Completed` history entry (`hypershift-api.md` §2.1), and a release was completed before (the
-/// first rollout is provisioning, not an upgrade).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Upgrade {
-    /// The newest completed version.
-    pub from: String,
-    /// The desired version (or, while the operator has not resolved it, its image).
-    pub to: String,
-}
-
-impl HostedClusterStatus {
-    fn condition(&self, type_: &str) -> Option<&HostedClusterCondition> {
-        self.conditions.iter().find(|c| c.type_ == type_)
-    }
-
-    fn is_true(&self, type_: &str) -> bool {
-        self.condition(type_).is_some_and(|c| c.status == "True")
-    }
-
-    /// `https://<host>:<port>` once both are set, else `""` (IPv6 hosts are bracketed).
-    pub fn control_plane_endpoint(&self) -> String {
-        match &self.control_plane_endpoint {
-            Some(Endpoint { host, port }) if !host.is_empty() && *port > 0 => {
-                if host.contains(':') && !host.starts_with('[') {
-                    format!("https://[{host}]:{port}")
-                } else {
-                    format!("https://{host}:{port}")
-                }
-            }
-            _ => String::new(),
-        }
-    }
-
-    /// `status.version.desired.version`, else `""` (empty while the release bootstraps).
-    pub fn desired_version(&self) -> String {
-        self.version
-            .as_ref()
-            .and_then(|v| v.desired.as_ref())
-            .map(|d| d.version.clone())
-            .unwrap_or_default()
-    }
-
-    /// The rollout in progress, if any: the desired release is not the newest completed one.
-    /// Compared by version when both have one, else by image.
-    pub fn upgrade(&self) -> Option<Upgrade> {
-        let version = self.version.as_ref()?;
-        let desired = version.desired.as_ref()?;
-        let completed = version
-            .history
-            .iter()
-            .find(|h| h.state == "Completed" && !h.version.is_empty())?;
-        let same = if desired.version.is_empty() {
-            desired.image.is_empty()
-                || completed.image.is_empty()
-                || desired.image == completed.image
-        } else {
-            desired.version == completed.version
-        };
-        if same {
-            return None;
-        }
-        let to = if desired.version.is_empty() {
-            desired.image.clone()
-        } else {
-            desired.version.clone()
-        };
-        Some(Upgrade {
-            from: completed.version.clone(),
-            to,
-        })
-    }
-
-    /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
-    pub fn completed_version(&self) -> String {
-        self.version
-            .iter()
-            .flat_map(|v| &v.history)
-            .find(|h| h.state == "Completed" && !h.version.is_empty())
-            .map(|h| h.version.clone())
-            .unwrap_or_default()
+/// The HostedCluster `(namespace, name)` as the work's status and the messages name it.
+pub fn hosted_cluster_object<'a>((namespace, name): (&'a str, &'a str)) -> ObjectRef<'a> {
+    ObjectRef {
+        kind: hostedcluster::KIND,
+        group: hostedcluster::GROUP,
+        resource: hostedcluster::RESOURCE,
+        namespace,
+        name,
+        source: "cluster",
     }
 }
 
-/// Feedback that is present but is not a HostedCluster status.
-#[derive(Debug, thiserror::Error)]
-pub enum FeedbackError {
-    #[error("the status feedback is a string that is not JSON ({0})")]
-    NotJson(serde_json::Error),
-    #[error("the status feedback is {0}, not a HostedCluster status object")]
-    NotAnObject(&'static str),
-    #[error("the status feedback does not have the shape of a HostedCluster status ({0})")]
-    Shape(serde_json::Error),
-    /// The backend could not parse a `jsonRaw` value (`WorkError::MalformedFeedback`).
-    #[error("the status feedback {feedback:?} of {manifest} is not valid JSON ({message})")]
-    Malformed {
-        manifest: String,
-        feedback: String,
-        message: String,
-    },
+/// The labels that make a work this cluster's control-plane work.
+pub fn owner(cluster_id: &str) -> Owner {
+    Owner {
+        labels: vec![
+            (CLUSTER_ID_LABEL, cluster_id.to_owned()),
+            (ADAPTER_LABEL, ADAPTER_LABEL_VALUE.to_owned()),
+        ],
+    }
 }
 
-/// Parses the `status` feedback value: either the status object itself or, as Maestro and the
-/// work agent deliver `jsonRaw`, a string holding its JSON.
+/// The ManifestWork `hostedcluster-<clusterId>` for `spec`, in the consumer's namespace, stamped
+/// with `generation` when known.
+///
+/// Manifests, in apply order: the HostedCluster's Namespace, then the HostedCluster. The
+/// Namespace is shared by every HostedCluster on the management cluster (and holds their
+/// Secrets, which the adapter never sends), so it is `CreateOnly` (created when missing, never
+/// changed) and orphaned when the work is deleted.
+pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>) -> Value {
+    let (namespace, name) = hostedcluster::hosted_cluster_ref(spec);
+    let manifests = vec![
+        WorkManifest {
+            object: manifestwork::namespace(namespace),
+            identifier: ResourceIdentifier {
+                group: String::new(),
+                resource: "namespaces".into(),
+                namespace: String::new(),
+                name: namespace.into(),
+            },
+            delivery: Delivery::Shared,
+        },
+        WorkManifest {
+            object: hostedcluster::hosted_cluster(spec),
+            identifier: ResourceIdentifier {
+                group: hostedcluster::GROUP.into(),
+                resource: hostedcluster::RESOURCE.into(),
+                namespace: namespace.into(),
+                name: name.into(),
+            },
+            delivery: Delivery::Owned,
+        },
+    ];
+    manifestwork::manifest_work(
+        &manifestwork::hosted_cluster_work_name(&spec.cluster_id),
+        consumer,
+        &owner(&spec.cluster_id),
+        generation,
+        manifests,
+    )
+}
+
+/// Parses the `status` feedback value of a HostedCluster.
 pub fn parse_feedback(value: &Value) -> Result<HostedClusterStatus, FeedbackError> {
-    let parsed;
-    let object = match value {
-        Value::String(raw) => {
-            parsed = serde_json::from_str::<Value>(raw).map_err(FeedbackError::NotJson)?;
-            &parsed
-        }
-        other => other,
-    };
-    if !object.is_object() {
-        return Err(FeedbackError::NotAnObject(kind(object)));
-    }
-    HostedClusterStatus::deserialize(object).map_err(FeedbackError::Shape)
+    outcome::parse_status(value, hostedcluster::KIND)
 }
 
 /// The work did not exist and was created now.
@@ -295,15 +189,7 @@ pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
     report(
         generation,
         [
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                "ManifestWorkCreated",
-                format!(
-                    "HostedCluster sent to management cluster {} in ManifestWork {}",
-                    work.consumer, work.name
-                ),
-            ),
+            outcome::created(work, &unnamed()),
             cond(
                 "Available",
                 ConditionStatus::False,
@@ -317,6 +203,11 @@ pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
     )
 }
 
+/// The HostedCluster for messages that do not name it.
+fn unnamed() -> ObjectRef<'static> {
+    hosted_cluster_object(("", ""))
+}
+
 /// The work exists (and is ours); `feedback` is its `status` feedback value, if any.
 ///
 /// This is the feedback-only part of the mapping: [`report_observed`] decides first, from the
@@ -327,7 +218,12 @@ pub fn report_found(
     generation: Option<i64>,
 ) -> Report {
     let Some(feedback) = feedback else {
-        return report_awaiting(work, None, generation);
+        return report(
+            generation,
+            outcome::awaiting(work, &unnamed(), None),
+            "",
+            "",
+        );
     };
     let status = match parse_feedback(feedback) {
         Ok(status) => status,
@@ -336,213 +232,52 @@ pub fn report_found(
     report_status(work, &status, generation)
 }
 
-/// The work exists, no usable HostedCluster status: `note` says why feedback that is there was
-/// not used (`None`: there is none yet).
-fn report_awaiting(work: WorkRef<'_>, note: Option<&str>, generation: Option<i64>) -> Report {
-    let applied = match note {
-        None => format!(
-            "ManifestWork {} exists on management cluster {}; no HostedCluster status has been fed back yet",
-            work.name, work.consumer
-        ),
-        Some(note) => format!(
-            "ManifestWork {} exists on management cluster {}; {note}",
-            work.name, work.consumer
-        ),
-    };
-    report(
-        generation,
-        [
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                "ManifestWorkExists",
-                applied,
-            ),
-            cond(
-                "Available",
-                ConditionStatus::False,
-                "AwaitingFeedback",
-                format!(
-                    "Waiting for the HostedCluster status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
-                    work.consumer, work.name
-                ),
-            ),
-            no_issues("No degradation reported (no HostedCluster status yet)"),
-        ],
-        "",
-        "",
-    )
-}
-
-/// Whether the HostedCluster's fed-back status may be used, from what the agent says about the
-/// HostedCluster manifest.
-#[derive(Debug)]
-enum Feedback<'a> {
-    /// The agent says the HostedCluster is available and the feedback is not older than that.
-    Fresh(&'a Value),
-    /// No status value (or no manifest status) yet.
-    None,
-    /// A value is there but must not be used; the text says why.
-    Ignored(String),
-    /// Manifest `Available=False`: the HostedCluster is not on the management cluster.
-    ResourceNotAvailable(&'a WorkCondition),
-    /// Manifest `StatusFeedbackSynced=False`.
-    NotSynced(&'a WorkCondition),
-}
-
-fn feedback_of(manifest: Option<&ManifestStatus>) -> Feedback<'_> {
-    let Some(manifest) = manifest else {
-        return Feedback::None;
-    };
-    let available = manifest.condition("Available");
-    if let Some(a) = available.filter(|a| a.status == "False") {
-        return Feedback::ResourceNotAvailable(a);
-    }
-    let synced = manifest.condition("StatusFeedbackSynced");
-    if let Some(s) = synced.filter(|s| s.status == "False") {
-        return Feedback::NotSynced(s);
-    }
-    let Some(value) = manifest.values.get(STATUS_FEEDBACK_NAME) else {
-        return Feedback::None;
-    };
-    let Some(available) = available.filter(|a| a.status == "True") else {
-        return Feedback::Ignored(format!(
-            "the work agent has not reported the HostedCluster as available (manifest Available={}), so the status fed back earlier is not used",
-            available.map_or("<not reported>", |a| a.status.as_str())
-        ));
-    };
-    if let Some(synced) = synced
-        && let (Ok(available_at), Ok(synced_at)) = (
-            available.last_transition_time.parse::<jiff::Timestamp>(),
-            synced.last_transition_time.parse::<jiff::Timestamp>(),
-        )
-        && synced_at < available_at
-    {
-        return Feedback::Ignored(format!(
-            "the fed-back HostedCluster status (last changed {}) is older than the agent's report that the HostedCluster became available ({}), so it is not used",
-            synced.last_transition_time, available.last_transition_time
-        ));
-    }
-    Feedback::Fresh(value)
-}
-
-/// Every manifest the agent could not apply, as `Kind namespace/name: message`; when no
-/// manifest says so but the work's `Applied` is `False`, the work's reason and message.
-fn apply_failures(existing: &ExistingWork) -> Vec<String> {
-    let mut failures: Vec<String> = existing
-        .manifests
-        .iter()
-        .filter_map(|m| {
-            let applied = m.condition("Applied").filter(|c| c.status == "False")?;
-            let r = &m.resource;
-            let what = if r.kind.is_empty() {
-                &r.resource
-            } else {
-                &r.kind
-            };
-            let place = if r.namespace.is_empty() {
-                r.name.clone()
-            } else {
-                format!("{}/{}", r.namespace, r.name)
-            };
-            Some(format!(
-                "{what} {place} ({}): {}",
-                or_none(&applied.reason),
-                quote(&applied.message)
-            ))
-        })
-        .collect();
-    if failures.is_empty()
-        && let Some(applied) = existing
-            .condition("Applied")
-            .filter(|c| c.status == "False")
-    {
-        failures.push(format!(
-            "ManifestWork ({}): {}",
-            or_none(&applied.reason),
-            quote(&applied.message)
-        ));
-    }
-    failures
-}
-
 /// The work exists and is ours: map what the agent reports about it, then the HostedCluster
-/// status it fed back (`hc` = the HostedCluster's `(namespace, name)`).
-///
-/// In order: a manifest (or the work) with `Applied=False` → [`APPLY_FAILED`]; the HostedCluster
-/// manifest `Available=False` → [`HOSTED_CLUSTER_MISSING`] (stale feedback ignored);
-/// `StatusFeedbackSynced=False` → [`FEEDBACK_NOT_SYNCED`]; feedback while the manifest is not
-/// reported `Available=True`, or older than the agent's `Available` transition →
-/// `AwaitingFeedback`; otherwise [`report_found`] with the feedback.
+/// status it fed back (`hc` = the HostedCluster's `(namespace, name)`), as
+/// [`outcome::observe`] orders them.
 pub fn report_observed(
     work: WorkRef<'_>,
     existing: &ExistingWork,
     hc: (&str, &str),
     generation: Option<i64>,
 ) -> Report {
-    let (namespace, name) = hc;
-    let manifest = existing.manifest(
-        crate::hypershift::hostedcluster::GROUP,
-        crate::hypershift::hostedcluster::RESOURCE,
-        namespace,
-        name,
-    );
-    let feedback = feedback_of(manifest);
-    let failures = apply_failures(existing);
-    if !failures.is_empty() {
-        return report_apply_failed(work, hc, &failures, &feedback, generation);
-    }
-    match feedback {
-        Feedback::Fresh(value) => report_found(work, Some(value), generation),
-        Feedback::None => report_found(work, None, generation),
-        Feedback::Ignored(why) => report_awaiting(work, Some(&why), generation),
-        Feedback::ResourceNotAvailable(c) => report_hosted_cluster_missing(work, hc, c, generation),
-        Feedback::NotSynced(c) => report_feedback_not_synced(work, hc, c, generation),
+    match outcome::observe(work, existing, &hosted_cluster_object(hc)) {
+        Observed::Status(value) => report_found(work, Some(value), generation),
+        Observed::Decided(conditions) => report(generation, conditions, "", ""),
+        Observed::ApplyFailed {
+            applied,
+            available,
+            health,
+            fresh,
+        } => {
+            // An earlier apply may still be running: then its fresh status says whether it serves.
+            if let Some(status) = fresh.and_then(|v| parse_feedback(v).ok()) {
+                let endpoint = status.control_plane_endpoint();
+                let version = status.completed_version();
+                let available = hc_status::available(&status, &endpoint, &version);
+                return report_versions(
+                    generation,
+                    [applied, available, health],
+                    &endpoint,
+                    &version,
+                    &status.desired_version(),
+                );
+            }
+            report(generation, [applied, available, health], "", "")
+        }
     }
 }
-
-/// Reason when a generation bump would change immutable HostedCluster fields (nothing sent).
-pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
-/// Reason when the work was updated to this pulse's generation.
-pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
-/// Reason when the pulse is older than the generation the work carries (nothing sent).
-pub const STALE_GENERATION: &str = "StaleGeneration";
 
 /// The work was updated to `generation` (from `held`): Applied says so; Available and Health
 /// are those of `observed` (the control plane that runs until the agent applies the update), and
 /// so is `observed_generation`: `held`.
 pub fn report_updated(
     work: WorkRef<'_>,
-    mut observed: Report,
+    observed: Report,
     held: Option<i64>,
     generation: Option<i64>,
 ) -> Report {
-    let from = held.map_or_else(
-        || "a work without a generation".to_owned(),
-        |g| format!("generation {g}"),
-    );
-    let to = generation.map_or_else(
-        || "the current spec".to_owned(),
-        |g| format!("generation {g}"),
-    );
-    replace(
-        &mut observed,
-        cond(
-            "Applied",
-            ConditionStatus::True,
-            MANIFEST_WORK_UPDATED,
-            format!(
-                "HostedCluster of {to} sent to management cluster {} in ManifestWork {} (it held {from}); the work agent applies it next",
-                work.consumer, work.name
-            ),
-        ),
-    );
-    // The management cluster runs the held generation's spec until the agent applies the update:
-    // HyperFleet must not count the new generation as reconciled from the old control plane's
-    // status. The next pulse of this generation (a new Job, after the TTL) reads the work at the
-    // new generation, by then applied.
-    observed.observed_generation = held;
-    observed
+    outcome::updated(work, &unnamed(), observed, held, generation)
 }
 
 /// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
@@ -551,41 +286,21 @@ pub fn report_updated(
 /// stays `held`.
 pub fn report_immutable_change(
     work: WorkRef<'_>,
-    mut observed: Report,
-    changes: &[update::ImmutableChange],
+    observed: Report,
+    changes: &[ImmutableChange],
     generation: Option<i64>,
     held: Option<i64>,
 ) -> Report {
-    let list: String = changes.iter().map(|c| format!("\n- {c}")).collect();
+    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
     let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
-    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
-    let kept = held.map_or_else(String::new, |g| format!(" (generation {g})"));
-    replace(
-        &mut observed,
-        cond(
-            "Applied",
-            ConditionStatus::False,
-            IMMUTABLE_FIELD_CHANGED,
-            format!(
-                "{pulse} changes fields the HostedCluster does not allow to change after creation, so nothing was sent; management cluster {} keeps the spec it has{kept} in ManifestWork {}. Set these fields back in the HyperFleet cluster spec (a different value needs a new cluster):{list}",
-                work.consumer, work.name
-            ),
-        ),
-    );
-    replace(
-        &mut observed,
-        cond(
-            "Health",
-            ConditionStatus::False,
-            IMMUTABLE_FIELD_CHANGED,
-            format!(
-                "A person must act: the cluster spec changes immutable fields ({}); see Applied",
-                fields.join(", ")
-            ),
-        ),
-    );
-    observed.observed_generation = held;
-    observed
+    outcome::immutable_change(
+        work,
+        &unnamed(),
+        observed,
+        (&lines, &fields),
+        generation,
+        held,
+    )
 }
 
 /// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
@@ -593,189 +308,11 @@ pub fn report_immutable_change(
 /// prefixed with the same note. `observed_generation` stays `held`.
 pub fn report_stale_generation(
     work: WorkRef<'_>,
-    mut observed: Report,
+    observed: Report,
     pulse: i64,
     held: i64,
 ) -> Report {
-    let note = format!(
-        "This pulse is for generation {pulse}, older than generation {held} that ManifestWork {} on management cluster {} already carries; nothing was sent (a pulse never rolls the spec back)",
-        work.name, work.consumer
-    );
-    if let Some(applied) = observed
-        .conditions
-        .iter_mut()
-        .find(|c| c.type_ == "Applied")
-    {
-        let message = format!("{note}. {}", applied.message);
-        if applied.status == ConditionStatus::True {
-            *applied = cond("Applied", ConditionStatus::True, STALE_GENERATION, message);
-        } else {
-            applied.message = truncate(message, MAX_MESSAGE_LEN);
-        }
-    }
-    observed.observed_generation = Some(held);
-    observed
-}
-
-/// Replaces the condition of the same type.
-fn replace(report: &mut Report, condition: Condition) {
-    if let Some(c) = report
-        .conditions
-        .iter_mut()
-        .find(|c| c.type_ == condition.type_)
-    {
-        *c = condition;
-    }
-}
-
-/// Reason when the agent could not apply the work (Applied, Health and, unless the HostedCluster
-/// still reports from an earlier apply, Available).
-pub const APPLY_FAILED: &str = "ApplyFailed";
-/// Reason when the agent reports the HostedCluster as not available (gone from the management
-/// cluster).
-pub const HOSTED_CLUSTER_MISSING: &str = "HostedClusterMissing";
-/// Reason when the agent reports `StatusFeedbackSynced=False`.
-pub const FEEDBACK_NOT_SYNCED: &str = "FeedbackNotSynced";
-
-fn report_apply_failed(
-    work: WorkRef<'_>,
-    (namespace, name): (&str, &str),
-    failures: &[String],
-    feedback: &Feedback<'_>,
-    generation: Option<i64>,
-) -> Report {
-    let applied = cond(
-        "Applied",
-        ConditionStatus::False,
-        APPLY_FAILED,
-        format!(
-            "The work agent on management cluster {} could not apply ManifestWork {}: {}. It keeps retrying and failing until the cause is fixed on the management cluster (namespace, admission policy, quota) or in the cluster spec",
-            work.consumer,
-            work.name,
-            failures.join("; ")
-        ),
-    );
-    let health = cond(
-        "Health",
-        ConditionStatus::False,
-        APPLY_FAILED,
-        format!(
-            "A person must act: HostedCluster {namespace}/{name} cannot be applied on management cluster {} (see Applied)",
-            work.consumer
-        ),
-    );
-    // An earlier apply may still be running: then its fresh status says whether it serves.
-    if let Feedback::Fresh(value) = feedback
-        && let Ok(status) = parse_feedback(value)
-    {
-        let endpoint = status.control_plane_endpoint();
-        let version = status.completed_version();
-        let available = available(&status, &endpoint, &version);
-        return report_versions(
-            generation,
-            [applied, available, health],
-            &endpoint,
-            &version,
-            &status.desired_version(),
-        );
-    }
-    let available = cond(
-        "Available",
-        ConditionStatus::False,
-        APPLY_FAILED,
-        format!(
-            "HostedCluster {namespace}/{name} is not running on management cluster {}: the work agent could not apply it (see Applied)",
-            work.consumer
-        ),
-    );
-    report(generation, [applied, available, health], "", "")
-}
-
-fn report_hosted_cluster_missing(
-    work: WorkRef<'_>,
-    (namespace, name): (&str, &str),
-    available: &WorkCondition,
-    generation: Option<i64>,
-) -> Report {
-    report(
-        generation,
-        [
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                "ManifestWorkApplied",
-                format!(
-                    "ManifestWork {} was applied on management cluster {}",
-                    work.name, work.consumer
-                ),
-            ),
-            cond(
-                "Available",
-                ConditionStatus::False,
-                HOSTED_CLUSTER_MISSING,
-                format!(
-                    "The work agent reports HostedCluster {namespace}/{name} as not available on management cluster {} ({}: {}): it is not there (deleted outside the work?). The status fed back before is ignored. The agent re-creates it on its next resync (minutes); if this lasts, look at the management cluster",
-                    work.consumer,
-                    or_none(&available.reason),
-                    quote(&available.message)
-                ),
-            ),
-            cond(
-                "Health",
-                ConditionStatus::False,
-                HOSTED_CLUSTER_MISSING,
-                format!(
-                    "HostedCluster {namespace}/{name} is missing on management cluster {} (see Available)",
-                    work.consumer
-                ),
-            ),
-        ],
-        "",
-        "",
-    )
-}
-
-fn report_feedback_not_synced(
-    work: WorkRef<'_>,
-    (namespace, name): (&str, &str),
-    synced: &WorkCondition,
-    generation: Option<i64>,
-) -> Report {
-    let message = format!(
-        "The work agent on management cluster {} could not sync the status of HostedCluster {namespace}/{name} ({}: {}); the status fed back before is not used. Check the ManifestWork {} feedback rule and the work agent's logs",
-        work.consumer,
-        or_none(&synced.reason),
-        quote(&synced.message),
-        work.name
-    );
-    report(
-        generation,
-        [
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                "ManifestWorkApplied",
-                format!(
-                    "ManifestWork {} is applied on management cluster {}",
-                    work.name, work.consumer
-                ),
-            ),
-            cond(
-                "Available",
-                ConditionStatus::Unknown,
-                FEEDBACK_NOT_SYNCED,
-                message.clone(),
-            ),
-            cond(
-                "Health",
-                ConditionStatus::Unknown,
-                FEEDBACK_NOT_SYNCED,
-                message,
-            ),
-        ],
-        "",
-        "",
-    )
+    outcome::stale_generation(work, observed, pulse, held)
 }
 
 /// The mapping of a parsed HostedCluster status (the work exists, the HostedCluster reports).
@@ -784,209 +321,17 @@ pub fn report_status(
     status: &HostedClusterStatus,
     generation: Option<i64>,
 ) -> Report {
-    let applied = cond(
-        "Applied",
-        ConditionStatus::True,
-        "ManifestWorkApplied",
-        format!(
-            "HostedCluster from ManifestWork {} is applied on management cluster {} and reports status",
-            work.name, work.consumer
-        ),
-    );
     let endpoint = status.control_plane_endpoint();
     let version = status.completed_version();
-    let available = available(status, &endpoint, &version);
-    let health = health(status);
+    let available = hc_status::available(status, &endpoint, &version);
+    let health = hc_status::health(status);
     report_versions(
         generation,
-        [applied, available, health],
+        [outcome::applied(work, &unnamed()), available, health],
         &endpoint,
         &version,
         &status.desired_version(),
     )
-}
-
-/// Reason when the hosted cluster's release payload is failing during an upgrade.
-pub const UPGRADE_FAILED: &str = "UpgradeFailed";
-/// Reason when the hosted cluster's release payload is failing outside an upgrade.
-pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
-/// Reason when an upgrade cannot proceed (`Progressing=False` `Blocked`, or the new release
-/// image is refused).
-pub const UPGRADE_BLOCKED: &str = "UpgradeBlocked";
-
-/// Health, worst first: `Degraded=True`; the release payload failing
-/// (`ClusterVersionSucceeding=False` or `ClusterVersionFailing=True`, `hypershift-api.md` §2.2):
-/// [`UPGRADE_FAILED`] during an upgrade, else [`CLUSTER_VERSION_FAILING`]; during an upgrade,
-/// `Progressing=False` `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`):
-/// [`UPGRADE_BLOCKED`]. Each message is the HostedCluster's own.
-fn health(status: &HostedClusterStatus) -> Condition {
-    if let Some(d) = status.condition("Degraded").filter(|d| d.status == "True") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
-            "Degraded",
-            format!(
-                "Control plane is degraded ({}): {}",
-                or_none(&d.reason),
-                quote(&d.message)
-            ),
-        );
-    }
-    let upgrade = status.upgrade();
-    let failing = status
-        .condition("ClusterVersionSucceeding")
-        .filter(|c| c.status == "False")
-        .or_else(|| {
-            status
-                .condition("ClusterVersionFailing")
-                .filter(|c| c.status == "True")
-        });
-    if let Some(c) = failing {
-        let (reason, what) = match &upgrade {
-            Some(u) => (
-                UPGRADE_FAILED,
-                format!("The upgrade from {} to {} is failing", u.from, u.to),
-            ),
-            None => (
-                CLUSTER_VERSION_FAILING,
-                "The hosted cluster's release payload is failing".to_owned(),
-            ),
-        };
-        return cond(
-            "Health",
-            ConditionStatus::False,
-            reason,
-            format!(
-                "{what}: HostedCluster {}={} ({}): {}. Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
-                c.type_,
-                c.status,
-                or_none(&c.reason),
-                quote(&c.message)
-            ),
-        );
-    }
-    if let Some(u) = &upgrade {
-        let blocked = status
-            .condition("Progressing")
-            .filter(|p| p.status == "False" && p.reason == "Blocked")
-            .or_else(|| {
-                status
-                    .condition("ValidReleaseImage")
-                    .filter(|c| c.status == "False" && c.reason != "SecretNotFound")
-            });
-        if let Some(c) = blocked {
-            return cond(
-                "Health",
-                ConditionStatus::False,
-                UPGRADE_BLOCKED,
-                format!(
-                    "The upgrade from {} to {} does not proceed: HostedCluster {}={} ({}): {}. It does not resolve by itself: fix the cause named (release image, configuration) and update the cluster",
-                    u.from,
-                    u.to,
-                    c.type_,
-                    c.status,
-                    or_none(&c.reason),
-                    quote(&c.message)
-                ),
-            );
-        }
-    }
-    no_issues("No degradation detected")
-}
-
-fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
-    let hc_available = status.condition("Available");
-    if let Some(a) = hc_available.filter(|a| a.status == "True") {
-        let mut message = format!("Control plane is ready: {}", quote(&a.message));
-        if !endpoint.is_empty() {
-            message.push_str(&format!("; API endpoint {endpoint}"));
-        }
-        if !version.is_empty() {
-            message.push_str(&format!("; version {version}"));
-        }
-        if let Some(u) = status.upgrade() {
-            message.push_str(&format!("; upgrading from {} to {}", u.from, u.to));
-        }
-        return cond(
-            "Available",
-            ConditionStatus::True,
-            "ControlPlaneReady",
-            message,
-        );
-    }
-    let available_part = match hc_available {
-        Some(a) => format!(
-            "HostedCluster Available={} ({}): {}",
-            a.status,
-            or_none(&a.reason),
-            quote(&a.message)
-        ),
-        None => "HostedCluster has not reported an Available condition yet".to_owned(),
-    };
-    if status.is_true("Progressing") {
-        return cond(
-            "Available",
-            ConditionStatus::False,
-            "Provisioning",
-            format!("Control plane provisioning in progress; {available_part}"),
-        );
-    }
-    let blockers = blocking_conditions(status);
-    let mut message = format!("Control plane is not available; {available_part}");
-    if let Some(r) = status
-        .condition("ReconciliationSucceeded")
-        .filter(|r| r.status == "False")
-    {
-        message.push_str(&format!(
-            ". The HyperShift operator's last reconcile failed ({}): {}",
-            or_none(&r.reason),
-            quote(&r.message)
-        ));
-    }
-    if !blockers.is_empty() {
-        message.push_str(&format!(
-            ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
-            blockers.join("; ")
-        ));
-    }
-    cond("Available", ConditionStatus::False, "NotReady", message)
-}
-
-/// Conditions that mean "blocked by input" (`hypershift-api.md` §2.3), as `Type=False (Reason): message`.
-fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
-    const BLOCKING: [&str; 5] = [
-        "ValidConfiguration",
-        "ValidReleaseImage",
-        "SupportedHostedCluster",
-        "ValidGCPWorkloadIdentity",
-        "PlatformCredentialsFound",
-    ];
-    let mut blockers: Vec<String> = BLOCKING
-        .iter()
-        .filter_map(|t| status.condition(t))
-        .filter(|c| c.status == "False")
-        // A missing pull secret is reported but reconcile continues; not a blocker.
-        .filter(|c| !(c.type_ == "ValidReleaseImage" && c.reason == "SecretNotFound"))
-        .map(|c| {
-            format!(
-                "{}=False ({}): {}",
-                c.type_,
-                or_none(&c.reason),
-                quote(&c.message)
-            )
-        })
-        .collect();
-    if let Some(p) = status
-        .condition("Progressing")
-        .filter(|p| p.status == "False" && p.reason == "Blocked")
-        && blockers.is_empty()
-    {
-        blockers.push(format!(
-            "Progressing=False (Blocked): {}",
-            quote(&p.message)
-        ));
-    }
-    blockers
 }
 
 /// Feedback was present but unreadable.
@@ -995,35 +340,9 @@ pub fn report_invalid_feedback(
     error: &FeedbackError,
     generation: Option<i64>,
 ) -> Report {
-    let message = format!(
-        "Cannot read the HostedCluster status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
-        work.name, work.consumer
-    );
     report(
         generation,
-        [
-            cond(
-                "Applied",
-                ConditionStatus::True,
-                "ManifestWorkExists",
-                format!(
-                    "ManifestWork {} exists on management cluster {}",
-                    work.name, work.consumer
-                ),
-            ),
-            cond(
-                "Available",
-                ConditionStatus::Unknown,
-                "InvalidFeedback",
-                message.clone(),
-            ),
-            cond(
-                "Health",
-                ConditionStatus::Unknown,
-                "InvalidFeedback",
-                message,
-            ),
-        ],
+        outcome::invalid_feedback(work, &unnamed(), error),
         "",
         "",
     )
@@ -1045,7 +364,12 @@ pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>
         "Not checked: the cluster spec is invalid (fields: {}); see the Applied condition",
         fields.join(", ")
     );
-    error_report(generation, "InvalidClusterSpec", applied, other)
+    report(
+        generation,
+        outcome::error_conditions("InvalidClusterSpec", applied, other),
+        "",
+        "",
+    )
 }
 
 /// A work with our name exists but its labels say it belongs to someone else.
@@ -1055,108 +379,69 @@ pub fn report_ownership_conflict(
     found: &Ownership,
     generation: Option<i64>,
 ) -> Report {
-    let found = match found {
-        Ownership::Ours => {
-            "labels that match this cluster (ownership was checked wrongly)".to_owned()
-        }
-        Ownership::NotOurs {
-            cluster_id: found_id,
-            adapter,
-        } => format!(
-            "labels hyperfleet.io/cluster-id={} and hyperfleet.io/adapter={}",
-            found_id.as_deref().unwrap_or("<missing>"),
-            adapter.as_deref().unwrap_or("<missing>")
-        ),
-    };
-    let applied = format!(
-        "ManifestWork {} on management cluster {} already exists with {found}, not cluster-id={cluster_id} and adapter=controlplane; it was left untouched. Find who created it; delete or relabel it if it is stale",
-        work.name, work.consumer
-    );
-    let other = format!(
-        "Not checked: ManifestWork {} belongs to someone else (see Applied)",
-        work.name
-    );
-    error_report(generation, "OwnershipConflict", applied, other)
+    report(
+        generation,
+        outcome::ownership_conflict(work, &owner(cluster_id), found),
+        "",
+        "",
+    )
 }
 
 /// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
 pub fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
-    let applied = format!(
-        "Maestro was unreachable for management cluster {consumer} after retries: {}. The next pulse retries; if it persists, check the Maestro service, its endpoints and network policy from the adapter namespace",
-        redact(detail)
-    );
-    let other = "Not checked: Maestro is unavailable (see Applied)".to_owned();
-    error_report(generation, "MaestroUnavailable", applied, other)
+    report(
+        generation,
+        outcome::maestro_unavailable(consumer, detail),
+        "",
+        "",
+    )
 }
 
 /// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
 pub fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
-    let applied = format!(
-        "Maestro rejected the adapter's credentials: {}. Check the adapter's bearer token file / client certificate and that its identity may manage ManifestWorks for this source; retrying will not help until that is fixed",
-        redact(detail)
-    );
-    let other = "Not checked: Maestro authentication failed (see Applied)".to_owned();
-    error_report(generation, "MaestroAuthFailed", applied, other)
+    report(generation, outcome::maestro_auth_failed(detail), "", "")
 }
 
 /// Maestro does not know the consumer (management cluster) the adapter is configured with.
 pub fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
-    let applied = format!(
-        "Maestro has no consumer named {consumer:?}, so the HostedCluster cannot be placed. Check MANAGEMENT_CLUSTER_CONSUMER against the consumers registered in Maestro"
-    );
-    let other =
-        format!("Not checked: management cluster {consumer:?} is unknown to Maestro (see Applied)");
-    error_report(generation, "ConsumerNotFound", applied, other)
+    report(
+        generation,
+        outcome::consumer_not_found(consumer, hostedcluster::KIND),
+        "",
+        "",
+    )
 }
 
 /// The cluster (spec) could not be read: file missing, HyperFleet API unreachable or refusing.
 pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Report {
     let applied = format!(
         "Cannot read the cluster to build its HostedCluster: {}. Nothing was sent. The next pulse retries; if it persists, check the HyperFleet API URL and token (or the mounted cluster spec file)",
-        redact(detail)
+        crate::message::redact(detail)
     );
     let other = "Not checked: the cluster could not be read (see Applied)".to_owned();
-    error_report(generation, "ClusterSpecUnavailable", applied, other)
-}
-
-/// The work backend rejected the request for a reason that retrying will not fix (invalid work,
-/// unexpected answer, server-side error that is not transient).
-pub fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
-    let applied = format!(
-        "The ManifestWork for management cluster {consumer} could not be read or created: {}. Check the adapter and Maestro (or hub) logs around this time",
-        redact(detail)
-    );
-    let other = "Not checked: the ManifestWork request failed (see Applied)".to_owned();
-    error_report(generation, "ManifestWorkFailed", applied, other)
-}
-
-/// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
-/// bad URL, bad kubeconfig).
-pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
-    let applied = format!(
-        "The adapter's work backend settings are unusable: {}. Fix the Job's Maestro/hub settings (URLs, mounted CA, token and certificate files, kubeconfig)",
-        redact(detail)
-    );
-    let other = "Not checked: the adapter is misconfigured (see Applied)".to_owned();
-    error_report(generation, "AdapterMisconfigured", applied, other)
-}
-
-fn error_report(generation: Option<i64>, reason: &str, applied: String, other: String) -> Report {
     report(
         generation,
-        [
-            cond("Applied", ConditionStatus::False, reason, applied),
-            cond("Available", ConditionStatus::Unknown, reason, other.clone()),
-            cond("Health", ConditionStatus::False, reason, other),
-        ],
+        outcome::error_conditions("ClusterSpecUnavailable", applied, other),
         "",
         "",
     )
 }
 
+/// The work backend rejected the request for a reason that retrying will not fix.
+pub fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+    report(generation, outcome::work_failed(consumer, detail), "", "")
+}
+
+/// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
+/// bad URL, bad kubeconfig).
+pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
+    report(generation, outcome::adapter_misconfigured(detail), "", "")
+}
+
+/// A report with `data` `control_plane_endpoint` and `version` (the others `""`).
 fn report(
     generation: Option<i64>,
-    conditions: [Condition; 3],
+    conditions: Conditions,
     endpoint: &str,
     version: &str,
 ) -> Report {
@@ -1166,7 +451,7 @@ fn report(
 /// A report with `data` `control_plane_endpoint`, `version` (completed) and `desired_version`.
 fn report_versions(
     generation: Option<i64>,
-    conditions: [Condition; 3],
+    conditions: Conditions,
     endpoint: &str,
     version: &str,
     desired: &str,
@@ -1182,66 +467,14 @@ fn report_versions(
     report
 }
 
-fn cond(type_: &str, status: ConditionStatus, reason: &str, message: String) -> Condition {
-    Condition::new(type_, status, reason, truncate(message, MAX_MESSAGE_LEN))
-}
-
-fn no_issues(message: &str) -> Condition {
-    cond(
-        "Health",
-        ConditionStatus::True,
-        "NoIssues",
-        message.to_owned(),
-    )
-}
-
-fn or_none(reason: &str) -> &str {
-    if reason.is_empty() {
-        "no reason"
-    } else {
-        reason
-    }
-}
-
-/// A foreign message, bounded, with an empty one made visible.
-fn quote(message: &str) -> String {
-    if message.is_empty() {
-        "(no message)".to_owned()
-    } else {
-        truncate(message.to_owned(), MAX_QUOTED)
-    }
-}
-
-fn truncate(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let mut cut = max.saturating_sub('…'.len_utf8());
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push('…');
-    }
-    s
-}
-
-/// A server/transport error text, bounded, with credentials removed: the word after `Bearer`
-/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`).
-pub fn redact(detail: &str) -> String {
-    let scheme = regex!(r"(?i)\b(bearer|basic)(\s+)[^\s,;]+");
-    let keyed = regex!(
-        r#"(?i)([a-z_-]*(?:token|password|passwd|secret|credential|api[_-]?key)[a-z_-]*)("?\s*[:=]\s*"?)[^\s",;&}]+"#
-    );
-    let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
-    let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
-    truncate(twice.into_owned(), MAX_QUOTED)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
     use crate::hyperfleet::cluster::{ClusterSpec, fixture};
+    use crate::message::redact;
+    use crate::work::{ManifestStatus, WorkCondition};
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -1287,6 +520,70 @@ mod tests {
     }
 
     use ConditionStatus::{False, True, Unknown};
+
+    #[test]
+    fn manifest_work_for_the_fixture() {
+        let work = manifest_work(
+            &crate::hyperfleet::cluster::fixture::spec(),
+            "us-east-mgmt-01",
+            Some(3),
+        );
+        insta::assert_json_snapshot!("manifest_work", work);
+    }
+
+    #[test]
+    fn manifest_work_shape() {
+        let spec = crate::hyperfleet::cluster::fixture::spec();
+        let work = manifest_work(&spec, "mgmt-1", Some(7));
+        assert_eq!(
+            work["metadata"]["name"],
+            "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"
+        );
+        assert_eq!(work["metadata"]["namespace"], "mgmt-1");
+        assert_eq!(
+            work["metadata"]["annotations"]["hyperfleet.io/generation"],
+            "7"
+        );
+        assert_eq!(
+            work["metadata"]["labels"]["hyperfleet.io/adapter"],
+            "controlplane"
+        );
+        assert_eq!(
+            work["spec"]["workload"]["manifests"][0],
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}})
+        );
+        assert_eq!(
+            work["spec"]["workload"]["manifests"][1],
+            crate::hypershift::hostedcluster::hosted_cluster(&spec)
+        );
+        let namespace = &work["spec"]["manifestConfigs"][0];
+        assert_eq!(
+            namespace["resourceIdentifier"],
+            serde_json::json!({"group": "", "resource": "namespaces", "name": "clusters"})
+        );
+        assert_eq!(namespace["updateStrategy"]["type"], "CreateOnly");
+        assert!(namespace.get("feedbackRules").is_none());
+        let config = &work["spec"]["manifestConfigs"][1];
+        assert_eq!(
+            config["resourceIdentifier"],
+            serde_json::json!({"group": "hypershift.openshift.io", "resource": "hostedclusters", "namespace": "clusters", "name": "prod-eu-1"})
+        );
+        assert_eq!(
+            config["feedbackRules"][0]["jsonPaths"],
+            serde_json::json!([
+                {"name": "status", "path": ".status"},
+                {"name": "finalizers", "path": ".metadata.finalizers"},
+                {"name": "deletionTimestamp", "path": ".metadata.deletionTimestamp"},
+            ])
+        );
+        assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
+        // Deleting the work deletes the HostedCluster but never the shared namespace.
+        assert_eq!(
+            work["spec"]["deleteOption"],
+            serde_json::json!({"propagationPolicy": "SelectivelyOrphan",
+                               "selectivelyOrphans": {"orphaningRules": [{"group": "", "resource": "namespaces", "name": "clusters"}]}})
+        );
+    }
 
     #[test]
     fn created_now() {
@@ -2022,8 +1319,10 @@ mod tests {
     #[test]
     fn error_reports() {
         let found = Ownership::NotOurs {
-            cluster_id: Some(OTHER_ID.into()),
-            adapter: None,
+            found: vec![
+                ("hyperfleet.io/cluster-id".into(), Some(OTHER_ID.into())),
+                ("hyperfleet.io/adapter".into(), None),
+            ],
         };
         let cases = [
             (

@@ -1,6 +1,7 @@
 //! The `controlplane` decision and its wiring: validate the spec, get the work, create it when
-//! missing, map what was seen to a report; retry transient backend failures with jittered
-//! exponential backoff (1 s → 60 s) within `--retry-budget`.
+//! missing, update it on a newer generation, delete it for a deleted cluster, map what was seen to
+//! a report; transient backend failures are retried within `--retry-budget`
+//! ([`crate::work::sync`]).
 //!
 //! [`run`] takes the work client and the shutdown signal as parameters and returns the report;
 //! [`execute`] is the edge: it reads the cluster, builds the backend client from the flags,
@@ -10,36 +11,34 @@ use std::future::Future;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use job_report::Report;
-use tokio::time::Instant;
-
 use futures::FutureExt;
+use job_report::Report;
 use serde_json::Value;
 
-use super::args::{Args, Backend, ConfigError};
-use super::deletion::{self, FINALIZED, HostedClusterDeletion, NodePools, Stage};
-use super::update::{self, GenerationCheck, ImmutableChange};
+use super::args::{Args, ConfigError};
+use super::deletion::{self, FINALIZED, Stage};
 use super::{
-    FeedbackError, IMMUTABLE_FIELD_CHANGED, WorkRef, report_adapter_misconfigured,
-    report_cluster_unavailable, report_consumer_not_found, report_created, report_immutable_change,
-    report_invalid_feedback, report_invalid_spec, report_maestro_auth_failed,
-    report_maestro_unavailable, report_observed, report_ownership_conflict,
-    report_stale_generation, report_updated, report_work_failed,
+    IMMUTABLE_FIELD_CHANGED, WorkRef, owner, report, report_adapter_misconfigured,
+    report_cluster_unavailable, report_created, report_immutable_change, report_invalid_spec,
+    report_observed, report_ownership_conflict, report_stale_generation, report_updated,
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
 use crate::hyperfleet::cluster::{
     ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SpecViolation,
 };
+use crate::hyperfleet::nodepools::NodePools;
 use crate::hypershift::hostedcluster;
-use crate::work::hub::HubWorkClient;
-use crate::work::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
-use crate::work::manifestwork::{self, Ownership};
+use crate::hypershift::immutable::ImmutableChange;
+use crate::hypershift::immutable::find_in;
+use crate::work::backend::WorkArgs;
+use crate::work::deletion::with_finalized_unconfirmed;
+use crate::work::feedback::ObjectDeletion;
+use crate::work::manifestwork::{self, Owner, Ownership};
+use crate::work::outcome::{self, FailureContext};
+use crate::work::sync::{self, Failure, GenerationCheck, LogContext, Seen, UpdateRequest, Updated};
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
-/// First backoff delay after a transient failure.
-pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
-/// Longest backoff delay.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+pub use crate::work::sync::{INITIAL_BACKOFF, MAX_BACKOFF};
 
 /// Why `execute` could not end with a written report.
 #[derive(Debug, thiserror::Error)]
@@ -54,29 +53,6 @@ pub enum RunError {
         #[source]
         source: job_report::WriteError,
     },
-}
-
-/// What the backend said, once it answered.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // one per pulse, moved once
-enum Seen {
-    Created,
-    Found(ExistingWork),
-}
-
-/// How the retry loop ended without an answer.
-#[derive(Debug)]
-enum Failure {
-    /// A failure retrying cannot fix.
-    Permanent(WorkError),
-    /// Still transient when the budget ran out.
-    GaveUp {
-        error: WorkError,
-        attempts: u32,
-        elapsed: Duration,
-    },
-    /// Shutdown was requested first.
-    Interrupted { last: Option<WorkError> },
 }
 
 /// Decides what to do for this cluster and returns the report (not yet written).
@@ -128,17 +104,7 @@ pub async fn run_with(
         nodepools_file: _,
         deletion_stuck_after,
         results_path: _,
-        backend,
-        consumer,
-        maestro_source_id: _,
-        maestro_api_url,
-        maestro_grpc_url,
-        maestro_ca_file: _,
-        maestro_client_cert: _,
-        maestro_client_key: _,
-        maestro_token_file: _,
-        retry_budget,
-        kubeconfig: _,
+        work: work_args,
         pull_secret_name,
         ssh_key_secret_name,
         service_account_signing_key_secret_name,
@@ -179,7 +145,8 @@ pub async fn run_with(
         }
     }
 
-    let work_name = manifestwork::work_name(&cluster_id);
+    let work_name = manifestwork::hosted_cluster_work_name(&cluster_id);
+    let consumer = work_args.consumer.as_str();
     let ctx = Ctx {
         cluster_id: &cluster_id,
         generation,
@@ -187,10 +154,8 @@ pub async fn run_with(
             consumer,
             name: &work_name,
         },
-        backend: *backend,
-        retry_budget: *retry_budget,
-        maestro_api_url: maestro_api_url.as_deref(),
-        maestro_grpc_url: maestro_grpc_url.as_deref(),
+        owner: owner(&cluster_id),
+        work_args,
     };
     let shutdown = shutdown.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -229,12 +194,11 @@ pub async fn run_with(
             return Ok(report_invalid_spec(&violations, generation));
         }
     };
-    let manifest = manifestwork::manifest_work(&spec, consumer, generation);
+    let manifest = super::manifest_work(&spec, consumer, generation);
     let work_ref = ctx.work;
 
-    let log = ctx.log();
-    let outcome = with_retry(*retry_budget, &mut shutdown, log, || {
-        get_or_create(work, &work_name, &manifest)
+    let outcome = sync::with_retry(ctx.retry_budget(), &mut shutdown, ctx.log(), || {
+        sync::get_or_create(work, &work_name, &manifest)
     })
     .await;
 
@@ -250,11 +214,11 @@ pub async fn run_with(
             );
             report_created(work_ref, generation)
         }
-        Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &cluster_id) {
+        Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &ctx.owner) {
             Ownership::Ours => {
                 let hc = hostedcluster::hosted_cluster_ref(&spec);
                 let held = manifestwork::work_generation(&existing.annotations);
-                match update::generation_check(generation, held) {
+                match sync::generation_check(generation, held) {
                     GenerationCheck::Newer if existing.deleting.is_none() => {
                         update_work(&ctx, work, &existing, &manifest, hc, &mut shutdown).await
                     }
@@ -292,7 +256,7 @@ pub async fn run_with(
                 }
             }
             found @ Ownership::NotOurs { .. } => {
-                tracing::warn!(cluster_id, generation, work = work_name, consumer, decision = "OwnershipConflict", found = ?found, "work belongs to someone else; left untouched");
+                tracing::warn!(cluster_id, generation, work = work_name, consumer, decision = "OwnershipConflict", found = %found, "work belongs to someone else; left untouched");
                 report_ownership_conflict(work_ref, &cluster_id, &found, generation)
             }
         },
@@ -306,18 +270,21 @@ struct Ctx<'a> {
     cluster_id: &'a str,
     generation: Option<i64>,
     work: WorkRef<'a>,
-    backend: Backend,
-    retry_budget: Duration,
-    maestro_api_url: Option<&'a str>,
-    maestro_grpc_url: Option<&'a str>,
+    owner: Owner,
+    work_args: &'a WorkArgs,
 }
 
 impl Ctx<'_> {
     fn log(&self) -> LogContext<'_> {
         LogContext {
             cluster_id: self.cluster_id,
+            nodepool_id: None,
             generation: self.generation,
         }
+    }
+
+    fn retry_budget(&self) -> Duration {
+        self.work_args.retry_budget
     }
 }
 
@@ -340,59 +307,19 @@ fn log_found(ctx: &Ctx<'_>, existing: &ExistingWork, report: &Report) {
 /// The report when the backend did not answer usefully (retry budget spent, SIGTERM, or a
 /// failure retrying cannot fix).
 fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
-    let (cluster_id, generation, consumer) = (ctx.cluster_id, ctx.generation, ctx.work.consumer);
-    match failure {
-        Failure::GaveUp {
-            error,
-            attempts,
-            elapsed,
-        } => {
-            tracing::warn!(cluster_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
-            let mut detail = format!(
-                "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
-                elapsed.as_secs_f64(),
-                ctx.retry_budget.as_secs()
-            );
-            if ctx.backend == Backend::Maestro {
-                detail.push_str(&format!(
-                    "; MAESTRO_API_URL {}, MAESTRO_GRPC_URL {} (a server with TLS needs https://)",
-                    ctx.maestro_api_url.unwrap_or_default(),
-                    ctx.maestro_grpc_url.unwrap_or_default()
-                ));
-            }
-            report_maestro_unavailable(consumer, &detail, generation)
-        }
-        Failure::Interrupted { last } => {
-            tracing::warn!(
-                cluster_id,
-                generation,
-                consumer,
-                decision = "MaestroUnavailable",
-                "stopped (SIGTERM) before the backend answered"
-            );
-            let detail = match last {
-                Some(e) => format!(
-                    "the adapter was stopped before the work backend answered; last error: {e}"
-                ),
-                None => "the adapter was stopped before the work backend answered".to_owned(),
-            };
-            report_maestro_unavailable(consumer, &detail, generation)
-        }
-        Failure::Permanent(error) => report_for_error(cluster_id, generation, ctx.work, &error),
-    }
-}
-
-/// How an update attempt ended.
-#[derive(Debug)]
-enum Updated {
-    /// Published.
-    Sent,
-    /// Nothing sent: the (re-read) work's HostedCluster differs from the new one in immutable
-    /// fields.
-    Immutable(Vec<ImmutableChange>),
-    /// Nothing sent: after a conflict the re-read work already carries this generation or a
-    /// newer one (another pulse updated it).
-    AlreadyCurrent,
+    let failure_ctx = FailureContext {
+        work: ctx.work,
+        object_kind: hostedcluster::KIND,
+        retry_budget: ctx.retry_budget(),
+        maestro_urls: ctx.work_args.maestro_urls(),
+        log: ctx.log(),
+    };
+    report(
+        ctx.generation,
+        outcome::failure(&failure_ctx, failure),
+        "",
+        "",
+    )
 }
 
 /// The pulse is newer than the work: compare, then publish the update guarded by the version
@@ -406,15 +333,18 @@ async fn update_work(
     shutdown: &mut (impl Future<Output = ()> + Unpin),
 ) -> Report {
     let held = manifestwork::work_generation(&existing.annotations);
-    let outcome = with_retry(ctx.retry_budget, shutdown, ctx.log(), || {
-        update_once(
-            work,
-            ctx.work.name,
-            ctx.cluster_id,
-            ctx.generation,
-            existing,
-            manifest,
-        )
+    let request = UpdateRequest {
+        name: ctx.work.name,
+        owner: &ctx.owner,
+        generation: ctx.generation,
+        log: ctx.log(),
+    };
+    let refuse = |current: &ExistingWork| {
+        let changes = changes_against(current, manifest);
+        (!changes.is_empty()).then_some(changes)
+    };
+    let outcome = sync::with_retry(ctx.retry_budget(), shutdown, ctx.log(), || {
+        sync::update_once(work, request, existing, manifest, refuse)
     })
     .await;
     match outcome {
@@ -441,7 +371,7 @@ async fn update_work(
             );
             report_observed(ctx.work, existing, hc, held)
         }
-        Ok(Updated::Immutable(changes)) => {
+        Ok(Updated::Refused(changes)) => {
             let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
             tracing::warn!(cluster_id = ctx.cluster_id, generation = ctx.generation, held_generation = held, work = ctx.work.name, decision = IMMUTABLE_FIELD_CHANGED, fields = ?fields, "immutable HostedCluster fields would change; nothing sent");
             let observed = report_observed(ctx.work, existing, hc, held);
@@ -451,57 +381,14 @@ async fn update_work(
     }
 }
 
-/// One update: compare with the work read, publish; on a conflict re-read once and, unless the
-/// work moved on or is being deleted, compare and publish again.
-async fn update_once(
-    work: &impl WorkClient,
-    name: &str,
-    cluster_id: &str,
-    generation: Option<i64>,
-    existing: &ExistingWork,
-    manifest: &Value,
-) -> Result<Updated, WorkError> {
-    let changes = changes_against(existing, manifest);
-    if !changes.is_empty() {
-        return Ok(Updated::Immutable(changes));
-    }
-    let message = match work.update(manifest, existing).await {
-        Ok(()) => return Ok(Updated::Sent),
-        Err(WorkError::Conflict { message }) => message,
-        Err(e) => return Err(e),
-    };
-    tracing::info!(cluster_id, generation, work = name, conflict = %message, "update conflict; reading the work again");
-    let Some(fresh) = work.get(name).await? else {
-        return Err(WorkError::NotFound {
-            message: format!("the work disappeared while it was being updated ({message})"),
-        });
-    };
-    if !manifestwork::is_ours(&fresh.labels, cluster_id) || fresh.deleting.is_some() {
-        return Err(WorkError::Conflict { message });
-    }
-    if update::generation_check(
-        generation,
-        manifestwork::work_generation(&fresh.annotations),
-    ) != GenerationCheck::Newer
-    {
-        return Ok(Updated::AlreadyCurrent);
-    }
-    let changes = changes_against(&fresh, manifest);
-    if !changes.is_empty() {
-        return Ok(Updated::Immutable(changes));
-    }
-    work.update(manifest, &fresh).await?;
-    Ok(Updated::Sent)
-}
-
 /// Immutable fields of the work's HostedCluster that `manifest` would change. A work without a
 /// HostedCluster manifest has nothing to compare (the API server's own rules still apply).
 fn changes_against(existing: &ExistingWork, manifest: &Value) -> Vec<ImmutableChange> {
     let new = manifest["spec"]["workload"]["manifests"]
         .as_array()
-        .and_then(|m| update::hosted_cluster_in(m));
-    match (update::hosted_cluster_in(&existing.workload), new) {
-        (Some(old), Some(new)) => update::immutable_changes(old, new),
+        .and_then(|m| find_in(m, hostedcluster::KIND));
+    match (find_in(&existing.workload, hostedcluster::KIND), new) {
+        (Some(old), Some(new)) => hostedcluster::immutable::immutable_changes(old, new),
         _ => Vec::new(),
     }
 }
@@ -524,17 +411,17 @@ async fn run_deletion(
     shutdown: &mut (impl Future<Output = ()> + Unpin),
 ) -> Report {
     let name = ctx.work.name;
-    let found = with_retry(ctx.retry_budget, &mut *shutdown, ctx.log(), || {
+    let found = sync::with_retry(ctx.retry_budget(), &mut *shutdown, ctx.log(), || {
         work.get(name)
     })
     .await;
     let existing = match found {
         Ok(existing) => existing,
-        Err(failure) => return with_finalized_unknown(report_failure(ctx, failure)),
+        Err(failure) => return with_finalized_unconfirmed(report_failure(ctx, failure)),
     };
     let hc_ref = |existing: Option<&ExistingWork>| -> (String, String) {
         existing
-            .and_then(|e| update::hosted_cluster_in(&e.workload))
+            .and_then(|e| find_in(&e.workload, hostedcluster::KIND))
             .map(|hc| {
                 (
                     hc["metadata"]["namespace"]
@@ -582,10 +469,10 @@ async fn run_deletion(
     let Some(existing) = existing else {
         return report(&Stage::Gone, None, None);
     };
-    let ownership = manifestwork::ownership(&existing.labels, ctx.cluster_id);
+    let ownership = manifestwork::ownership(&existing.labels, &ctx.owner);
     if let found @ Ownership::NotOurs { .. } = ownership {
-        tracing::warn!(cluster_id = ctx.cluster_id, work = name, decision = "OwnershipConflict", found = ?found, "work belongs to someone else; not deleted");
-        return with_finalized_unknown(report_ownership_conflict(
+        tracing::warn!(cluster_id = ctx.cluster_id, work = name, decision = "OwnershipConflict", found = %found, "work belongs to someone else; not deleted");
+        return with_finalized_unconfirmed(report_ownership_conflict(
             ctx.work,
             ctx.cluster_id,
             &found,
@@ -593,7 +480,7 @@ async fn run_deletion(
         ));
     }
     let (namespace, hc_name) = hc_ref(Some(&existing));
-    let hc_deletion = HostedClusterDeletion::from_manifest(existing.manifest(
+    let hc_deletion = ObjectDeletion::from_manifest(existing.manifest(
         hostedcluster::GROUP,
         hostedcluster::RESOURCE,
         &namespace,
@@ -629,7 +516,10 @@ async fn run_deletion(
         }
         Ok(_) => {}
     }
-    let deleted = with_retry(ctx.retry_budget, shutdown, ctx.log(), || work.delete(name)).await;
+    let deleted = sync::with_retry(ctx.retry_budget(), shutdown, ctx.log(), || {
+        work.delete(name)
+    })
+    .await;
     match deleted {
         Ok(()) => report(
             &Stage::Requested {
@@ -641,177 +531,14 @@ async fn run_deletion(
         ),
         // Gone between the read and the delete (another pulse, the agent): done.
         Err(Failure::Permanent(WorkError::NotFound { .. })) => report(&Stage::Gone, None, None),
-        Err(failure) => with_finalized_unknown(report_failure(ctx, failure)),
+        Err(failure) => with_finalized_unconfirmed(report_failure(ctx, failure)),
     }
-}
-
-/// An error report during deletion still carries `Finalized` (False: nothing is confirmed).
-fn with_finalized_unknown(mut report: Report) -> Report {
-    let reason = report
-        .condition("Applied")
-        .map(|c| c.reason.clone())
-        .unwrap_or_default();
-    report.conditions.push(job_report::Condition::new(
-        FINALIZED,
-        job_report::ConditionStatus::False,
-        &reason,
-        "Cleanup not confirmed: the deletion could not proceed this pulse (see Applied)".to_owned(),
-    ));
-    report
-}
-
-/// Reads the work; creates it when missing. A create that races another writer (AlreadyExists)
-/// reads the work again.
-async fn get_or_create(
-    work: &impl WorkClient,
-    name: &str,
-    manifest: &serde_json::Value,
-) -> Result<Seen, WorkError> {
-    if let Some(existing) = work.get(name).await? {
-        return Ok(Seen::Found(existing));
-    }
-    match work.create(manifest).await {
-        Ok(()) => Ok(Seen::Created),
-        Err(WorkError::AlreadyExists { message }) => match work.get(name).await? {
-            Some(existing) => Ok(Seen::Found(existing)),
-            None => Err(WorkError::Unavailable {
-                message: format!(
-                    "the work was reported as existing but cannot be read yet: {message}"
-                ),
-            }),
-        },
-        Err(e) => Err(e),
-    }
-}
-
-/// Runs `attempt` until it succeeds, fails permanently, the budget is spent or `shutdown`
-/// resolves. Each attempt is cut at the budget's end; between attempts the delay doubles from
-/// [`INITIAL_BACKOFF`] up to [`MAX_BACKOFF`], each drawn from `[d/2, d]` (jitter).
-async fn with_retry<T, Fut>(
-    budget: Duration,
-    shutdown: impl Future<Output = ()>,
-    log: LogContext<'_>,
-    mut attempt: impl FnMut() -> Fut,
-) -> Result<T, Failure>
-where
-    Fut: Future<Output = Result<T, WorkError>>,
-{
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut backoff = INITIAL_BACKOFF;
-    let mut attempts = 0u32;
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        attempts += 1;
-        let result = tokio::select! {
-            biased;
-            () = &mut shutdown => return Err(Failure::Interrupted { last: None }),
-            r = tokio::time::timeout_at(deadline, attempt()) => r.unwrap_or_else(|_| {
-                Err(WorkError::Unavailable {
-                    message: format!("no answer within the retry budget of {} s", budget.as_secs()),
-                })
-            }),
-        };
-        let error = match result {
-            Ok(value) => return Ok(value),
-            Err(e) if e.is_transient() => e,
-            Err(e) => return Err(Failure::Permanent(e)),
-        };
-        let delay = jitter(backoff);
-        let now = Instant::now();
-        if now + delay >= deadline {
-            return Err(Failure::GaveUp {
-                error,
-                attempts,
-                elapsed: now - start,
-            });
-        }
-        tracing::info!(
-            cluster_id = log.cluster_id,
-            generation = log.generation,
-            attempt = attempts,
-            delay_ms = delay.as_millis() as u64,
-            error = %error,
-            "transient backend failure; retrying"
-        );
-        tokio::select! {
-            biased;
-            () = &mut shutdown => return Err(Failure::Interrupted { last: Some(error) }),
-            () = tokio::time::sleep(delay) => {}
-        }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
-    }
-}
-
-/// The fields every log line of a decision carries.
-#[derive(Debug, Clone, Copy)]
-struct LogContext<'a> {
-    cluster_id: &'a str,
-    generation: Option<i64>,
-}
-
-/// A delay drawn uniformly from `[d/2, d]`.
-fn jitter(d: Duration) -> Duration {
-    let half = d / 2;
-    let spread = u64::try_from(half.as_millis()).unwrap_or(u64::MAX);
-    half + Duration::from_millis(fastrand::u64(0..=spread))
-}
-
-fn report_for_error(
-    cluster_id: &str,
-    generation: Option<i64>,
-    work: WorkRef<'_>,
-    error: &WorkError,
-) -> Report {
-    let consumer = work.consumer;
-    let (decision, report) = match error {
-        WorkError::Unauthenticated { .. } | WorkError::Forbidden { .. } => (
-            "MaestroAuthFailed",
-            report_maestro_auth_failed(&error.to_string(), generation),
-        ),
-        WorkError::ConsumerNotFound { .. } => (
-            "ConsumerNotFound",
-            report_consumer_not_found(consumer, generation),
-        ),
-        WorkError::MalformedFeedback {
-            manifest,
-            feedback,
-            message,
-        } => (
-            "InvalidFeedback",
-            report_invalid_feedback(
-                work,
-                &FeedbackError::Malformed {
-                    manifest: manifest.clone(),
-                    feedback: feedback.clone(),
-                    message: message.clone(),
-                },
-                generation,
-            ),
-        ),
-        WorkError::Config { .. } => (
-            "AdapterMisconfigured",
-            report_adapter_misconfigured(&error.to_string(), generation),
-        ),
-        WorkError::AlreadyExists { .. }
-        | WorkError::Conflict { .. }
-        | WorkError::NotFound { .. }
-        | WorkError::Invalid { .. }
-        | WorkError::Unavailable { .. }
-        | WorkError::Protocol { .. }
-        | WorkError::Internal { .. } => (
-            "ManifestWorkFailed",
-            report_work_failed(consumer, &error.to_string(), generation),
-        ),
-    };
-    tracing::warn!(cluster_id, generation, consumer, work = work.name, decision, error = %error, "work backend failed");
-    report
 }
 
 /// The whole subcommand: check the flags, read the cluster, build the backend client, run, write
 /// the report. Exit 0 once a report is written, 1 when none could be, 2 on bad configuration.
 pub async fn execute(args: Args) -> ExitCode {
-    match execute_inner(&args, shutdown_signal()).await {
+    match execute_inner(&args, super::super::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::Config(e)) => {
             tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "bad configuration; no report written");
@@ -850,66 +577,21 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                 },
                 now: jiff::Timestamp::now(),
             };
-            match args.backend {
-                Backend::Maestro => match MaestroWorkClient::new(maestro_config(args)) {
-                    Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
-                    Err(e) => misconfigured(args, &e),
-                },
-                Backend::Hub => {
-                    let timeout = crate::work::hub::DEFAULT_TIMEOUT
-                        .min(args.retry_budget.max(Duration::from_secs(1)));
-                    match HubWorkClient::connect(
-                        args.kubeconfig.as_deref(),
-                        &args.consumer,
-                        timeout,
-                    )
-                    .await
-                    {
-                        Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
-                        Err(e) => misconfigured(args, &e),
-                    }
+            match args.work.connect().await {
+                Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
+                Err(e) => {
+                    tracing::error!(cluster_id = args.cluster_id, generation = args.generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
+                    report_adapter_misconfigured(&e.to_string(), args.generation)
                 }
             }
         }
     };
-    job_report::write_atomic(&results_path, &report).map_err(|source| RunError::Write {
-        path: results_path.clone(),
-        source,
-    })?;
-    let reasons: Vec<&str> = report
-        .conditions
-        .iter()
-        .map(|c| c.reason.as_str())
-        .collect();
-    tracing::info!(cluster_id = args.cluster_id, generation = report.observed_generation, path = %results_path.display(), reasons = ?reasons, "report written");
-    Ok(())
-}
-
-fn misconfigured(args: &Args, error: &WorkError) -> Report {
-    tracing::error!(cluster_id = args.cluster_id, generation = args.generation, decision = "AdapterMisconfigured", error = %error, "cannot build the work backend client");
-    report_adapter_misconfigured(&error.to_string(), args.generation)
-}
-
-fn maestro_config(args: &Args) -> MaestroConfig {
-    let mut config = MaestroConfig::new(
-        args.maestro_grpc_url.clone().unwrap_or_default(),
-        args.maestro_api_url.clone().unwrap_or_default(),
-        args.maestro_source_id.clone(),
-        args.consumer.clone(),
-    );
-    config.ca_file.clone_from(&args.maestro_ca_file);
-    config
-        .client_cert_file
-        .clone_from(&args.maestro_client_cert);
-    config.client_key_file.clone_from(&args.maestro_client_key);
-    if let Some(path) = &args.maestro_token_file {
-        config.token = TokenSource::File(path.clone());
-    }
-    // One call never outlives the retry budget by much.
-    config.timeout = config
-        .timeout
-        .min(args.retry_budget.max(Duration::from_secs(1)));
-    config
+    super::super::write_report(&results_path, &report, (args.cluster_id.as_deref(), None)).map_err(
+        |source| RunError::Write {
+            path: results_path.clone(),
+            source,
+        },
+    )
 }
 
 /// Why the cluster could not be read.
@@ -988,26 +670,6 @@ async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePool
     }
 }
 
-/// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are
-/// installed when this is called, not when the future is first polled, so a SIGTERM that
-/// arrives while the cluster is still being read is not lost (nor fatal).
-fn shutdown_signal() -> impl Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    async move {
-        match (term, int) {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
-            _ => std::future::pending().await,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -1022,6 +684,7 @@ mod tests {
     use super::*;
     use crate::hyperfleet::cluster::fixture::VALID;
     use crate::work::{ManifestStatus, ResourceIdentity, WorkCondition};
+    use tokio::time::Instant;
 
     const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
@@ -1598,17 +1261,6 @@ mod tests {
         assert!(applied.message.contains("stopped"), "{}", applied.message);
     }
 
-    #[test]
-    fn jitter_stays_within_half_to_full() {
-        for _ in 0..1000 {
-            let d = jitter(Duration::from_secs(8));
-            assert!(
-                d >= Duration::from_secs(4) && d <= Duration::from_secs(8),
-                "{d:?}"
-            );
-        }
-    }
-
     // ---- updates -------------------------------------------------------------------------
 
     /// The work a pulse of `generation` built from the fixture spec edited by `edit`, as the
@@ -1618,7 +1270,7 @@ mod tests {
         edit: impl FnOnce(&mut serde_json::Map<String, Value>),
     ) -> ExistingWork {
         let spec = crate::hyperfleet::cluster::fixture::spec_with(edit);
-        let work = manifestwork::manifest_work(&spec, "mgmt-1", Some(generation));
+        let work = super::super::manifest_work(&spec, "mgmt-1", Some(generation));
         let map = |key: &str| -> BTreeMap<String, String> {
             serde_json::from_value(work["metadata"][key].clone()).unwrap()
         };

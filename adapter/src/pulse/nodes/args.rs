@@ -107,17 +107,7 @@ impl Args {
     }
 }
 
-/// Parses `30s`, `30m`, `2h`, `1h30m`, `500ms` (and ISO 8601 `PT30M`); rejects negative values.
-pub fn parse_duration(s: &str) -> Result<SignedDuration, String> {
-    let d: SignedDuration = s
-        .trim()
-        .parse()
-        .map_err(|e| format!("invalid duration {s:?} (use e.g. 30s, 5m, 2h): {e}"))?;
-    if d.is_negative() {
-        return Err(format!("duration {s:?} must not be negative"));
-    }
-    Ok(d)
-}
+pub use crate::duration::parse_duration;
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,5 @@
-//! What a generation bump may change on the management cluster: the HostedCluster the adapter
-//! builds now against the one the work holds (`ExistingWork::workload`).
+//! What a generation bump may change: the HostedCluster the adapter builds now against the one
+//! the management cluster holds (the work's manifest).
 //!
 //! The immutable fields are the CRD's transition rules (`x-kubernetes-validations` with
 //! `oldSelf`, `hypershift-api.md` §1, TechPreviewNoUpgrade CRD) on the fields the adapter sends.
@@ -15,51 +15,7 @@
 
 use serde_json::{Value, json};
 
-/// One immutable HostedCluster field whose value would change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ImmutableChange {
-    /// The HyperFleet spec field that sets it (e.g. `gcp_region`), or the cluster's `name`; a
-    /// field without a spec counterpart (`platform.type`) is named by its HostedCluster path.
-    pub field: &'static str,
-    /// The HostedCluster path, e.g. `spec.platform.gcp.region`.
-    pub path: String,
-    /// Value held on the management cluster (the work's HostedCluster).
-    pub old: Value,
-    /// Value this pulse would send.
-    pub new: Value,
-}
-
-impl std::fmt::Display for ImmutableChange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path_note = if self.field == self.path {
-            String::new()
-        } else {
-            format!(" (HostedCluster {})", self.path)
-        };
-        write!(
-            f,
-            "{}{path_note}: {} → {}",
-            self.field,
-            show(&self.old),
-            show(&self.new)
-        )
-    }
-}
-
-/// A value as it reads in a message: strings quoted, absent as `<not set>`, bounded.
-fn show(value: &Value) -> String {
-    const MAX: usize = 200;
-    let text = match value {
-        Value::Null => "<not set>".to_owned(),
-        other => other.to_string(),
-    };
-    if text.chars().count() > MAX {
-        let head: String = text.chars().take(MAX).collect();
-        format!("{head}…")
-    } else {
-        text
-    }
-}
+use crate::hypershift::immutable::{ImmutableChange, dotted};
 
 /// `(spec field, HostedCluster JSON pointer, value the API server defaults it to when omitted)`.
 /// Order = the order fields are reported in.
@@ -150,11 +106,6 @@ const IMMUTABLE: &[(&str, &str, Option<&str>)] = &[
     ("external_dns_domain", "/spec/services", None),
 ];
 
-/// The HostedCluster path (`spec.platform.gcp.region`) of a JSON pointer.
-fn dotted(pointer: &str) -> String {
-    pointer.trim_start_matches('/').replace('/', ".")
-}
-
 /// The value at `pointer`, or the API server's default when absent. A CIDR list is shown by its
 /// CIDRs (`["10.0.0.0/16"]`), the services by `Service=Strategy[hostname]`, other values as is.
 fn effective(hc: &Value, pointer: &str, default: Option<&str>) -> Value {
@@ -225,38 +176,6 @@ pub fn immutable_changes(old: &Value, new: &Value) -> Vec<ImmutableChange> {
             })
         })
         .collect()
-}
-
-/// The HostedCluster among a work's manifests (`apiVersion` in the HyperShift group, kind
-/// `HostedCluster`).
-pub fn hosted_cluster_in(workload: &[Value]) -> Option<&Value> {
-    workload.iter().find(|m| {
-        m["kind"] == crate::hypershift::hostedcluster::KIND
-            && m["apiVersion"].as_str().is_some_and(|v| {
-                v.starts_with(&format!("{}/", crate::hypershift::hostedcluster::GROUP))
-            })
-    })
-}
-
-/// How a pulse's generation relates to the generation the work carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GenerationCheck {
-    /// Same generation, or either side unknown (a work without the annotation cannot be
-    /// compared, so it is left as it is): nothing to send.
-    Current,
-    /// The pulse is newer: build and compare, then update.
-    Newer,
-    /// The pulse is older than the work: never roll back.
-    Older { pulse: i64, held: i64 },
-}
-
-/// Compares the pulse's generation with the work's [`GENERATION_ANNOTATION`](crate::work::manifestwork::GENERATION_ANNOTATION).
-pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationCheck {
-    match (pulse, held) {
-        (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
-        (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
-        _ => GenerationCheck::Current,
-    }
 }
 
 #[cfg(test)]
@@ -440,28 +359,5 @@ mod tests {
             .map(|c| c.field)
             .collect();
         assert_eq!(fields, ["gcp_region", "machine_network_cidr"]);
-    }
-
-    #[test]
-    fn the_hosted_cluster_is_found_after_the_namespace() {
-        let work = crate::work::manifestwork::manifest_work(&fixture::spec(), "mgmt-1", Some(3));
-        let manifests = work["spec"]["workload"]["manifests"].as_array().unwrap();
-        let hc = hosted_cluster_in(manifests).unwrap();
-        assert_eq!(hc["kind"], "HostedCluster");
-        assert!(hosted_cluster_in(&manifests[..1]).is_none());
-    }
-
-    #[test]
-    fn generations() {
-        use GenerationCheck::*;
-        assert_eq!(generation_check(Some(3), Some(3)), Current);
-        assert_eq!(generation_check(Some(4), Some(3)), Newer);
-        assert_eq!(generation_check(Some(4), None), Current);
-        assert_eq!(
-            generation_check(Some(2), Some(3)),
-            Older { pulse: 2, held: 3 }
-        );
-        assert_eq!(generation_check(None, Some(3)), Current);
-        assert_eq!(generation_check(None, None), Current);
     }
 }

@@ -14,15 +14,16 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::hyperfleet::CLUSTER_ID_LABEL;
 use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
 
-pub const API_VERSION: &str = "hypershift.openshift.io/v1beta1";
+pub mod immutable;
+pub mod status;
+
+pub use super::{API_VERSION, GROUP};
 pub const KIND: &str = "HostedCluster";
-/// API group and resource, as a ManifestWork `resourceIdentifier` names them.
-pub const GROUP: &str = "hypershift.openshift.io";
+/// Plural resource, as a ManifestWork `resourceIdentifier` names it.
 pub const RESOURCE: &str = "hostedclusters";
-/// Label carrying the HyperFleet cluster id, on the HostedCluster and on its ManifestWork.
-pub const CLUSTER_ID_LABEL: &str = "hyperfleet.io/cluster-id";
 /// GCP resource label key carrying the cluster id (value from [`cluster_id_label_value`]).
 pub const GCP_CLUSTER_ID_LABEL_KEY: &str = "cluster-id";
 /// Pod Security Admission override upstream requires for hosted control planes on GKE.
@@ -31,6 +32,19 @@ pub const PSA_OVERRIDE_ANNOTATION: &str =
 
 /// The services every HostedCluster publishes, in the order they are sent (sorted by name).
 pub const SERVICES: [&str; 4] = ["APIServer", "Ignition", "Konnectivity", "OAuthServer"];
+
+/// The HyperShift finalizers on a HostedCluster and what usually holds each
+/// (`hypershift-api.md` §5).
+pub const FINALIZERS: [(&str, &str); 2] = [
+    (
+        "hypershift.openshift.io/finalizer",
+        "removed by the HyperShift operator at the end of its deletion sequence: it deletes the NodePools and waits for the CAPI Cluster <infraID> (machines), the GCPPrivateServiceConnect objects in the control-plane namespace (they hold their own finalizers until their GCP resources are removed), the HostedControlPlane (see the HostedCluster's CloudResourcesDestroyed condition) and the control-plane namespace clusters-<name>; an annotation hypershift.openshift.io/destroy-grace-period also keeps the object for that period (HostedClusterDestroyed=True, WaitingForGracePeriod). Look at the hypershift-operator logs for the step it retries and at those objects",
+    ),
+    (
+        "hypershift.io/gcp-oidc-discovery",
+        "removed once the operator has deleted the <infraID>-prefixed OIDC documents from its GCS bucket; if the operator lost its bucket configuration deletion errors until someone deletes those objects and removes the finalizer by hand",
+    ),
+];
 
 /// Where the HostedCluster lives on the management cluster: `(namespace, name)`.
 pub fn hosted_cluster_ref(spec: &ClusterSpec) -> (&'static str, &str) {

@@ -1,0 +1,65 @@
+//! Immutable fields: a change the CRD's transition rules (`oldSelf`) refuse, named by the
+//! HyperFleet spec field that sets it, with the value held and the value a pulse would send.
+
+use serde_json::Value;
+
+/// One immutable field whose value would change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImmutableChange {
+    /// The HyperFleet spec field that sets it (e.g. `gcp_region`), or the cluster's `name`; a
+    /// field without a spec counterpart (`platform.type`) is named by its HostedCluster path.
+    pub field: &'static str,
+    /// The HostedCluster path, e.g. `spec.platform.gcp.region`.
+    pub path: String,
+    /// Value held on the management cluster (the work's HostedCluster).
+    pub old: Value,
+    /// Value this pulse would send.
+    pub new: Value,
+}
+
+impl std::fmt::Display for ImmutableChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path_note = if self.field == self.path {
+            String::new()
+        } else {
+            format!(" (HostedCluster {})", self.path)
+        };
+        write!(
+            f,
+            "{}{path_note}: {} → {}",
+            self.field,
+            show(&self.old),
+            show(&self.new)
+        )
+    }
+}
+
+/// A value as it reads in a message: strings quoted, absent as `<not set>`, bounded.
+pub fn show(value: &Value) -> String {
+    const MAX: usize = 200;
+    let text = match value {
+        Value::Null => "<not set>".to_owned(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > MAX {
+        let head: String = text.chars().take(MAX).collect();
+        format!("{head}…")
+    } else {
+        text
+    }
+}
+
+/// The object path (`spec.platform.gcp.region`) of a JSON pointer.
+pub fn dotted(pointer: &str) -> String {
+    pointer.trim_start_matches('/').replace('/', ".")
+}
+
+/// The object of `kind` in the HyperShift API group among a work's manifests.
+pub fn find_in<'a>(workload: &'a [Value], kind: &str) -> Option<&'a Value> {
+    workload.iter().find(|m| {
+        m["kind"] == kind
+            && m["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with(&format!("{}/", super::GROUP)))
+    })
+}

@@ -1,0 +1,110 @@
+//! How report conditions and their messages are written, by every layer: one constructor that
+//! bounds the message, foreign text quoted with a bound and made visible when empty, and server
+//! or transport text with credentials removed.
+
+use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
+
+/// Longest part of a foreign (HostedCluster, NodePool, server) message quoted inside one of ours.
+pub const MAX_QUOTED: usize = 2048;
+
+/// `Applied`, `Available`, `Health`: the three conditions every HyperFleet status carries, in that
+/// order.
+pub type Conditions = [Condition; 3];
+
+/// A condition whose message is bounded to what the report contract allows.
+pub fn cond(type_: &str, status: ConditionStatus, reason: &str, message: String) -> Condition {
+    Condition::new(type_, status, reason, truncate(message, MAX_MESSAGE_LEN))
+}
+
+/// `Health=True NoIssues` with `message`.
+pub fn no_issues(message: &str) -> Condition {
+    cond(
+        "Health",
+        ConditionStatus::True,
+        "NoIssues",
+        message.to_owned(),
+    )
+}
+
+/// A foreign condition's reason, or `no reason` when it has none.
+pub fn or_none(reason: &str) -> &str {
+    if reason.is_empty() {
+        "no reason"
+    } else {
+        reason
+    }
+}
+
+/// A foreign message, bounded, with an empty one made visible.
+pub fn quote(message: &str) -> String {
+    if message.is_empty() {
+        "(no message)".to_owned()
+    } else {
+        truncate(message.to_owned(), MAX_QUOTED)
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary, ending in `…` when cut.
+pub fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max.saturating_sub('…'.len_utf8());
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// A server/transport error text, bounded, with credentials removed: the word after `Bearer`
+/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`).
+pub fn redact(detail: &str) -> String {
+    let scheme = regex!(r"(?i)\b(bearer|basic)(\s+)[^\s,;]+");
+    let keyed = regex!(
+        r#"(?i)([a-z_-]*(?:token|password|passwd|secret|credential|api[_-]?key)[a-z_-]*)("?\s*[:=]\s*"?)[^\s",;&}]+"#
+    );
+    let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
+    let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
+    truncate(twice.into_owned(), MAX_QUOTED)
+}
+
+/// Replaces the condition of `condition`'s type in `report` (nothing when it has none).
+pub fn replace(report: &mut Report, condition: Condition) {
+    if let Some(c) = report
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == condition.type_)
+    {
+        *c = condition;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_char_boundaries_and_marks_the_cut() {
+        let cut = truncate("é".repeat(10), 7);
+        assert!(cut.len() <= 7, "{cut}");
+        assert!(cut.ends_with('…'));
+        assert_eq!(truncate("short".to_owned(), 7), "short");
+    }
+
+    #[test]
+    fn empty_foreign_messages_are_visible() {
+        assert_eq!(quote(""), "(no message)");
+        assert_eq!(or_none(""), "no reason");
+        assert_eq!(or_none("AsExpected"), "AsExpected");
+    }
+
+    #[test]
+    fn credentials_are_redacted() {
+        let text = redact(r#"401: Bearer abc.def token=xyz "password":"p4ss" Basic dXNlcg=="#);
+        for secret in ["abc.def", "xyz", "p4ss", "dXNlcg=="] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(text.contains("[REDACTED]"));
+    }
+}

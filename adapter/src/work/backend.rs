@@ -1,0 +1,294 @@
+//! Which work backend a pulse talks to and how it is reached: the flags every subcommand that
+//! ships a work shares (flattened into its `Args`), and the client built from them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::hub::{self, HubWorkClient};
+use super::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+use super::{ExistingWork, WorkClient, WorkError};
+use crate::duration::parse_budget;
+
+/// Default `--maestro-source-id`.
+pub const DEFAULT_SOURCE_ID: &str = "hyperfleet-hypershift-adapter";
+
+/// Where ManifestWorks are read and created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Maestro: REST reads, gRPC CloudEvent publishes.
+    Maestro,
+    /// The OCM hub API (ManifestWork objects in the consumer's namespace) via a kubeconfig.
+    Hub,
+}
+
+/// The work backend's flags; every one can also be set through its env var.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkArgs {
+    /// Work backend.
+    #[arg(long, env = "WORK_BACKEND", value_enum, default_value_t = Backend::Maestro)]
+    pub backend: Backend,
+
+    /// The management cluster: Maestro consumer name, and the work namespace on the hub.
+    #[arg(long, env = "MANAGEMENT_CLUSTER_CONSUMER")]
+    pub consumer: String,
+
+    /// Maestro source id: CloudEvent `source` and part of every resource id.
+    #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
+    pub maestro_source_id: String,
+
+    /// Maestro REST base URL (`http://` or `https://`); required with `--backend maestro`.
+    #[arg(long, env = "MAESTRO_API_URL", value_name = "URL")]
+    pub maestro_api_url: Option<String>,
+
+    /// Maestro gRPC URL (`http://` or `https://`); required with `--backend maestro`.
+    #[arg(long, env = "MAESTRO_GRPC_URL", value_name = "URL")]
+    pub maestro_grpc_url: Option<String>,
+
+    /// PEM CA bundle trusted for `https` Maestro URLs (required for `https`).
+    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
+    pub maestro_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_CERT_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_key"
+    )]
+    pub maestro_client_cert: Option<PathBuf>,
+
+    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_KEY_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_cert"
+    )]
+    pub maestro_client_key: Option<PathBuf>,
+
+    /// File holding Maestro's bearer token, re-read on every call (sent over TLS only).
+    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
+    pub maestro_token_file: Option<PathBuf>,
+
+    /// How long transient backend failures are retried (backoff 1 s → 60 s) before reporting
+    /// `MaestroUnavailable`: seconds (`120`) or a duration (`2m`). Keep it below the Job's
+    /// `activeDeadlineSeconds` minus the status-reporter's margin.
+    #[arg(long, env = "RETRY_BUDGET_SECONDS", default_value = "120", value_parser = parse_budget)]
+    pub retry_budget: Duration,
+
+    /// Kubeconfig of the OCM hub (`--backend hub`); without it `~/.kube/config` or in-cluster.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// A backend setting that clap cannot check (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendConfigError {
+    #[error("{flag} ({env}) is required with --backend {backend}")]
+    Missing {
+        flag: &'static str,
+        env: &'static str,
+        backend: &'static str,
+    },
+    #[error("{flag} ({env}) must not be empty")]
+    Empty {
+        flag: &'static str,
+        env: &'static str,
+    },
+}
+
+impl WorkArgs {
+    /// Checks what clap cannot express: the Maestro URLs with `--backend maestro`, and non-empty
+    /// names.
+    pub fn check(&self) -> Result<(), BackendConfigError> {
+        if self.consumer.trim().is_empty() {
+            return Err(BackendConfigError::Empty {
+                flag: "--consumer",
+                env: "MANAGEMENT_CLUSTER_CONSUMER",
+            });
+        }
+        if self.maestro_source_id.trim().is_empty() {
+            return Err(BackendConfigError::Empty {
+                flag: "--maestro-source-id",
+                env: "MAESTRO_SOURCE_ID",
+            });
+        }
+        if self.backend == Backend::Maestro {
+            let urls = [
+                (
+                    &self.maestro_api_url,
+                    "--maestro-api-url",
+                    "MAESTRO_API_URL",
+                ),
+                (
+                    &self.maestro_grpc_url,
+                    "--maestro-grpc-url",
+                    "MAESTRO_GRPC_URL",
+                ),
+            ];
+            for (value, flag, env) in urls {
+                if value.as_deref().is_none_or(|v| v.trim().is_empty()) {
+                    return Err(BackendConfigError::Missing {
+                        flag,
+                        env,
+                        backend: "maestro",
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `(MAESTRO_API_URL, MAESTRO_GRPC_URL)` with the Maestro backend, for failure messages.
+    pub fn maestro_urls(&self) -> Option<(&str, &str)> {
+        (self.backend == Backend::Maestro).then(|| {
+            (
+                self.maestro_api_url.as_deref().unwrap_or_default(),
+                self.maestro_grpc_url.as_deref().unwrap_or_default(),
+            )
+        })
+    }
+
+    /// The Maestro client's settings; one call never outlives the retry budget by much.
+    pub fn maestro_config(&self) -> MaestroConfig {
+        let mut config = MaestroConfig::new(
+            self.maestro_grpc_url.clone().unwrap_or_default(),
+            self.maestro_api_url.clone().unwrap_or_default(),
+            self.maestro_source_id.clone(),
+            self.consumer.clone(),
+        );
+        config.ca_file.clone_from(&self.maestro_ca_file);
+        config
+            .client_cert_file
+            .clone_from(&self.maestro_client_cert);
+        config.client_key_file.clone_from(&self.maestro_client_key);
+        if let Some(path) = &self.maestro_token_file {
+            config.token = TokenSource::File(path.clone());
+        }
+        config.timeout = config.timeout.min(self.call_timeout());
+        config
+    }
+
+    fn call_timeout(&self) -> Duration {
+        self.retry_budget.max(Duration::from_secs(1))
+    }
+
+    /// Builds the client of the chosen backend; `Err` when its settings are unusable (a
+    /// `WorkError::Config`, reported as `AdapterMisconfigured`).
+    pub async fn connect(&self) -> Result<AnyWorkClient, WorkError> {
+        match self.backend {
+            Backend::Maestro => Ok(AnyWorkClient::Maestro(MaestroWorkClient::new(
+                self.maestro_config(),
+            )?)),
+            Backend::Hub => {
+                let timeout = hub::DEFAULT_TIMEOUT.min(self.call_timeout());
+                HubWorkClient::connect(self.kubeconfig.as_deref(), &self.consumer, timeout)
+                    .await
+                    .map(AnyWorkClient::Hub)
+            }
+        }
+    }
+}
+
+/// The backend chosen at run time (`--backend`): one of the two [`WorkClient`]s.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per process
+pub enum AnyWorkClient {
+    Maestro(MaestroWorkClient),
+    Hub(HubWorkClient),
+}
+
+impl WorkClient for AnyWorkClient {
+    async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+        match self {
+            Self::Maestro(c) => c.get(name).await,
+            Self::Hub(c) => c.get(name).await,
+        }
+    }
+
+    async fn create(&self, work: &Value) -> Result<(), WorkError> {
+        match self {
+            Self::Maestro(c) => c.create(work).await,
+            Self::Hub(c) => c.create(work).await,
+        }
+    }
+
+    async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
+        match self {
+            Self::Maestro(c) => c.update(work, current).await,
+            Self::Hub(c) => c.update(work, current).await,
+        }
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), WorkError> {
+        match self {
+            Self::Maestro(c) => c.delete(name).await,
+            Self::Hub(c) => c.delete(name).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        work: WorkArgs,
+    }
+
+    #[test]
+    fn command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn maestro_urls_are_required_only_for_maestro() {
+        let args = Cli::try_parse_from(["x", "--consumer", "mgmt-1"])
+            .unwrap()
+            .work;
+        let err = args.check().unwrap_err();
+        assert!(err.to_string().contains("MAESTRO_API_URL"), "{err}");
+        assert_eq!(args.maestro_urls(), Some(("", "")));
+        let hub = Cli::try_parse_from(["x", "--consumer", "mgmt-1", "--backend", "hub"])
+            .unwrap()
+            .work;
+        assert_eq!(hub.check(), Ok(()));
+        assert_eq!(hub.maestro_urls(), None);
+        let blank = Cli::try_parse_from(["x", "--consumer", " ", "--backend", "hub"])
+            .unwrap()
+            .work;
+        assert!(
+            blank
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("MANAGEMENT_CLUSTER_CONSUMER")
+        );
+    }
+
+    #[test]
+    fn a_call_never_outlives_the_budget() {
+        let args = Cli::try_parse_from([
+            "x",
+            "--consumer",
+            "mgmt-1",
+            "--maestro-api-url",
+            "http://r",
+            "--maestro-grpc-url",
+            "http://g",
+            "--retry-budget",
+            "2",
+        ])
+        .unwrap()
+        .work;
+        assert_eq!(args.maestro_config().timeout, Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,268 @@
+//! The stages of deleting a work and the object it carries, as conditions plus the fourth
+//! condition `Finalized` (`hyperfleet-framework.md` §6), the same for every object:
+//!
+//! | stage | Applied | Available | Health | Finalized |
+//! |---|---|---|---|---|
+//! | deletion of the work requested, the object not yet reported as deleting | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
+//! | the object has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
+//! | either, longer than the stuck limit after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
+//! | the work is gone from the management cluster | True `CleanupConfirmed` | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//!
+//! `Available` is never `Unknown` here: the HyperFleet API discards a report whose `Available` is
+//! `Unknown` once the adapter has reported before (rule 13, `hyperfleet-framework.md` §7.4), and
+//! with it the `Finalized` it carries.
+
+use job_report::{Condition, ConditionStatus, Report};
+
+use super::feedback::ObjectDeletion;
+use super::outcome::{ObjectRef, WorkRef};
+use crate::message::{Conditions, cond, no_issues, quote};
+
+/// The fourth condition type, present only while the HyperFleet resource is being deleted.
+pub const FINALIZED: &str = "Finalized";
+/// Reasons of the deletion stages.
+pub const DELETION_REQUESTED: &str = "DeletionRequested";
+pub const FINALIZERS_RUNNING: &str = "FinalizersRunning";
+pub const CLEANUP_CONFIRMED: &str = "CleanupConfirmed";
+pub const DELETION_STUCK: &str = "DeletionStuck";
+/// Available's reasons while deleting and once deleted.
+pub const DELETING: &str = "Deleting";
+pub const DELETED: &str = "Deleted";
+
+/// Where a deletion is, once nothing holds it any more.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// The work's deletion was requested (`now`: by this pulse); the object is deleting as far
+    /// as the agent reported (`object`).
+    Requested { now: bool, object: ObjectDeletion },
+    /// The work is gone from the management cluster.
+    Gone,
+}
+
+/// What every deletion report says besides the stage.
+#[derive(Debug, Clone, Copy)]
+pub struct Deleting<'a> {
+    pub work: WorkRef<'a>,
+    pub object: ObjectRef<'a>,
+    /// The HyperFleet resource's `deleted_time` (`""` when unknown).
+    pub deleted_time: &'a str,
+    /// Longer than allowed since `deleted_time`.
+    pub stuck: bool,
+    /// `(finalizer, what usually holds it)` for the object's kind.
+    pub known_finalizers: &'a [(&'a str, &'a str)],
+    /// What "gone" means for people, e.g. `no control plane runs`.
+    pub gone_meaning: &'a str,
+}
+
+impl Deleting<'_> {
+    /// ` (deleted in HyperFleet at …)`, or `""`.
+    pub fn since(&self) -> String {
+        if self.deleted_time.is_empty() {
+            String::new()
+        } else {
+            format!(" (deleted in HyperFleet at {})", self.deleted_time)
+        }
+    }
+}
+
+/// The conditions and `Finalized` of a deletion at `progress`.
+pub fn stage(d: &Deleting<'_>, progress: &Progress) -> (Conditions, Condition) {
+    let (work, object) = (d.work, &d.object);
+    let place = object.place();
+    let since = d.since();
+    match progress {
+        Progress::Requested { now, object: del } => {
+            let requested = if *now {
+                format!(
+                    "Deletion of ManifestWork {} on management cluster {} requested by this pulse",
+                    work.name, work.consumer
+                )
+            } else {
+                format!(
+                    "Deletion of ManifestWork {} on management cluster {} was requested; it is still there",
+                    work.name, work.consumer
+                )
+            };
+            let applied = cond(
+                "Applied",
+                ConditionStatus::True,
+                DELETION_REQUESTED,
+                requested.clone(),
+            );
+            let available = cond(
+                "Available",
+                ConditionStatus::False,
+                DELETING,
+                format!(
+                    "The {} is being deleted{since}; {} {place} on management cluster {} is going away",
+                    object.source, object.kind, work.consumer
+                ),
+            );
+            let finalizers = del.finalizers.join(", ");
+            let finalized = if del.deletion_timestamp.is_some() && !del.finalizers.is_empty() {
+                cond(
+                    FINALIZED,
+                    ConditionStatus::False,
+                    FINALIZERS_RUNNING,
+                    format!(
+                        "{} {place} is being deleted (since {}); finalizers still running: {finalizers}",
+                        object.kind,
+                        del.deletion_timestamp.as_deref().unwrap_or_default()
+                    ),
+                )
+            } else if del.gone {
+                cond(
+                    FINALIZED,
+                    ConditionStatus::False,
+                    DELETION_REQUESTED,
+                    format!(
+                        "{} {place} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
+                        object.kind, work.consumer, work.name
+                    ),
+                )
+            } else {
+                cond(
+                    FINALIZED,
+                    ConditionStatus::False,
+                    DELETION_REQUESTED,
+                    format!(
+                        "{requested}; the work agent has not reported {} {place} as deleting yet",
+                        object.kind
+                    ),
+                )
+            };
+            let health = if d.stuck {
+                cond(
+                    "Health",
+                    ConditionStatus::False,
+                    DELETION_STUCK,
+                    stuck_guidance(d, del),
+                )
+            } else {
+                no_issues("No problem with the deletion so far")
+            };
+            ([applied, available, health], finalized)
+        }
+        Progress::Gone => (
+            [
+                cond(
+                    "Applied",
+                    ConditionStatus::True,
+                    CLEANUP_CONFIRMED,
+                    format!(
+                        "ManifestWork {} is gone from management cluster {}: the {} was deleted",
+                        work.name, work.consumer, object.kind
+                    ),
+                ),
+                cond(
+                    "Available",
+                    ConditionStatus::False,
+                    DELETED,
+                    format!(
+                        "The {} was deleted{since}; {} on management cluster {}",
+                        object.source, d.gone_meaning, work.consumer
+                    ),
+                ),
+                no_issues("Deletion completed"),
+            ],
+            cond(
+                FINALIZED,
+                ConditionStatus::True,
+                CLEANUP_CONFIRMED,
+                format!(
+                    "{} {place} and ManifestWork {} are gone from management cluster {}",
+                    object.kind, work.name, work.consumer
+                ),
+            ),
+        ),
+    }
+}
+
+/// Health's message for a deletion that takes too long: the finalizers and what usually holds
+/// them, or, when the agent did not feed them back, how to read them.
+fn stuck_guidance(d: &Deleting<'_>, del: &ObjectDeletion) -> String {
+    let (work, object) = (d.work, &d.object);
+    let (namespace, name, kind) = (object.namespace, object.name, object.kind);
+    let mut message = format!("The deletion{} has not finished in time. ", d.since());
+    if del.gone {
+        message.push_str(&format!(
+            "{kind} {namespace}/{name} is gone, but ManifestWork {} is still on management cluster {}: check the work agent there (its AppliedManifestWork carries the finalizer cluster.open-cluster-management.io/applied-manifest-work-cleanup)",
+            work.name, work.consumer
+        ));
+        return message;
+    }
+    if del.finalizers.is_empty() {
+        message.push_str(&format!(
+            "The work agent has not reported the finalizers of {kind} {namespace}/{name}; read them on management cluster {}: kubectl get {} -n {namespace} {name} -o jsonpath='{{.metadata.finalizers}}'. ",
+            work.consumer,
+            kind.to_lowercase()
+        ));
+        for (finalizer, held_by) in d.known_finalizers {
+            message.push_str(&format!("{finalizer} is {held_by}. "));
+        }
+        return message.trim_end().to_owned();
+    }
+    message.push_str(&format!(
+        "{kind} {namespace}/{name} on management cluster {} still has finalizers: ",
+        work.consumer
+    ));
+    let parts: Vec<String> = del
+        .finalizers
+        .iter()
+        .map(|f| match d.known_finalizers.iter().find(|(k, _)| k == f) {
+            Some((_, held_by)) => format!("{f} is {held_by}"),
+            None => format!(
+                "{} is not one HyperShift sets: find the controller that added it",
+                quote(f)
+            ),
+        })
+        .collect();
+    message.push_str(&parts.join("; "));
+    message
+}
+
+/// `report` with `finalized` appended.
+pub fn with_finalized(mut report: Report, finalized: Condition) -> Report {
+    report.conditions.push(finalized);
+    report
+}
+
+/// An error report during deletion still carries `Finalized`: False, with Applied's reason
+/// (nothing is confirmed).
+pub fn with_finalized_unconfirmed(report: Report) -> Report {
+    let reason = report
+        .condition("Applied")
+        .map(|c| c.reason.clone())
+        .unwrap_or_default();
+    with_finalized(
+        report,
+        Condition::new(
+            FINALIZED,
+            ConditionStatus::False,
+            &reason,
+            "Cleanup not confirmed: the deletion could not proceed this pulse (see Applied)"
+                .to_owned(),
+        ),
+    )
+}
+
+/// The time after `deleted_time` past which a deletion that is not done is reported stuck.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub now: jiff::Timestamp,
+    pub stuck_after: std::time::Duration,
+}
+
+/// Whether `since` + `clock.stuck_after` < `clock.now`. An unparsable `since` is never late (the
+/// caller logs it).
+pub fn is_late(since: &str, clock: Clock) -> bool {
+    let Ok(start) = since.parse::<jiff::Timestamp>() else {
+        return false;
+    };
+    let Ok(limit) = jiff::SignedDuration::try_from(clock.stuck_after) else {
+        return false;
+    };
+    start
+        .checked_add(limit)
+        .is_ok_and(|deadline| clock.now > deadline)
+}

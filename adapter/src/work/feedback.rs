@@ -1,0 +1,161 @@
+//! What the work agent reports about a manifest it applied, read the same way for every object
+//! (HostedCluster, NodePool): whether its fed-back status may be used at all, what could not be
+//! applied, and how far its deletion is.
+//!
+//! The agent keeps the last feedback of an object that is gone or whose sync fails
+//! (`fixtures/maestro/real/08-*`), so a status value alone proves nothing: it is used only while the
+//! manifest's `Available` is `True` and the value is not older than that report.
+
+use serde_json::Value;
+
+use super::manifestwork::{DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME};
+use super::{ExistingWork, ManifestStatus, WorkCondition};
+use crate::message::{or_none, quote};
+
+/// Whether an object's fed-back status may be used, from what the agent says about its manifest.
+#[derive(Debug)]
+pub enum Feedback<'a> {
+    /// The agent says the object is available and the feedback is not older than that.
+    Fresh(&'a Value),
+    /// No status value (or no manifest status) yet.
+    None,
+    /// A value is there but must not be used; the text says why.
+    Ignored(String),
+    /// Manifest `Available=False`: the object is not on the management cluster.
+    ResourceNotAvailable(&'a WorkCondition),
+    /// Manifest `StatusFeedbackSynced=False`.
+    NotSynced(&'a WorkCondition),
+}
+
+/// Reads the manifest of an object of kind `kind` (e.g. `HostedCluster`, for messages): its
+/// feedback value `value_name` and its `Available` / `StatusFeedbackSynced` conditions.
+pub fn feedback_of<'a>(
+    manifest: Option<&'a ManifestStatus>,
+    kind: &str,
+    value_name: &str,
+) -> Feedback<'a> {
+    let Some(manifest) = manifest else {
+        return Feedback::None;
+    };
+    let available = manifest.condition("Available");
+    if let Some(a) = available.filter(|a| a.status == "False") {
+        return Feedback::ResourceNotAvailable(a);
+    }
+    let synced = manifest.condition("StatusFeedbackSynced");
+    if let Some(s) = synced.filter(|s| s.status == "False") {
+        return Feedback::NotSynced(s);
+    }
+    let Some(value) = manifest.values.get(value_name) else {
+        return Feedback::None;
+    };
+    let Some(available) = available.filter(|a| a.status == "True") else {
+        return Feedback::Ignored(format!(
+            "the work agent has not reported the {kind} as available (manifest Available={}), so the status fed back earlier is not used",
+            available.map_or("<not reported>", |a| a.status.as_str())
+        ));
+    };
+    if let Some(synced) = synced
+        && let (Ok(available_at), Ok(synced_at)) = (
+            available.last_transition_time.parse::<jiff::Timestamp>(),
+            synced.last_transition_time.parse::<jiff::Timestamp>(),
+        )
+        && synced_at < available_at
+    {
+        return Feedback::Ignored(format!(
+            "the fed-back {kind} status (last changed {}) is older than the agent's report that the {kind} became available ({}), so it is not used",
+            synced.last_transition_time, available.last_transition_time
+        ));
+    }
+    Feedback::Fresh(value)
+}
+
+/// Every manifest the agent could not apply, as `Kind namespace/name (Reason): message`; when no
+/// manifest says so but the work's `Applied` is `False`, the work's reason and message.
+pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
+    let mut failures: Vec<String> = existing
+        .manifests
+        .iter()
+        .filter_map(|m| {
+            let applied = m.condition("Applied").filter(|c| c.status == "False")?;
+            let r = &m.resource;
+            let what = if r.kind.is_empty() {
+                &r.resource
+            } else {
+                &r.kind
+            };
+            let place = if r.namespace.is_empty() {
+                r.name.clone()
+            } else {
+                format!("{}/{}", r.namespace, r.name)
+            };
+            Some(format!(
+                "{what} {place} ({}): {}",
+                or_none(&applied.reason),
+                quote(&applied.message)
+            ))
+        })
+        .collect();
+    if failures.is_empty()
+        && let Some(applied) = existing
+            .condition("Applied")
+            .filter(|c| c.status == "False")
+    {
+        failures.push(format!(
+            "ManifestWork ({}): {}",
+            or_none(&applied.reason),
+            quote(&applied.message)
+        ));
+    }
+    failures
+}
+
+/// What the work agent reports about an object's deletion, from its manifest's feedback values
+/// ([`DELETION_TIMESTAMP_FEEDBACK_NAME`], [`FINALIZERS_FEEDBACK_NAME`]) and conditions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ObjectDeletion {
+    /// `.metadata.deletionTimestamp`, once the agent has fed it back.
+    pub deletion_timestamp: Option<String>,
+    /// `.metadata.finalizers` as fed back (empty when none or not reported).
+    pub finalizers: Vec<String>,
+    /// The agent reports the manifest `Available=False`: the object is gone from the management
+    /// cluster, the work itself is still being removed.
+    pub gone: bool,
+}
+
+impl ObjectDeletion {
+    /// Reads the deletion timestamp (a string) and the finalizers (an array of strings, or a
+    /// string holding that JSON) fed back for `manifest`.
+    pub fn from_manifest(manifest: Option<&ManifestStatus>) -> ObjectDeletion {
+        let Some(manifest) = manifest else {
+            return ObjectDeletion::default();
+        };
+        let deletion_timestamp = manifest
+            .values
+            .get(DELETION_TIMESTAMP_FEEDBACK_NAME)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
+            Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).unwrap_or(Value::Null),
+            Some(other) => other.clone(),
+            None => Value::Null,
+        };
+        let finalizers = finalizers
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let gone = manifest
+            .condition("Available")
+            .is_some_and(|c| c.status == "False");
+        ObjectDeletion {
+            deletion_timestamp,
+            finalizers,
+            gone,
+        }
+    }
+}

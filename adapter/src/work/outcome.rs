@@ -1,0 +1,681 @@
+//! The transport's part of a report, the same for every object shipped in a work (HostedCluster,
+//! NodePool): what the backend and the work agent said, as conditions. The pulse puts them
+//! together with what the object's own status says.
+//!
+//! | what was seen | Applied | Available | Health |
+//! |---|---|---|---|
+//! | work created now | True `ManifestWorkCreated` | (the pulse's) | (the pulse's) |
+//! | no usable status yet (none, or not reported `Available=True`, or older than that report) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | a manifest or the work `Applied=False` | False `ApplyFailed` | False `ApplyFailed`, or the object's fresh status | False `ApplyFailed` |
+//! | the object's manifest `Available=False` | True `ManifestWorkApplied` | False `<Kind>Missing` | False `<Kind>Missing` |
+//! | the object's manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
+//! | status present but not the object's | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
+//! | backend errors (unreachable, credentials, consumer, misconfigured, refused), someone else's work | False `<reason>` | Unknown `<reason>` | False `<reason>` |
+//!
+//! Available is `Unknown` in the error rows: the adapter did not see the object, and an earlier
+//! generation of it may still be serving. Health is `False` there because a person has to act.
+
+use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
+use serde_json::Value;
+
+use super::feedback::{Feedback, apply_failures, feedback_of};
+use super::manifestwork::{Owner, Ownership, STATUS_FEEDBACK_NAME};
+use super::sync::Failure;
+use super::{ExistingWork, WorkCondition, WorkError};
+use crate::message::{Conditions, cond, no_issues, or_none, quote, redact, replace, truncate};
+
+/// Where the work lives: used in messages so an SRE can find it.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkRef<'a> {
+    pub consumer: &'a str,
+    pub name: &'a str,
+}
+
+/// The object a work carries, as messages name it and the work's status identifies it.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectRef<'a> {
+    /// `HostedCluster`, `NodePool`.
+    pub kind: &'static str,
+    /// API group and plural resource, as the work's status names them.
+    pub group: &'static str,
+    pub resource: &'static str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The HyperFleet resource it is built from, as a person fixes it: `cluster`, `NodePool`.
+    pub source: &'static str,
+}
+
+impl ObjectRef<'_> {
+    /// `namespace/name`.
+    pub fn place(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The reason of a manifest reported not available: `HostedClusterMissing`, `NodePoolMissing`.
+    pub fn missing_reason(&self) -> String {
+        format!("{}Missing", self.kind)
+    }
+}
+
+/// Feedback that is present but is not the object's status.
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    #[error("the status feedback is a string that is not JSON ({0})")]
+    NotJson(serde_json::Error),
+    #[error("the status feedback is {found}, not a {kind} status object")]
+    NotAnObject {
+        found: &'static str,
+        kind: &'static str,
+    },
+    #[error("the status feedback does not have the shape of a {kind} status ({source})")]
+    Shape {
+        kind: &'static str,
+        source: serde_json::Error,
+    },
+    /// The backend could not parse a `jsonRaw` value (`WorkError::MalformedFeedback`).
+    #[error("the status feedback {feedback:?} of {manifest} is not valid JSON ({message})")]
+    Malformed {
+        manifest: String,
+        feedback: String,
+        message: String,
+    },
+}
+
+/// Parses a `status` feedback value into `T`: either the status object itself or, as Maestro and
+/// the work agent deliver `jsonRaw`, a string holding its JSON.
+pub fn parse_status<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    kind: &'static str,
+) -> Result<T, FeedbackError> {
+    let parsed;
+    let object = match value {
+        Value::String(raw) => {
+            parsed = serde_json::from_str::<Value>(raw).map_err(FeedbackError::NotJson)?;
+            &parsed
+        }
+        other => other,
+    };
+    if !object.is_object() {
+        return Err(FeedbackError::NotAnObject {
+            found: json_kind(object),
+            kind,
+        });
+    }
+    T::deserialize(object).map_err(|source| FeedbackError::Shape { kind, source })
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Applied: the work did not exist and was created now.
+pub fn created(work: WorkRef<'_>, object: &ObjectRef<'_>) -> Condition {
+    cond(
+        "Applied",
+        ConditionStatus::True,
+        "ManifestWorkCreated",
+        format!(
+            "{} sent to management cluster {} in ManifestWork {}",
+            object.kind, work.consumer, work.name
+        ),
+    )
+}
+
+/// Applied: the work is applied and the object reports status.
+pub fn applied(work: WorkRef<'_>, object: &ObjectRef<'_>) -> Condition {
+    cond(
+        "Applied",
+        ConditionStatus::True,
+        "ManifestWorkApplied",
+        format!(
+            "{} from ManifestWork {} is applied on management cluster {} and reports status",
+            object.kind, work.name, work.consumer
+        ),
+    )
+}
+
+/// The work exists, no usable status: `note` says why a value that is there was not used
+/// (`None`: there is none yet).
+pub fn awaiting(work: WorkRef<'_>, object: &ObjectRef<'_>, note: Option<&str>) -> Conditions {
+    let applied = match note {
+        None => format!(
+            "ManifestWork {} exists on management cluster {}; no {} status has been fed back yet",
+            work.name, work.consumer, object.kind
+        ),
+        Some(note) => format!(
+            "ManifestWork {} exists on management cluster {}; {note}",
+            work.name, work.consumer
+        ),
+    };
+    [
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            "ManifestWorkExists",
+            applied,
+        ),
+        cond(
+            "Available",
+            ConditionStatus::False,
+            "AwaitingFeedback",
+            format!(
+                "Waiting for the {} status from management cluster {}. If this lasts more than a few minutes, check the ManifestWork {} conditions (Applied, StatusFeedbackSynced) on the hub and the work agent on the management cluster",
+                object.kind, work.consumer, work.name
+            ),
+        ),
+        no_issues(&format!(
+            "No degradation reported (no {} status yet)",
+            object.kind
+        )),
+    ]
+}
+
+/// What the work agent's view of a work allows the pulse to say.
+#[derive(Debug)]
+pub enum Observed<'a> {
+    /// The object's status may be read: map it.
+    Status(&'a Value),
+    /// The agent could not apply the work. `fresh` is the object's status when an earlier apply
+    /// still reports (then Available comes from it), else `available` says it is not running.
+    ApplyFailed {
+        applied: Condition,
+        available: Condition,
+        health: Condition,
+        fresh: Option<&'a Value>,
+    },
+    /// The agent's view decides all three conditions (awaiting, missing, not synced).
+    Decided(Conditions),
+}
+
+/// Reads what the agent reports about `existing`, in order: a manifest (or the work) with
+/// `Applied=False` → apply failed; the object's manifest `Available=False` → missing (stale
+/// feedback ignored); `StatusFeedbackSynced=False` → not synced; a status value while the
+/// manifest is not reported `Available=True`, or older than that report → awaiting; no value →
+/// awaiting; otherwise the status value.
+pub fn observe<'a>(
+    work: WorkRef<'_>,
+    existing: &'a ExistingWork,
+    object: &ObjectRef<'_>,
+) -> Observed<'a> {
+    let manifest = existing.manifest(object.group, object.resource, object.namespace, object.name);
+    let feedback = feedback_of(manifest, object.kind, STATUS_FEEDBACK_NAME);
+    let failures = apply_failures(existing);
+    if !failures.is_empty() {
+        let [applied, available, health] = apply_failed(work, object, &failures);
+        let fresh = match feedback {
+            Feedback::Fresh(value) => Some(value),
+            _ => None,
+        };
+        return Observed::ApplyFailed {
+            applied,
+            available,
+            health,
+            fresh,
+        };
+    }
+    match feedback {
+        Feedback::Fresh(value) => Observed::Status(value),
+        Feedback::None => Observed::Decided(awaiting(work, object, None)),
+        Feedback::Ignored(why) => Observed::Decided(awaiting(work, object, Some(&why))),
+        Feedback::ResourceNotAvailable(c) => Observed::Decided(missing(work, object, c)),
+        Feedback::NotSynced(c) => Observed::Decided(not_synced(work, object, c)),
+    }
+}
+
+/// Reason when the agent could not apply the work.
+pub const APPLY_FAILED: &str = "ApplyFailed";
+/// Reason when the agent reports `StatusFeedbackSynced=False`.
+pub const FEEDBACK_NOT_SYNCED: &str = "FeedbackNotSynced";
+
+fn apply_failed(work: WorkRef<'_>, object: &ObjectRef<'_>, failures: &[String]) -> Conditions {
+    let place = object.place();
+    [
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            APPLY_FAILED,
+            format!(
+                "The work agent on management cluster {} could not apply ManifestWork {}: {}. It keeps retrying and failing until the cause is fixed on the management cluster (namespace, admission policy, quota) or in the {} spec",
+                work.consumer,
+                work.name,
+                failures.join("; "),
+                object.source
+            ),
+        ),
+        cond(
+            "Available",
+            ConditionStatus::False,
+            APPLY_FAILED,
+            format!(
+                "{} {place} is not running on management cluster {}: the work agent could not apply it (see Applied)",
+                object.kind, work.consumer
+            ),
+        ),
+        cond(
+            "Health",
+            ConditionStatus::False,
+            APPLY_FAILED,
+            format!(
+                "A person must act: {} {place} cannot be applied on management cluster {} (see Applied)",
+                object.kind, work.consumer
+            ),
+        ),
+    ]
+}
+
+fn missing(work: WorkRef<'_>, object: &ObjectRef<'_>, available: &WorkCondition) -> Conditions {
+    let place = object.place();
+    let reason = object.missing_reason();
+    [
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            "ManifestWorkApplied",
+            format!(
+                "ManifestWork {} was applied on management cluster {}",
+                work.name, work.consumer
+            ),
+        ),
+        cond(
+            "Available",
+            ConditionStatus::False,
+            &reason,
+            format!(
+                "The work agent reports {} {place} as not available on management cluster {} ({}: {}): it is not there (deleted outside the work?). The status fed back before is ignored. The agent re-creates it on its next resync (minutes); if this lasts, look at the management cluster",
+                object.kind,
+                work.consumer,
+                or_none(&available.reason),
+                quote(&available.message)
+            ),
+        ),
+        cond(
+            "Health",
+            ConditionStatus::False,
+            &reason,
+            format!(
+                "{} {place} is missing on management cluster {} (see Available)",
+                object.kind, work.consumer
+            ),
+        ),
+    ]
+}
+
+fn not_synced(work: WorkRef<'_>, object: &ObjectRef<'_>, synced: &WorkCondition) -> Conditions {
+    let message = format!(
+        "The work agent on management cluster {} could not sync the status of {} {} ({}: {}); the status fed back before is not used. Check the ManifestWork {} feedback rule and the work agent's logs",
+        work.consumer,
+        object.kind,
+        object.place(),
+        or_none(&synced.reason),
+        quote(&synced.message),
+        work.name
+    );
+    [
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            "ManifestWorkApplied",
+            format!(
+                "ManifestWork {} is applied on management cluster {}",
+                work.name, work.consumer
+            ),
+        ),
+        cond(
+            "Available",
+            ConditionStatus::Unknown,
+            FEEDBACK_NOT_SYNCED,
+            message.clone(),
+        ),
+        cond(
+            "Health",
+            ConditionStatus::Unknown,
+            FEEDBACK_NOT_SYNCED,
+            message,
+        ),
+    ]
+}
+
+/// Status feedback was present but unreadable.
+pub fn invalid_feedback(
+    work: WorkRef<'_>,
+    object: &ObjectRef<'_>,
+    error: &FeedbackError,
+) -> Conditions {
+    let message = format!(
+        "Cannot read the {} status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
+        object.kind, work.name, work.consumer
+    );
+    [
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            "ManifestWorkExists",
+            format!(
+                "ManifestWork {} exists on management cluster {}",
+                work.name, work.consumer
+            ),
+        ),
+        cond(
+            "Available",
+            ConditionStatus::Unknown,
+            "InvalidFeedback",
+            message.clone(),
+        ),
+        cond(
+            "Health",
+            ConditionStatus::Unknown,
+            "InvalidFeedback",
+            message,
+        ),
+    ]
+}
+
+/// Reason when a generation bump would change immutable fields (nothing sent).
+pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
+/// Reason when the work was updated to this pulse's generation.
+pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
+/// Reason when the pulse is older than the generation the work carries (nothing sent).
+pub const STALE_GENERATION: &str = "StaleGeneration";
+
+/// The work was updated to `generation` (from `held`): Applied says so; Available and Health
+/// stay those of `observed` (the object that runs until the agent applies the update), and so is
+/// `observed_generation`: `held`.
+pub fn updated(
+    work: WorkRef<'_>,
+    object: &ObjectRef<'_>,
+    mut observed: Report,
+    held: Option<i64>,
+    generation: Option<i64>,
+) -> Report {
+    let from = held.map_or_else(
+        || "a work without a generation".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    let to = generation.map_or_else(
+        || "the current spec".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::True,
+            MANIFEST_WORK_UPDATED,
+            format!(
+                "{} of {to} sent to management cluster {} in ManifestWork {} (it held {from}); the work agent applies it next",
+                object.kind, work.consumer, work.name
+            ),
+        ),
+    );
+    // The management cluster runs the held generation's spec until the agent applies the update:
+    // HyperFleet must not count the new generation as reconciled from the old object's status.
+    // The next pulse of this generation (a new Job, after the TTL) reads the work at the new
+    // generation, by then applied.
+    observed.observed_generation = held;
+    observed
+}
+
+/// `generation` would change immutable fields (`changes`, one line each, naming the field,
+/// `fields` their names): nothing was sent. Applied=False and Health=False
+/// [`IMMUTABLE_FIELD_CHANGED`]; Available is `observed`'s (the object of generation `held` keeps
+/// running), `observed_generation` stays `held`.
+pub fn immutable_change(
+    work: WorkRef<'_>,
+    object: &ObjectRef<'_>,
+    mut observed: Report,
+    (changes, fields): (&[String], &[&str]),
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
+    let list: String = changes.iter().map(|c| format!("\n- {c}")).collect();
+    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
+    let kept = held.map_or_else(String::new, |g| format!(" (generation {g})"));
+    replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "{pulse} changes fields the {} does not allow to change after creation, so nothing was sent; management cluster {} keeps the spec it has{kept} in ManifestWork {}. Set these fields back in the HyperFleet {} spec (a different value needs a new {}):{list}",
+                object.kind, work.consumer, work.name, object.source, object.source
+            ),
+        ),
+    );
+    replace(
+        &mut observed,
+        cond(
+            "Health",
+            ConditionStatus::False,
+            IMMUTABLE_FIELD_CHANGED,
+            format!(
+                "A person must act: the {} spec changes immutable fields ({}); see Applied",
+                object.source,
+                fields.join(", ")
+            ),
+        ),
+    );
+    observed.observed_generation = held;
+    observed
+}
+
+/// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
+/// sent. A True Applied becomes [`STALE_GENERATION`]; a False one keeps its reason and is
+/// prefixed with the same note. `observed_generation` stays `held`.
+pub fn stale_generation(work: WorkRef<'_>, mut observed: Report, pulse: i64, held: i64) -> Report {
+    let note = format!(
+        "This pulse is for generation {pulse}, older than generation {held} that ManifestWork {} on management cluster {} already carries; nothing was sent (a pulse never rolls the spec back)",
+        work.name, work.consumer
+    );
+    if let Some(applied) = observed
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == "Applied")
+    {
+        let message = format!("{note}. {}", applied.message);
+        if applied.status == ConditionStatus::True {
+            *applied = cond("Applied", ConditionStatus::True, STALE_GENERATION, message);
+        } else {
+            applied.message = truncate(message, MAX_MESSAGE_LEN);
+        }
+    }
+    observed.observed_generation = Some(held);
+    observed
+}
+
+/// A work with our name exists but its labels say it belongs to someone else.
+pub fn ownership_conflict(work: WorkRef<'_>, owner: &Owner, found: &Ownership) -> Conditions {
+    let applied = format!(
+        "ManifestWork {} on management cluster {} already exists with {found}, not {}; it was left untouched. Find who created it; delete or relabel it if it is stale",
+        work.name,
+        work.consumer,
+        owner.describe()
+    );
+    let other = format!(
+        "Not checked: ManifestWork {} belongs to someone else (see Applied)",
+        work.name
+    );
+    error_conditions("OwnershipConflict", applied, other)
+}
+
+/// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
+pub fn maestro_unavailable(consumer: &str, detail: &str) -> Conditions {
+    let applied = format!(
+        "Maestro was unreachable for management cluster {consumer} after retries: {}. The next pulse retries; if it persists, check the Maestro service, its endpoints and network policy from the adapter namespace",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro is unavailable (see Applied)".to_owned();
+    error_conditions("MaestroUnavailable", applied, other)
+}
+
+/// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
+pub fn maestro_auth_failed(detail: &str) -> Conditions {
+    let applied = format!(
+        "Maestro rejected the adapter's credentials: {}. Check the adapter's bearer token file / client certificate and that its identity may manage ManifestWorks for this source; retrying will not help until that is fixed",
+        redact(detail)
+    );
+    let other = "Not checked: Maestro authentication failed (see Applied)".to_owned();
+    error_conditions("MaestroAuthFailed", applied, other)
+}
+
+/// Maestro does not know the consumer (management cluster) the adapter is configured with.
+pub fn consumer_not_found(consumer: &str, kind: &str) -> Conditions {
+    let applied = format!(
+        "Maestro has no consumer named {consumer:?}, so the {kind} cannot be placed. Check MANAGEMENT_CLUSTER_CONSUMER against the consumers registered in Maestro"
+    );
+    let other =
+        format!("Not checked: management cluster {consumer:?} is unknown to Maestro (see Applied)");
+    error_conditions("ConsumerNotFound", applied, other)
+}
+
+/// The work backend rejected the request for a reason that retrying will not fix (invalid work,
+/// unexpected answer, server-side error that is not transient).
+pub fn work_failed(consumer: &str, detail: &str) -> Conditions {
+    let applied = format!(
+        "The ManifestWork for management cluster {consumer} could not be read or created: {}. Check the adapter and Maestro (or hub) logs around this time",
+        redact(detail)
+    );
+    let other = "Not checked: the ManifestWork request failed (see Applied)".to_owned();
+    error_conditions("ManifestWorkFailed", applied, other)
+}
+
+/// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
+/// bad URL, bad kubeconfig).
+pub fn adapter_misconfigured(detail: &str) -> Conditions {
+    let applied = format!(
+        "The adapter's work backend settings are unusable: {}. Fix the Job's Maestro/hub settings (URLs, mounted CA, token and certificate files, kubeconfig)",
+        redact(detail)
+    );
+    let other = "Not checked: the adapter is misconfigured (see Applied)".to_owned();
+    error_conditions("AdapterMisconfigured", applied, other)
+}
+
+/// Applied False, Available Unknown, Health False, all with `reason`.
+pub fn error_conditions(reason: &str, applied: String, other: String) -> Conditions {
+    [
+        cond("Applied", ConditionStatus::False, reason, applied),
+        cond("Available", ConditionStatus::Unknown, reason, other.clone()),
+        cond("Health", ConditionStatus::False, reason, other),
+    ]
+}
+
+/// The settings a failure report names (the URLs, when the backend is Maestro).
+#[derive(Debug, Clone, Copy)]
+pub struct FailureContext<'a> {
+    pub work: WorkRef<'a>,
+    pub object_kind: &'static str,
+    pub retry_budget: std::time::Duration,
+    /// `(MAESTRO_API_URL, MAESTRO_GRPC_URL)` with the Maestro backend.
+    pub maestro_urls: Option<(&'a str, &'a str)>,
+    pub log: super::sync::LogContext<'a>,
+}
+
+/// The conditions when the backend did not answer usefully (retry budget spent, SIGTERM, or a
+/// failure retrying cannot fix), with one log line naming the decision.
+pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
+    let (cluster_id, nodepool_id, generation) =
+        (ctx.log.cluster_id, ctx.log.nodepool_id, ctx.log.generation);
+    let consumer = ctx.work.consumer;
+    match failure {
+        Failure::GaveUp {
+            error,
+            attempts,
+            elapsed,
+        } => {
+            tracing::warn!(cluster_id, nodepool_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
+            let mut detail = format!(
+                "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
+                elapsed.as_secs_f64(),
+                ctx.retry_budget.as_secs()
+            );
+            if let Some((api, grpc)) = ctx.maestro_urls {
+                detail.push_str(&format!(
+                    "; MAESTRO_API_URL {api}, MAESTRO_GRPC_URL {grpc} (a server with TLS needs https://)"
+                ));
+            }
+            maestro_unavailable(consumer, &detail)
+        }
+        Failure::Interrupted { last } => {
+            tracing::warn!(
+                cluster_id,
+                nodepool_id,
+                generation,
+                consumer,
+                decision = "MaestroUnavailable",
+                "stopped (SIGTERM) before the backend answered"
+            );
+            let detail = match last {
+                Some(e) => format!(
+                    "the adapter was stopped before the work backend answered; last error: {e}"
+                ),
+                None => "the adapter was stopped before the work backend answered".to_owned(),
+            };
+            maestro_unavailable(consumer, &detail)
+        }
+        Failure::Permanent(error) => {
+            let (decision, conditions) = for_error(ctx, &error);
+            tracing::warn!(cluster_id, nodepool_id, generation, consumer, work = ctx.work.name, decision, error = %error, "work backend failed");
+            conditions
+        }
+    }
+}
+
+fn for_error(ctx: &FailureContext<'_>, error: &WorkError) -> (&'static str, Conditions) {
+    let consumer = ctx.work.consumer;
+    match error {
+        WorkError::Unauthenticated { .. } | WorkError::Forbidden { .. } => {
+            ("MaestroAuthFailed", maestro_auth_failed(&error.to_string()))
+        }
+        WorkError::ConsumerNotFound { .. } => (
+            "ConsumerNotFound",
+            consumer_not_found(consumer, ctx.object_kind),
+        ),
+        WorkError::MalformedFeedback {
+            manifest,
+            feedback,
+            message,
+        } => {
+            let object = ObjectRef {
+                kind: ctx.object_kind,
+                group: "",
+                resource: "",
+                namespace: "",
+                name: "",
+                source: "",
+            };
+            (
+                "InvalidFeedback",
+                invalid_feedback(
+                    ctx.work,
+                    &object,
+                    &FeedbackError::Malformed {
+                        manifest: manifest.clone(),
+                        feedback: feedback.clone(),
+                        message: message.clone(),
+                    },
+                ),
+            )
+        }
+        WorkError::Config { .. } => (
+            "AdapterMisconfigured",
+            adapter_misconfigured(&error.to_string()),
+        ),
+        WorkError::AlreadyExists { .. }
+        | WorkError::Conflict { .. }
+        | WorkError::NotFound { .. }
+        | WorkError::Invalid { .. }
+        | WorkError::Unavailable { .. }
+        | WorkError::Protocol { .. }
+        | WorkError::Internal { .. } => (
+            "ManifestWorkFailed",
+            work_failed(consumer, &error.to_string()),
+        ),
+    }
+}
