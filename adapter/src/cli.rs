@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
-use crate::pulse::{controlplane, nodes};
+use crate::pulse::{controlplane, nodepool, nodes};
 
 /// Exit code for bad flags or configuration (clap's own code for usage errors).
 pub const EXIT_CONFIG: u8 = 2;
@@ -28,13 +28,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per process and moved into the subcommand"
-)]
 pub enum Command {
     /// Ship the cluster's HostedCluster in a ManifestWork (Maestro or OCM hub) and report its state.
     Controlplane(controlplane::Args),
+    /// Ship a NodePool's HyperShift NodePool in a ManifestWork, after its cluster's control plane,
+    /// and report its state.
+    Nodepool(nodepool::Args),
     /// Check the Nodes of a cluster through its API.
     Nodes(nodes::Args),
 }
@@ -101,6 +100,7 @@ pub fn init(cli: &Cli) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     match &cli.command {
         Command::Controlplane(args) => init_tracing(args.log_format, args.log_level.as_deref()),
+        Command::Nodepool(args) => init_tracing(args.log_format, args.log_level.as_deref()),
         Command::Nodes(args) => init_tracing(args.log_format, None),
     }
 }
@@ -109,6 +109,7 @@ pub fn init(cli: &Cli) {
 pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Controlplane(args) => controlplane::execute(args).await,
+        Command::Nodepool(args) => nodepool::execute(args).await,
         Command::Nodes(args) => {
             let cluster_id = args.cluster_id.clone().unwrap_or_default();
             match nodes::run_with_kube(args).await {

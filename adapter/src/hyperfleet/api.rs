@@ -1,11 +1,13 @@
-//! Reading the cluster from the HyperFleet API: `GET {base}/api/hyperfleet/v1/clusters/{id}`
-//! and, for a cluster being deleted, its NodePools (`GET …/clusters/{id}/nodepools`), with an
-//! optional bearer token read from a file.
+//! Reading from the HyperFleet API: a cluster (`GET {base}/api/hyperfleet/v1/clusters/{id}`),
+//! for a cluster being deleted its NodePools (`GET …/clusters/{id}/nodepools`), and one NodePool
+//! (`GET …/clusters/{id}/nodepools/{nodepool_id}`), with an optional bearer token read from a
+//! file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::hyperfleet::cluster::{ClusterInput, InputError};
+use crate::hyperfleet::nodepool::{InputError as NodePoolInputError, NodePoolInput};
 use crate::hyperfleet::nodepools::NodePools;
 use crate::kubeconfig::error_chain;
 
@@ -41,12 +43,18 @@ pub enum FetchError {
         #[source]
         source: InputError,
     },
+    #[error("GET {url}: {source}")]
+    NodePoolInput {
+        url: String,
+        #[source]
+        source: NodePoolInputError,
+    },
 }
 
 impl FetchError {
     /// True when the cluster object itself is unreadable (not a transport or server problem).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Self::Input { .. })
+        matches!(self, Self::Input { .. } | Self::NodePoolInput { .. })
     }
 }
 
@@ -59,6 +67,20 @@ pub async fn fetch_cluster(
 ) -> Result<ClusterInput, FetchError> {
     let (url, text) = get(base_url, cluster_id, "", token_file, timeout).await?;
     ClusterInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
+}
+
+/// Fetches NodePool `nodepool_id` of cluster `cluster_id` from the HyperFleet API at `base_url`
+/// (the nested path checks that the NodePool belongs to the cluster: another cluster's answers 404).
+pub async fn fetch_nodepool(
+    base_url: &str,
+    cluster_id: &str,
+    nodepool_id: &str,
+    token_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<NodePoolInput, FetchError> {
+    let suffix = format!("/nodepools/{nodepool_id}");
+    let (url, text) = get(base_url, cluster_id, &suffix, token_file, timeout).await?;
+    NodePoolInput::from_json(&text).map_err(|source| FetchError::NodePoolInput { url, source })
 }
 
 /// Lists the NodePools of cluster `cluster_id`: `GET {base}/api/hyperfleet/v1/clusters/{id}/nodepools`

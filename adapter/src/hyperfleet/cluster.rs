@@ -16,6 +16,11 @@ use ipnet::IpNet;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::spec::{
+    Checker, Rule, dns_label, dns_subdomain, gcp_resource_name, quoted, service_account_email,
+};
+pub use super::spec::{SpecViolation, json_kind};
+
 /// Repository of OpenShift release images; the tag is `<openshift_version>-<arch suffix>`.
 pub const RELEASE_REPOSITORY: &str = "quay.io/openshift-release-dev/ocp-release";
 /// Namespace on the management cluster that holds HostedClusters (seed 004 §2.2).
@@ -133,27 +138,6 @@ fn optional_string(
             found: json_kind(v),
         }),
     }
-}
-
-/// How a JSON value's type reads in a message ("a string", "an object", …).
-pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// One problem with the cluster spec: the spec field (by its HyperFleet spec name, e.g.
-/// `cluster_network_cidr`) and what is expected of it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {problem}")]
-pub struct SpecViolation {
-    pub field: &'static str,
-    pub problem: String,
 }
 
 /// `platform.gcp.endpointAccess`.
@@ -300,22 +284,8 @@ pub struct ClusterSpec {
     pub external_dns_domain: Option<String>,
 }
 
-fn dns_label() -> &'static Regex {
-    regex!(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-}
-fn dns_subdomain() -> &'static Regex {
-    regex!(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-}
-fn gcp_resource_name() -> &'static Regex {
-    regex!(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-}
 fn wif_id() -> &'static Regex {
     regex!(r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$")
-}
-fn service_account_email() -> &'static Regex {
-    regex!(
-        r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$"
-    )
 }
 /// `networking.*Network[].cidr`, IPv4 form of the CRD rule.
 fn cidr_v4_syntax() -> &'static Regex {
@@ -325,122 +295,20 @@ fn cidr_v4_syntax() -> &'static Regex {
 fn cidr_v6_syntax() -> &'static Regex {
     regex!(r"^([0-9a-fA-F]{0,4}:){2,7}([0-9a-fA-F]{0,4})?/[0-9]{1,3}$")
 }
-/// Field-by-field checker that collects every violation.
-struct Checker<'a> {
-    spec: &'a Map<String, Value>,
-    violations: Vec<SpecViolation>,
-}
-
-/// Length bounds and pattern of one string field, with the human description of what is expected.
-struct Rule {
-    min: usize,
-    max: usize,
-    pattern: &'static Regex,
-    expected: &'static str,
-}
-
-impl<'a> Checker<'a> {
-    fn violation(&mut self, field: &'static str, problem: impl Into<String>) {
-        self.violations.push(SpecViolation {
+/// A Workload Identity pool or provider id: the rule plus the reserved `gcp-` prefix.
+fn wif_id_field<'a>(c: &mut Checker<'a>, field: &'static str, rule: &Rule) -> Option<&'a str> {
+    let value = c.required_checked(field, rule)?;
+    if value.starts_with("gcp-") {
+        c.violation(
             field,
-            problem: problem.into(),
-        });
+            format!(
+                "{} starts with the prefix 'gcp-', which Google reserves; use an id without it",
+                quoted(value)
+            ),
+        );
+        return None;
     }
-
-    /// The field as a string; `None` when absent, `null`, `""` or not a string (the last is a
-    /// violation).
-    fn optional(&mut self, field: &'static str) -> Option<&'a str> {
-        match self.spec.get(field) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.is_empty() => None,
-            Some(Value::String(s)) => Some(s.as_str()),
-            Some(other) => {
-                self.violation(
-                    field,
-                    format!("must be a string, found {}", json_kind(other)),
-                );
-                None
-            }
-        }
-    }
-
-    /// Like [`Checker::optional`], with a violation when the field is missing.
-    fn required(&mut self, field: &'static str, expected: &str) -> Option<&'a str> {
-        let present =
-            matches!(self.spec.get(field), Some(v) if !v.is_null() && v.as_str() != Some(""));
-        let value = self.optional(field);
-        if !present {
-            self.violation(field, format!("is required: {expected}"));
-        }
-        value
-    }
-
-    /// Checks `value` against `rule`; records the first failure and returns whether it passed.
-    fn check(&mut self, field: &'static str, value: &str, rule: &Rule) -> bool {
-        let len = value.chars().count();
-        if len < rule.min || len > rule.max {
-            self.violation(
-                field,
-                format!(
-                    "must be {}–{} characters long (got {len}): {}",
-                    rule.min, rule.max, rule.expected
-                ),
-            );
-            return false;
-        }
-        if !rule.pattern.is_match(value) {
-            self.violation(
-                field,
-                format!("{} is not valid: expected {}", quoted(value), rule.expected),
-            );
-            return false;
-        }
-        true
-    }
-
-    fn required_checked(&mut self, field: &'static str, rule: &Rule) -> Option<&'a str> {
-        let value = self.required(field, rule.expected)?;
-        self.check(field, value, rule).then_some(value)
-    }
-
-    /// A Workload Identity pool or provider id: the rule plus the reserved `gcp-` prefix.
-    fn wif_id(&mut self, field: &'static str, rule: &Rule) -> Option<&'a str> {
-        let value = self.required_checked(field, rule)?;
-        if value.starts_with("gcp-") {
-            self.violation(
-                field,
-                format!(
-                    "{} starts with the prefix 'gcp-', which Google reserves; use an id without it",
-                    quoted(value)
-                ),
-            );
-            return None;
-        }
-        Some(value)
-    }
-
-    fn optional_checked(
-        &mut self,
-        field: &'static str,
-        rule: &Rule,
-    ) -> Result<Option<&'a str>, ()> {
-        match self.optional(field) {
-            None => Ok(None),
-            Some(value) if self.check(field, value, rule) => Ok(Some(value)),
-            Some(_) => Err(()),
-        }
-    }
-}
-
-/// `"value"`, truncated so a hostile input cannot flood the report.
-fn quoted(value: &str) -> String {
-    const MAX: usize = 100;
-    if value.chars().count() <= MAX {
-        format!("{value:?}")
-    } else {
-        let head: String = value.chars().take(MAX).collect();
-        format!("{head:?}…")
-    }
+    Some(value)
 }
 
 const SECRET_NAME: &str = "the name of a Secret in the HostedCluster namespace (lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending with a letter or digit)";
@@ -453,10 +321,7 @@ impl ClusterSpec {
         cluster_name: Option<&str>,
         spec: &Map<String, Value>,
     ) -> Result<ClusterSpec, Vec<SpecViolation>> {
-        let mut c = Checker {
-            spec,
-            violations: Vec::new(),
-        };
+        let mut c = Checker::new(spec);
         let (cluster_id, hosted_cluster_name) = identity(&mut c, cluster_id, cluster_name);
         let gcp = gcp(&mut c);
         let (release_image, architecture) = release(&mut c);
@@ -636,8 +501,8 @@ fn gcp(c: &mut Checker<'_>) -> Option<GcpSpec> {
         pattern: wif_id(),
         expected: "a Workload Identity Federation id: 4–32 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit",
     };
-    let wif_pool_id = c.wif_id("wif_pool_id", &wif_rule);
-    let wif_provider_id = c.wif_id("wif_provider_id", &wif_rule);
+    let wif_pool_id = wif_id_field(c, "wif_pool_id", &wif_rule);
+    let wif_provider_id = wif_id_field(c, "wif_provider_id", &wif_rule);
 
     let service_accounts = service_accounts(c, project_id);
     let endpoint_access = match c.optional("endpoint_access") {
@@ -984,11 +849,7 @@ fn cidr_field(
         c.optional(field)
     };
     let Some(text) = value else {
-        return if required
-            || c.spec
-                .get(field)
-                .is_some_and(|v| !v.is_null() && !v.is_string())
-        {
+        return if required || c.get(field).is_some_and(|v| !v.is_null() && !v.is_string()) {
             Err(())
         } else {
             Ok(None)

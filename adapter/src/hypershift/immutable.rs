@@ -6,12 +6,14 @@ use serde_json::Value;
 /// One immutable field whose value would change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImmutableChange {
-    /// The HyperFleet spec field that sets it (e.g. `gcp_region`), or the cluster's `name`; a
-    /// field without a spec counterpart (`platform.type`) is named by its HostedCluster path.
+    /// The object's kind (`HostedCluster`, `NodePool`).
+    pub kind: &'static str,
+    /// The HyperFleet spec field that sets it (e.g. `gcp_region`), or the resource's `name`; a
+    /// field without a spec counterpart (`spec.platform.type`) is named by its object path.
     pub field: &'static str,
-    /// The HostedCluster path, e.g. `spec.platform.gcp.region`.
+    /// The object path, e.g. `spec.platform.gcp.region`.
     pub path: String,
-    /// Value held on the management cluster (the work's HostedCluster).
+    /// Value held on the management cluster (the work's object).
     pub old: Value,
     /// Value this pulse would send.
     pub new: Value,
@@ -22,7 +24,7 @@ impl std::fmt::Display for ImmutableChange {
         let path_note = if self.field == self.path {
             String::new()
         } else {
-            format!(" (HostedCluster {})", self.path)
+            format!(" ({} {})", self.kind, self.path)
         };
         write!(
             f,

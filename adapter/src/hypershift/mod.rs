@@ -5,6 +5,7 @@
 
 pub mod hostedcluster;
 pub mod immutable;
+pub mod nodepool;
 
 /// API group of HostedCluster and NodePool.
 pub const GROUP: &str = "hypershift.openshift.io";

@@ -15,6 +15,7 @@ use std::path::Path;
 use job_report::Report;
 
 pub mod controlplane;
+pub mod nodepool;
 
 pub mod nodes;
 

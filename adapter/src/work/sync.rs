@@ -126,6 +126,16 @@ pub async fn get_or_create(
     if let Some(existing) = work.get(name).await? {
         return Ok(Seen::Found(existing));
     }
+    create_or_read(work, name, manifest).await
+}
+
+/// Creates a work just read as missing; a create that races another writer (AlreadyExists) reads
+/// the work instead.
+pub async fn create_or_read(
+    work: &impl WorkClient,
+    name: &str,
+    manifest: &Value,
+) -> Result<Seen, WorkError> {
     match work.create(manifest).await {
         Ok(()) => Ok(Seen::Created),
         Err(WorkError::AlreadyExists { message }) => match work.get(name).await? {

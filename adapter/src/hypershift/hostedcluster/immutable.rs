@@ -169,6 +169,7 @@ pub fn immutable_changes(old: &Value, new: &Value) -> Vec<ImmutableChange> {
                 return None;
             }
             Some(ImmutableChange {
+                kind: super::KIND,
                 field,
                 path: dotted(pointer),
                 old: before,

@@ -106,7 +106,7 @@ pub use run::{RunError, execute, run};
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";
 /// Value of [`ADAPTER_LABEL`] on the works this adapter owns.
-pub const ADAPTER_LABEL_VALUE: &str = "controlplane";
+pub const ADAPTER_LABEL_VALUE: &str = crate::hyperfleet::CONTROLPLANE_ADAPTER;
 /// `data` keys.
 pub const DATA_CONTROL_PLANE_ENDPOINT: &str = "control_plane_endpoint";
 pub const DATA_VERSION: &str = "version";

@@ -1,0 +1,122 @@
+//! What a NodePool update may not change: the CRD's transition rules (`oldSelf`,
+//! `hypershift-api.md` §3.1–§3.2) on the fields the adapter sends — `clusterName`,
+//! `platform.type`, `arch`, `management.upgradeType` — plus `metadata.name`/`namespace`
+//! (renaming would make the work agent delete the NodePool and create another one). Everything
+//! else (replicas, autoscaling, release, machine type, zone, disks, labels, tags) rolls out in
+//! place or through new machines.
+
+use serde_json::Value;
+
+use crate::hypershift::immutable::{ImmutableChange, dotted};
+
+/// `(spec field, NodePool JSON pointer, value the API server defaults it to when omitted)`, in
+/// report order.
+const IMMUTABLE: &[(&str, &str, Option<&str>)] = &[
+    ("name", "/metadata/name", None),
+    ("metadata.namespace", "/metadata/namespace", None),
+    ("spec.clusterName", "/spec/clusterName", None),
+    ("platform.type", "/spec/platform/type", None),
+    ("arch", "/spec/arch", Some("amd64")),
+    (
+        "management.upgrade_type",
+        "/spec/management/upgradeType",
+        None,
+    ),
+];
+
+/// Every immutable field whose value differs between the NodePool on the management cluster
+/// (`old`) and the one built now (`new`), in a fixed order. Empty: the update may be sent.
+pub fn immutable_changes(old: &Value, new: &Value) -> Vec<ImmutableChange> {
+    IMMUTABLE
+        .iter()
+        .filter_map(|(field, pointer, default)| {
+            let read = |v: &Value| match (v.pointer(pointer), default) {
+                (None | Some(Value::Null), Some(d)) => Value::from(*d),
+                (None, None) => Value::Null,
+                (Some(v), _) => v.clone(),
+            };
+            let (before, after) = (read(old), read(new));
+            (before != after).then(|| ImmutableChange {
+                kind: super::KIND,
+                field,
+                path: dotted(pointer),
+                old: before,
+                new: after,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::hyperfleet::nodepool::fixture;
+    use crate::hypershift::nodepool::{Placement, node_pool};
+
+    const PLACEMENT: Placement<'static> = Placement {
+        namespace: "clusters",
+        cluster_name: "prod-eu-1",
+        default_subnet: Some("hcp-psc-subnet"),
+    };
+
+    fn np(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
+        node_pool(&fixture::spec_with(edit), &PLACEMENT)
+    }
+
+    #[test]
+    fn scaling_release_and_machines_may_change() {
+        let old = np(|_| {});
+        let new = np(|s| {
+            s.insert("replicas".into(), json!(5));
+            s.insert(
+                "release".into(),
+                json!({"image": "quay.io/openshift-release-dev/ocp-release:4.17.1-x86_64"}),
+            );
+            let gcp = s["platform"]["gcp"].as_object_mut().unwrap();
+            gcp.insert("machine_type".into(), json!("n2-standard-16"));
+            gcp.insert("zone".into(), json!("europe-west2-b"));
+        });
+        assert_ne!(old, new);
+        assert!(immutable_changes(&old, &new).is_empty());
+        let autoscaled = np(|s| {
+            s.remove("replicas");
+            s.insert("autoscaling".into(), json!({"min": 1, "max": 4}));
+        });
+        assert!(immutable_changes(&old, &autoscaled).is_empty());
+    }
+
+    #[test]
+    fn platform_arch_and_upgrade_type_are_named_with_old_and_new() {
+        let old = np(|_| {});
+        let new = np(|s| {
+            s.insert("platform".into(), json!({"type": "none"}));
+            s.insert("arch".into(), json!("arm64"));
+        });
+        let changes = immutable_changes(&old, &new);
+        let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+        assert_eq!(fields, ["platform.type", "arch", "management.upgrade_type"]);
+        assert_eq!(
+            changes[0].to_string(),
+            r#"platform.type (NodePool spec.platform.type): "GCP" → "None""#
+        );
+    }
+
+    #[test]
+    fn an_omitted_arch_is_amd64_and_a_rename_is_a_change() {
+        let mut old = np(|_| {});
+        old["spec"].as_object_mut().unwrap().remove("arch");
+        assert!(immutable_changes(&old, &np(|_| {})).is_empty());
+        let mut renamed = np(|_| {});
+        renamed["metadata"]["name"] = json!("other-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b");
+        renamed["spec"]["clusterName"] = json!("other");
+        let fields: Vec<&str> = immutable_changes(&old, &renamed)
+            .iter()
+            .map(|c| c.field)
+            .collect();
+        assert_eq!(fields, ["name", "spec.clusterName"]);
+    }
+}

@@ -1,0 +1,695 @@
+//! Reading a NodePool's fed-back `status` (`hypershift-api.md` §4): replicas, version, per-version
+//! node counts, and what its conditions say, per platform (§4.3):
+//!
+//! - **GCP**: ready when `Ready=True` and `status.replicas` reaches the desired count (fixed
+//!   `replicas`, or the autoscaler's `min`); machines being created, or a version or config
+//!   rollout, is progress; a `Valid*` condition, `UpdateManagementEnabled` or
+//!   `AutoscalingEnabled`/`ValidationFailed` False, an unsupported version skew, or
+//!   `AllMachinesReady=False` for longer than a limit (quota, machine type, permissions) need a
+//!   person.
+//! - **None**: there are no machines (`Ready`, `AllMachinesReady`, `AllNodesHealthy` and
+//!   `replicas` say nothing); ready when the ignition payload is generated
+//!   (`ValidGeneratedPayload=True`) and `status.version` is set; `ReachedIgnitionEndpoint` tells
+//!   whether any VM has fetched it.
+//!
+//! NodePool conditions are not `metav1.Condition`: `reason` may be empty and there is a
+//! `severity`.
+
+use job_report::{Condition, ConditionStatus};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::message::{cond, no_issues, or_none, quote};
+
+/// Available reasons.
+pub const NODE_POOL_READY: &str = "NodePoolReady";
+pub const PROVISIONING: &str = "Provisioning";
+pub const SCALING: &str = "Scaling";
+pub const UPDATING: &str = "Updating";
+pub const NOT_READY: &str = "NotReady";
+/// Health reasons.
+pub const VALIDATION_FAILED: &str = "ValidationFailed";
+pub const UNSUPPORTED_VERSION_SKEW: &str = "UnsupportedVersionSkew";
+pub const MACHINES_STUCK: &str = "MachinesStuck";
+pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
+pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+
+/// The subset of NodePool `status` the mapping reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct NodePoolStatus {
+    /// Available replicas of the MachineDeployment/MachineSet; always 0 for `None`.
+    #[serde(default)]
+    pub replicas: i64,
+    /// Release version of the applied payload.
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub conditions: Vec<NodePoolCondition>,
+    #[serde(default, rename = "nodesInfo")]
+    pub nodes_info: Option<NodesInfo>,
+}
+
+/// A `NodePoolCondition`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct NodePoolCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, rename = "lastTransitionTime")]
+    pub last_transition_time: String,
+}
+
+/// `status.nodesInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct NodesInfo {
+    #[serde(default, rename = "nodeVersions")]
+    pub node_versions: Vec<NodeVersion>,
+}
+
+/// One `status.nodesInfo.nodeVersions[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct NodeVersion {
+    #[serde(default, rename = "ocpVersion")]
+    pub ocp_version: String,
+    #[serde(default, rename = "kubeletVersion")]
+    pub kubelet_version: String,
+    #[serde(default, rename = "readyNodeCount")]
+    pub ready_node_count: i64,
+    #[serde(default, rename = "unreadyNodeCount")]
+    pub unready_node_count: i64,
+}
+
+impl NodePoolStatus {
+    pub fn condition(&self, type_: &str) -> Option<&NodePoolCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    fn is(&self, type_: &str, status: &str) -> Option<&NodePoolCondition> {
+        self.condition(type_).filter(|c| c.status == status)
+    }
+
+    /// `status.nodesInfo.nodeVersions`, empty when not reported.
+    pub fn node_versions(&self) -> &[NodeVersion] {
+        self.nodes_info
+            .as_ref()
+            .map_or(&[], |n| n.node_versions.as_slice())
+    }
+}
+
+/// What the management cluster was asked to run: read from the NodePool the work holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Desired {
+    /// `spec.platform.type: None`.
+    pub platform_none: bool,
+    /// `spec.replicas`.
+    pub replicas: Option<i64>,
+    /// `spec.autoScaling.{min, max}`.
+    pub autoscaling: Option<(i64, i64)>,
+}
+
+impl Desired {
+    /// Reads a NodePool object (the manifest in the work).
+    pub fn of(node_pool: &Value) -> Desired {
+        let spec = &node_pool["spec"];
+        Desired {
+            platform_none: spec["platform"]["type"] == "None",
+            replicas: spec["replicas"].as_i64(),
+            autoscaling: spec["autoScaling"]["min"]
+                .as_i64()
+                .zip(spec["autoScaling"]["max"].as_i64()),
+        }
+    }
+
+    /// How many replicas make the NodePool ready: the fixed count, else the autoscaler's minimum
+    /// (unset `replicas` is 0).
+    pub fn wanted(&self) -> i64 {
+        self.autoscaling
+            .map_or_else(|| self.replicas.unwrap_or(0), |(min, _)| min)
+    }
+
+    fn describe(&self) -> String {
+        match self.autoscaling {
+            Some((min, max)) => format!("autoscaling {min}–{max}"),
+            None => format!("{} desired", self.wanted()),
+        }
+    }
+}
+
+/// The limit past which `AllMachinesReady=False` is stuck rather than in progress.
+#[derive(Debug, Clone, Copy)]
+pub struct MachinesClock {
+    pub now: jiff::Timestamp,
+    pub stuck_after: std::time::Duration,
+}
+
+/// Rollouts in progress, as words (`a version update`, …).
+fn rollouts(status: &NodePoolStatus) -> Vec<String> {
+    [
+        ("UpdatingVersion", "a version update"),
+        ("UpdatingConfig", "a configuration update"),
+        (
+            "UpdatingPlatformMachineTemplate",
+            "a machine template update",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(t, what)| {
+        status.is(t, "True").map(|c| {
+            if c.message.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what} ({})", quote(&c.message))
+            }
+        })
+    })
+    .collect()
+}
+
+fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
+    match c {
+        Some(c) => format!(
+            "{type_}={} ({}): {}",
+            c.status,
+            or_none(&c.reason),
+            quote(&c.message)
+        ),
+        None => format!("{type_} not reported"),
+    }
+}
+
+/// Available, per platform (module docs).
+pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
+    let rollouts = rollouts(status);
+    let rolling = if rollouts.is_empty() {
+        String::new()
+    } else {
+        format!("; rolling out {}", rollouts.join(" and "))
+    };
+    if desired.platform_none {
+        let payload = status.condition("ValidGeneratedPayload");
+        if payload.is_some_and(|p| p.status == "True") && !status.version.is_empty() {
+            let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
+                "at least one machine has fetched it".to_owned()
+            } else {
+                "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
+            };
+            return cond(
+                "Available",
+                ConditionStatus::True,
+                NODE_POOL_READY,
+                format!(
+                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}{rolling}",
+                    status.version
+                ),
+            );
+        }
+        if !rollouts.is_empty() {
+            return cond(
+                "Available",
+                ConditionStatus::False,
+                UPDATING,
+                format!("The NodePool is rolling out {}", rollouts.join(" and ")),
+            );
+        }
+        let mut message = format!(
+            "The ignition payload is not generated yet: {}",
+            state(payload, "ValidGeneratedPayload")
+        );
+        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
+            message.push_str(&format!(
+                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
+                or_none(&e.reason),
+                quote(&e.message)
+            ));
+        }
+        return cond("Available", ConditionStatus::False, PROVISIONING, message);
+    }
+
+    let wanted = desired.wanted();
+    let have = status.replicas;
+    let ready = status.condition("Ready");
+    let counts = format!(
+        "{have} of {wanted} replicas available ({})",
+        desired.describe()
+    );
+    if (ready.is_some_and(|r| r.status == "True") && have >= wanted) || (wanted == 0 && have == 0) {
+        let version = if status.version.is_empty() {
+            String::new()
+        } else {
+            format!("; version {}", status.version)
+        };
+        return cond(
+            "Available",
+            ConditionStatus::True,
+            NODE_POOL_READY,
+            format!("NodePool is ready: {counts}{version}{rolling}"),
+        );
+    }
+    if !rollouts.is_empty() {
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            UPDATING,
+            format!(
+                "The NodePool is rolling out {}: {counts}",
+                rollouts.join(" and ")
+            ),
+        );
+    }
+    let machines = format!(
+        "{}; {}",
+        state(ready, "Ready"),
+        state(status.condition("AllMachinesReady"), "AllMachinesReady")
+    );
+    if have == 0 {
+        let mut message = format!("Machines are being created: {counts}; {machines}");
+        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
+            message.push_str(&format!(
+                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
+                or_none(&e.reason),
+                quote(&e.message)
+            ));
+        }
+        return cond("Available", ConditionStatus::False, PROVISIONING, message);
+    }
+    if have < wanted {
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            SCALING,
+            format!("The NodePool is scaling: {counts}; {machines}"),
+        );
+    }
+    cond(
+        "Available",
+        ConditionStatus::False,
+        NOT_READY,
+        format!(
+            "The NodePool is not ready: {counts}; {machines}; {}",
+            state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
+        ),
+    )
+}
+
+/// Health, worst first: HyperShift refused part of the spec ([`VALIDATION_FAILED`]), the
+/// version skew is unsupported, the machines' IPs collide with the cluster network, machines
+/// have not become ready for longer than the limit (GCP), reconciliation is paused; each with the
+/// NodePool's own words. Else True `NoIssues`.
+pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) -> Condition {
+    const REFUSED: [&str; 7] = [
+        "ValidReleaseImage",
+        "ValidMachineConfig",
+        "ValidTuningConfig",
+        "ValidPlatformImage",
+        "ValidPlatformConfig",
+        "ValidArchPlatform",
+        "UpdateManagementEnabled",
+    ];
+    let mut refused: Vec<String> = REFUSED
+        .iter()
+        .filter_map(|t| status.is(t, "False"))
+        .map(|c| state(Some(c), &c.type_))
+        .collect();
+    if let Some(a) = status
+        .is("AutoscalingEnabled", "False")
+        .filter(|a| a.reason == "ValidationFailed")
+    {
+        refused.push(state(Some(a), "AutoscalingEnabled"));
+    }
+    if !refused.is_empty() {
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            VALIDATION_FAILED,
+            format!(
+                "HyperShift refuses part of the NodePool: {}. It does not resolve by itself: fix the NodePool spec (release image, machine configuration, platform settings, management) and update the NodePool",
+                refused.join("; ")
+            ),
+        );
+    }
+    if let Some(s) = status.is("SupportedVersionSkew", "False") {
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            UNSUPPORTED_VERSION_SKEW,
+            format!(
+                "{}. Set the NodePool's release within the supported skew of the control plane's (not newer, at most a few minor versions older)",
+                state(Some(s), "SupportedVersionSkew")
+            ),
+        );
+    }
+    if let Some(c) = status.is("ClusterNetworkCIDRConflict", "True") {
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            CLUSTER_NETWORK_CIDR_CONFLICT,
+            format!(
+                "{}. The machines' addresses collide with the cluster network: use a subnet outside the cluster network CIDR",
+                state(Some(c), "ClusterNetworkCIDRConflict")
+            ),
+        );
+    }
+    if !desired.platform_none
+        && desired.wanted() > 0
+        && let Some(m) = status.is("AllMachinesReady", "False")
+        && is_older(&m.last_transition_time, clock)
+    {
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            MACHINES_STUCK,
+            format!(
+                "AllMachinesReady has been False for longer than {} ({}): {}. This does not look like progress any more: usually a GCP quota, a machine type not offered in the zone, or missing permissions of the nodePool service account. Check the project's quotas and the Machines of the NodePool in the control-plane namespace",
+                friendly(clock.stuck_after),
+                or_none(&m.reason),
+                quote(&m.message)
+            ),
+        );
+    }
+    if let Some(p) = status.is("ReconciliationActive", "False") {
+        return cond(
+            "Health",
+            ConditionStatus::False,
+            RECONCILIATION_PAUSED,
+            format!(
+                "{}. HyperShift does not reconcile this NodePool: remove spec.pausedUntil (the adapter never sets it) or wait until it passes",
+                state(Some(p), "ReconciliationActive")
+            ),
+        );
+    }
+    no_issues("No NodePool problem reported")
+}
+
+/// Whether `since` (RFC 3339) is more than `clock.stuck_after` before `clock.now`; an
+/// unparsable time never is.
+fn is_older(since: &str, clock: MachinesClock) -> bool {
+    let (Ok(since), Ok(limit)) = (
+        since.parse::<jiff::Timestamp>(),
+        jiff::SignedDuration::try_from(clock.stuck_after),
+    ) else {
+        return false;
+    };
+    since
+        .checked_add(limit)
+        .is_ok_and(|deadline| clock.now > deadline)
+}
+
+/// `15m`, `90s`, `2h`: how a limit reads in a message (no clock times, so the message does not
+/// change from pulse to pulse).
+fn friendly(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{}h", s / 3600)
+    } else if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const NOW: &str = "2026-11-26T12:00:00Z";
+
+    fn clock() -> MachinesClock {
+        MachinesClock {
+            now: NOW.parse().unwrap(),
+            stuck_after: Duration::from_secs(15 * 60),
+        }
+    }
+
+    fn status(replicas: i64, conditions: &[(&str, &str, &str)]) -> NodePoolStatus {
+        let conditions: Vec<Value> = conditions
+            .iter()
+            .map(|(t, s, r)| json!({"type": t, "status": s, "reason": r, "message": format!("{t} says {r}"), "lastTransitionTime": "2026-11-26T11:55:00Z"}))
+            .collect();
+        serde_json::from_value(
+            json!({"replicas": replicas, "version": "4.17.0", "conditions": conditions}),
+        )
+        .unwrap()
+    }
+
+    const GCP3: Desired = Desired {
+        platform_none: false,
+        replicas: Some(3),
+        autoscaling: None,
+    };
+    const NONE: Desired = Desired {
+        platform_none: true,
+        replicas: Some(2),
+        autoscaling: None,
+    };
+
+    fn reason(c: &Condition) -> (ConditionStatus, &str) {
+        (c.status, c.reason.as_str())
+    }
+
+    #[test]
+    fn gcp_readiness_rows() {
+        use ConditionStatus::{False, True};
+        let rows: [(i64, &[(&str, &str, &str)], (ConditionStatus, &str)); 6] = [
+            (
+                3,
+                &[("Ready", "True", "AsExpected")],
+                (True, NODE_POOL_READY),
+            ),
+            (
+                4,
+                &[("Ready", "True", "AsExpected")],
+                (True, NODE_POOL_READY),
+            ),
+            (
+                0,
+                &[("Ready", "False", "WaitingForNodeRef")],
+                (False, PROVISIONING),
+            ),
+            (1, &[("Ready", "False", "ScalingUp")], (False, SCALING)),
+            (
+                2,
+                &[
+                    ("Ready", "False", "x"),
+                    ("UpdatingVersion", "True", "AsExpected"),
+                ],
+                (False, UPDATING),
+            ),
+            (
+                3,
+                &[("Ready", "False", "TooManyUnhealthy")],
+                (False, NOT_READY),
+            ),
+        ];
+        for (replicas, conditions, want) in rows {
+            let s = status(replicas, conditions);
+            assert_eq!(
+                reason(&available(&s, &GCP3)),
+                want,
+                "{replicas} {conditions:?}"
+            );
+        }
+        // Ready with a rollout: still available, and it says so.
+        let s = status(
+            3,
+            &[
+                ("Ready", "True", "AsExpected"),
+                ("UpdatingConfig", "True", "x"),
+            ],
+        );
+        let a = available(&s, &GCP3);
+        assert_eq!(reason(&a), (True, NODE_POOL_READY));
+        assert!(
+            a.message.contains("rolling out a configuration update"),
+            "{}",
+            a.message
+        );
+        // Scaled to zero on purpose.
+        let zero = Desired {
+            replicas: Some(0),
+            ..GCP3
+        };
+        assert_eq!(
+            reason(&available(&status(0, &[]), &zero)),
+            (True, NODE_POOL_READY)
+        );
+        // Autoscaling: ready from the minimum.
+        let auto = Desired {
+            replicas: None,
+            autoscaling: Some((2, 5)),
+            ..GCP3
+        };
+        let a = available(&status(2, &[("Ready", "True", "AsExpected")]), &auto);
+        assert_eq!(reason(&a), (True, NODE_POOL_READY));
+        assert!(a.message.contains("autoscaling 2–5"), "{}", a.message);
+    }
+
+    #[test]
+    fn none_is_ready_once_the_payload_is_generated() {
+        use ConditionStatus::{False, True};
+        let generated = status(0, &[("ValidGeneratedPayload", "True", "AsExpected")]);
+        let a = available(&generated, &NONE);
+        assert_eq!(reason(&a), (True, NODE_POOL_READY));
+        assert!(
+            a.message.contains("no machine has fetched it yet"),
+            "{}",
+            a.message
+        );
+        let fetched = status(
+            0,
+            &[
+                ("ValidGeneratedPayload", "True", "AsExpected"),
+                ("ReachedIgnitionEndpoint", "True", "AsExpected"),
+                // Normal for None, never a failure.
+                ("AllMachinesReady", "False", "NotFound"),
+                ("Ready", "False", "x"),
+            ],
+        );
+        let a = available(&fetched, &NONE);
+        assert!(
+            a.message.contains("at least one machine has fetched it"),
+            "{}",
+            a.message
+        );
+        assert_eq!(
+            reason(&health(&fetched, &NONE, clock())),
+            (True, "NoIssues")
+        );
+        let waiting = status(
+            0,
+            &[
+                ("ValidGeneratedPayload", "False", "WaitingForIgnition"),
+                (
+                    "IgnitionEndpointAvailable",
+                    "False",
+                    "IgnitionEndpointMissing",
+                ),
+            ],
+        );
+        let a = available(&waiting, &NONE);
+        assert_eq!(reason(&a), (False, PROVISIONING));
+        assert!(
+            a.message.contains("IgnitionEndpointMissing"),
+            "{}",
+            a.message
+        );
+        let mut no_version = generated.clone();
+        no_version.version.clear();
+        assert_eq!(
+            reason(&available(&no_version, &NONE)),
+            (False, PROVISIONING)
+        );
+    }
+
+    #[test]
+    fn health_worst_first_with_the_node_pools_words() {
+        use ConditionStatus::False;
+        let refused = status(
+            0,
+            &[
+                ("ValidReleaseImage", "False", "ValidationFailed"),
+                ("AutoscalingEnabled", "False", "ValidationFailed"),
+                ("SupportedVersionSkew", "False", "UnsupportedSkew"),
+            ],
+        );
+        let h = health(&refused, &GCP3, clock());
+        assert_eq!(reason(&h), (False, VALIDATION_FAILED));
+        assert!(h.message.contains("ValidReleaseImage=False (ValidationFailed): ValidReleaseImage says ValidationFailed"), "{}", h.message);
+        assert!(h.message.contains("AutoscalingEnabled"), "{}", h.message);
+        // Fixed replicas report AutoscalingEnabled=False AsExpected: not a failure.
+        let fixed = status(
+            3,
+            &[
+                ("Ready", "True", "x"),
+                ("AutoscalingEnabled", "False", "AsExpected"),
+            ],
+        );
+        assert_eq!(health(&fixed, &GCP3, clock()).reason, "NoIssues");
+        let skew = status(0, &[("SupportedVersionSkew", "False", "UnsupportedSkew")]);
+        assert_eq!(
+            reason(&health(&skew, &GCP3, clock())),
+            (False, UNSUPPORTED_VERSION_SKEW)
+        );
+        let cidr = status(0, &[("ClusterNetworkCIDRConflict", "True", "CIDRConflict")]);
+        assert_eq!(
+            reason(&health(&cidr, &GCP3, clock())),
+            (False, CLUSTER_NETWORK_CIDR_CONFLICT)
+        );
+        let paused = status(
+            3,
+            &[("ReconciliationActive", "False", "ReconciliationPaused")],
+        );
+        assert_eq!(
+            reason(&health(&paused, &GCP3, clock())),
+            (False, RECONCILIATION_PAUSED)
+        );
+    }
+
+    #[test]
+    fn machines_not_ready_for_long_are_stuck_only_past_the_limit() {
+        use ConditionStatus::{False, True};
+        let recent = status(0, &[("AllMachinesReady", "False", "InsufficientQuota")]);
+        assert_eq!(reason(&health(&recent, &GCP3, clock())), (True, "NoIssues"));
+        let mut old = recent.clone();
+        old.conditions[0].last_transition_time = "2026-11-26T11:44:59Z".into();
+        let h = health(&old, &GCP3, clock());
+        assert_eq!(reason(&h), (False, MACHINES_STUCK));
+        assert!(
+            h.message.contains("longer than 15m (InsufficientQuota)"),
+            "{}",
+            h.message
+        );
+        assert!(!h.message.contains("2026"), "no clock times: {}", h.message);
+        // None has no machines; nothing is stuck.
+        assert_eq!(reason(&health(&old, &NONE, clock())), (True, "NoIssues"));
+        let mut unparsable = old.clone();
+        unparsable.conditions[0].last_transition_time = "yesterday".into();
+        assert_eq!(
+            reason(&health(&unparsable, &GCP3, clock())),
+            (True, "NoIssues")
+        );
+    }
+
+    #[test]
+    fn desired_is_read_from_the_held_node_pool() {
+        let d = Desired::of(
+            &json!({"spec": {"platform": {"type": "GCP"}, "autoScaling": {"min": 2, "max": 4}}}),
+        );
+        assert_eq!(
+            d,
+            Desired {
+                platform_none: false,
+                replicas: None,
+                autoscaling: Some((2, 4))
+            }
+        );
+        assert_eq!(d.wanted(), 2);
+        let d = Desired::of(&json!({"spec": {"platform": {"type": "None"}}}));
+        assert!(d.platform_none);
+        assert_eq!(d.wanted(), 0);
+    }
+
+    #[test]
+    fn node_versions_are_read_when_present() {
+        let s: NodePoolStatus = serde_json::from_value(json!({
+            "replicas": 3,
+            "nodesInfo": {"nodeVersions": [
+                {"ocpVersion": "4.17.0", "kubeletVersion": "v1.30.4", "readyNodeCount": 2, "unreadyNodeCount": 1}
+            ]}
+        }))
+        .unwrap();
+        assert_eq!(s.node_versions()[0].ready_node_count, 2);
+        assert!(NodePoolStatus::default().node_versions().is_empty());
+        assert_eq!(friendly(Duration::from_secs(90)), "90s");
+        assert_eq!(friendly(Duration::from_secs(7200)), "2h");
+    }
+}

@@ -1,0 +1,509 @@
+//! The `nodepool` subcommand: a HyperFleet NodePool's HyperShift NodePool, shipped in its own
+//! ManifestWork `nodepool-<nodepoolId>` to the cluster's management cluster (the same consumer
+//! and HostedCluster namespace as the control plane), and what its status says, per platform.
+//! This file is the pure mapping; [`run`](mod@run) is the wiring.
+//!
+//! Wiring, in order (one REST GET per pulse, plus one for the control plane when something is to
+//! be sent):
+//! 1. The NodePool (HyperFleet API or file) → [`NodePoolSpec::validate`]; violations →
+//!    `InvalidNodePoolSpec`, nothing sent.
+//! 2. `deleted_time` set → delete the work once, report the stages with `Finalized` (below).
+//! 3. Get `nodepool-<nodepoolId>`:
+//!    - missing → read the control plane's work `hostedcluster-<clusterId>`: no work, not the
+//!      control-plane adapter's, being deleted, or its HostedCluster not reported
+//!      `Available=True` → `WaitingForControlPlane`, nothing sent; the NodePool checked against
+//!      the HostedCluster (GCP needs GCP, zone in its region, release skew) → violations are
+//!      `InvalidNodePoolSpec`; else create;
+//!    - ours, generation newer → the same control-plane gate (Applied False
+//!      `WaitingForControlPlane` while it holds), immutable fields compared, update;
+//!    - ours, generation older → `StaleGeneration`; current → the agent's view, then the
+//!      NodePool's status.
+//!
+//! Condition table (reasons are exact):
+//!
+//! | situation | Applied | Available | Health |
+//! |---|---|---|---|
+//! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
+//! | the cluster's control plane is not there yet (no HostedCluster work, not applied, not `Available=True`, being deleted): nothing sent | False `WaitingForControlPlane` | False `WaitingForControlPlane` | True `NoIssues` |
+//! | a newer generation waits for the control plane (nothing sent; the NodePool of the held generation keeps running) | False `WaitingForControlPlane` | from the feedback | from the feedback |
+//! | work found, no feedback yet (or not usable yet) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | agent could not apply the NodePool (manifest or work `Applied=False`) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the NodePool's fresh feedback | False `ApplyFailed` |
+//! | NodePool manifest `Available=False` (gone from the management cluster; stale feedback ignored) | True `ManifestWorkApplied` | False `NodePoolMissing` | False `NodePoolMissing` |
+//! | NodePool manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
+//! | work updated to a newer generation | True `ManifestWorkUpdated` | from the feedback (the running NodePool) | from the feedback |
+//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | from the feedback | False `ImmutableFieldChanged` |
+//! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
+//! | GCP: `Ready=True` and the desired replicas (or the autoscaler's min) available; None: ignition payload generated (`ValidGeneratedPayload=True`, version set) | True `ManifestWorkApplied` | True `NodePoolReady` (says what is rolling out, and for None whether a machine fetched the payload) | from the checks below |
+//! | GCP: no replica available yet; None: payload not generated yet | True `ManifestWorkApplied` | False `Provisioning` | from the checks below |
+//! | GCP: some, not all, replicas available | True `ManifestWorkApplied` | False `Scaling` | from the checks below |
+//! | not ready while a version, config or machine template rollout runs | True `ManifestWorkApplied` | False `Updating` | from the checks below |
+//! | GCP: replicas there but not ready | True `ManifestWorkApplied` | False `NotReady` (Ready, AllMachinesReady, AllNodesHealthy named) | from the checks below |
+//! | feedback not a NodePool status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
+//! | invalid NodePool spec, or not what the HostedCluster allows (nothing sent) | False `InvalidNodePoolSpec` | Unknown `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` |
+//! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
+//! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
+//! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
+//! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | NodePool input unreadable (file, HyperFleet API) | False `NodePoolSpecUnavailable` | Unknown `NodePoolSpecUnavailable` | False `NodePoolSpecUnavailable` |
+//! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
+//! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//!
+//! Health from the NodePool, worst first: a `Valid*` condition, `UpdateManagementEnabled`, or
+//! `AutoscalingEnabled` (reason `ValidationFailed`) False → False `ValidationFailed`;
+//! `SupportedVersionSkew=False` → False `UnsupportedVersionSkew`;
+//! `ClusterNetworkCIDRConflict=True` → False `ClusterNetworkCIDRConflict`; GCP with replicas
+//! wanted: `AllMachinesReady=False` for longer than `--machines-stuck-after` → False
+//! `MachinesStuck`; `ReconciliationActive=False` → False `ReconciliationPaused`; each with the
+//! NodePool's message; else True `NoIssues`.
+//!
+//! While the NodePool is being deleted (`deleted_time`): the stages of
+//! [`crate::work::deletion`] (`DeletionRequested`, `FinalizersRunning`, `CleanupConfirmed`,
+//! `DeletionStuck`, Available `Deleting`/`Deleted`) with the fourth condition `Finalized`; an
+//! error row then carries `Finalized=False` with Applied's reason. `Finalized=True` is what lets
+//! HyperFleet hard-delete the NodePool, and with it the control plane's `NodePoolsExist` clear.
+//!
+//! `data`: `desired_replicas` and `autoscaling_min`/`autoscaling_max` (what the management
+//! cluster was asked for; `null` when not applicable), `current_replicas` (`status.replicas`),
+//! `version` (`status.version`), `node_versions` (`status.nodesInfo.nodeVersions`), and their
+//! sums `ready_nodes`, `unready_nodes`.
+
+use job_report::{ConditionStatus, Report};
+use serde_json::{Map, Value, json};
+
+use crate::hyperfleet::nodepool::{NodePoolSpec, Scaling};
+use crate::hyperfleet::spec::SpecViolation;
+use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
+use crate::hypershift::immutable::ImmutableChange;
+use crate::hypershift::nodepool::status::{
+    self as np_status, Desired, MachinesClock, NodePoolStatus,
+};
+use crate::hypershift::nodepool::{self, Placement};
+use crate::message::{Conditions, cond, no_issues, redact};
+use crate::work::ExistingWork;
+use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
+use crate::work::manifestwork::{
+    self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
+};
+use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
+
+pub mod args;
+pub mod run;
+
+pub use args::{Args, ConfigError};
+pub use run::{execute, run};
+
+/// `adapter` field of every report this module builds.
+pub const ADAPTER_NAME: &str = "hypershift-nodepool";
+/// Value of [`ADAPTER_LABEL`] on the works this adapter owns.
+pub const ADAPTER_LABEL_VALUE: &str = crate::hyperfleet::NODEPOOL_ADAPTER;
+/// `data` keys.
+pub const DATA_DESIRED_REPLICAS: &str = "desired_replicas";
+pub const DATA_CURRENT_REPLICAS: &str = "current_replicas";
+pub const DATA_AUTOSCALING_MIN: &str = "autoscaling_min";
+pub const DATA_AUTOSCALING_MAX: &str = "autoscaling_max";
+pub const DATA_VERSION: &str = "version";
+pub const DATA_NODE_VERSIONS: &str = "node_versions";
+pub const DATA_READY_NODES: &str = "ready_nodes";
+pub const DATA_UNREADY_NODES: &str = "unready_nodes";
+/// Reasons of this subcommand's own rows.
+pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
+pub const INVALID_NODE_POOL_SPEC: &str = "InvalidNodePoolSpec";
+pub const NODE_POOL_SPEC_UNAVAILABLE: &str = "NodePoolSpecUnavailable";
+pub const NODE_POOL_MISSING: &str = "NodePoolMissing";
+
+/// The NodePool `(namespace, name)` as the work's status and the messages name it.
+pub fn node_pool_object<'a>((namespace, name): (&'a str, &'a str)) -> ObjectRef<'a> {
+    ObjectRef {
+        kind: nodepool::KIND,
+        group: nodepool::GROUP,
+        resource: nodepool::RESOURCE,
+        namespace,
+        name,
+        source: "NodePool",
+    }
+}
+
+/// The labels that make a work this NodePool's.
+pub fn owner(cluster_id: &str, nodepool_id: &str) -> Owner {
+    Owner {
+        labels: vec![
+            (CLUSTER_ID_LABEL, cluster_id.to_owned()),
+            (NODEPOOL_ID_LABEL, nodepool_id.to_owned()),
+            (ADAPTER_LABEL, ADAPTER_LABEL_VALUE.to_owned()),
+        ],
+    }
+}
+
+/// The ManifestWork `nodepool-<nodepoolId>` carrying the NodePool built for `placement`, in the
+/// consumer's namespace, stamped with `generation` when known. No Namespace manifest: the
+/// HostedCluster's namespace comes with the control plane's work.
+pub fn manifest_work(
+    spec: &NodePoolSpec,
+    placement: &Placement<'_>,
+    consumer: &str,
+    generation: Option<i64>,
+) -> Value {
+    let object = nodepool::node_pool(spec, placement);
+    let identifier = ResourceIdentifier {
+        group: nodepool::GROUP.into(),
+        resource: nodepool::RESOURCE.into(),
+        namespace: placement.namespace.into(),
+        name: nodepool::node_pool_name(spec),
+    };
+    manifestwork::manifest_work(
+        &manifestwork::node_pool_work_name(&spec.nodepool_id),
+        consumer,
+        &owner(&spec.cluster_id, &spec.nodepool_id),
+        generation,
+        vec![WorkManifest {
+            object,
+            identifier,
+            delivery: Delivery::Owned,
+        }],
+    )
+}
+
+/// What the management cluster was asked for, from the pulse's spec (before anything is held).
+pub fn desired_of(spec: &NodePoolSpec) -> Desired {
+    let (replicas, autoscaling) = match spec.scaling {
+        Scaling::Replicas(n) => (Some(n), None),
+        Scaling::Autoscaling { min, max } => (None, Some((min, max))),
+    };
+    Desired {
+        platform_none: spec.platform == crate::hyperfleet::nodepool::PlatformType::None,
+        replicas,
+        autoscaling,
+    }
+}
+
+/// Parses the `status` feedback value of a NodePool.
+pub fn parse_feedback(value: &Value) -> Result<NodePoolStatus, FeedbackError> {
+    outcome::parse_status(value, nodepool::KIND)
+}
+
+/// The NodePool for messages that do not name it.
+fn unnamed() -> ObjectRef<'static> {
+    node_pool_object(("", ""))
+}
+
+/// The work did not exist and was created now.
+pub fn report_created(work: WorkRef<'_>, desired: &Desired, generation: Option<i64>) -> Report {
+    let message = if desired.platform_none {
+        "NodePool provisioning in progress: HyperShift generates the ignition payload next"
+    } else {
+        "NodePool provisioning in progress: HyperShift creates the machines next"
+    };
+    report(
+        generation,
+        [
+            outcome::created(work, &unnamed()),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                np_status::PROVISIONING,
+                message.to_owned(),
+            ),
+            no_issues("No degradation detected"),
+        ],
+        Some(desired),
+        None,
+    )
+}
+
+/// Nothing was sent: the cluster's control plane is not there yet (`why` says what is missing).
+pub fn report_waiting(why: &str, desired: Option<&Desired>, generation: Option<i64>) -> Report {
+    report(
+        generation,
+        [
+            cond(
+                "Applied",
+                ConditionStatus::False,
+                WAITING_FOR_CONTROL_PLANE,
+                format!(
+                    "Nothing was sent: {why}. The NodePool is created once the cluster's HostedCluster is available; the next pulses check again"
+                ),
+            ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                WAITING_FOR_CONTROL_PLANE,
+                format!("No NodePool runs yet: {why}"),
+            ),
+            no_issues("Nothing to act on: waiting for the cluster's control plane"),
+        ],
+        desired,
+        None,
+    )
+}
+
+/// A newer generation was not sent because the control plane is not available (`why`);
+/// Available and Health stay `observed`'s, `observed_generation` the held one.
+pub fn report_update_waiting(mut observed: Report, why: &str, generation: Option<i64>) -> Report {
+    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
+    crate::message::replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            WAITING_FOR_CONTROL_PLANE,
+            format!(
+                "{pulse} was not sent: {why}. The NodePool keeps the spec it has until the cluster's HostedCluster is available again; the next pulses check again"
+            ),
+        ),
+    );
+    observed
+}
+
+/// The work exists and is ours: map what the agent reports about it, then the NodePool status it
+/// fed back (`np` = the NodePool's `(namespace, name)`), against what it was asked for.
+pub fn report_observed(
+    work: WorkRef<'_>,
+    existing: &ExistingWork,
+    np: (&str, &str),
+    desired: &Desired,
+    clock: MachinesClock,
+    generation: Option<i64>,
+) -> Report {
+    match outcome::observe(work, existing, &node_pool_object(np)) {
+        Observed::Status(value) => match parse_feedback(value) {
+            Ok(status) => report_status(work, &status, desired, clock, generation),
+            Err(error) => report_invalid_feedback(work, &error, desired, generation),
+        },
+        Observed::Decided(conditions) => report(generation, conditions, Some(desired), None),
+        Observed::ApplyFailed {
+            applied,
+            available,
+            health,
+            fresh,
+        } => {
+            // An earlier apply may still be running: then its fresh status says whether it serves.
+            if let Some(status) = fresh.and_then(|v| parse_feedback(v).ok()) {
+                let available = np_status::available(&status, desired);
+                return report(
+                    generation,
+                    [applied, available, health],
+                    Some(desired),
+                    Some(&status),
+                );
+            }
+            report(
+                generation,
+                [applied, available, health],
+                Some(desired),
+                None,
+            )
+        }
+    }
+}
+
+/// The mapping of a parsed NodePool status.
+pub fn report_status(
+    work: WorkRef<'_>,
+    status: &NodePoolStatus,
+    desired: &Desired,
+    clock: MachinesClock,
+    generation: Option<i64>,
+) -> Report {
+    report(
+        generation,
+        [
+            outcome::applied(work, &unnamed()),
+            np_status::available(status, desired),
+            np_status::health(status, desired, clock),
+        ],
+        Some(desired),
+        Some(status),
+    )
+}
+
+/// Feedback was present but unreadable.
+pub fn report_invalid_feedback(
+    work: WorkRef<'_>,
+    error: &FeedbackError,
+    desired: &Desired,
+    generation: Option<i64>,
+) -> Report {
+    report(
+        generation,
+        outcome::invalid_feedback(work, &unnamed(), error),
+        Some(desired),
+        None,
+    )
+}
+
+/// The work was updated to `generation` (from `held`).
+pub fn report_updated(
+    work: WorkRef<'_>,
+    observed: Report,
+    held: Option<i64>,
+    generation: Option<i64>,
+) -> Report {
+    outcome::updated(work, &unnamed(), observed, held, generation)
+}
+
+/// `generation` would change immutable fields: nothing was sent.
+pub fn report_immutable_change(
+    work: WorkRef<'_>,
+    observed: Report,
+    changes: &[ImmutableChange],
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
+    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+    outcome::immutable_change(
+        work,
+        &unnamed(),
+        observed,
+        (&lines, &fields),
+        generation,
+        held,
+    )
+}
+
+/// The NodePool spec failed validation, or does not fit the HostedCluster; nothing was sent.
+pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
+    let mut fields: Vec<&str> = Vec::new();
+    for v in violations {
+        if !fields.contains(&v.field) {
+            fields.push(v.field);
+        }
+    }
+    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
+    let applied = format!(
+        "NodePool spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet NodePool spec and update the NodePool:{details}"
+    );
+    let other = format!(
+        "Not checked: the NodePool spec is invalid (fields: {}); see the Applied condition",
+        fields.join(", ")
+    );
+    report(
+        generation,
+        outcome::error_conditions(INVALID_NODE_POOL_SPEC, applied, other),
+        None,
+        None,
+    )
+}
+
+/// The NodePool could not be read: file missing, HyperFleet API unreachable or refusing.
+pub fn report_nodepool_unavailable(detail: &str, generation: Option<i64>) -> Report {
+    let applied = format!(
+        "Cannot read the NodePool to build it: {}. Nothing was sent. The next pulse retries; if it persists, check the HyperFleet API URL and token (or the mounted NodePool spec file)",
+        redact(detail)
+    );
+    let other = "Not checked: the NodePool could not be read (see Applied)".to_owned();
+    report(
+        generation,
+        outcome::error_conditions(NODE_POOL_SPEC_UNAVAILABLE, applied, other),
+        None,
+        None,
+    )
+}
+
+/// A work with our name exists but its labels say it belongs to someone else.
+pub fn report_ownership_conflict(
+    work: WorkRef<'_>,
+    owner: &Owner,
+    found: &Ownership,
+    generation: Option<i64>,
+) -> Report {
+    report(
+        generation,
+        outcome::ownership_conflict(work, owner, found),
+        None,
+        None,
+    )
+}
+
+/// The backend settings are unusable.
+pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
+    report(
+        generation,
+        outcome::adapter_misconfigured(detail),
+        None,
+        None,
+    )
+}
+
+/// The report of a deleting NodePool at `progress`.
+pub fn report_deletion(
+    work: WorkRef<'_>,
+    np: (&str, &str),
+    progress: &Progress,
+    deleted_time: &str,
+    stuck: bool,
+    generation: Option<i64>,
+) -> Report {
+    let deleting = Deleting {
+        work,
+        object: node_pool_object(np),
+        deleted_time,
+        stuck,
+        known_finalizers: &nodepool::FINALIZERS,
+        gone_meaning: "its HyperShift NodePool no longer exists",
+    };
+    let (conditions, finalized) = work_deletion::stage(&deleting, progress);
+    with_finalized(report(generation, conditions, None, None), finalized)
+}
+
+/// A report with every `data` key: what was asked for (`desired`, when known) and what the
+/// NodePool reports (`status`, when read).
+fn report(
+    generation: Option<i64>,
+    conditions: Conditions,
+    desired: Option<&Desired>,
+    status: Option<&NodePoolStatus>,
+) -> Report {
+    let mut data = Map::new();
+    let (replicas, autoscaling) = desired.map_or((None, None), |d| (d.replicas, d.autoscaling));
+    let (replicas, autoscaling) = match autoscaling {
+        Some(_) => (None, autoscaling),
+        None => (replicas, None),
+    };
+    data.insert(DATA_DESIRED_REPLICAS.into(), json!(replicas));
+    data.insert(
+        DATA_CURRENT_REPLICAS.into(),
+        json!(status.map_or(0, |s| s.replicas)),
+    );
+    data.insert(
+        DATA_AUTOSCALING_MIN.into(),
+        json!(autoscaling.map(|(min, _)| min)),
+    );
+    data.insert(
+        DATA_AUTOSCALING_MAX.into(),
+        json!(autoscaling.map(|(_, max)| max)),
+    );
+    data.insert(
+        DATA_VERSION.into(),
+        json!(status.map_or("", |s| s.version.as_str())),
+    );
+    let versions = status.map_or(&[][..], NodePoolStatus::node_versions);
+    let list: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            json!({
+                "ocp_version": v.ocp_version,
+                "kubelet_version": v.kubelet_version,
+                "ready_nodes": v.ready_node_count,
+                "unready_nodes": v.unready_node_count,
+            })
+        })
+        .collect();
+    data.insert(DATA_NODE_VERSIONS.into(), Value::Array(list));
+    data.insert(
+        DATA_READY_NODES.into(),
+        json!(versions.iter().map(|v| v.ready_node_count).sum::<i64>()),
+    );
+    data.insert(
+        DATA_UNREADY_NODES.into(),
+        json!(versions.iter().map(|v| v.unready_node_count).sum::<i64>()),
+    );
+    let mut report = Report::new(conditions.into());
+    report.adapter = Some(ADAPTER_NAME.to_owned());
+    report.observed_generation = generation;
+    report.data = Some(data);
+    report
+}
+
+#[cfg(test)]
+mod tests;
