@@ -27,6 +27,15 @@ pub async fn load(kubeconfig: Option<&Path>) -> Result<kube::Config, String> {
     }
 }
 
+/// The client settings the check relies on: a read timeout per call, and no kube-rs retries —
+/// it would retry 429/503/504 up to 15 times, hiding the server's answer behind our timeout;
+/// the Job runs again on the next pulse (~10 s), so one attempt per call and a report carrying
+/// the server's message is the better trade.
+pub fn tune(config: &mut kube::Config, timeout: std::time::Duration) {
+    config.read_timeout = Some(timeout);
+    config.default_retry = false;
+}
+
 /// `err` and its sources, joined with `: `, skipping causes already quoted by their parent.
 pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut message = err.to_string();

@@ -76,7 +76,7 @@ impl HubWorkClient {
         let mut config = crate::kubeconfig::load(kubeconfig)
             .await
             .map_err(config_error)?;
-        crate::pulse::nodes::source::tune(&mut config, timeout);
+        crate::kubeconfig::tune(&mut config, timeout);
         let client = kube::Client::try_from(config).map_err(|e| config_error(error_chain(&e)))?;
         Ok(Self::new(client, consumer, timeout))
     }

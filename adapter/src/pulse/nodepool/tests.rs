@@ -166,8 +166,10 @@ fn manifest(
 /// The control plane's work as the controlplane adapter builds it, with the HostedCluster's status
 /// `hc_status` fed back.
 fn control_plane(hc_status: Option<Value>) -> ExistingWork {
-    let spec = cluster_fixture::spec();
-    let work = crate::pulse::controlplane::manifest_work(&spec, "mgmt-1", Some(1));
+    // As the controlplane adapter ships it: the Namespace, then the HostedCluster.
+    let hc = crate::hypershift::hostedcluster::hosted_cluster(&cluster_fixture::spec());
+    let work =
+        json!({"spec": {"workload": {"manifests": [manifestwork::namespace("clusters"), hc]}}});
     ExistingWork {
         labels: BTreeMap::from([
             ("hyperfleet.io/cluster-id".into(), CLUSTER_ID.into()),

@@ -203,14 +203,7 @@ impl KubeNodeSource {
     }
 }
 
-/// The client settings the check relies on: a read timeout per call, and no kube-rs retries —
-/// it would retry 429/503/504 up to 15 times, hiding the server's answer behind our timeout;
-/// the Job runs again on the next pulse (~10 s), so one attempt per call and a report carrying
-/// the server's message is the better trade.
-pub fn tune(config: &mut kube::Config, timeout: Duration) {
-    config.read_timeout = Some(timeout);
-    config.default_retry = false;
-}
+pub use crate::kubeconfig::tune;
 
 impl NodeSource for KubeNodeSource {
     async fn node_page(
