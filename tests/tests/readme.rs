@@ -87,6 +87,15 @@ fn controlplane_table_matches_its_flags() {
 }
 
 #[test]
+fn nodepool_table_matches_its_flags() {
+    check(
+        "hypershift-adapter nodepool",
+        "hypershift-adapter",
+        &["nodepool"],
+    );
+}
+
+#[test]
 fn nodes_table_matches_its_flags() {
     check("hypershift-adapter nodes", "hypershift-adapter", &["nodes"]);
 }
@@ -138,14 +147,37 @@ fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
 /// the deletion stages') disagree: reasons the module tables have that the README's lacks, and
 /// README reasons the module docs never name.
 fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>) {
-    let readme_table = section(readme, "### Condition reasons and what to do", "#");
     let module_docs = format!(
         "{}\n{}",
         section(module, "//! Condition table", "use "),
         section(DELETION_DOCS, "//! Stages, in order", "use ")
     );
-    let module_docs = module_docs.as_str();
-    let in_readme = table_reasons(readme_table, "");
+    table_gaps(
+        section(readme, "### Condition reasons and what to do", "#"),
+        &module_docs,
+    )
+}
+
+/// The same for the NodePool: the README's NodePool tables against the nodepool module docs and
+/// the shared deletion stages (`work/deletion.rs`).
+fn nodepool_table_gaps(readme: &str) -> (Vec<String>, Vec<String>) {
+    let module_docs = format!(
+        "{}\n{}",
+        section(NODEPOOL_DOCS, "//! Condition table", "use "),
+        section(WORK_DELETION_DOCS, "//! | stage", "use ")
+    );
+    table_gaps(
+        section(
+            readme,
+            "### NodePool condition reasons and what to do",
+            "## ",
+        ),
+        &module_docs,
+    )
+}
+
+fn table_gaps(readme_tables: &str, module_docs: &str) -> (Vec<String>, Vec<String>) {
+    let in_readme = table_reasons(readme_tables, "");
     let in_module = table_reasons(module_docs, "//! ");
     let missing = in_module.difference(&in_readme).cloned().collect();
     let unknown = in_readme
@@ -158,6 +190,8 @@ fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>
 
 const CONTROLPLANE_DOCS: &str = include_str!("../../adapter/src/pulse/controlplane/mod.rs");
 const DELETION_DOCS: &str = include_str!("../../adapter/src/pulse/controlplane/deletion.rs");
+const NODEPOOL_DOCS: &str = include_str!("../../adapter/src/pulse/nodepool/mod.rs");
+const WORK_DELETION_DOCS: &str = include_str!("../../adapter/src/work/deletion.rs");
 
 #[test]
 fn the_condition_table_has_every_reason_of_the_module_docs() {
@@ -200,4 +234,34 @@ fn a_dropped_or_invented_row_is_a_gap() {
     );
     let (_, unknown) = condition_table_gaps(&invented, CONTROLPLANE_DOCS);
     assert_eq!(unknown, ["ManifestWorkRefused"]);
+}
+
+#[test]
+fn the_nodepool_tables_have_every_reason_of_the_module_docs() {
+    let readme = readme();
+    let (missing, unknown) = nodepool_table_gaps(&readme);
+    assert!(
+        missing.is_empty(),
+        "README lacks NodePool rows for {missing:?}"
+    );
+    assert!(
+        unknown.is_empty(),
+        "README's NodePool tables name reasons the adapter does not: {unknown:?}"
+    );
+    for reason in ["WaitingForControlPlane", "MachinesStuck", "DeletionStuck"] {
+        assert!(
+            table_reasons(
+                section(&readme, "### NodePool condition reasons", "## "),
+                ""
+            )
+            .contains(reason),
+            "{reason}"
+        );
+    }
+    let dropped: String = readme
+        .lines()
+        .filter(|l| !l.contains("False `MachinesStuck`"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(nodepool_table_gaps(&dropped).0, ["MachinesStuck"]);
 }
