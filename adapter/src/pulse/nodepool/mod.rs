@@ -38,6 +38,11 @@
 //! | GCP: some, not all, replicas available | True `ManifestWorkApplied` | False `Scaling` | from the checks below |
 //! | not ready while a version, config or machine template rollout runs | True `ManifestWorkApplied` | False `Updating` | from the checks below |
 //! | GCP: replicas there but not ready | True `ManifestWorkApplied` | False `NotReady` (Ready, AllMachinesReady, AllNodesHealthy named) | from the checks below |
+//! | a `Valid*` condition, `UpdateManagementEnabled`, or `AutoscalingEnabled` (reason `ValidationFailed`) False | | | False `ValidationFailed` |
+//! | `SupportedVersionSkew=False` | | | False `UnsupportedVersionSkew` |
+//! | `ClusterNetworkCIDRConflict=True` | | | False `ClusterNetworkCIDRConflict` |
+//! | GCP with replicas wanted: `AllMachinesReady=False` for longer than `--machines-stuck-after` | | | False `MachinesStuck` |
+//! | `ReconciliationActive=False` | | | False `ReconciliationPaused` |
 //! | feedback not a NodePool status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
 //! | invalid NodePool spec, or not what the HostedCluster allows (nothing sent) | False `InvalidNodePoolSpec` | Unknown `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` |
 //! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
@@ -48,13 +53,8 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Health from the NodePool, worst first: a `Valid*` condition, `UpdateManagementEnabled`, or
-//! `AutoscalingEnabled` (reason `ValidationFailed`) False → False `ValidationFailed`;
-//! `SupportedVersionSkew=False` → False `UnsupportedVersionSkew`;
-//! `ClusterNetworkCIDRConflict=True` → False `ClusterNetworkCIDRConflict`; GCP with replicas
-//! wanted: `AllMachinesReady=False` for longer than `--machines-stuck-after` → False
-//! `MachinesStuck`; `ReconciliationActive=False` → False `ReconciliationPaused`; each with the
-//! NodePool's message; else True `NoIssues`.
+//! Health from the NodePool ("the checks below" above) is the first of the five Health rows that
+//! applies, in table order, with the NodePool's message; else True `NoIssues`.
 //!
 //! While the NodePool is being deleted (`deleted_time`): the stages of
 //! [`crate::work::deletion`] (`DeletionRequested`, `FinalizersRunning`, `CleanupConfirmed`,
