@@ -85,6 +85,8 @@ where
     };
     runtime
         .block_on(async {
+            // First, so that no SIGTERM after this point is lost.
+            let shutdown = shutdown_signal();
             let client = match kube_client(kubeconfig.as_deref()).await {
                 Ok(client) => client,
                 Err(e) => {
@@ -92,23 +94,32 @@ where
                     return Exit::BadConfig;
                 }
             };
-            run(config, client, shutdown_signal()).await
+            run(config, client, shutdown).await
         })
         .into()
 }
 
-/// Resolves on SIGTERM (the kubelet stopping the Pod) or SIGINT (Ctrl-C).
-pub async fn shutdown_signal() {
+/// Resolves on SIGTERM (the kubelet stopping the Pod) or SIGINT (Ctrl-C). The handlers are
+/// installed when this is called, not when the future is first polled: a SIGTERM that arrives
+/// while the reporter is still reading the Job or starting its watches is then a shutdown to
+/// handle (one last look at the report), not the default action that kills the process before it
+/// writes anything.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+            (Ok(mut only), Err(_)) | (Err(_), Ok(mut only)) => {
+                only.recv().await;
+            }
+            (Err(_), Err(_)) => std::future::pending().await,
         }
     }
 }

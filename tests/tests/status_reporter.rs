@@ -508,6 +508,40 @@ async fn sigterm_before_any_report_is_adapter_terminated() {
     assert!(message.contains("SIGTERM"), "{message}");
 }
 
+/// The SIGTERM handler is installed before the first request: a SIGTERM that arrives while the
+/// reporter is still reading the Job is handled (one last look, `AdapterTerminated` on the Job),
+/// not the default action that kills the process before it writes anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_the_job_is_first_read_is_handled() {
+    let case = Case::new().await;
+    let job_status = format!("/jobs/{JOB}/status");
+    case.server.inject(
+        Fault::new(&job_status, 1, FaultAction::Delay(Duration::from_secs(2))).on(Method::GET),
+    );
+    let child = case.spawn(&[]);
+    for _ in 0..1000 {
+        let in_flight = case
+            .server
+            .requests()
+            .iter()
+            .any(|r| r.method == Method::GET && r.path.ends_with(&job_status));
+        if in_flight {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let pid = child.id().unwrap().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let done = case.finish(child).await;
+    assert_eq!(done.code, Some(0), "killed by the signal?\n{}", done.logs);
+    let message = case.assert_failure("AdapterTerminated");
+    assert!(message.contains("SIGTERM"), "{message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_after_the_report_still_writes_the_report() {
     let case = Case::new().await;
