@@ -29,6 +29,8 @@ const ADAPTER_ALIASES: &[&str] = &["RESULTS_PATH"];
 const GENERIC_FILES: &[&str] = &[
     "hyperfleet/adapter-config.yaml",
     "hyperfleet/adapter-task-config.yaml",
+    "hyperfleet/nodepool/adapter-config.yaml",
+    "hyperfleet/nodepool/adapter-task-config.yaml",
     "kind/kind-config.yaml",
     "kind/pulse/kustomization.yaml",
 ];
