@@ -354,7 +354,7 @@ fn cel_has_the_frameworks_functions_with_its_semantics() {
         json!("Unknown"),
     );
     ok(r#"dig(job, "status.conditions.0.type")"#, json!("Applied"));
-    ok(r#"dig(job, "status.nothing.here")"#, Value::Null);
+    ok(r#"dig(job, "status.nothing.here") == null"#, json!(true));
     ok("triState(false, true)", json!("False"));
     ok("triState(false, false)", json!("Unknown"));
     ok(
@@ -434,6 +434,45 @@ fn cel_built_lists_of_maps_are_the_serialisation_trap() {
     ] {
         assert!(eval_with(vars.clone(), e).is_err(), "{e}");
     }
+}
+
+/// How a result becomes a payload value (see `cel_env`'s module docs): `optional.none()` is JSON
+/// null (the definition's default when it has one) without a WARN, `optional.of(x)` is `x`, and a
+/// CEL `null` result is the `0` trap, whether written as a literal or reached in data.
+#[test]
+fn optional_none_is_null_and_a_cel_null_is_the_zero_trap() {
+    let vars = json!({"job": {"metadata": {"annotations": {"data.hyperfleet.io/n": "3", "data.hyperfleet.io/z": "null"}}, "status": {"x": null}}});
+    let guarded = |key: &str| {
+        format!(
+            r#"job.?metadata.?annotations[?"data.hyperfleet.io/{key}"].orValue("null") != "null"
+                 ? optional.of(int(job.metadata.annotations["data.hyperfleet.io/{key}"]))
+                 : optional.none()"#
+        )
+    };
+    assert_eq!(eval_with(vars.clone(), &guarded("n")), Ok(json!(3)));
+    assert_eq!(eval_with(vars.clone(), &guarded("z")), Ok(Value::Null));
+    assert_eq!(
+        eval_with(vars.clone(), &guarded("missing")),
+        Ok(Value::Null)
+    );
+    assert_eq!(eval_with(vars.clone(), "optional.of('a')"), Ok(json!("a")));
+    for e in [
+        "null",
+        r#"job.?metadata.?annotations[?"data.hyperfleet.io/missing"].orValue("") == "" ? null : 1"#,
+        "job.status.x",
+        r#"dig(job, "status.nothing.here")"#,
+    ] {
+        let err = eval_with(vars.clone(), e).unwrap_err();
+        assert!(err.to_string().contains("structpb.NullValue"), "{e}: {err}");
+    }
+    // Unguarded, a missing annotation is a CEL error (a WARN and null on every such pulse).
+    assert!(matches!(
+        eval_with(
+            vars,
+            r#"int(job.?metadata.?annotations[?"data.hyperfleet.io/missing"].orValue("null"))"#
+        ),
+        Err(CelError::Soft(_))
+    ));
 }
 
 // -------------------------------------------------------------------------------------------
