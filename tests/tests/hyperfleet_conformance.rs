@@ -792,12 +792,12 @@ fn cluster(id: &str, generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
     })
 }
 
-/// The cluster after a DELETE (framework doc §6.1, §7.1): `deleted_time` and `deleted_by` set
-/// (the generation is bumped by the caller, see [`deletion_bump`]).
-fn deleted(mut cluster: Value) -> Value {
-    cluster["deleted_time"] = json!("2026-11-26T03:46:58.411207Z");
-    cluster["deleted_by"] = json!("jdoe@example.com");
-    cluster
+/// The cluster or NodePool after a DELETE (framework doc §6.1, §7.1): `deleted_time` and
+/// `deleted_by` set (the generation is bumped by the caller, see [`deletion_bump`]).
+fn deleted(mut object: Value) -> Value {
+    object["deleted_time"] = json!("2026-11-26T03:46:58.411207Z");
+    object["deleted_by"] = json!("jdoe@example.com");
+    object
 }
 
 /// Right after the DELETE bumped the generation to `generation`, no adapter has reported at it:
@@ -838,48 +838,33 @@ fn the_test_cluster_has_the_shape_of_the_apis_example() {
     );
 }
 
-/// What the adapter's controlplane report says when all is well (`docs/kubernetes-job-status.md`).
-fn success_report(generation: i64, extra: bool) -> job_report::Report {
+/// A report of the adapter when all is well (`docs/kubernetes-job-status.md`): the three
+/// conditions True with `reasons` (Applied, Available, Health), and `data`.
+fn success_report(generation: i64, reasons: [&str; 3], data: &Value) -> job_report::Report {
     use job_report::{Condition, ConditionStatus::True};
-    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
-    if extra {
-        data["nodes"] = json!({"ready": 3, "total": 3});
-        data["upgrade_in_progress"] = json!(false);
-        data["not an annotation name!"] = json!("skipped by the reporter");
-    }
     job_report::Report {
         observed_generation: Some(generation),
         data: data.as_object().cloned(),
         ..job_report::Report::new(vec![
-            Condition::new(
-                "Applied",
-                True,
-                "ManifestWorkCreated",
-                "ManifestWork applied",
-            ),
-            Condition::new(
-                "Available",
-                True,
-                "ResourcesAvailable",
-                "control plane available",
-            ),
-            Condition::new("Health", True, "Healthy", "ok"),
+            Condition::new("Applied", True, reasons[0], "ManifestWork applied"),
+            Condition::new("Available", True, reasons[1], "available"),
+            Condition::new("Health", True, reasons[2], "ok"),
         ])
     }
 }
 
 /// The Job discovery returns after the apply (from the rendered manifest), or the apply error.
 type JobAfterApply = Box<dyn Fn(&Value) -> Result<Value, String>>;
-/// Edits the cluster's conditions.
+/// Edits the object's (cluster's or NodePool's) conditions.
 type ConditionsEdit = fn(&mut Vec<Value>);
 
 /// One state of the world for an event, and what our config must make of it.
 struct Scenario {
     name: String,
-    /// The cluster was DELETEd: `deleted_time` set, `generation` bumped past every adapter's report
+    /// The object was DELETEd: `deleted_time` set, `generation` bumped past every adapter's report
     /// (framework doc §6.1, §7.1). Only at generations ≥ 2.
     deleting: bool,
-    cluster_edit: ConditionsEdit,
+    object_edit: ConditionsEdit,
     job: JobAfterApply,
     expect: Expect,
 }
@@ -889,7 +874,7 @@ impl Scenario {
         Scenario {
             name: name.into(),
             deleting: false,
-            cluster_edit: |_| {},
+            object_edit: |_| {},
             job,
             expect,
         }
@@ -916,12 +901,34 @@ enum Expect {
     },
 }
 
-/// `Finalized` of a cluster that is not being deleted: the framework examples' `False` / `""`.
+/// `Finalized` of an object that is not being deleted: the framework examples' `False` / `""`.
 fn not_deleting() -> (&'static str, String) {
     ("False", String::new())
 }
 
-fn scenarios() -> Vec<Scenario> {
+/// What the two adapters' reports differ in, for the outcomes both share.
+struct Shape {
+    /// The reasons (Applied, Available, Health) and `data` of a success report.
+    success_reasons: [&'static str; 3],
+    success_data: Value,
+    /// The body's `data` for that report.
+    success_body_data: Value,
+    /// The body's `data` while the Job carries no data annotation (not reported yet, a failure).
+    empty_body_data: Value,
+    /// The `data` of the adapter's deletion reports, and the body's for them.
+    deletion_data: Value,
+    deletion_body_data: Value,
+    /// Edits of the object's conditions that leave a precondition unmet.
+    not_met: Vec<(&'static str, ConditionsEdit)>,
+    /// The adapter's deletion stages: (what, `Finalized` status, reason, observed_generation
+    /// relative to the Job's generation, `None`: the report has none).
+    stages: Vec<(&'static str, &'static str, &'static str, Option<i64>)>,
+}
+
+/// The outcomes both task configs must handle: the Job in each state the status-reporter, the
+/// Job controller and the API server leave it in, the framework's own failure, unmet
+/// preconditions, and deletion.
+fn common_scenarios(shape: &Shape) -> Vec<Scenario> {
     use status_reporter::outcome::{Outcome, Termination};
     use testbed::hyperfleet::outcomes::{created, finished, reported, running};
     let t0 = now() - jiff::SignedDuration::from_secs(40);
@@ -933,11 +940,7 @@ fn scenarios() -> Vec<Scenario> {
             (status, reason.to_owned()),
         ]
     };
-    let empty_data =
-        Some(json!({"control_plane_endpoint": "", "version": "", "desired_version": ""}));
-    let report_data = Some(
-        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"}),
-    );
+    let empty_data = Some(shape.empty_body_data.clone());
     let just_created: fn(&Value) -> Result<Value, String> = |m| Ok(created(m, now()));
     let mut out = vec![
         Scenario::new(
@@ -959,63 +962,34 @@ fn scenarios() -> Vec<Scenario> {
             },
         ),
     ];
-    for extra in [false, true] {
-        out.push(Scenario::new(
-            format!(
-                "success{}",
-                if extra { " with extra data keys" } else { "" }
-            ),
-            Box::new(move |m| {
-                let job = reported(
-                    &running(&created(m, t0), t0),
-                    &success_report(job_generation(m), extra),
-                    t0,
-                );
-                Ok(finished(&job, true, t0))
-            }),
-            Expect::Put {
-                conditions: [
-                    ("True", "ManifestWorkCreated".into()),
-                    ("True", "ResourcesAvailable".into()),
-                    ("True", "Healthy".into()),
-                ],
-                finalized: not_deleting(),
-                data: report_data.clone(),
-            },
-        ));
-    }
-    // An upgrade in progress: the completed version and the desired one differ (contract §3).
+    let (reasons, data) = (shape.success_reasons, shape.success_data.clone());
     out.push(Scenario::new(
-        "upgrade in progress",
+        "success",
         Box::new(move |m| {
-            let mut report = success_report(job_generation(m), false);
-            let data = report.data.as_mut().unwrap();
-            data.insert("desired_version".into(), json!("4.20.1"));
-            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            let job = reported(
+                &running(&created(m, t0), t0),
+                &success_report(job_generation(m), reasons, &data),
+                t0,
+            );
             Ok(finished(&job, true, t0))
         }),
         Expect::Put {
-            conditions: [
-                ("True", "ManifestWorkCreated".into()),
-                ("True", "ResourcesAvailable".into()),
-                ("True", "Healthy".into()),
-            ],
+            conditions: reasons.map(|r| ("True", r.to_owned())),
             finalized: not_deleting(),
-            data: Some(
-                json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.20.1"}),
-            ),
+            data: Some(shape.success_body_data.clone()),
         },
     ));
     // The framework's GET says "not deleting" but the Job's adapter (which GETs later) saw the DELETE
     // and reported Finalized=True: the body claims nothing; the next event's Job (bumped generation)
     // reports the deletion.
+    let data = shape.deletion_data.clone();
     out.push(Scenario::new(
-        "a Job that reports Finalized=True for a cluster the framework saw alive",
+        "a Job that reports Finalized=True for an object the framework saw alive",
         Box::new(move |m| {
             let g = job_generation(m);
             let job = reported(
                 &running(&created(m, t0), t0),
-                &deletion_report(Some(g), "True", "CleanupConfirmed"),
+                &deletion_report(Some(g), "True", "CleanupConfirmed", &data),
                 t0,
             );
             Ok(finished(&job, true, t0))
@@ -1023,7 +997,7 @@ fn scenarios() -> Vec<Scenario> {
         Expect::Put {
             conditions: deletion_conditions("True"),
             finalized: not_deleting(),
-            data: empty_data.clone(),
+            data: Some(shape.deletion_body_data.clone()),
         },
     ));
     let term = |code, reason: &str| Termination {
@@ -1113,22 +1087,9 @@ fn scenarios() -> Vec<Scenario> {
             out.extend([failed, forbidden]);
         }
     }
-    let not_met: [(&str, ConditionsEdit); 4] = [
-        ("DnsSuccessful missing", |c| {
-            c.retain(|c| c["type"] != "DnsSuccessful")
-        }),
-        ("ValidationSuccessful False", |c| {
-            c[2]["status"] = json!("False")
-        }),
-        ("PullsecretSuccessful at an older generation", |c| {
-            let g = c[4]["observed_generation"].as_i64().unwrap();
-            c[4]["observed_generation"] = json!(g - 1);
-        }),
-        ("no conditions at all", |c| c.clear()),
-    ];
-    for (name, edit) in not_met {
+    for (name, edit) in shape.not_met.iter().copied() {
         out.push(Scenario {
-            cluster_edit: edit,
+            object_edit: edit,
             ..Scenario::new(
                 format!("preconditions not met: {name}"),
                 Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
@@ -1139,7 +1100,7 @@ fn scenarios() -> Vec<Scenario> {
         // bumped generation again; the Job is created anyway (framework doc §6.4).
         out.push(
             Scenario {
-                cluster_edit: edit,
+                object_edit: edit,
                 ..Scenario::new(
                     format!("preconditions not met: {name}, Job just created"),
                     Box::new(just_created),
@@ -1156,37 +1117,111 @@ fn scenarios() -> Vec<Scenario> {
     // The adapter's deletion reports. While the work exists the adapter's observed_generation is
     // the work's (the generation before the DELETE); once the work is gone it has none. The body
     // must say the bumped generation in both (the hard delete needs Finalized=True at it).
-    let stages: [(&str, &'static str, &str, Option<i64>); 5] = [
-        ("held by NodePools", "False", "NodePoolsExist", Some(-1)),
-        ("deletion requested", "False", "DeletionRequested", Some(-1)),
-        ("finalizers running", "False", "FinalizersRunning", Some(-1)),
-        ("work gone", "True", "CleanupConfirmed", None),
-        (
-            "work gone, reported at the old generation",
-            "True",
-            "CleanupConfirmed",
-            Some(-1),
-        ),
-    ];
-    for (name, status, reason, offset) in stages {
+    for (name, status, reason, offset) in shape.stages.iter().copied() {
+        let data = shape.deletion_data.clone();
         out.push(
             Scenario::new(
                 format!("Finalized={status} {reason} ({name})"),
                 Box::new(move |m| {
                     let g = job_generation(m);
-                    let report = deletion_report(offset.map(|o| g + o), status, reason);
+                    let report = deletion_report(offset.map(|o| g + o), status, reason, &data);
                     let job = reported(&running(&created(m, t0), t0), &report, t0);
                     Ok(finished(&job, true, t0))
                 }),
                 Expect::Put {
                     conditions: deletion_conditions(status),
                     finalized: (status, reason.to_owned()),
-                    data: empty_data.clone(),
+                    data: Some(shape.deletion_body_data.clone()),
                 },
             )
             .deleting(),
         );
     }
+    out
+}
+
+/// The control plane's report `data` with every value `""` (its keys are all strings).
+fn controlplane_empty_data() -> Value {
+    json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
+}
+
+/// The control plane's outcomes: the shared ones, a report with keys beyond the contract's, and
+/// an upgrade in progress.
+fn controlplane_scenarios() -> Vec<Scenario> {
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let report_data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
+    let reasons = ["ManifestWorkCreated", "ResourcesAvailable", "Healthy"];
+    let shape = Shape {
+        success_reasons: reasons,
+        success_data: report_data.clone(),
+        success_body_data: report_data.clone(),
+        empty_body_data: controlplane_empty_data(),
+        deletion_data: controlplane_empty_data(),
+        deletion_body_data: controlplane_empty_data(),
+        not_met: vec![
+            ("DnsSuccessful missing", |c| {
+                c.retain(|c| c["type"] != "DnsSuccessful")
+            }),
+            ("ValidationSuccessful False", |c| {
+                c[2]["status"] = json!("False")
+            }),
+            ("PullsecretSuccessful at an older generation", |c| {
+                let g = c[4]["observed_generation"].as_i64().unwrap();
+                c[4]["observed_generation"] = json!(g - 1);
+            }),
+            ("no conditions at all", |c| c.clear()),
+        ],
+        stages: vec![
+            ("held by NodePools", "False", "NodePoolsExist", Some(-1)),
+            ("deletion requested", "False", "DeletionRequested", Some(-1)),
+            ("finalizers running", "False", "FinalizersRunning", Some(-1)),
+            ("work gone", "True", "CleanupConfirmed", None),
+            (
+                "work gone, reported at the old generation",
+                "True",
+                "CleanupConfirmed",
+                Some(-1),
+            ),
+        ],
+    };
+    let mut out = common_scenarios(&shape);
+    // Keys the contract does not have, and one the reporter cannot annotate: the body keeps to
+    // the contract's keys.
+    let mut extra = report_data.clone();
+    extra["nodes"] = json!({"ready": 3, "total": 3});
+    extra["upgrade_in_progress"] = json!(false);
+    extra["not an annotation name!"] = json!("skipped by the reporter");
+    out.push(Scenario::new(
+        "success with extra data keys",
+        Box::new(move |m| {
+            let report = success_report(job_generation(m), reasons, &extra);
+            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: reasons.map(|r| ("True", r.to_owned())),
+            finalized: not_deleting(),
+            data: Some(report_data.clone()),
+        },
+    ));
+    // An upgrade in progress: the completed version and the desired one differ (contract §3).
+    let mut upgrading = report_data;
+    upgrading["desired_version"] = json!("4.20.1");
+    let body = upgrading.clone();
+    out.push(Scenario::new(
+        "upgrade in progress",
+        Box::new(move |m| {
+            let report = success_report(job_generation(m), reasons, &upgrading);
+            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: reasons.map(|r| ("True", r.to_owned())),
+            finalized: not_deleting(),
+            data: Some(body),
+        },
+    ));
     out
 }
 
@@ -1200,15 +1235,16 @@ fn job_generation(job: &Value) -> i64 {
         .map_or(1, |g| g as i64)
 }
 
-/// A report of the adapter while the cluster is deleted: the contract's `Finalized` with a stage
+/// A report of the adapter while the object is deleted: the contract's `Finalized` with a stage
 /// (`False`) or `CleanupConfirmed` (`True`) next to Applied/Available/Health (their reasons here
-/// are the test's own: the config copies whatever the Job says). Available is never Unknown: the
-/// API discards an `Available=Unknown` report once the adapter has one stored (rule 13), which would
-/// lose the `Finalized=True` the hard delete waits for.
+/// are the test's own: the config copies whatever the Job says), and `data`. Available is never
+/// Unknown: the API discards an `Available=Unknown` report once the adapter has one stored (rule
+/// 13), which would lose the `Finalized=True` the hard delete waits for.
 fn deletion_report(
     observed_generation: Option<i64>,
     finalized: &str,
     reason: &str,
+    data: &Value,
 ) -> job_report::Report {
     use job_report::{Condition, ConditionStatus};
     let status = |s: &str| match s {
@@ -1218,9 +1254,7 @@ fn deletion_report(
     let gone = finalized == "True";
     job_report::Report {
         observed_generation,
-        data: json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
-            .as_object()
-            .cloned(),
+        data: data.as_object().cloned(),
         ..job_report::Report::new(vec![
             Condition::new(
                 "Applied",
@@ -1232,7 +1266,7 @@ fn deletion_report(
                 "Available",
                 ConditionStatus::False,
                 "TestAvailable",
-                "the control plane is being deleted",
+                "the object is being deleted",
             ),
             Condition::new("Health", ConditionStatus::True, "TestHealth", "ok"),
             Condition::new("Finalized", status(finalized), reason, "stage message"),
@@ -1252,9 +1286,42 @@ fn deletion_conditions(finalized: &str) -> [(&'static str, String); 3] {
     ]
 }
 
-/// Every check, on a task config text: load, templates, every CEL expression, every outcome's
-/// body against the API. Returns what failed (empty: conforms).
+/// One of our task configs: the event it gets, the object it GETs, the Job it creates, where it
+/// reports, and the outcomes it must handle.
+struct Kind {
+    /// The CloudEvent `data` of an event at `generation`.
+    event: fn(i64) -> Value,
+    /// The GET the config must make (as sent, prefixed), answered with [`Kind::object`].
+    object_url: String,
+    /// The object at `generation` with its conditions edited.
+    object: fn(i64, &dyn Fn(&mut Vec<Value>)) -> Value,
+    /// The pulse Job's name at `generation`.
+    job_name: fn(i64) -> String,
+    /// The status PUT's URL (as sent, prefixed).
+    status_url: String,
+    scenarios: fn() -> Vec<Scenario>,
+}
+
+/// The control plane's task config (`manifests/hyperfleet/adapter-task-config.yaml`).
+fn controlplane() -> Kind {
+    Kind {
+        event: |generation| json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+        object_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"),
+        object: |generation, edit| cluster(CLUSTER_ID, generation, edit),
+        job_name: |generation| format!("hs-cp-{CLUSTER_ID}-g{generation}"),
+        status_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses"),
+        scenarios: controlplane_scenarios,
+    }
+}
+
+/// Every check, on a control-plane task config text; see [`conformance_of`].
 fn conformance(text: &str) -> Vec<String> {
+    conformance_of(&controlplane(), text)
+}
+
+/// Every check, on a task config text of `kind`: load, templates, every CEL expression, every
+/// outcome's body against the API. Returns what failed (empty: conforms).
+fn conformance_of(kind: &Kind, text: &str) -> Vec<String> {
     let mut failures = Vec::new();
     let decoded = match schema::decode_task_config(text) {
         Ok(c) => c,
@@ -1288,26 +1355,21 @@ fn conformance(text: &str) -> Vec<String> {
     }
     let evaluated = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
     for generation in GENERATIONS {
-        for scenario in scenarios() {
+        for scenario in (kind.scenarios)() {
             if scenario.deleting && generation < 2 {
                 continue;
             }
             let at = format!("generation {generation}, {}", scenario.name);
             let body = if scenario.deleting {
-                deleted(cluster(CLUSTER_ID, generation, &|c| {
+                deleted((kind.object)(generation, &|c| {
                     deletion_bump(c, generation);
-                    (scenario.cluster_edit)(c);
+                    (scenario.object_edit)(c);
                 }))
             } else {
-                cluster(CLUSTER_ID, generation, &scenario.cluster_edit)
+                (kind.object)(generation, &scenario.object_edit)
             };
             let api = |method: &str, url: &str| -> Result<Value, String> {
-                if (method, url)
-                    == (
-                        "GET",
-                        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}").as_str(),
-                    )
-                {
+                if (method, url) == ("GET", kind.object_url.as_str()) {
                     Ok(body.clone())
                 } else {
                     Err(format!("unexpected {method} {url}"))
@@ -1325,7 +1387,7 @@ fn conformance(text: &str) -> Vec<String> {
                 adapter_version: "0.3.1".into(),
                 base_url: true,
                 env: env.clone(),
-                event: json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+                event: (kind.event)(generation),
                 api: &api,
                 transport: &transport,
                 now: now(),
@@ -1333,6 +1395,7 @@ fn conformance(text: &str) -> Vec<String> {
             };
             let run = world.run(&config);
             failures.extend(check_run(
+                kind,
                 &at,
                 &run,
                 &created_jobs.borrow(),
@@ -1354,6 +1417,7 @@ fn conformance(text: &str) -> Vec<String> {
 }
 
 fn check_run(
+    kind: &Kind,
     at: &str,
     run: &Run,
     jobs: &[(String, Value)],
@@ -1374,7 +1438,7 @@ fn check_run(
         fail(format!("post phase failed: {e}"));
     }
     for (name, manifest) in jobs {
-        let want = format!("hs-cp-{CLUSTER_ID}-g{generation}");
+        let want = (kind.job_name)(generation);
         if manifest["metadata"]["name"] != json!(want) {
             fail(format!(
                 "resource {name} is named {}, not {want}",
@@ -1420,8 +1484,8 @@ fn check_run(
                 return f;
             }
             let put = puts[0];
-            let want_url = format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses");
-            if put.url != want_url {
+            let want_url = &kind.status_url;
+            if put.url != *want_url {
                 fail(format!("PUT {} instead of {want_url}", put.url));
             }
             let text = put.body.clone().unwrap_or_default();
@@ -2028,7 +2092,7 @@ fn defect_finalized_claimed_for_a_cluster_not_being_deleted_is_caught() {
     );
     assert_caught(
         &text,
-        "a Job that reports Finalized=True for a cluster the framework saw alive: condition Finalized",
+        "a Job that reports Finalized=True for an object the framework saw alive: condition Finalized",
     );
 }
 
