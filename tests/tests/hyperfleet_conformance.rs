@@ -666,6 +666,11 @@ fn the_openapi_schema_refuses_each_broken_body() {
         return;
     }
     assert_eq!(schema_errors(&good_body()), Vec::<String>::new());
+    // `data` is `additionalProperties: {}`: any value, null included (OpenAPI 3.0.3).
+    let mut any_data = good_body();
+    any_data["data"] =
+        json!({"desired_replicas": null, "ready_nodes": 3, "node_versions": "[]", "x": {"y": [1]}});
+    assert_eq!(schema_errors(&any_data), Vec::<String>::new());
     let broken = |edit: &dyn Fn(&mut Value), needle: &str| {
         let mut b = good_body();
         edit(&mut b);
