@@ -1,7 +1,8 @@
-//! HyperFleet conformance: would the real adapter framework (v0.3.1) load our task config and
-//! AdapterConfig, would every template render and every CEL expression evaluate, and would the
-//! real HyperFleet API accept every status body the config builds, for every outcome of the
-//! pulse Job? No network and no framework binary: the rules come from
+//! HyperFleet conformance: would the real adapter framework (v0.3.1) load our task configs and
+//! AdapterConfigs (the control plane's, `manifests/hyperfleet/`, and the NodePool's,
+//! `manifests/hyperfleet/nodepool/`), would every template render and every CEL expression
+//! evaluate, and would the real HyperFleet API accept every status body a config builds, for every
+//! outcome of its pulse Job? No network and no framework binary: the rules come from
 //! `docs/hyperfleet-framework.md` and the fixtures in the team folder (`fixtures/hyperfleet`).
 //!
 //! The harness is proven first on the framework's own examples (they load, the invalid one is
@@ -1291,6 +1292,9 @@ fn deletion_conditions(finalized: &str) -> [(&'static str, String); 3] {
     ]
 }
 
+/// The cluster or NodePool the API answers at a generation, its conditions edited.
+type ObjectAt = fn(i64, &dyn Fn(&mut Vec<Value>)) -> Value;
+
 /// One of our task configs: the event it gets, the object it GETs, the Job it creates, where it
 /// reports, and the outcomes it must handle.
 struct Kind {
@@ -1299,7 +1303,7 @@ struct Kind {
     /// The GET the config must make (as sent, prefixed), answered with [`Kind::object`].
     object_url: String,
     /// The object at `generation` with its conditions edited.
-    object: fn(i64, &dyn Fn(&mut Vec<Value>)) -> Value,
+    object: ObjectAt,
     /// The pulse Job's name at `generation`.
     job_name: fn(i64) -> String,
     /// The status PUT's URL (as sent, prefixed).
@@ -1837,11 +1841,18 @@ const DRYRUN: &str = concat!(
     "/../manifests/hyperfleet/dryrun"
 );
 
-fn dryrun_file(name: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(format!("{DRYRUN}/{name}")).unwrap()).unwrap()
+fn dryrun_file_in(dir: &str, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{name}")).unwrap()).unwrap()
 }
 
 fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    dryrun_in(DRYRUN, TASK_CONFIG, responses, discovery)
+}
+
+/// The dry-run of `config` with the inputs in `dir` (`event.json`, `responses`, `discovery`) and
+/// the environment of the control plane's `dryrun.env` (the NodePool deployment has the same
+/// variables).
+fn dryrun_in(dir: &str, config: &str, responses: &str, discovery: Option<&str>) -> Run {
     let env: BTreeMap<String, String> = std::fs::read_to_string(format!("{DRYRUN}/dryrun.env"))
         .unwrap()
         .lines()
@@ -1851,10 +1862,9 @@ fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
             (k.trim().to_owned(), v.trim().to_owned())
         })
         .collect();
-    let config =
-        load(TASK_CONFIG, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
-    let event = dryrun_file("event.json");
-    let responses = dryrun_file(responses);
+    let config = load(config, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
+    let event = dryrun_file_in(dir, "event.json");
+    let responses = dryrun_file_in(dir, responses);
     let served = std::cell::RefCell::new(BTreeMap::<usize, usize>::new());
     let api = |method: &str, url: &str| -> Result<Value, String> {
         for (i, endpoint) in responses["responses"]
@@ -1884,7 +1894,9 @@ fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
         }
         Ok(json!({}))
     };
-    let overrides = discovery.map(dryrun_file).unwrap_or(json!({}));
+    let overrides = discovery
+        .map(|f| dryrun_file_in(dir, f))
+        .unwrap_or(json!({}));
     let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
         let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
         Ok(Some(
@@ -1912,7 +1924,7 @@ fn dryrun_body(run: &Run) -> Value {
     dryrun_body_at(run, 3)
 }
 
-/// The one PUT body of a dry-run, checked against the API rules for a cluster at `generation`.
+/// The one PUT body of a dry-run, checked against the API rules for an object at `generation`.
 fn dryrun_body_at(run: &Run, generation: i64) -> Value {
     assert!(
         run.warnings.is_empty() && run.post_errors.is_empty(),
@@ -2161,5 +2173,866 @@ fn defect_an_unknown_available_next_to_finalized_true_is_caught() {
     assert_caught(
         &text,
         "Finalized=True CleanupConfirmed (work gone): the Finalized=True report is not stored after an earlier report (Discarded(13))",
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// Our NodePool task config (manifests/hyperfleet/nodepool/), checked exactly like the control
+// plane's: the same load, templates, CEL and API rules, every outcome of its pulse Job, the
+// deletion flows, its event (owner_references) and its nested status path
+// -------------------------------------------------------------------------------------------
+
+const NODEPOOL_TASK_CONFIG: &str =
+    include_str!("../../manifests/hyperfleet/nodepool/adapter-task-config.yaml");
+const NODEPOOL_ADAPTER_CONFIG: &str =
+    include_str!("../../manifests/hyperfleet/nodepool/adapter-config.yaml");
+const NODEPOOL_DRYRUN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../manifests/hyperfleet/nodepool/dryrun"
+);
+const NODEPOOL_ID: &str = testbed::ids::NODEPOOL_ID;
+
+/// A NodePool event's `data` as Sentinel publishes it and the framework decodes it (framework
+/// doc §1 step 0: `{id, kind, href, generation, owner_references{id, kind, href}}`).
+fn nodepool_event(generation: i64) -> Value {
+    json!({
+        "id": NODEPOOL_ID, "kind": "NodePool",
+        "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        "generation": generation,
+        "owner_references": {"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}")},
+    })
+}
+
+/// A `GET /clusters/{cid}/nodepools/{id}` body in the shape of
+/// `fixtures/hyperfleet/example-nodepool.json`, at `generation`, with the conditions edited by
+/// `edit`; its name is the longest a NodePool may have (15).
+fn nodepool(generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
+    let condition = |type_: &str, status: &str, reason: &str, observed: i64| {
+        json!({
+            "created_time": "2026-11-25T09:20:11.482915Z", "last_transition_time": "2026-11-26T03:15:02Z",
+            "last_updated_time": "2026-11-26T03:40:19Z", "message": format!("{type_} message"),
+            "observed_generation": observed, "reason": reason, "status": status, "type": type_,
+        })
+    };
+    let mut conditions = vec![
+        condition(
+            "Reconciled",
+            "False",
+            "ReconciledMissingAdapters",
+            generation,
+        ),
+        condition(
+            "LastKnownReconciled",
+            "True",
+            "AllAdaptersReconciled",
+            (generation - 1).max(1),
+        ),
+        condition(
+            "ValidationSuccessful",
+            "True",
+            "ValidationPassed",
+            generation,
+        ),
+        condition(
+            "HypershiftSuccessful",
+            "False",
+            "Updating",
+            (generation - 1).max(1),
+        ),
+    ];
+    edit(&mut conditions);
+    json!({
+        "created_by": "jdoe@example.com", "created_time": "2026-11-25T09:20:11.482915Z",
+        "generation": generation,
+        "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        "id": NODEPOOL_ID, "kind": "NodePool", "labels": {"pooltype": "worker"},
+        "name": testbed::ids::LONGEST_NODEPOOL_NAME,
+        "owner_references": {"href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "id": CLUSTER_ID, "kind": "Cluster"},
+        "spec": {
+            "platform": {"gcp": {"boot_disk_size_gb": 128, "machine_type": "n2-standard-8", "zone": "europe-west2-a"}, "type": "gcp"},
+            "release": {"image": "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64"},
+            "replicas": 3,
+        },
+        "status": {"conditions": conditions}, "tenancy": {},
+        "updated_by": "jdoe@example.com", "updated_time": "2026-11-26T03:40:10.552013Z",
+    })
+}
+
+/// The NodePool task config (`manifests/hyperfleet/nodepool/adapter-task-config.yaml`).
+fn nodepool_kind() -> Kind {
+    Kind {
+        event: nodepool_event,
+        object_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        object: nodepool,
+        job_name: |generation| format!("hs-np-{NODEPOOL_ID}-g{generation}"),
+        status_url: format!(
+            "/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses"
+        ),
+        scenarios: nodepool_scenarios,
+    }
+}
+
+/// Every check on a NodePool task config text.
+fn nodepool_conformance(text: &str) -> Vec<String> {
+    conformance_of(&nodepool_kind(), text)
+}
+
+/// The `node_versions` entry of the nodepool report for one version.
+fn node_version(ocp: &str, kubelet: &str, ready: u32, unready: u32) -> Value {
+    json!({"ocp_version": ocp, "kubelet_version": kubelet, "ready_nodes": ready, "unready_nodes": unready})
+}
+
+/// A nodepool report's `data` (every key of the interface) ...
+fn nodepool_data(
+    replicas: (Option<u32>, u32),
+    autoscaling: Option<(u32, u32)>,
+    version: &str,
+    node_versions: Value,
+) -> Value {
+    let sum = |key: &str| {
+        node_versions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    json!({
+        "desired_replicas": replicas.0, "current_replicas": replicas.1,
+        "autoscaling_min": autoscaling.map(|a| a.0), "autoscaling_max": autoscaling.map(|a| a.1),
+        "version": version, "node_versions": node_versions,
+        "ready_nodes": sum("ready_nodes"), "unready_nodes": sum("unready_nodes"),
+    })
+}
+
+/// ... and what the body's `data` must say for it: the same, with `node_versions` as its compact
+/// JSON text (the status-reporter's annotation, copied as a string) and keys the report lacks as
+/// `null` (numbers) or `""` (strings).
+fn nodepool_body_data(report: &Value) -> Value {
+    let mut body = nodepool_empty_body_data();
+    for (key, value) in report.as_object().unwrap() {
+        if body.get(key).is_some() {
+            body[key] = match key.as_str() {
+                "node_versions" => json!(value.to_string()),
+                _ => value.clone(),
+            };
+        }
+    }
+    body
+}
+
+/// The body's `data` while the Job has no data annotations.
+fn nodepool_empty_body_data() -> Value {
+    json!({
+        "desired_replicas": null, "current_replicas": null, "autoscaling_min": null, "autoscaling_max": null,
+        "version": "", "node_versions": "", "ready_nodes": null, "unready_nodes": null,
+    })
+}
+
+/// (status, reason) of Applied, Available and Health in a report.
+type ReportConditions = [(&'static str, &'static str); 3];
+
+/// A nodepool report with these (status, reason) for Applied, Available, Health.
+fn nodepool_report(
+    generation: i64,
+    conditions: [(&str, &str); 3],
+    data: &Value,
+) -> job_report::Report {
+    use job_report::{Condition, ConditionStatus};
+    let status = |s: &str| match s {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        _ => ConditionStatus::Unknown,
+    };
+    let [applied, available, health] = conditions;
+    job_report::Report {
+        observed_generation: Some(generation),
+        data: data.as_object().cloned(),
+        ..job_report::Report::new(vec![
+            Condition::new("Applied", status(applied.0), applied.1, "applied"),
+            Condition::new("Available", status(available.0), available.1, "nodes"),
+            Condition::new("Health", status(health.0), health.1, "health"),
+        ])
+    }
+}
+
+/// The NodePool's outcomes: the shared ones, and the report's data in the shapes the interface
+/// allows: fixed replicas, autoscaling, a NodePool HyperShift has not reported on yet, nodes at
+/// two versions during an upgrade, and a report that lacks keys.
+fn nodepool_scenarios() -> Vec<Scenario> {
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let ready = nodepool_data(
+        (Some(3), 3),
+        None,
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 0)]),
+    );
+    let deleting = nodepool_data((Some(3), 0), None, "4.19.3", json!([]));
+    let shape = Shape {
+        success_reasons: ["ManifestWorkApplied", "NodePoolReady", "NoIssues"],
+        success_body_data: nodepool_body_data(&ready),
+        success_data: ready,
+        empty_body_data: nodepool_empty_body_data(),
+        deletion_body_data: nodepool_body_data(&deleting),
+        deletion_data: deleting,
+        not_met: vec![
+            ("ValidationSuccessful missing", |c| {
+                c.retain(|c| c["type"] != "ValidationSuccessful")
+            }),
+            ("ValidationSuccessful False", |c| {
+                c[2]["status"] = json!("False")
+            }),
+            ("ValidationSuccessful at an older generation", |c| {
+                let g = c[2]["observed_generation"].as_i64().unwrap();
+                c[2]["observed_generation"] = json!(g - 1);
+            }),
+            ("no conditions at all", |c| c.clear()),
+        ],
+        stages: vec![
+            ("deletion requested", "False", "DeletionRequested", Some(-1)),
+            ("finalizers running", "False", "FinalizersRunning", Some(-1)),
+            ("work gone", "True", "CleanupConfirmed", None),
+            (
+                "work gone, reported at the old generation",
+                "True",
+                "CleanupConfirmed",
+                Some(-1),
+            ),
+        ],
+    };
+    let mut out = common_scenarios(&shape);
+    let mut lacking = nodepool_data(
+        (Some(3), 3),
+        None,
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 0)]),
+    );
+    for key in ["desired_replicas", "node_versions"] {
+        lacking.as_object_mut().unwrap().remove(key);
+    }
+    let cases: [(&str, ReportConditions, Value); 4] = [
+        (
+            "autoscaling 2 to 6, 4 nodes, one not ready",
+            [
+                ("True", "ManifestWorkApplied"),
+                ("False", "NotReady"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data(
+                (None, 4),
+                Some((2, 6)),
+                "4.19.3",
+                json!([node_version("4.19.3", "v1.32.5", 3, 1)]),
+            ),
+        ),
+        (
+            "a new NodePool, no status from HyperShift yet",
+            [
+                ("True", "ManifestWorkCreated"),
+                ("False", "Provisioning"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data((Some(3), 0), None, "", json!([])),
+        ),
+        (
+            "an upgrade, nodes at two versions",
+            [
+                ("True", "ManifestWorkUpdated"),
+                ("False", "Updating"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data(
+                (Some(3), 3),
+                None,
+                "4.19.3",
+                json!([
+                    node_version("4.19.3", "v1.32.5", 1, 0),
+                    node_version("4.20.1", "v1.33.2", 2, 0)
+                ]),
+            ),
+        ),
+        (
+            "a report without desired_replicas and node_versions",
+            [
+                ("True", "ManifestWorkApplied"),
+                ("True", "NodePoolReady"),
+                ("True", "NoIssues"),
+            ],
+            lacking,
+        ),
+    ];
+    for (name, conditions, data) in cases {
+        let body = nodepool_body_data(&data);
+        out.push(Scenario::new(
+            name,
+            Box::new(move |m| {
+                let report = nodepool_report(job_generation(m), conditions, &data);
+                let job = reported(&running(&created(m, t0), t0), &report, t0);
+                Ok(finished(&job, true, t0))
+            }),
+            Expect::Put {
+                conditions: conditions.map(|(s, r)| (s, r.to_owned())),
+                finalized: not_deleting(),
+                data: Some(body),
+            },
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_nodepool_bodies_data_is_typed_as_the_interface_says() {
+    // The expectations the outcomes are checked against, pinned once by hand.
+    let data = nodepool_data(
+        (None, 4),
+        Some((2, 6)),
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 1)]),
+    );
+    assert_eq!(
+        nodepool_body_data(&data),
+        json!({
+            "desired_replicas": null, "current_replicas": 4, "autoscaling_min": 2, "autoscaling_max": 6,
+            "version": "4.19.3",
+            "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":1}]"#,
+            "ready_nodes": 3, "unready_nodes": 1,
+        })
+    );
+    // And the status-reporter writes exactly that text for node_versions, and "null" for null.
+    let job = testbed::hyperfleet::outcomes::reported(
+        &testbed::hyperfleet::outcomes::created(
+            &json!({"metadata": {"name": "j", "annotations": {}}, "spec": {"template": {}}}),
+            now(),
+        ),
+        &nodepool_report(3, [("True", "A"), ("True", "B"), ("True", "C")], &data),
+        now(),
+    );
+    let annotations = &job["metadata"]["annotations"];
+    assert_eq!(
+        annotations["data.hyperfleet.io/node_versions"],
+        nodepool_body_data(&data)["node_versions"]
+    );
+    assert_eq!(annotations["data.hyperfleet.io/desired_replicas"], "null");
+    assert_eq!(annotations["data.hyperfleet.io/current_replicas"], "4");
+}
+
+#[test]
+fn the_test_nodepool_and_event_have_the_shape_of_the_apis() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let example: Value = serde_json::from_str(&fixture("example-nodepool.json")).unwrap();
+    let ours = nodepool(3, &|_| {});
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&ours), keys(&example));
+    assert_eq!(
+        keys(&ours["status"]["conditions"][0]),
+        keys(&example["status"]["conditions"][0])
+    );
+    assert_eq!(
+        keys(&ours["owner_references"]),
+        keys(&example["owner_references"])
+    );
+    let types = |v: &Value| {
+        v["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&ours), types(&example));
+    assert_eq!(ours["name"].as_str().unwrap().len(), 15);
+    assert_eq!(ours["id"].as_str().unwrap().len(), 36);
+    assert!(testbed::ids::is_uuid_v7(ours["id"].as_str().unwrap()));
+    // The spec's NodePool schema (tenancy is emitted by the server, not in spec v1.0.25).
+    let doc =
+        schema::yaml_to_json(&fixture("hyperfleet-api-spec/schemas/core/openapi.yaml")).unwrap();
+    let nodepool_schema =
+        json!({"type": "object", "properties": {"np": api::schema(&doc, "NodePool")}});
+    for object in [ours.clone(), deleted(ours.clone()), example.clone()] {
+        let errors: Vec<String> = api::schema_errors(&nodepool_schema, &json!({"np": object}))
+            .into_iter()
+            .filter(|e| !e.contains(".np.tenancy"))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    let mut long = ours.clone();
+    long["name"] = json!(format!("{}x", testbed::ids::LONGEST_NODEPOOL_NAME));
+    assert!(
+        !api::schema_errors(&nodepool_schema, &json!({"np": long})).is_empty(),
+        "a 16-character name must break the schema"
+    );
+    // The event carries what the framework decodes (§1 step 0): the NodePool's id, and its
+    // cluster's in owner_references, which has the example's shape (a Cluster, a 36-character id).
+    let event = nodepool_event(3);
+    assert_eq!(
+        keys(&event),
+        ["generation", "href", "id", "kind", "owner_references"]
+    );
+    assert_eq!(event["kind"], "NodePool");
+    assert_eq!(event["id"], ours["id"]);
+    assert_eq!(event["href"], ours["href"]);
+    assert_eq!(event["owner_references"], ours["owner_references"]);
+    assert_eq!(example["owner_references"]["kind"], "Cluster");
+    assert_eq!(
+        example["owner_references"]["id"].as_str().unwrap().len(),
+        CLUSTER_ID.len()
+    );
+}
+
+/// The API spec has the nested status path our NodePool config PUTs to, with the status body
+/// schema; and the control plane's path is a different one.
+#[test]
+fn the_nodepool_status_put_is_the_apis_nested_path() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let doc =
+        schema::yaml_to_json(&fixture("hyperfleet-api-spec/schemas/core/openapi.yaml")).unwrap();
+    let template = "/api/hyperfleet/v1/clusters/{cluster_id}/nodepools/{nodepool_id}/statuses";
+    let put = &doc["paths"][template]["put"];
+    assert_eq!(
+        put["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/AdapterStatusCreateRequest"
+    );
+    let matches = |url: &str| {
+        let pattern = regex::Regex::new(&format!(
+            "^{}$",
+            regex::escape(template)
+                .replace(r"\{cluster_id\}", "[0-9a-f-]{36}")
+                .replace(r"\{nodepool_id\}", "[0-9a-f-]{36}")
+        ))
+        .unwrap();
+        pattern.is_match(url)
+    };
+    assert!(matches(&nodepool_kind().status_url));
+    assert!(!matches(&controlplane().status_url));
+    // And the config really sends there (one success outcome).
+    let config = load(
+        NODEPOOL_TASK_CONFIG,
+        &deploy_env(&schema::decode_task_config(NODEPOOL_TASK_CONFIG).unwrap()),
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let kind = nodepool_kind();
+    let object = nodepool(3, &|_| {});
+    let api = |_: &str, url: &str| -> Result<Value, String> {
+        (url == kind.object_url)
+            .then(|| object.clone())
+            .ok_or(format!("unexpected GET {url}"))
+    };
+    let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        Ok(Some(testbed::hyperfleet::outcomes::created(
+            manifest,
+            now(),
+        )))
+    };
+    let world = World {
+        adapter_name: "hypershift".into(),
+        adapter_version: "0.3.1".into(),
+        base_url: true,
+        env: deploy_env(&config),
+        event: nodepool_event(3),
+        api: &api,
+        transport: &transport,
+        now: now(),
+        evaluated: Default::default(),
+    };
+    let run = world.run(&config);
+    assert_eq!(run.sent.len(), 1, "{run:?}");
+    assert_eq!(run.sent[0].method, "PUT");
+    assert!(matches(&run.sent[0].url), "{}", run.sent[0].url);
+}
+
+#[test]
+fn our_nodepool_adapter_config_loads_in_v0_3_1_with_its_own_subscription() {
+    let config = schema::load_adapter_config(NODEPOOL_ADAPTER_CONFIG, FRAMEWORK)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let controlplane = schema::load_adapter_config(ADAPTER_CONFIG, FRAMEWORK).unwrap();
+    assert_eq!(config.adapter.name, "hypershift");
+    assert_eq!(config.adapter.version.as_deref(), Some("0.3.1"));
+    assert!(config.clients.maestro.is_none());
+    assert!(config.clients.kubernetes.is_some());
+    assert!(config.clients.hyperfleet_api.is_some());
+    let subscription = |c: &schema::AdapterConfig| {
+        c.clients
+            .broker
+            .as_ref()
+            .and_then(|b| b.subscription_id.clone())
+    };
+    assert_eq!(
+        subscription(&config).as_deref(),
+        Some("hypershift-nodepool")
+    );
+    assert_ne!(subscription(&config), subscription(&controlplane));
+    assert!(matches!(
+        schema::load_adapter_config(NODEPOOL_ADAPTER_CONFIG, "v0.4.0"),
+        Err(LoadError::Version(_))
+    ));
+}
+
+#[test]
+fn our_nodepool_task_config_conforms_in_every_outcome() {
+    let failures = nodepool_conformance(NODEPOOL_TASK_CONFIG);
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn an_unset_required_deployment_variable_stops_the_nodepool_adapter_at_start_up() {
+    let config = schema::decode_task_config(NODEPOOL_TASK_CONFIG).unwrap();
+    let env = deploy_env(&config);
+    let mut checked = 0;
+    for p in config.params.iter().filter(|p| p.required) {
+        if let Some(schema::Source::Path(path)) = &p.source
+            && let Some(var) = path.strip_prefix("env.")
+        {
+            let mut without = env.clone();
+            without.remove(var);
+            match config.structural(&without) {
+                Err(LoadError::Structural(e)) => assert!(
+                    e.ends_with(&format!("required environment variable {var} is not set")),
+                    "{e}"
+                ),
+                other => panic!("{var} unset: {other:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5);
+}
+
+/// The NodePool config with `from` replaced by `to` (which must occur).
+fn np_mutated(from: &str, to: &str) -> String {
+    assert!(
+        NODEPOOL_TASK_CONFIG.contains(from),
+        "the NodePool config no longer contains {from:?}; update the defect"
+    );
+    NODEPOOL_TASK_CONFIG.replacen(from, to, 1)
+}
+
+#[track_caller]
+fn assert_np_caught(text: &str, needle: &str) {
+    let failures = nodepool_conformance(text);
+    assert!(
+        failures.iter().any(|f| f.contains(needle)),
+        "the defect was not caught as {needle:?}; failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn np_defect_a_templated_observed_generation_is_refused_by_the_api() {
+    assert_np_caught(
+        &np_mutated(
+            "        observed_generation:\n          expression: \"generation\"",
+            "        observed_generation: \"{{ .generation }}\"",
+        ),
+        "field 'observed_generation' must be a number",
+    );
+}
+
+#[test]
+fn np_defect_a_cel_built_list_of_maps_is_a_failure() {
+    assert_np_caught(
+        &np_mutated(
+            "        metadata:\n          job_name:\n            expression:",
+            "        extra:\n          expression: 'resources.?pulseJob.?status.?conditions.orValue([]).filter(c, c.type == \"Applied\")'\n        metadata:\n          job_name:\n            expression:",
+        ),
+        "serialises as [{\"Adapter\":{}}",
+    );
+}
+
+#[test]
+fn np_defect_a_missing_health_is_refused_by_the_api() {
+    let start = NODEPOOL_TASK_CONFIG
+        .find("          - type: \"Health\"\n            status: \"False\"")
+        .unwrap();
+    let end = start
+        + NODEPOOL_TASK_CONFIG[start..]
+            .find("        metadata:\n")
+            .unwrap();
+    let text = format!(
+        "{}{}",
+        &NODEPOOL_TASK_CONFIG[..start],
+        &NODEPOOL_TASK_CONFIG[end..]
+    );
+    assert_np_caught(&text, "missing mandatory condition 'Health'");
+}
+
+#[test]
+fn np_defect_the_cluster_id_taken_from_event_id_is_caught() {
+    // The GET then asks for the NodePool under a cluster that does not exist: the API answers
+    // 404, the required param fails, and nothing is ever reported.
+    assert_np_caught(
+        &np_mutated(
+            "    source: \"event.owner_references.id\"",
+            "    source: \"event.id\"",
+        ),
+        &format!(
+            "the event stopped, nothing reported: required param nodepool failed: unexpected GET /api/hyperfleet/v1/clusters/{NODEPOOL_ID}/nodepools/{NODEPOOL_ID}"
+        ),
+    );
+}
+
+#[test]
+fn np_defect_a_put_to_the_clusters_statuses_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "        url: \"/clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}/statuses\"\n        body: \"{{ .statusPayload }}\"",
+            "        url: \"/clusters/{{ .clusterId }}/statuses\"\n        body: \"{{ .statusPayload }}\"",
+        ),
+        &format!(
+            "success: PUT /api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses instead of /api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses"
+        ),
+    );
+}
+
+#[test]
+fn np_defect_a_missing_when_is_caught() {
+    // statusPayload and reportStatus without their `when`: a PUT while validation has not caught up.
+    let when = "      when:\n        expression: '!adapter.?resourcesSkipped.orValue(false) && adapter.?executionStatus.orValue(\"\") == \"success\"'\n";
+    assert_eq!(NODEPOOL_TASK_CONFIG.matches(when).count(), 2);
+    let text = NODEPOOL_TASK_CONFIG.replace(when, "");
+    assert_np_caught(
+        &text,
+        "preconditions not met: ValidationSuccessful False: PUT",
+    );
+    assert_np_caught(&text, "was sent although the preconditions are not met");
+}
+
+/// The guarded number expression of `ready_nodes`.
+const READY_NODES: &str = r#"              resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/ready_nodes"].orValue("null") != "null"
+                ? optional.of(int(resources.pulseJob.metadata.annotations["data.hyperfleet.io/ready_nodes"]))
+                : optional.none()"#;
+
+#[test]
+fn np_defect_a_cel_null_for_a_missing_number_is_caught() {
+    // `null` instead of optional.none(): the framework would send 0 ready nodes for a Job that
+    // has not reported.
+    let text = np_mutated(READY_NODES, &READY_NODES.replace("optional.none()", "null"));
+    assert_np_caught(&text, "just created (no status): framework WARN");
+    assert_np_caught(&text, "structpb.NullValue");
+    assert_np_caught(&text, "\"ready_nodes\":0");
+}
+
+#[test]
+fn np_defect_an_unguarded_int_is_a_cel_error_on_every_pulse_without_data() {
+    assert_np_caught(
+        &np_mutated(
+            READY_NODES,
+            r#"              int(resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/ready_nodes"].orValue("null"))"#,
+        ),
+        "just created (no status): framework WARN: value definition",
+    );
+}
+
+#[test]
+fn np_defect_a_missing_data_key_is_caught() {
+    let start = NODEPOOL_TASK_CONFIG
+        .find("          unready_nodes:\n")
+        .unwrap();
+    let end = start
+        + NODEPOOL_TASK_CONFIG[start..]
+            .find("        metadata:\n")
+            .unwrap();
+    let text = format!(
+        "{}{}",
+        &NODEPOOL_TASK_CONFIG[..start],
+        &NODEPOOL_TASK_CONFIG[end..]
+    );
+    assert_np_caught(&text, "generation 3, success: data is");
+}
+
+#[test]
+fn np_defect_node_versions_read_as_a_number_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            r#"            expression: 'resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/node_versions"].orValue("")'"#,
+            r#"            expression: 'resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/node_versions"].orValue("[]").size()'"#,
+        ),
+        "success: data is",
+    );
+}
+
+#[test]
+fn np_defect_finalized_true_from_a_crash_is_caught() {
+    // A crash while deleting leaves no Finalized on the Job; reading that as done would let the
+    // API hard-delete a NodePool whose nodes may still exist.
+    let text = np_mutated(
+        FINALIZED_STATUS,
+        &FINALIZED_STATUS.replace(r#": "False""#, r#": "True""#),
+    );
+    assert_np_caught(
+        &text,
+        "deleting, reporter-detected failure AdapterOOMKilled: condition Finalized",
+    );
+    assert_np_caught(
+        &text,
+        "deleting, Job failed without a report: condition Finalized",
+    );
+}
+
+#[test]
+fn np_defect_a_precondition_on_a_cluster_adapter_is_caught() {
+    // DnsSuccessful is a cluster's condition: a NodePool never has it, so nothing would run.
+    assert_np_caught(
+        &np_mutated(
+            "c.type == \"ValidationSuccessful\"",
+            "c.type == \"DnsSuccessful\"",
+        ),
+        "generation 3, success: no Job was created, the preconditions blocked it",
+    );
+}
+
+#[test]
+fn np_defect_a_deleting_nodepool_held_by_the_precondition_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "      isDeleting || nodepool.?status",
+            "      nodepool.?status",
+        ),
+        "deleting, Finalized=True CleanupConfirmed (work gone): no Job was created, the preconditions blocked it",
+    );
+}
+
+#[test]
+fn np_defect_the_works_generation_in_the_finalized_report_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "            isDeleting\n              ? int(resources.?pulseJob",
+            "            false\n              ? int(resources.?pulseJob",
+        ),
+        "generation 3, deleting, Finalized=True CleanupConfirmed (work gone, reported at the old generation): observed_generation is 2, want the integer 3",
+    );
+}
+
+#[test]
+fn np_defect_a_name_with_both_ids_is_refused_by_the_api_server() {
+    let both = NODEPOOL_TASK_CONFIG.replace(
+        "hs-np-{{ .nodepoolId }}-g{{ .generation }}",
+        "hs-np-{{ .clusterId }}-{{ .nodepoolId }}-g{{ .generation }}",
+    );
+    assert_eq!(
+        both.matches("hs-np-{{ .clusterId }}-{{ .nodepoolId }}")
+            .count(),
+        3,
+        "the name, the discovery and the errorPayload's job_name"
+    );
+    assert_np_caught(&both, "must be no more than 63 bytes");
+    assert_np_caught(
+        &both,
+        &format!("is named \"hs-np-{CLUSTER_ID}-{NODEPOOL_ID}-g1\""),
+    );
+}
+
+// The README's NodePool dry-run inputs (manifests/hyperfleet/nodepool/dryrun/).
+
+fn np_dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    dryrun_in(NODEPOOL_DRYRUN, NODEPOOL_TASK_CONFIG, responses, discovery)
+}
+
+fn np_dryrun_url(run: &Run) -> &str {
+    &run.sent[0].url
+}
+
+#[test]
+fn the_readmes_nodepool_dry_run_reports_the_successful_pulse() {
+    let run = np_dryrun("api-responses.json", Some("discovery.json"));
+    let body = dryrun_body(&run);
+    assert_eq!(
+        np_dryrun_url(&run),
+        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses")
+    );
+    let statuses: Vec<_> = body["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].clone(), c["status"].clone(), c["reason"].clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (
+                json!("Applied"),
+                json!("True"),
+                json!("ManifestWorkApplied")
+            ),
+            (json!("Available"), json!("True"), json!("NodePoolReady")),
+            (json!("Health"), json!("True"), json!("NoIssues")),
+            (json!("Finalized"), json!("False"), json!(""))
+        ]
+    );
+    assert_eq!(body["adapter"], "hypershift");
+    assert_eq!(body["observed_generation"], json!(3));
+    assert_eq!(
+        body["data"],
+        json!({
+            "desired_replicas": 3, "current_replicas": 3, "autoscaling_min": null, "autoscaling_max": null,
+            "version": "4.19.3",
+            "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":0}]"#,
+            "ready_nodes": 3, "unready_nodes": 0,
+        })
+    );
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        format!("hs-np-{NODEPOOL_ID}-g3")
+    );
+    assert_eq!(run.params["clusterId"], CLUSTER_ID);
+    assert_eq!(run.params["nodepoolId"], NODEPOOL_ID);
+}
+
+#[test]
+fn the_readmes_nodepool_dry_run_without_discovery_reports_job_running() {
+    let body = dryrun_body(&np_dryrun("api-responses.json", None));
+    for c in &body["conditions"].as_array().unwrap()[..3] {
+        assert_eq!(
+            (&c["status"], &c["reason"]),
+            (&json!("Unknown"), &json!("JobRunning")),
+            "{c}"
+        );
+    }
+    assert_eq!(body["conditions"][3]["type"], "Finalized");
+    assert_eq!(body["conditions"][3]["reason"], "");
+    assert_eq!(body["data"], nodepool_empty_body_data());
+}
+
+#[test]
+fn the_readmes_deleting_nodepool_dry_run_creates_the_bumped_generations_job() {
+    let run = np_dryrun("api-responses-deleting.json", None);
+    assert_eq!(run.adapter["resourcesSkipped"], false, "{:?}", run.adapter);
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        format!("hs-np-{NODEPOOL_ID}-g4")
+    );
+    let body = dryrun_body_at(&run, 4);
+    assert_eq!(body["observed_generation"], json!(4));
+    let finalized = &body["conditions"][3];
+    assert_eq!(
+        (
+            &finalized["type"],
+            &finalized["status"],
+            &finalized["reason"]
+        ),
+        (&json!("Finalized"), &json!("False"), &json!("JobRunning"))
+    );
+}
+
+#[test]
+fn the_readmes_waiting_nodepool_dry_run_creates_no_job_and_sends_nothing() {
+    let run = np_dryrun("api-responses-waiting.json", Some("discovery.json"));
+    assert_eq!(run.stopped, None);
+    assert!(run.manifests.is_empty(), "{:?}", run.manifests.keys());
+    assert!(run.sent.is_empty(), "{:?}", run.sent);
+    assert_eq!(run.adapter["resourcesSkipped"], true);
+    assert_eq!(
+        run.adapter["skipReason"],
+        "precondition 'validationSucceeded' not met"
     );
 }
