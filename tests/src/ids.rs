@@ -1,14 +1,20 @@
 //! Production-shaped HyperFleet ids and names for tests, benchmarks and `local-pulse`.
 //!
-//! Cluster ids are UUIDv7: 36 lowercase characters, version nibble 7, variant 8–b
-//! (`hyperfleet-framework.md` §7.1). Cluster names are `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`,
-//! 3–53 characters.
+//! Cluster and NodePool ids are UUIDv7: 36 lowercase characters, version nibble 7, variant 8–b
+//! (`hyperfleet-framework.md` §7.1). Names are `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 3–53
+//! characters for a cluster, 3–15 for a NodePool.
 
 /// The cluster id the tests use (UUIDv7).
 pub const CLUSTER_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
 /// The longest cluster name the HyperFleet API accepts (53 characters).
 pub const LONGEST_CLUSTER_NAME: &str = "prod-eu-1-payments-ledger-primary-region-west-cell-07";
+
+/// The NodePool id the tests use (UUIDv7), a NodePool of [`CLUSTER_ID`].
+pub const NODEPOOL_ID: &str = "019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
+
+/// The longest NodePool name the HyperFleet API accepts (15 characters).
+pub const LONGEST_NODEPOOL_NAME: &str = "workers-euw2-a1";
 
 /// The `n`-th of a family of distinct UUIDv7 cluster ids (same timestamp, `n` in the random bits).
 pub fn cluster_id(n: u64) -> String {
@@ -34,6 +40,8 @@ mod tests {
     #[test]
     fn the_ids_are_uuid_v7() {
         assert!(is_uuid_v7(CLUSTER_ID));
+        assert!(is_uuid_v7(NODEPOOL_ID));
+        assert_ne!(CLUSTER_ID, NODEPOOL_ID);
         for n in [0, 1, 0xffff_ffff_ffff] {
             assert!(is_uuid_v7(&cluster_id(n)), "{}", cluster_id(n));
         }
@@ -54,13 +62,14 @@ mod tests {
     }
 
     #[test]
-    fn the_longest_name_is_a_valid_cluster_name_of_53() {
-        let name = LONGEST_CLUSTER_NAME;
-        assert_eq!(name.len(), 53);
-        assert!(
-            name.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        );
-        assert!(!name.starts_with('-') && !name.ends_with('-'));
+    fn the_longest_names_are_valid_names_of_53_and_15() {
+        for (name, len) in [(LONGEST_CLUSTER_NAME, 53), (LONGEST_NODEPOOL_NAME, 15)] {
+            assert_eq!(name.len(), len, "{name}");
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            );
+            assert!(!name.starts_with('-') && !name.ends_with('-'));
+        }
     }
 }

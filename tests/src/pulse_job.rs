@@ -1,11 +1,14 @@
 //! A pulse Job and its Pod, seeded into the fake API server the way the framework creates them
-//! (see `manifests/job.yaml`): Job [`controlplane_job_name`] (or [`nodes_job_name`]), a Pod
-//! labelled with its Job's name, containers `adapter` and `status-reporter`.
+//! (see `manifests/job.yaml`): Job [`controlplane_job_name`] (or [`nodepool_job_name`],
+//! [`nodes_job_name`]), a Pod labelled with its Job's name, containers `adapter` and
+//! `status-reporter`.
 //!
 //! Job names: the API server copies a Job's name into pod-template label values, which are at
-//! most 63 bytes (`hyperfleet-framework.md` §8). With a 36-character cluster id (UUIDv7) and an
-//! int32 generation (≤ 10 digits) the patterns below are at most 54 and 57 bytes; the id has a
-//! fixed length and each kind its own prefix, so a name is unique per (cluster, generation, kind).
+//! most 63 bytes (`hyperfleet-framework.md` §8). With a 36-character id (UUIDv7) and an int32
+//! generation (≤ 10 digits) the patterns below are at most 54, 54 and 57 bytes; the id has a
+//! fixed length and each kind its own prefix, so a name is unique per (id, generation, kind).
+//! The NodePool's pattern holds the NodePool's id only: with the cluster's too it could not fit
+//! (two ids are 73 bytes).
 
 use serde_json::{Value, json};
 
@@ -17,6 +20,12 @@ pub const MAX_GENERATION: i32 = i32::MAX;
 /// The pulse Job of the `controlplane` check: `hs-cp-<clusterId>-g<generation>`.
 pub fn controlplane_job_name(cluster_id: &str, generation: i32) -> String {
     format!("hs-cp-{cluster_id}-g{generation}")
+}
+
+/// The pulse Job of a NodePool (`hypershift-adapter nodepool`, `manifests/nodepool-job.yaml`):
+/// `hs-np-<nodepoolId>-g<generation>`, the generation being the NodePool's.
+pub fn nodepool_job_name(nodepool_id: &str, generation: i32) -> String {
+    format!("hs-np-{nodepool_id}-g{generation}")
 }
 
 /// The pulse Job of the `nodes` check: `hs-nodes-<clusterId>-g<generation>`.
@@ -141,12 +150,13 @@ mod tests {
     use super::*;
     use crate::ids;
 
-    /// A pulse Job name builder: (cluster id, generation) → name.
+    /// A pulse Job name builder: (cluster or NodePool id, generation) → name.
     type NameOf = fn(&str, i32) -> String;
 
     /// Every kind's name builder, with the prefix that tells the kinds apart.
-    const KINDS: [(&str, NameOf); 2] = [
+    const KINDS: [(&str, NameOf); 3] = [
         ("hs-cp-", controlplane_job_name),
+        ("hs-np-", nodepool_job_name),
         ("hs-nodes-", nodes_job_name),
     ];
 
@@ -166,6 +176,7 @@ mod tests {
     fn samples() -> (Vec<String>, Vec<i32>) {
         let ids = vec![
             ids::CLUSTER_ID.to_owned(),
+            ids::NODEPOOL_ID.to_owned(),
             ids::cluster_id(1),
             ids::cluster_id(11),
             "ffffffff-ffff-7fff-bfff-ffffffffffff".to_owned(),
@@ -179,13 +190,23 @@ mod tests {
         let id = ids::CLUSTER_ID;
         assert_eq!(id.len(), 36);
         assert_eq!(controlplane_job_name(id, MAX_GENERATION).len(), 54);
+        assert_eq!(
+            nodepool_job_name(ids::NODEPOOL_ID, MAX_GENERATION).len(),
+            54
+        );
         assert_eq!(nodes_job_name(id, MAX_GENERATION).len(), 57);
+        assert_eq!(
+            nodepool_job_name(ids::NODEPOOL_ID, MAX_GENERATION),
+            format!("hs-np-{}-g2147483647", ids::NODEPOOL_ID)
+        );
         assert_eq!(
             controlplane_job_name(id, MAX_GENERATION),
             format!("hs-cp-{id}-g2147483647")
         );
-        // The pattern this replaces does not fit: the check above can fail.
+        // The pattern this replaces does not fit: the check above can fail. Nor does a NodePool
+        // name with both ids.
         assert!(format!("hypershift-controlplane-{id}-gen1").len() > 63);
+        assert!(format!("hs-np-{id}-{}-g1", ids::NODEPOOL_ID).len() > 63);
     }
 
     /// The names each kind's builder makes over [`samples`]; the number made twice.

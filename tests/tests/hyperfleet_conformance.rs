@@ -1,7 +1,8 @@
-//! HyperFleet conformance: would the real adapter framework (v0.3.1) load our task config and
-//! AdapterConfig, would every template render and every CEL expression evaluate, and would the
-//! real HyperFleet API accept every status body the config builds, for every outcome of the
-//! pulse Job? No network and no framework binary: the rules come from
+//! HyperFleet conformance: would the real adapter framework (v0.3.1) load our task configs and
+//! AdapterConfigs (the control plane's, `manifests/hyperfleet/`, and the NodePool's,
+//! `manifests/hyperfleet/nodepool/`), would every template render and every CEL expression
+//! evaluate, and would the real HyperFleet API accept every status body a config builds, for every
+//! outcome of its pulse Job? No network and no framework binary: the rules come from
 //! `docs/hyperfleet-framework.md` and the fixtures in the team folder (`fixtures/hyperfleet`).
 //!
 //! The harness is proven first on the framework's own examples (they load, the invalid one is
@@ -354,7 +355,7 @@ fn cel_has_the_frameworks_functions_with_its_semantics() {
         json!("Unknown"),
     );
     ok(r#"dig(job, "status.conditions.0.type")"#, json!("Applied"));
-    ok(r#"dig(job, "status.nothing.here")"#, Value::Null);
+    ok(r#"dig(job, "status.nothing.here") == null"#, json!(true));
     ok("triState(false, true)", json!("False"));
     ok("triState(false, false)", json!("Unknown"));
     ok(
@@ -434,6 +435,45 @@ fn cel_built_lists_of_maps_are_the_serialisation_trap() {
     ] {
         assert!(eval_with(vars.clone(), e).is_err(), "{e}");
     }
+}
+
+/// How a result becomes a payload value (see `cel_env`'s module docs): `optional.none()` is JSON
+/// null (the definition's default when it has one) without a WARN, `optional.of(x)` is `x`, and a
+/// CEL `null` result is the `0` trap, whether written as a literal or reached in data.
+#[test]
+fn optional_none_is_null_and_a_cel_null_is_the_zero_trap() {
+    let vars = json!({"job": {"metadata": {"annotations": {"data.hyperfleet.io/n": "3", "data.hyperfleet.io/z": "null"}}, "status": {"x": null}}});
+    let guarded = |key: &str| {
+        format!(
+            r#"job.?metadata.?annotations[?"data.hyperfleet.io/{key}"].orValue("null") != "null"
+                 ? optional.of(int(job.metadata.annotations["data.hyperfleet.io/{key}"]))
+                 : optional.none()"#
+        )
+    };
+    assert_eq!(eval_with(vars.clone(), &guarded("n")), Ok(json!(3)));
+    assert_eq!(eval_with(vars.clone(), &guarded("z")), Ok(Value::Null));
+    assert_eq!(
+        eval_with(vars.clone(), &guarded("missing")),
+        Ok(Value::Null)
+    );
+    assert_eq!(eval_with(vars.clone(), "optional.of('a')"), Ok(json!("a")));
+    for e in [
+        "null",
+        r#"job.?metadata.?annotations[?"data.hyperfleet.io/missing"].orValue("") == "" ? null : 1"#,
+        "job.status.x",
+        r#"dig(job, "status.nothing.here")"#,
+    ] {
+        let err = eval_with(vars.clone(), e).unwrap_err();
+        assert!(err.to_string().contains("structpb.NullValue"), "{e}: {err}");
+    }
+    // Unguarded, a missing annotation is a CEL error (a WARN and null on every such pulse).
+    assert!(matches!(
+        eval_with(
+            vars,
+            r#"int(job.?metadata.?annotations[?"data.hyperfleet.io/missing"].orValue("null"))"#
+        ),
+        Err(CelError::Soft(_))
+    ));
 }
 
 // -------------------------------------------------------------------------------------------
@@ -627,6 +667,11 @@ fn the_openapi_schema_refuses_each_broken_body() {
         return;
     }
     assert_eq!(schema_errors(&good_body()), Vec::<String>::new());
+    // `data` is `additionalProperties: {}`: any value, null included (OpenAPI 3.0.3).
+    let mut any_data = good_body();
+    any_data["data"] =
+        json!({"desired_replicas": null, "ready_nodes": 3, "node_versions": "[]", "x": {"y": [1]}});
+    assert_eq!(schema_errors(&any_data), Vec::<String>::new());
     let broken = |edit: &dyn Fn(&mut Value), needle: &str| {
         let mut b = good_body();
         edit(&mut b);
@@ -753,12 +798,12 @@ fn cluster(id: &str, generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
     })
 }
 
-/// The cluster after a DELETE (framework doc §6.1, §7.1): `deleted_time` and `deleted_by` set
-/// (the generation is bumped by the caller, see [`deletion_bump`]).
-fn deleted(mut cluster: Value) -> Value {
-    cluster["deleted_time"] = json!("2026-11-26T03:46:58.411207Z");
-    cluster["deleted_by"] = json!("jdoe@example.com");
-    cluster
+/// The cluster or NodePool after a DELETE (framework doc §6.1, §7.1): `deleted_time` and
+/// `deleted_by` set (the generation is bumped by the caller, see [`deletion_bump`]).
+fn deleted(mut object: Value) -> Value {
+    object["deleted_time"] = json!("2026-11-26T03:46:58.411207Z");
+    object["deleted_by"] = json!("jdoe@example.com");
+    object
 }
 
 /// Right after the DELETE bumped the generation to `generation`, no adapter has reported at it:
@@ -799,48 +844,33 @@ fn the_test_cluster_has_the_shape_of_the_apis_example() {
     );
 }
 
-/// What the adapter's controlplane report says when all is well (`docs/kubernetes-job-status.md`).
-fn success_report(generation: i64, extra: bool) -> job_report::Report {
+/// A report of the adapter when all is well (`docs/kubernetes-job-status.md`): the three
+/// conditions True with `reasons` (Applied, Available, Health), and `data`.
+fn success_report(generation: i64, reasons: [&str; 3], data: &Value) -> job_report::Report {
     use job_report::{Condition, ConditionStatus::True};
-    let mut data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
-    if extra {
-        data["nodes"] = json!({"ready": 3, "total": 3});
-        data["upgrade_in_progress"] = json!(false);
-        data["not an annotation name!"] = json!("skipped by the reporter");
-    }
     job_report::Report {
         observed_generation: Some(generation),
         data: data.as_object().cloned(),
         ..job_report::Report::new(vec![
-            Condition::new(
-                "Applied",
-                True,
-                "ManifestWorkCreated",
-                "ManifestWork applied",
-            ),
-            Condition::new(
-                "Available",
-                True,
-                "ResourcesAvailable",
-                "control plane available",
-            ),
-            Condition::new("Health", True, "Healthy", "ok"),
+            Condition::new("Applied", True, reasons[0], "ManifestWork applied"),
+            Condition::new("Available", True, reasons[1], "available"),
+            Condition::new("Health", True, reasons[2], "ok"),
         ])
     }
 }
 
 /// The Job discovery returns after the apply (from the rendered manifest), or the apply error.
 type JobAfterApply = Box<dyn Fn(&Value) -> Result<Value, String>>;
-/// Edits the cluster's conditions.
+/// Edits the object's (cluster's or NodePool's) conditions.
 type ConditionsEdit = fn(&mut Vec<Value>);
 
 /// One state of the world for an event, and what our config must make of it.
 struct Scenario {
     name: String,
-    /// The cluster was DELETEd: `deleted_time` set, `generation` bumped past every adapter's report
+    /// The object was DELETEd: `deleted_time` set, `generation` bumped past every adapter's report
     /// (framework doc §6.1, §7.1). Only at generations ≥ 2.
     deleting: bool,
-    cluster_edit: ConditionsEdit,
+    object_edit: ConditionsEdit,
     job: JobAfterApply,
     expect: Expect,
 }
@@ -850,7 +880,7 @@ impl Scenario {
         Scenario {
             name: name.into(),
             deleting: false,
-            cluster_edit: |_| {},
+            object_edit: |_| {},
             job,
             expect,
         }
@@ -877,12 +907,34 @@ enum Expect {
     },
 }
 
-/// `Finalized` of a cluster that is not being deleted: the framework examples' `False` / `""`.
+/// `Finalized` of an object that is not being deleted: the framework examples' `False` / `""`.
 fn not_deleting() -> (&'static str, String) {
     ("False", String::new())
 }
 
-fn scenarios() -> Vec<Scenario> {
+/// What the two adapters' reports differ in, for the outcomes both share.
+struct Shape {
+    /// The reasons (Applied, Available, Health) and `data` of a success report.
+    success_reasons: [&'static str; 3],
+    success_data: Value,
+    /// The body's `data` for that report.
+    success_body_data: Value,
+    /// The body's `data` while the Job carries no data annotation (not reported yet, a failure).
+    empty_body_data: Value,
+    /// The `data` of the adapter's deletion reports, and the body's for them.
+    deletion_data: Value,
+    deletion_body_data: Value,
+    /// Edits of the object's conditions that leave a precondition unmet.
+    not_met: Vec<(&'static str, ConditionsEdit)>,
+    /// The adapter's deletion stages: (what, `Finalized` status, reason, observed_generation
+    /// relative to the Job's generation, `None`: the report has none).
+    stages: Vec<(&'static str, &'static str, &'static str, Option<i64>)>,
+}
+
+/// The outcomes both task configs must handle: the Job in each state the status-reporter, the
+/// Job controller and the API server leave it in, the framework's own failure, unmet
+/// preconditions, and deletion.
+fn common_scenarios(shape: &Shape) -> Vec<Scenario> {
     use status_reporter::outcome::{Outcome, Termination};
     use testbed::hyperfleet::outcomes::{created, finished, reported, running};
     let t0 = now() - jiff::SignedDuration::from_secs(40);
@@ -894,11 +946,7 @@ fn scenarios() -> Vec<Scenario> {
             (status, reason.to_owned()),
         ]
     };
-    let empty_data =
-        Some(json!({"control_plane_endpoint": "", "version": "", "desired_version": ""}));
-    let report_data = Some(
-        json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"}),
-    );
+    let empty_data = Some(shape.empty_body_data.clone());
     let just_created: fn(&Value) -> Result<Value, String> = |m| Ok(created(m, now()));
     let mut out = vec![
         Scenario::new(
@@ -920,63 +968,34 @@ fn scenarios() -> Vec<Scenario> {
             },
         ),
     ];
-    for extra in [false, true] {
-        out.push(Scenario::new(
-            format!(
-                "success{}",
-                if extra { " with extra data keys" } else { "" }
-            ),
-            Box::new(move |m| {
-                let job = reported(
-                    &running(&created(m, t0), t0),
-                    &success_report(job_generation(m), extra),
-                    t0,
-                );
-                Ok(finished(&job, true, t0))
-            }),
-            Expect::Put {
-                conditions: [
-                    ("True", "ManifestWorkCreated".into()),
-                    ("True", "ResourcesAvailable".into()),
-                    ("True", "Healthy".into()),
-                ],
-                finalized: not_deleting(),
-                data: report_data.clone(),
-            },
-        ));
-    }
-    // An upgrade in progress: the completed version and the desired one differ (contract §3).
+    let (reasons, data) = (shape.success_reasons, shape.success_data.clone());
     out.push(Scenario::new(
-        "upgrade in progress",
+        "success",
         Box::new(move |m| {
-            let mut report = success_report(job_generation(m), false);
-            let data = report.data.as_mut().unwrap();
-            data.insert("desired_version".into(), json!("4.20.1"));
-            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            let job = reported(
+                &running(&created(m, t0), t0),
+                &success_report(job_generation(m), reasons, &data),
+                t0,
+            );
             Ok(finished(&job, true, t0))
         }),
         Expect::Put {
-            conditions: [
-                ("True", "ManifestWorkCreated".into()),
-                ("True", "ResourcesAvailable".into()),
-                ("True", "Healthy".into()),
-            ],
+            conditions: reasons.map(|r| ("True", r.to_owned())),
             finalized: not_deleting(),
-            data: Some(
-                json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.20.1"}),
-            ),
+            data: Some(shape.success_body_data.clone()),
         },
     ));
     // The framework's GET says "not deleting" but the Job's adapter (which GETs later) saw the DELETE
     // and reported Finalized=True: the body claims nothing; the next event's Job (bumped generation)
     // reports the deletion.
+    let data = shape.deletion_data.clone();
     out.push(Scenario::new(
-        "a Job that reports Finalized=True for a cluster the framework saw alive",
+        "a Job that reports Finalized=True for an object the framework saw alive",
         Box::new(move |m| {
             let g = job_generation(m);
             let job = reported(
                 &running(&created(m, t0), t0),
-                &deletion_report(Some(g), "True", "CleanupConfirmed"),
+                &deletion_report(Some(g), "True", "CleanupConfirmed", &data),
                 t0,
             );
             Ok(finished(&job, true, t0))
@@ -984,7 +1003,7 @@ fn scenarios() -> Vec<Scenario> {
         Expect::Put {
             conditions: deletion_conditions("True"),
             finalized: not_deleting(),
-            data: empty_data.clone(),
+            data: Some(shape.deletion_body_data.clone()),
         },
     ));
     let term = |code, reason: &str| Termination {
@@ -1074,22 +1093,9 @@ fn scenarios() -> Vec<Scenario> {
             out.extend([failed, forbidden]);
         }
     }
-    let not_met: [(&str, ConditionsEdit); 4] = [
-        ("DnsSuccessful missing", |c| {
-            c.retain(|c| c["type"] != "DnsSuccessful")
-        }),
-        ("ValidationSuccessful False", |c| {
-            c[2]["status"] = json!("False")
-        }),
-        ("PullsecretSuccessful at an older generation", |c| {
-            let g = c[4]["observed_generation"].as_i64().unwrap();
-            c[4]["observed_generation"] = json!(g - 1);
-        }),
-        ("no conditions at all", |c| c.clear()),
-    ];
-    for (name, edit) in not_met {
+    for (name, edit) in shape.not_met.iter().copied() {
         out.push(Scenario {
-            cluster_edit: edit,
+            object_edit: edit,
             ..Scenario::new(
                 format!("preconditions not met: {name}"),
                 Box::new(|_| panic!("no Job may be created when the preconditions are not met")),
@@ -1100,7 +1106,7 @@ fn scenarios() -> Vec<Scenario> {
         // bumped generation again; the Job is created anyway (framework doc §6.4).
         out.push(
             Scenario {
-                cluster_edit: edit,
+                object_edit: edit,
                 ..Scenario::new(
                     format!("preconditions not met: {name}, Job just created"),
                     Box::new(just_created),
@@ -1117,37 +1123,111 @@ fn scenarios() -> Vec<Scenario> {
     // The adapter's deletion reports. While the work exists the adapter's observed_generation is
     // the work's (the generation before the DELETE); once the work is gone it has none. The body
     // must say the bumped generation in both (the hard delete needs Finalized=True at it).
-    let stages: [(&str, &'static str, &str, Option<i64>); 5] = [
-        ("held by NodePools", "False", "NodePoolsExist", Some(-1)),
-        ("deletion requested", "False", "DeletionRequested", Some(-1)),
-        ("finalizers running", "False", "FinalizersRunning", Some(-1)),
-        ("work gone", "True", "CleanupConfirmed", None),
-        (
-            "work gone, reported at the old generation",
-            "True",
-            "CleanupConfirmed",
-            Some(-1),
-        ),
-    ];
-    for (name, status, reason, offset) in stages {
+    for (name, status, reason, offset) in shape.stages.iter().copied() {
+        let data = shape.deletion_data.clone();
         out.push(
             Scenario::new(
                 format!("Finalized={status} {reason} ({name})"),
                 Box::new(move |m| {
                     let g = job_generation(m);
-                    let report = deletion_report(offset.map(|o| g + o), status, reason);
+                    let report = deletion_report(offset.map(|o| g + o), status, reason, &data);
                     let job = reported(&running(&created(m, t0), t0), &report, t0);
                     Ok(finished(&job, true, t0))
                 }),
                 Expect::Put {
                     conditions: deletion_conditions(status),
                     finalized: (status, reason.to_owned()),
-                    data: empty_data.clone(),
+                    data: Some(shape.deletion_body_data.clone()),
                 },
             )
             .deleting(),
         );
     }
+    out
+}
+
+/// The control plane's report `data` with every value `""` (its keys are all strings).
+fn controlplane_empty_data() -> Value {
+    json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
+}
+
+/// The control plane's outcomes: the shared ones, a report with keys beyond the contract's, and
+/// an upgrade in progress.
+fn controlplane_scenarios() -> Vec<Scenario> {
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let report_data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
+    let reasons = ["ManifestWorkCreated", "ResourcesAvailable", "Healthy"];
+    let shape = Shape {
+        success_reasons: reasons,
+        success_data: report_data.clone(),
+        success_body_data: report_data.clone(),
+        empty_body_data: controlplane_empty_data(),
+        deletion_data: controlplane_empty_data(),
+        deletion_body_data: controlplane_empty_data(),
+        not_met: vec![
+            ("DnsSuccessful missing", |c| {
+                c.retain(|c| c["type"] != "DnsSuccessful")
+            }),
+            ("ValidationSuccessful False", |c| {
+                c[2]["status"] = json!("False")
+            }),
+            ("PullsecretSuccessful at an older generation", |c| {
+                let g = c[4]["observed_generation"].as_i64().unwrap();
+                c[4]["observed_generation"] = json!(g - 1);
+            }),
+            ("no conditions at all", |c| c.clear()),
+        ],
+        stages: vec![
+            ("held by NodePools", "False", "NodePoolsExist", Some(-1)),
+            ("deletion requested", "False", "DeletionRequested", Some(-1)),
+            ("finalizers running", "False", "FinalizersRunning", Some(-1)),
+            ("work gone", "True", "CleanupConfirmed", None),
+            (
+                "work gone, reported at the old generation",
+                "True",
+                "CleanupConfirmed",
+                Some(-1),
+            ),
+        ],
+    };
+    let mut out = common_scenarios(&shape);
+    // Keys the contract does not have, and one the reporter cannot annotate: the body keeps to
+    // the contract's keys.
+    let mut extra = report_data.clone();
+    extra["nodes"] = json!({"ready": 3, "total": 3});
+    extra["upgrade_in_progress"] = json!(false);
+    extra["not an annotation name!"] = json!("skipped by the reporter");
+    out.push(Scenario::new(
+        "success with extra data keys",
+        Box::new(move |m| {
+            let report = success_report(job_generation(m), reasons, &extra);
+            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: reasons.map(|r| ("True", r.to_owned())),
+            finalized: not_deleting(),
+            data: Some(report_data.clone()),
+        },
+    ));
+    // An upgrade in progress: the completed version and the desired one differ (contract §3).
+    let mut upgrading = report_data;
+    upgrading["desired_version"] = json!("4.20.1");
+    let body = upgrading.clone();
+    out.push(Scenario::new(
+        "upgrade in progress",
+        Box::new(move |m| {
+            let report = success_report(job_generation(m), reasons, &upgrading);
+            let job = reported(&running(&created(m, t0), t0), &report, t0);
+            Ok(finished(&job, true, t0))
+        }),
+        Expect::Put {
+            conditions: reasons.map(|r| ("True", r.to_owned())),
+            finalized: not_deleting(),
+            data: Some(body),
+        },
+    ));
     out
 }
 
@@ -1161,15 +1241,16 @@ fn job_generation(job: &Value) -> i64 {
         .map_or(1, |g| g as i64)
 }
 
-/// A report of the adapter while the cluster is deleted: the contract's `Finalized` with a stage
+/// A report of the adapter while the object is deleted: the contract's `Finalized` with a stage
 /// (`False`) or `CleanupConfirmed` (`True`) next to Applied/Available/Health (their reasons here
-/// are the test's own: the config copies whatever the Job says). Available is never Unknown: the
-/// API discards an `Available=Unknown` report once the adapter has one stored (rule 13), which would
-/// lose the `Finalized=True` the hard delete waits for.
+/// are the test's own: the config copies whatever the Job says), and `data`. Available is never
+/// Unknown: the API discards an `Available=Unknown` report once the adapter has one stored (rule
+/// 13), which would lose the `Finalized=True` the hard delete waits for.
 fn deletion_report(
     observed_generation: Option<i64>,
     finalized: &str,
     reason: &str,
+    data: &Value,
 ) -> job_report::Report {
     use job_report::{Condition, ConditionStatus};
     let status = |s: &str| match s {
@@ -1179,9 +1260,7 @@ fn deletion_report(
     let gone = finalized == "True";
     job_report::Report {
         observed_generation,
-        data: json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
-            .as_object()
-            .cloned(),
+        data: data.as_object().cloned(),
         ..job_report::Report::new(vec![
             Condition::new(
                 "Applied",
@@ -1193,7 +1272,7 @@ fn deletion_report(
                 "Available",
                 ConditionStatus::False,
                 "TestAvailable",
-                "the control plane is being deleted",
+                "the object is being deleted",
             ),
             Condition::new("Health", ConditionStatus::True, "TestHealth", "ok"),
             Condition::new("Finalized", status(finalized), reason, "stage message"),
@@ -1213,9 +1292,45 @@ fn deletion_conditions(finalized: &str) -> [(&'static str, String); 3] {
     ]
 }
 
-/// Every check, on a task config text: load, templates, every CEL expression, every outcome's
-/// body against the API. Returns what failed (empty: conforms).
+/// The cluster or NodePool the API answers at a generation, its conditions edited.
+type ObjectAt = fn(i64, &dyn Fn(&mut Vec<Value>)) -> Value;
+
+/// One of our task configs: the event it gets, the object it GETs, the Job it creates, where it
+/// reports, and the outcomes it must handle.
+struct Kind {
+    /// The CloudEvent `data` of an event at `generation`.
+    event: fn(i64) -> Value,
+    /// The GET the config must make (as sent, prefixed), answered with [`Kind::object`].
+    object_url: String,
+    /// The object at `generation` with its conditions edited.
+    object: ObjectAt,
+    /// The pulse Job's name at `generation`.
+    job_name: fn(i64) -> String,
+    /// The status PUT's URL (as sent, prefixed).
+    status_url: String,
+    scenarios: fn() -> Vec<Scenario>,
+}
+
+/// The control plane's task config (`manifests/hyperfleet/adapter-task-config.yaml`).
+fn controlplane() -> Kind {
+    Kind {
+        event: |generation| json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+        object_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"),
+        object: |generation, edit| cluster(CLUSTER_ID, generation, edit),
+        job_name: |generation| format!("hs-cp-{CLUSTER_ID}-g{generation}"),
+        status_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses"),
+        scenarios: controlplane_scenarios,
+    }
+}
+
+/// Every check, on a control-plane task config text; see [`conformance_of`].
 fn conformance(text: &str) -> Vec<String> {
+    conformance_of(&controlplane(), text)
+}
+
+/// Every check, on a task config text of `kind`: load, templates, every CEL expression, every
+/// outcome's body against the API. Returns what failed (empty: conforms).
+fn conformance_of(kind: &Kind, text: &str) -> Vec<String> {
     let mut failures = Vec::new();
     let decoded = match schema::decode_task_config(text) {
         Ok(c) => c,
@@ -1249,26 +1364,21 @@ fn conformance(text: &str) -> Vec<String> {
     }
     let evaluated = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
     for generation in GENERATIONS {
-        for scenario in scenarios() {
+        for scenario in (kind.scenarios)() {
             if scenario.deleting && generation < 2 {
                 continue;
             }
             let at = format!("generation {generation}, {}", scenario.name);
             let body = if scenario.deleting {
-                deleted(cluster(CLUSTER_ID, generation, &|c| {
+                deleted((kind.object)(generation, &|c| {
                     deletion_bump(c, generation);
-                    (scenario.cluster_edit)(c);
+                    (scenario.object_edit)(c);
                 }))
             } else {
-                cluster(CLUSTER_ID, generation, &scenario.cluster_edit)
+                (kind.object)(generation, &scenario.object_edit)
             };
             let api = |method: &str, url: &str| -> Result<Value, String> {
-                if (method, url)
-                    == (
-                        "GET",
-                        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}").as_str(),
-                    )
-                {
+                if (method, url) == ("GET", kind.object_url.as_str()) {
                     Ok(body.clone())
                 } else {
                     Err(format!("unexpected {method} {url}"))
@@ -1286,7 +1396,7 @@ fn conformance(text: &str) -> Vec<String> {
                 adapter_version: "0.3.1".into(),
                 base_url: true,
                 env: env.clone(),
-                event: json!({"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "generation": generation}),
+                event: (kind.event)(generation),
                 api: &api,
                 transport: &transport,
                 now: now(),
@@ -1294,6 +1404,7 @@ fn conformance(text: &str) -> Vec<String> {
             };
             let run = world.run(&config);
             failures.extend(check_run(
+                kind,
                 &at,
                 &run,
                 &created_jobs.borrow(),
@@ -1315,6 +1426,7 @@ fn conformance(text: &str) -> Vec<String> {
 }
 
 fn check_run(
+    kind: &Kind,
     at: &str,
     run: &Run,
     jobs: &[(String, Value)],
@@ -1335,7 +1447,7 @@ fn check_run(
         fail(format!("post phase failed: {e}"));
     }
     for (name, manifest) in jobs {
-        let want = format!("hs-cp-{CLUSTER_ID}-g{generation}");
+        let want = (kind.job_name)(generation);
         if manifest["metadata"]["name"] != json!(want) {
             fail(format!(
                 "resource {name} is named {}, not {want}",
@@ -1381,8 +1493,8 @@ fn check_run(
                 return f;
             }
             let put = puts[0];
-            let want_url = format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses");
-            if put.url != want_url {
+            let want_url = &kind.status_url;
+            if put.url != *want_url {
                 fail(format!("PUT {} instead of {want_url}", put.url));
             }
             let text = put.body.clone().unwrap_or_default();
@@ -1729,11 +1841,18 @@ const DRYRUN: &str = concat!(
     "/../manifests/hyperfleet/dryrun"
 );
 
-fn dryrun_file(name: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(format!("{DRYRUN}/{name}")).unwrap()).unwrap()
+fn dryrun_file_in(dir: &str, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{name}")).unwrap()).unwrap()
 }
 
 fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    dryrun_in(DRYRUN, TASK_CONFIG, responses, discovery)
+}
+
+/// The dry-run of `config` with the inputs in `dir` (`event.json`, `responses`, `discovery`) and
+/// the environment of the control plane's `dryrun.env` (the NodePool deployment has the same
+/// variables).
+fn dryrun_in(dir: &str, config: &str, responses: &str, discovery: Option<&str>) -> Run {
     let env: BTreeMap<String, String> = std::fs::read_to_string(format!("{DRYRUN}/dryrun.env"))
         .unwrap()
         .lines()
@@ -1743,10 +1862,9 @@ fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
             (k.trim().to_owned(), v.trim().to_owned())
         })
         .collect();
-    let config =
-        load(TASK_CONFIG, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
-    let event = dryrun_file("event.json");
-    let responses = dryrun_file(responses);
+    let config = load(config, &env, &BTreeMap::new()).unwrap_or_else(|e| panic!("dryrun.env: {e}"));
+    let event = dryrun_file_in(dir, "event.json");
+    let responses = dryrun_file_in(dir, responses);
     let served = std::cell::RefCell::new(BTreeMap::<usize, usize>::new());
     let api = |method: &str, url: &str| -> Result<Value, String> {
         for (i, endpoint) in responses["responses"]
@@ -1776,7 +1894,9 @@ fn dryrun(responses: &str, discovery: Option<&str>) -> Run {
         }
         Ok(json!({}))
     };
-    let overrides = discovery.map(dryrun_file).unwrap_or(json!({}));
+    let overrides = discovery
+        .map(|f| dryrun_file_in(dir, f))
+        .unwrap_or(json!({}));
     let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
         let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
         Ok(Some(
@@ -1804,7 +1924,7 @@ fn dryrun_body(run: &Run) -> Value {
     dryrun_body_at(run, 3)
 }
 
-/// The one PUT body of a dry-run, checked against the API rules for a cluster at `generation`.
+/// The one PUT body of a dry-run, checked against the API rules for an object at `generation`.
 fn dryrun_body_at(run: &Run, generation: i64) -> Value {
     assert!(
         run.warnings.is_empty() && run.post_errors.is_empty(),
@@ -1989,7 +2109,7 @@ fn defect_finalized_claimed_for_a_cluster_not_being_deleted_is_caught() {
     );
     assert_caught(
         &text,
-        "a Job that reports Finalized=True for a cluster the framework saw alive: condition Finalized",
+        "a Job that reports Finalized=True for an object the framework saw alive: condition Finalized",
     );
 }
 
@@ -2053,5 +2173,866 @@ fn defect_an_unknown_available_next_to_finalized_true_is_caught() {
     assert_caught(
         &text,
         "Finalized=True CleanupConfirmed (work gone): the Finalized=True report is not stored after an earlier report (Discarded(13))",
+    );
+}
+
+// -------------------------------------------------------------------------------------------
+// Our NodePool task config (manifests/hyperfleet/nodepool/), checked exactly like the control
+// plane's: the same load, templates, CEL and API rules, every outcome of its pulse Job, the
+// deletion flows, its event (owner_references) and its nested status path
+// -------------------------------------------------------------------------------------------
+
+const NODEPOOL_TASK_CONFIG: &str =
+    include_str!("../../manifests/hyperfleet/nodepool/adapter-task-config.yaml");
+const NODEPOOL_ADAPTER_CONFIG: &str =
+    include_str!("../../manifests/hyperfleet/nodepool/adapter-config.yaml");
+const NODEPOOL_DRYRUN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../manifests/hyperfleet/nodepool/dryrun"
+);
+const NODEPOOL_ID: &str = testbed::ids::NODEPOOL_ID;
+
+/// A NodePool event's `data` as Sentinel publishes it and the framework decodes it (framework
+/// doc §1 step 0: `{id, kind, href, generation, owner_references{id, kind, href}}`).
+fn nodepool_event(generation: i64) -> Value {
+    json!({
+        "id": NODEPOOL_ID, "kind": "NodePool",
+        "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        "generation": generation,
+        "owner_references": {"id": CLUSTER_ID, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}")},
+    })
+}
+
+/// A `GET /clusters/{cid}/nodepools/{id}` body in the shape of
+/// `fixtures/hyperfleet/example-nodepool.json`, at `generation`, with the conditions edited by
+/// `edit`; its name is the longest a NodePool may have (15).
+fn nodepool(generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
+    let condition = |type_: &str, status: &str, reason: &str, observed: i64| {
+        json!({
+            "created_time": "2026-11-25T09:20:11.482915Z", "last_transition_time": "2026-11-26T03:15:02Z",
+            "last_updated_time": "2026-11-26T03:40:19Z", "message": format!("{type_} message"),
+            "observed_generation": observed, "reason": reason, "status": status, "type": type_,
+        })
+    };
+    let mut conditions = vec![
+        condition(
+            "Reconciled",
+            "False",
+            "ReconciledMissingAdapters",
+            generation,
+        ),
+        condition(
+            "LastKnownReconciled",
+            "True",
+            "AllAdaptersReconciled",
+            (generation - 1).max(1),
+        ),
+        condition(
+            "ValidationSuccessful",
+            "True",
+            "ValidationPassed",
+            generation,
+        ),
+        condition(
+            "HypershiftSuccessful",
+            "False",
+            "Updating",
+            (generation - 1).max(1),
+        ),
+    ];
+    edit(&mut conditions);
+    json!({
+        "created_by": "jdoe@example.com", "created_time": "2026-11-25T09:20:11.482915Z",
+        "generation": generation,
+        "href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        "id": NODEPOOL_ID, "kind": "NodePool", "labels": {"pooltype": "worker"},
+        "name": testbed::ids::LONGEST_NODEPOOL_NAME,
+        "owner_references": {"href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "id": CLUSTER_ID, "kind": "Cluster"},
+        "spec": {
+            "platform": {"gcp": {"boot_disk_size_gb": 128, "machine_type": "n2-standard-8", "zone": "europe-west2-a"}, "type": "gcp"},
+            "release": {"image": "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64"},
+            "replicas": 3,
+        },
+        "status": {"conditions": conditions}, "tenancy": {},
+        "updated_by": "jdoe@example.com", "updated_time": "2026-11-26T03:40:10.552013Z",
+    })
+}
+
+/// The NodePool task config (`manifests/hyperfleet/nodepool/adapter-task-config.yaml`).
+fn nodepool_kind() -> Kind {
+    Kind {
+        event: nodepool_event,
+        object_url: format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}"),
+        object: nodepool,
+        job_name: |generation| format!("hs-np-{NODEPOOL_ID}-g{generation}"),
+        status_url: format!(
+            "/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses"
+        ),
+        scenarios: nodepool_scenarios,
+    }
+}
+
+/// Every check on a NodePool task config text.
+fn nodepool_conformance(text: &str) -> Vec<String> {
+    conformance_of(&nodepool_kind(), text)
+}
+
+/// The `node_versions` entry of the nodepool report for one version.
+fn node_version(ocp: &str, kubelet: &str, ready: u32, unready: u32) -> Value {
+    json!({"ocp_version": ocp, "kubelet_version": kubelet, "ready_nodes": ready, "unready_nodes": unready})
+}
+
+/// A nodepool report's `data` (every key of the interface) ...
+fn nodepool_data(
+    replicas: (Option<u32>, u32),
+    autoscaling: Option<(u32, u32)>,
+    version: &str,
+    node_versions: Value,
+) -> Value {
+    let sum = |key: &str| {
+        node_versions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    json!({
+        "desired_replicas": replicas.0, "current_replicas": replicas.1,
+        "autoscaling_min": autoscaling.map(|a| a.0), "autoscaling_max": autoscaling.map(|a| a.1),
+        "version": version, "node_versions": node_versions,
+        "ready_nodes": sum("ready_nodes"), "unready_nodes": sum("unready_nodes"),
+    })
+}
+
+/// ... and what the body's `data` must say for it: the same, with `node_versions` as its compact
+/// JSON text (the status-reporter's annotation, copied as a string) and keys the report lacks as
+/// `null` (numbers) or `""` (strings).
+fn nodepool_body_data(report: &Value) -> Value {
+    let mut body = nodepool_empty_body_data();
+    for (key, value) in report.as_object().unwrap() {
+        if body.get(key).is_some() {
+            body[key] = match key.as_str() {
+                "node_versions" => json!(value.to_string()),
+                _ => value.clone(),
+            };
+        }
+    }
+    body
+}
+
+/// The body's `data` while the Job has no data annotations.
+fn nodepool_empty_body_data() -> Value {
+    json!({
+        "desired_replicas": null, "current_replicas": null, "autoscaling_min": null, "autoscaling_max": null,
+        "version": "", "node_versions": "", "ready_nodes": null, "unready_nodes": null,
+    })
+}
+
+/// (status, reason) of Applied, Available and Health in a report.
+type ReportConditions = [(&'static str, &'static str); 3];
+
+/// A nodepool report with these (status, reason) for Applied, Available, Health.
+fn nodepool_report(
+    generation: i64,
+    conditions: [(&str, &str); 3],
+    data: &Value,
+) -> job_report::Report {
+    use job_report::{Condition, ConditionStatus};
+    let status = |s: &str| match s {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        _ => ConditionStatus::Unknown,
+    };
+    let [applied, available, health] = conditions;
+    job_report::Report {
+        observed_generation: Some(generation),
+        data: data.as_object().cloned(),
+        ..job_report::Report::new(vec![
+            Condition::new("Applied", status(applied.0), applied.1, "applied"),
+            Condition::new("Available", status(available.0), available.1, "nodes"),
+            Condition::new("Health", status(health.0), health.1, "health"),
+        ])
+    }
+}
+
+/// The NodePool's outcomes: the shared ones, and the report's data in the shapes the interface
+/// allows: fixed replicas, autoscaling, a NodePool HyperShift has not reported on yet, nodes at
+/// two versions during an upgrade, and a report that lacks keys.
+fn nodepool_scenarios() -> Vec<Scenario> {
+    use testbed::hyperfleet::outcomes::{created, finished, reported, running};
+    let t0 = now() - jiff::SignedDuration::from_secs(40);
+    let ready = nodepool_data(
+        (Some(3), 3),
+        None,
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 0)]),
+    );
+    let deleting = nodepool_data((Some(3), 0), None, "4.19.3", json!([]));
+    let shape = Shape {
+        success_reasons: ["ManifestWorkApplied", "NodePoolReady", "NoIssues"],
+        success_body_data: nodepool_body_data(&ready),
+        success_data: ready,
+        empty_body_data: nodepool_empty_body_data(),
+        deletion_body_data: nodepool_body_data(&deleting),
+        deletion_data: deleting,
+        not_met: vec![
+            ("ValidationSuccessful missing", |c| {
+                c.retain(|c| c["type"] != "ValidationSuccessful")
+            }),
+            ("ValidationSuccessful False", |c| {
+                c[2]["status"] = json!("False")
+            }),
+            ("ValidationSuccessful at an older generation", |c| {
+                let g = c[2]["observed_generation"].as_i64().unwrap();
+                c[2]["observed_generation"] = json!(g - 1);
+            }),
+            ("no conditions at all", |c| c.clear()),
+        ],
+        stages: vec![
+            ("deletion requested", "False", "DeletionRequested", Some(-1)),
+            ("finalizers running", "False", "FinalizersRunning", Some(-1)),
+            ("work gone", "True", "CleanupConfirmed", None),
+            (
+                "work gone, reported at the old generation",
+                "True",
+                "CleanupConfirmed",
+                Some(-1),
+            ),
+        ],
+    };
+    let mut out = common_scenarios(&shape);
+    let mut lacking = nodepool_data(
+        (Some(3), 3),
+        None,
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 0)]),
+    );
+    for key in ["desired_replicas", "node_versions"] {
+        lacking.as_object_mut().unwrap().remove(key);
+    }
+    let cases: [(&str, ReportConditions, Value); 4] = [
+        (
+            "autoscaling 2 to 6, 4 nodes, one not ready",
+            [
+                ("True", "ManifestWorkApplied"),
+                ("False", "NotReady"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data(
+                (None, 4),
+                Some((2, 6)),
+                "4.19.3",
+                json!([node_version("4.19.3", "v1.32.5", 3, 1)]),
+            ),
+        ),
+        (
+            "a new NodePool, no status from HyperShift yet",
+            [
+                ("True", "ManifestWorkCreated"),
+                ("False", "Provisioning"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data((Some(3), 0), None, "", json!([])),
+        ),
+        (
+            "an upgrade, nodes at two versions",
+            [
+                ("True", "ManifestWorkUpdated"),
+                ("False", "Updating"),
+                ("True", "NoIssues"),
+            ],
+            nodepool_data(
+                (Some(3), 3),
+                None,
+                "4.19.3",
+                json!([
+                    node_version("4.19.3", "v1.32.5", 1, 0),
+                    node_version("4.20.1", "v1.33.2", 2, 0)
+                ]),
+            ),
+        ),
+        (
+            "a report without desired_replicas and node_versions",
+            [
+                ("True", "ManifestWorkApplied"),
+                ("True", "NodePoolReady"),
+                ("True", "NoIssues"),
+            ],
+            lacking,
+        ),
+    ];
+    for (name, conditions, data) in cases {
+        let body = nodepool_body_data(&data);
+        out.push(Scenario::new(
+            name,
+            Box::new(move |m| {
+                let report = nodepool_report(job_generation(m), conditions, &data);
+                let job = reported(&running(&created(m, t0), t0), &report, t0);
+                Ok(finished(&job, true, t0))
+            }),
+            Expect::Put {
+                conditions: conditions.map(|(s, r)| (s, r.to_owned())),
+                finalized: not_deleting(),
+                data: Some(body),
+            },
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_nodepool_bodies_data_is_typed_as_the_interface_says() {
+    // The expectations the outcomes are checked against, pinned once by hand.
+    let data = nodepool_data(
+        (None, 4),
+        Some((2, 6)),
+        "4.19.3",
+        json!([node_version("4.19.3", "v1.32.5", 3, 1)]),
+    );
+    assert_eq!(
+        nodepool_body_data(&data),
+        json!({
+            "desired_replicas": null, "current_replicas": 4, "autoscaling_min": 2, "autoscaling_max": 6,
+            "version": "4.19.3",
+            "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":1}]"#,
+            "ready_nodes": 3, "unready_nodes": 1,
+        })
+    );
+    // And the status-reporter writes exactly that text for node_versions, and "null" for null.
+    let job = testbed::hyperfleet::outcomes::reported(
+        &testbed::hyperfleet::outcomes::created(
+            &json!({"metadata": {"name": "j", "annotations": {}}, "spec": {"template": {}}}),
+            now(),
+        ),
+        &nodepool_report(3, [("True", "A"), ("True", "B"), ("True", "C")], &data),
+        now(),
+    );
+    let annotations = &job["metadata"]["annotations"];
+    assert_eq!(
+        annotations["data.hyperfleet.io/node_versions"],
+        nodepool_body_data(&data)["node_versions"]
+    );
+    assert_eq!(annotations["data.hyperfleet.io/desired_replicas"], "null");
+    assert_eq!(annotations["data.hyperfleet.io/current_replicas"], "4");
+}
+
+#[test]
+fn the_test_nodepool_and_event_have_the_shape_of_the_apis() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let example: Value = serde_json::from_str(&fixture("example-nodepool.json")).unwrap();
+    let ours = nodepool(3, &|_| {});
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&ours), keys(&example));
+    assert_eq!(
+        keys(&ours["status"]["conditions"][0]),
+        keys(&example["status"]["conditions"][0])
+    );
+    assert_eq!(
+        keys(&ours["owner_references"]),
+        keys(&example["owner_references"])
+    );
+    let types = |v: &Value| {
+        v["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&ours), types(&example));
+    assert_eq!(ours["name"].as_str().unwrap().len(), 15);
+    assert_eq!(ours["id"].as_str().unwrap().len(), 36);
+    assert!(testbed::ids::is_uuid_v7(ours["id"].as_str().unwrap()));
+    // The spec's NodePool schema (tenancy is emitted by the server, not in spec v1.0.25).
+    let doc =
+        schema::yaml_to_json(&fixture("hyperfleet-api-spec/schemas/core/openapi.yaml")).unwrap();
+    let nodepool_schema =
+        json!({"type": "object", "properties": {"np": api::schema(&doc, "NodePool")}});
+    for object in [ours.clone(), deleted(ours.clone()), example.clone()] {
+        let errors: Vec<String> = api::schema_errors(&nodepool_schema, &json!({"np": object}))
+            .into_iter()
+            .filter(|e| !e.contains(".np.tenancy"))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    let mut long = ours.clone();
+    long["name"] = json!(format!("{}x", testbed::ids::LONGEST_NODEPOOL_NAME));
+    assert!(
+        !api::schema_errors(&nodepool_schema, &json!({"np": long})).is_empty(),
+        "a 16-character name must break the schema"
+    );
+    // The event carries what the framework decodes (§1 step 0): the NodePool's id, and its
+    // cluster's in owner_references, which has the example's shape (a Cluster, a 36-character id).
+    let event = nodepool_event(3);
+    assert_eq!(
+        keys(&event),
+        ["generation", "href", "id", "kind", "owner_references"]
+    );
+    assert_eq!(event["kind"], "NodePool");
+    assert_eq!(event["id"], ours["id"]);
+    assert_eq!(event["href"], ours["href"]);
+    assert_eq!(event["owner_references"], ours["owner_references"]);
+    assert_eq!(example["owner_references"]["kind"], "Cluster");
+    assert_eq!(
+        example["owner_references"]["id"].as_str().unwrap().len(),
+        CLUSTER_ID.len()
+    );
+}
+
+/// The API spec has the nested status path our NodePool config PUTs to, with the status body
+/// schema; and the control plane's path is a different one.
+#[test]
+fn the_nodepool_status_put_is_the_apis_nested_path() {
+    if FIXTURES.is_none() {
+        return;
+    }
+    let doc =
+        schema::yaml_to_json(&fixture("hyperfleet-api-spec/schemas/core/openapi.yaml")).unwrap();
+    let template = "/api/hyperfleet/v1/clusters/{cluster_id}/nodepools/{nodepool_id}/statuses";
+    let put = &doc["paths"][template]["put"];
+    assert_eq!(
+        put["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/AdapterStatusCreateRequest"
+    );
+    let matches = |url: &str| {
+        let pattern = regex::Regex::new(&format!(
+            "^{}$",
+            regex::escape(template)
+                .replace(r"\{cluster_id\}", "[0-9a-f-]{36}")
+                .replace(r"\{nodepool_id\}", "[0-9a-f-]{36}")
+        ))
+        .unwrap();
+        pattern.is_match(url)
+    };
+    assert!(matches(&nodepool_kind().status_url));
+    assert!(!matches(&controlplane().status_url));
+    // And the config really sends there (one success outcome).
+    let config = load(
+        NODEPOOL_TASK_CONFIG,
+        &deploy_env(&schema::decode_task_config(NODEPOOL_TASK_CONFIG).unwrap()),
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let kind = nodepool_kind();
+    let object = nodepool(3, &|_| {});
+    let api = |_: &str, url: &str| -> Result<Value, String> {
+        (url == kind.object_url)
+            .then(|| object.clone())
+            .ok_or(format!("unexpected GET {url}"))
+    };
+    let transport = |_: &str, manifest: &Value| -> Result<Option<Value>, String> {
+        Ok(Some(testbed::hyperfleet::outcomes::created(
+            manifest,
+            now(),
+        )))
+    };
+    let world = World {
+        adapter_name: "hypershift".into(),
+        adapter_version: "0.3.1".into(),
+        base_url: true,
+        env: deploy_env(&config),
+        event: nodepool_event(3),
+        api: &api,
+        transport: &transport,
+        now: now(),
+        evaluated: Default::default(),
+    };
+    let run = world.run(&config);
+    assert_eq!(run.sent.len(), 1, "{run:?}");
+    assert_eq!(run.sent[0].method, "PUT");
+    assert!(matches(&run.sent[0].url), "{}", run.sent[0].url);
+}
+
+#[test]
+fn our_nodepool_adapter_config_loads_in_v0_3_1_with_its_own_subscription() {
+    let config = schema::load_adapter_config(NODEPOOL_ADAPTER_CONFIG, FRAMEWORK)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let controlplane = schema::load_adapter_config(ADAPTER_CONFIG, FRAMEWORK).unwrap();
+    assert_eq!(config.adapter.name, "hypershift");
+    assert_eq!(config.adapter.version.as_deref(), Some("0.3.1"));
+    assert!(config.clients.maestro.is_none());
+    assert!(config.clients.kubernetes.is_some());
+    assert!(config.clients.hyperfleet_api.is_some());
+    let subscription = |c: &schema::AdapterConfig| {
+        c.clients
+            .broker
+            .as_ref()
+            .and_then(|b| b.subscription_id.clone())
+    };
+    assert_eq!(
+        subscription(&config).as_deref(),
+        Some("hypershift-nodepool")
+    );
+    assert_ne!(subscription(&config), subscription(&controlplane));
+    assert!(matches!(
+        schema::load_adapter_config(NODEPOOL_ADAPTER_CONFIG, "v0.4.0"),
+        Err(LoadError::Version(_))
+    ));
+}
+
+#[test]
+fn our_nodepool_task_config_conforms_in_every_outcome() {
+    let failures = nodepool_conformance(NODEPOOL_TASK_CONFIG);
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn an_unset_required_deployment_variable_stops_the_nodepool_adapter_at_start_up() {
+    let config = schema::decode_task_config(NODEPOOL_TASK_CONFIG).unwrap();
+    let env = deploy_env(&config);
+    let mut checked = 0;
+    for p in config.params.iter().filter(|p| p.required) {
+        if let Some(schema::Source::Path(path)) = &p.source
+            && let Some(var) = path.strip_prefix("env.")
+        {
+            let mut without = env.clone();
+            without.remove(var);
+            match config.structural(&without) {
+                Err(LoadError::Structural(e)) => assert!(
+                    e.ends_with(&format!("required environment variable {var} is not set")),
+                    "{e}"
+                ),
+                other => panic!("{var} unset: {other:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5);
+}
+
+/// The NodePool config with `from` replaced by `to` (which must occur).
+fn np_mutated(from: &str, to: &str) -> String {
+    assert!(
+        NODEPOOL_TASK_CONFIG.contains(from),
+        "the NodePool config no longer contains {from:?}; update the defect"
+    );
+    NODEPOOL_TASK_CONFIG.replacen(from, to, 1)
+}
+
+#[track_caller]
+fn assert_np_caught(text: &str, needle: &str) {
+    let failures = nodepool_conformance(text);
+    assert!(
+        failures.iter().any(|f| f.contains(needle)),
+        "the defect was not caught as {needle:?}; failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn np_defect_a_templated_observed_generation_is_refused_by_the_api() {
+    assert_np_caught(
+        &np_mutated(
+            "        observed_generation:\n          expression: \"generation\"",
+            "        observed_generation: \"{{ .generation }}\"",
+        ),
+        "field 'observed_generation' must be a number",
+    );
+}
+
+#[test]
+fn np_defect_a_cel_built_list_of_maps_is_a_failure() {
+    assert_np_caught(
+        &np_mutated(
+            "        metadata:\n          job_name:\n            expression:",
+            "        extra:\n          expression: 'resources.?pulseJob.?status.?conditions.orValue([]).filter(c, c.type == \"Applied\")'\n        metadata:\n          job_name:\n            expression:",
+        ),
+        "serialises as [{\"Adapter\":{}}",
+    );
+}
+
+#[test]
+fn np_defect_a_missing_health_is_refused_by_the_api() {
+    let start = NODEPOOL_TASK_CONFIG
+        .find("          - type: \"Health\"\n            status: \"False\"")
+        .unwrap();
+    let end = start
+        + NODEPOOL_TASK_CONFIG[start..]
+            .find("        metadata:\n")
+            .unwrap();
+    let text = format!(
+        "{}{}",
+        &NODEPOOL_TASK_CONFIG[..start],
+        &NODEPOOL_TASK_CONFIG[end..]
+    );
+    assert_np_caught(&text, "missing mandatory condition 'Health'");
+}
+
+#[test]
+fn np_defect_the_cluster_id_taken_from_event_id_is_caught() {
+    // The GET then asks for the NodePool under a cluster that does not exist: the API answers
+    // 404, the required param fails, and nothing is ever reported.
+    assert_np_caught(
+        &np_mutated(
+            "    source: \"event.owner_references.id\"",
+            "    source: \"event.id\"",
+        ),
+        &format!(
+            "the event stopped, nothing reported: required param nodepool failed: unexpected GET /api/hyperfleet/v1/clusters/{NODEPOOL_ID}/nodepools/{NODEPOOL_ID}"
+        ),
+    );
+}
+
+#[test]
+fn np_defect_a_put_to_the_clusters_statuses_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "        url: \"/clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}/statuses\"\n        body: \"{{ .statusPayload }}\"",
+            "        url: \"/clusters/{{ .clusterId }}/statuses\"\n        body: \"{{ .statusPayload }}\"",
+        ),
+        &format!(
+            "success: PUT /api/hyperfleet/v1/clusters/{CLUSTER_ID}/statuses instead of /api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses"
+        ),
+    );
+}
+
+#[test]
+fn np_defect_a_missing_when_is_caught() {
+    // statusPayload and reportStatus without their `when`: a PUT while validation has not caught up.
+    let when = "      when:\n        expression: '!adapter.?resourcesSkipped.orValue(false) && adapter.?executionStatus.orValue(\"\") == \"success\"'\n";
+    assert_eq!(NODEPOOL_TASK_CONFIG.matches(when).count(), 2);
+    let text = NODEPOOL_TASK_CONFIG.replace(when, "");
+    assert_np_caught(
+        &text,
+        "preconditions not met: ValidationSuccessful False: PUT",
+    );
+    assert_np_caught(&text, "was sent although the preconditions are not met");
+}
+
+/// The guarded number expression of `ready_nodes`.
+const READY_NODES: &str = r#"              resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/ready_nodes"].orValue("null") != "null"
+                ? optional.of(int(resources.pulseJob.metadata.annotations["data.hyperfleet.io/ready_nodes"]))
+                : optional.none()"#;
+
+#[test]
+fn np_defect_a_cel_null_for_a_missing_number_is_caught() {
+    // `null` instead of optional.none(): the framework would send 0 ready nodes for a Job that
+    // has not reported.
+    let text = np_mutated(READY_NODES, &READY_NODES.replace("optional.none()", "null"));
+    assert_np_caught(&text, "just created (no status): framework WARN");
+    assert_np_caught(&text, "structpb.NullValue");
+    assert_np_caught(&text, "\"ready_nodes\":0");
+}
+
+#[test]
+fn np_defect_an_unguarded_int_is_a_cel_error_on_every_pulse_without_data() {
+    assert_np_caught(
+        &np_mutated(
+            READY_NODES,
+            r#"              int(resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/ready_nodes"].orValue("null"))"#,
+        ),
+        "just created (no status): framework WARN: value definition",
+    );
+}
+
+#[test]
+fn np_defect_a_missing_data_key_is_caught() {
+    let start = NODEPOOL_TASK_CONFIG
+        .find("          unready_nodes:\n")
+        .unwrap();
+    let end = start
+        + NODEPOOL_TASK_CONFIG[start..]
+            .find("        metadata:\n")
+            .unwrap();
+    let text = format!(
+        "{}{}",
+        &NODEPOOL_TASK_CONFIG[..start],
+        &NODEPOOL_TASK_CONFIG[end..]
+    );
+    assert_np_caught(&text, "generation 3, success: data is");
+}
+
+#[test]
+fn np_defect_node_versions_read_as_a_number_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            r#"            expression: 'resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/node_versions"].orValue("")'"#,
+            r#"            expression: 'resources.?pulseJob.?metadata.?annotations[?"data.hyperfleet.io/node_versions"].orValue("[]").size()'"#,
+        ),
+        "success: data is",
+    );
+}
+
+#[test]
+fn np_defect_finalized_true_from_a_crash_is_caught() {
+    // A crash while deleting leaves no Finalized on the Job; reading that as done would let the
+    // API hard-delete a NodePool whose nodes may still exist.
+    let text = np_mutated(
+        FINALIZED_STATUS,
+        &FINALIZED_STATUS.replace(r#": "False""#, r#": "True""#),
+    );
+    assert_np_caught(
+        &text,
+        "deleting, reporter-detected failure AdapterOOMKilled: condition Finalized",
+    );
+    assert_np_caught(
+        &text,
+        "deleting, Job failed without a report: condition Finalized",
+    );
+}
+
+#[test]
+fn np_defect_a_precondition_on_a_cluster_adapter_is_caught() {
+    // DnsSuccessful is a cluster's condition: a NodePool never has it, so nothing would run.
+    assert_np_caught(
+        &np_mutated(
+            "c.type == \"ValidationSuccessful\"",
+            "c.type == \"DnsSuccessful\"",
+        ),
+        "generation 3, success: no Job was created, the preconditions blocked it",
+    );
+}
+
+#[test]
+fn np_defect_a_deleting_nodepool_held_by_the_precondition_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "      isDeleting || nodepool.?status",
+            "      nodepool.?status",
+        ),
+        "deleting, Finalized=True CleanupConfirmed (work gone): no Job was created, the preconditions blocked it",
+    );
+}
+
+#[test]
+fn np_defect_the_works_generation_in_the_finalized_report_is_caught() {
+    assert_np_caught(
+        &np_mutated(
+            "            isDeleting\n              ? int(resources.?pulseJob",
+            "            false\n              ? int(resources.?pulseJob",
+        ),
+        "generation 3, deleting, Finalized=True CleanupConfirmed (work gone, reported at the old generation): observed_generation is 2, want the integer 3",
+    );
+}
+
+#[test]
+fn np_defect_a_name_with_both_ids_is_refused_by_the_api_server() {
+    let both = NODEPOOL_TASK_CONFIG.replace(
+        "hs-np-{{ .nodepoolId }}-g{{ .generation }}",
+        "hs-np-{{ .clusterId }}-{{ .nodepoolId }}-g{{ .generation }}",
+    );
+    assert_eq!(
+        both.matches("hs-np-{{ .clusterId }}-{{ .nodepoolId }}")
+            .count(),
+        3,
+        "the name, the discovery and the errorPayload's job_name"
+    );
+    assert_np_caught(&both, "must be no more than 63 bytes");
+    assert_np_caught(
+        &both,
+        &format!("is named \"hs-np-{CLUSTER_ID}-{NODEPOOL_ID}-g1\""),
+    );
+}
+
+// The README's NodePool dry-run inputs (manifests/hyperfleet/nodepool/dryrun/).
+
+fn np_dryrun(responses: &str, discovery: Option<&str>) -> Run {
+    dryrun_in(NODEPOOL_DRYRUN, NODEPOOL_TASK_CONFIG, responses, discovery)
+}
+
+fn np_dryrun_url(run: &Run) -> &str {
+    &run.sent[0].url
+}
+
+#[test]
+fn the_readmes_nodepool_dry_run_reports_the_successful_pulse() {
+    let run = np_dryrun("api-responses.json", Some("discovery.json"));
+    let body = dryrun_body(&run);
+    assert_eq!(
+        np_dryrun_url(&run),
+        format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}/nodepools/{NODEPOOL_ID}/statuses")
+    );
+    let statuses: Vec<_> = body["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].clone(), c["status"].clone(), c["reason"].clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (
+                json!("Applied"),
+                json!("True"),
+                json!("ManifestWorkApplied")
+            ),
+            (json!("Available"), json!("True"), json!("NodePoolReady")),
+            (json!("Health"), json!("True"), json!("NoIssues")),
+            (json!("Finalized"), json!("False"), json!(""))
+        ]
+    );
+    assert_eq!(body["adapter"], "hypershift");
+    assert_eq!(body["observed_generation"], json!(3));
+    assert_eq!(
+        body["data"],
+        json!({
+            "desired_replicas": 3, "current_replicas": 3, "autoscaling_min": null, "autoscaling_max": null,
+            "version": "4.19.3",
+            "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":0}]"#,
+            "ready_nodes": 3, "unready_nodes": 0,
+        })
+    );
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        format!("hs-np-{NODEPOOL_ID}-g3")
+    );
+    assert_eq!(run.params["clusterId"], CLUSTER_ID);
+    assert_eq!(run.params["nodepoolId"], NODEPOOL_ID);
+}
+
+#[test]
+fn the_readmes_nodepool_dry_run_without_discovery_reports_job_running() {
+    let body = dryrun_body(&np_dryrun("api-responses.json", None));
+    for c in &body["conditions"].as_array().unwrap()[..3] {
+        assert_eq!(
+            (&c["status"], &c["reason"]),
+            (&json!("Unknown"), &json!("JobRunning")),
+            "{c}"
+        );
+    }
+    assert_eq!(body["conditions"][3]["type"], "Finalized");
+    assert_eq!(body["conditions"][3]["reason"], "");
+    assert_eq!(body["data"], nodepool_empty_body_data());
+}
+
+#[test]
+fn the_readmes_deleting_nodepool_dry_run_creates_the_bumped_generations_job() {
+    let run = np_dryrun("api-responses-deleting.json", None);
+    assert_eq!(run.adapter["resourcesSkipped"], false, "{:?}", run.adapter);
+    assert_eq!(
+        run.manifests["pulseJob"]["metadata"]["name"],
+        format!("hs-np-{NODEPOOL_ID}-g4")
+    );
+    let body = dryrun_body_at(&run, 4);
+    assert_eq!(body["observed_generation"], json!(4));
+    let finalized = &body["conditions"][3];
+    assert_eq!(
+        (
+            &finalized["type"],
+            &finalized["status"],
+            &finalized["reason"]
+        ),
+        (&json!("Finalized"), &json!("False"), &json!("JobRunning"))
+    );
+}
+
+#[test]
+fn the_readmes_waiting_nodepool_dry_run_creates_no_job_and_sends_nothing() {
+    let run = np_dryrun("api-responses-waiting.json", Some("discovery.json"));
+    assert_eq!(run.stopped, None);
+    assert!(run.manifests.is_empty(), "{:?}", run.manifests.keys());
+    assert!(run.sent.is_empty(), "{:?}", run.sent);
+    assert_eq!(run.adapter["resourcesSkipped"], true);
+    assert_eq!(
+        run.adapter["skipReason"],
+        "precondition 'validationSucceeded' not met"
     );
 }

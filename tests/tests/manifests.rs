@@ -29,6 +29,8 @@ const ADAPTER_ALIASES: &[&str] = &["RESULTS_PATH"];
 const GENERIC_FILES: &[&str] = &[
     "hyperfleet/adapter-config.yaml",
     "hyperfleet/adapter-task-config.yaml",
+    "hyperfleet/nodepool/adapter-config.yaml",
+    "hyperfleet/nodepool/adapter-task-config.yaml",
     "kind/kind-config.yaml",
     "kind/pulse/kustomization.yaml",
 ];
@@ -105,6 +107,21 @@ fn job_doc() -> Value {
 
 fn job() -> Job {
     typed("manifests/job.yaml", &job_doc())
+}
+
+/// The NodePool's pulse Job (`hypershift-adapter nodepool`).
+const NODEPOOL_JOB: &str = "manifests/nodepool-job.yaml";
+
+fn nodepool_job_doc() -> Value {
+    document(NODEPOOL_JOB)
+}
+
+/// Both pulse Jobs, for the rules they share (containers, deadlines, secrets).
+fn pulse_jobs() -> Vec<(&'static str, Job)> {
+    vec![
+        ("manifests/job.yaml", job()),
+        (NODEPOOL_JOB, typed(NODEPOOL_JOB, &nodepool_job_doc())),
+    ]
 }
 
 fn pod_spec(job: &Job) -> &PodSpec {
@@ -377,11 +394,6 @@ fn job_is_the_pulse_job_of_the_design() {
 
 #[test]
 fn container_names_and_results_path_match_what_the_binaries_read() {
-    let job = job();
-    let pod = pod_spec(&job);
-    let adapter = container(pod, "adapter");
-    let reporter = container(pod, "status-reporter");
-
     // The reporter watches the container named ADAPTER_CONTAINER_NAME, default `adapter`.
     let reporter_help = help("status-reporter", &["--help"]);
     let marker = reporter_help
@@ -395,54 +407,61 @@ fn container_names_and_results_path_match_what_the_binaries_read() {
                 .any(|l| l.contains("[default: adapter]")),
         "the reporter's default adapter container is no longer `adapter`"
     );
-    let watched = env_value(reporter, "ADAPTER_CONTAINER_NAME").unwrap_or("adapter");
-    assert_eq!(watched, adapter.name);
+    for (file, job) in pulse_jobs() {
+        let pod = pod_spec(&job);
+        let adapter = container(pod, "adapter");
+        let reporter = container(pod, "status-reporter");
+        let watched = env_value(reporter, "ADAPTER_CONTAINER_NAME").unwrap_or("adapter");
+        assert_eq!(watched, adapter.name, "{file}");
 
-    // Both sides of the hand-off name the same file, inside the shared volume.
-    let written = env_value(adapter, "RESULTS_OUTPUT_PATH").expect("adapter RESULTS_OUTPUT_PATH");
-    let read = env_value(reporter, "RESULTS_PATH").expect("reporter RESULTS_PATH");
-    assert_eq!(written, read);
-    let results_volume = pod
-        .volumes
-        .iter()
-        .flatten()
-        .find(|v| v.empty_dir.is_some())
-        .expect("an emptyDir results volume");
-    for (c, read_only) in [(adapter, false), (reporter, true)] {
-        let mount = c
-            .volume_mounts
+        // Both sides of the hand-off name the same file, inside the shared volume.
+        let written =
+            env_value(adapter, "RESULTS_OUTPUT_PATH").expect("adapter RESULTS_OUTPUT_PATH");
+        let read = env_value(reporter, "RESULTS_PATH").expect("reporter RESULTS_PATH");
+        assert_eq!(written, read, "{file}");
+        let results_volume = pod
+            .volumes
             .iter()
             .flatten()
-            .find(|m| m.name == results_volume.name)
-            .unwrap_or_else(|| panic!("{} does not mount the results volume", c.name));
-        assert!(
-            Path::new(written).starts_with(&mount.mount_path),
-            "{written} is not under {}'s mount {}",
-            c.name,
-            mount.mount_path
-        );
-        assert_eq!(
-            mount.read_only.unwrap_or(false),
-            read_only,
-            "{}: results mount readOnly must be {read_only}",
-            c.name
-        );
+            .find(|v| v.empty_dir.is_some())
+            .expect("an emptyDir results volume");
+        for (c, read_only) in [(adapter, false), (reporter, true)] {
+            let mount = c
+                .volume_mounts
+                .iter()
+                .flatten()
+                .find(|m| m.name == results_volume.name)
+                .unwrap_or_else(|| panic!("{} does not mount the results volume", c.name));
+            assert!(
+                Path::new(written).starts_with(&mount.mount_path),
+                "{written} is not under {}'s mount {}",
+                c.name,
+                mount.mount_path
+            );
+            assert_eq!(
+                mount.read_only.unwrap_or(false),
+                read_only,
+                "{}: results mount readOnly must be {read_only}",
+                c.name
+            );
+        }
     }
 }
 
 #[test]
 fn every_env_var_of_the_reporter_is_one_it_accepts() {
     let accepted = reporter_env();
-    let job = job();
-    let reporter = container(pod_spec(&job), "status-reporter");
-    let unknown: Vec<String> = env_names(reporter)
-        .into_iter()
-        .filter(|n| !accepted.contains(n))
-        .collect();
-    assert!(
-        unknown.is_empty(),
-        "status-reporter does not read {unknown:?}; it accepts {accepted:?}"
-    );
+    for (file, job) in pulse_jobs() {
+        let reporter = container(pod_spec(&job), "status-reporter");
+        let unknown: Vec<String> = env_names(reporter)
+            .into_iter()
+            .filter(|n| !accepted.contains(n))
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "{file}: status-reporter does not read {unknown:?}; it accepts {accepted:?}"
+        );
+    }
 }
 
 /// Covers every subcommand `hypershift-adapter --help` lists. The Job runs `controlplane`: until that
@@ -483,116 +502,120 @@ fn every_env_var_of_the_adapter_is_one_its_subcommand_accepts() {
 
 #[test]
 fn containers_are_locked_down_and_sized() {
-    let job = job();
-    let pod = pod_spec(&job);
-    let pod_sc = pod.security_context.as_ref().expect("pod securityContext");
-    assert_eq!(pod_sc.run_as_non_root, Some(true));
-    assert!(pod.host_network.is_none() && pod.host_pid.is_none() && pod.host_ipc.is_none());
-    for c in &pod.containers {
-        let sc = c
-            .security_context
-            .as_ref()
-            .unwrap_or_else(|| panic!("{}: no securityContext", c.name));
-        assert_eq!(sc.run_as_non_root, Some(true), "{}", c.name);
-        assert_eq!(sc.run_as_user, Some(65532), "{}", c.name);
-        assert_eq!(sc.read_only_root_filesystem, Some(true), "{}", c.name);
-        assert_eq!(sc.allow_privilege_escalation, Some(false), "{}", c.name);
-        assert_ne!(sc.privileged, Some(true), "{}", c.name);
-        let caps = sc.capabilities.as_ref().expect("capabilities");
-        assert_eq!(
-            caps.drop.as_deref(),
-            Some(&["ALL".to_owned()][..]),
-            "{}",
-            c.name
-        );
-        assert!(caps.add.is_none(), "{}", c.name);
-        assert_eq!(
-            sc.seccomp_profile.as_ref().map(|p| p.type_.as_str()),
-            Some("RuntimeDefault"),
-            "{}",
-            c.name
-        );
+    for (file, job) in pulse_jobs() {
+        let pod = pod_spec(&job);
+        let pod_sc = pod.security_context.as_ref().expect("pod securityContext");
+        assert_eq!(pod_sc.run_as_non_root, Some(true), "{file}");
+        assert!(pod.host_network.is_none() && pod.host_pid.is_none() && pod.host_ipc.is_none());
+        for c in &pod.containers {
+            let sc = c
+                .security_context
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}: no securityContext", c.name));
+            assert_eq!(sc.run_as_non_root, Some(true), "{}", c.name);
+            assert_eq!(sc.run_as_user, Some(65532), "{}", c.name);
+            assert_eq!(sc.read_only_root_filesystem, Some(true), "{}", c.name);
+            assert_eq!(sc.allow_privilege_escalation, Some(false), "{}", c.name);
+            assert_ne!(sc.privileged, Some(true), "{}", c.name);
+            let caps = sc.capabilities.as_ref().expect("capabilities");
+            assert_eq!(
+                caps.drop.as_deref(),
+                Some(&["ALL".to_owned()][..]),
+                "{}",
+                c.name
+            );
+            assert!(caps.add.is_none(), "{}", c.name);
+            assert_eq!(
+                sc.seccomp_profile.as_ref().map(|p| p.type_.as_str()),
+                Some("RuntimeDefault"),
+                "{}",
+                c.name
+            );
 
-        let resources = c.resources.as_ref().expect("resources");
-        let requests = resources.requests.clone().unwrap_or_default();
-        let limits = resources.limits.clone().unwrap_or_default();
-        assert!(requests.contains_key("cpu"), "{}: cpu request", c.name);
-        let request = quantity_bytes(&requests.get("memory").expect("memory request").0);
-        let limit = quantity_bytes(&limits.get("memory").expect("memory limit").0);
-        assert!(limit >= request, "{}: memory limit below request", c.name);
+            let resources = c.resources.as_ref().expect("resources");
+            let requests = resources.requests.clone().unwrap_or_default();
+            let limits = resources.limits.clone().unwrap_or_default();
+            assert!(requests.contains_key("cpu"), "{}: cpu request", c.name);
+            let request = quantity_bytes(&requests.get("memory").expect("memory request").0);
+            let limit = quantity_bytes(&limits.get("memory").expect("memory limit").0);
+            assert!(limit >= request, "{}: memory limit below request", c.name);
+        }
+        // Measured peaks (status-reporter ~9 MiB RSS; adapter target ≤ 16 MiB) must fit the requests.
+        let request_of = |name: &str| {
+            quantity_bytes(
+                &container(pod, name)
+                    .resources
+                    .as_ref()
+                    .unwrap()
+                    .requests
+                    .as_ref()
+                    .unwrap()["memory"]
+                    .0,
+            )
+        };
+        assert!(request_of("status-reporter") >= 9 << 20);
+        assert!(request_of("adapter") >= 16 << 20);
+        assert!(
+            pod.volumes.iter().flatten().all(|v| v.host_path.is_none()),
+            "no hostPath volumes"
+        );
     }
-    // Measured peaks (status-reporter ~9 MiB RSS; adapter target ≤ 16 MiB) must fit the requests.
-    let request_of = |name: &str| {
-        quantity_bytes(
-            &container(pod, name)
-                .resources
-                .as_ref()
-                .unwrap()
-                .requests
-                .as_ref()
-                .unwrap()["memory"]
-                .0,
-        )
-    };
-    assert!(request_of("status-reporter") >= 9 << 20);
-    assert!(request_of("adapter") >= 16 << 20);
-    assert!(
-        pod.volumes.iter().flatten().all(|v| v.host_path.is_none()),
-        "no hostPath volumes"
-    );
 }
 
 #[test]
 fn deadlines_ttl_and_volume_size_fit_together() {
-    let job = job();
-    let spec = job.spec.as_ref().unwrap();
-    let deadline = spec.active_deadline_seconds.expect("activeDeadlineSeconds");
-    let adapter = container(pod_spec(&job), "adapter");
-    let budget: i64 = env_value(adapter, "RETRY_BUDGET_SECONDS")
-        .expect("RETRY_BUDGET_SECONDS")
-        .parse()
-        .unwrap();
-    // The adapter's budget, plus the attempt in flight when it runs out, ends before the reporter
-    // stops waiting; otherwise a Maestro outage reads as AdapterTimeout instead of MaestroUnavailable.
-    let request_timeout =
-        i64::try_from(hypershift_adapter::work::maestro::config::DEFAULT_TIMEOUT.as_secs())
+    for (file, job) in pulse_jobs() {
+        let spec = job.spec.as_ref().unwrap();
+        let deadline = spec
+            .active_deadline_seconds
+            .unwrap_or_else(|| panic!("{file}: activeDeadlineSeconds"));
+        let adapter = container(pod_spec(&job), "adapter");
+        let budget: i64 = env_value(adapter, "RETRY_BUDGET_SECONDS")
+            .expect("RETRY_BUDGET_SECONDS")
+            .parse()
             .unwrap();
-    assert!(
-        budget + request_timeout < deadline - REPORTER_DEADLINE_MARGIN_SECONDS,
-        "RETRY_BUDGET_SECONDS {budget} + request timeout {request_timeout} must end before \
+        // The adapter's budget, plus the attempt in flight when it runs out, ends before the reporter
+        // stops waiting; otherwise a Maestro outage reads as AdapterTimeout instead of MaestroUnavailable.
+        let request_timeout =
+            i64::try_from(hypershift_adapter::work::maestro::config::DEFAULT_TIMEOUT.as_secs())
+                .unwrap();
+        assert!(
+            budget + request_timeout < deadline - REPORTER_DEADLINE_MARGIN_SECONDS,
+            "RETRY_BUDGET_SECONDS {budget} + request timeout {request_timeout} must end before \
          activeDeadlineSeconds {deadline} - reporter margin {REPORTER_DEADLINE_MARGIN_SECONDS}"
-    );
-    let reporter = container(pod_spec(&job), "status-reporter");
-    if let Some(max_wait) = env_value(reporter, "MAX_WAIT_TIME_SECONDS") {
-        let max_wait: i64 = max_wait.parse().unwrap();
-        assert!(max_wait < deadline && budget < max_wait);
+        );
+        let reporter = container(pod_spec(&job), "status-reporter");
+        if let Some(max_wait) = env_value(reporter, "MAX_WAIT_TIME_SECONDS") {
+            let max_wait: i64 = max_wait.parse().unwrap();
+            assert!(max_wait < deadline && budget < max_wait);
+        }
+
+        // The framework reads the finished Job on the NEXT pulse: it must outlive at least two.
+        let ttl = spec
+            .ttl_seconds_after_finished
+            .expect("ttlSecondsAfterFinished");
+        assert!(
+            ttl >= i32::try_from(2 * PULSE_INTERVAL_SECONDS).unwrap(),
+            "ttlSecondsAfterFinished {ttl} is shorter than two pulses"
+        );
+        assert!(
+            i64::from(ttl) <= deadline,
+            "a TTL longer than a whole run delays fresh status for no gain"
+        );
+
+        let results = pod_spec(&job)
+            .volumes
+            .iter()
+            .flatten()
+            .find_map(|v| v.empty_dir.as_ref())
+            .expect("emptyDir");
+        let size = quantity_bytes(&results.size_limit.as_ref().expect("emptyDir sizeLimit").0);
+        // A 1 MiB report plus the writer's temp file during the atomic rename.
+        assert!(
+            size >= 2 << 20,
+            "sizeLimit {size} cannot hold a report and its temp file"
+        );
     }
-
-    // The framework reads the finished Job on the NEXT pulse: it must outlive at least two.
-    let ttl = spec
-        .ttl_seconds_after_finished
-        .expect("ttlSecondsAfterFinished");
-    assert!(
-        ttl >= i32::try_from(2 * PULSE_INTERVAL_SECONDS).unwrap(),
-        "ttlSecondsAfterFinished {ttl} is shorter than two pulses"
-    );
-    assert!(
-        i64::from(ttl) <= deadline,
-        "a TTL longer than a whole run delays fresh status for no gain"
-    );
-
-    let results = pod_spec(&job)
-        .volumes
-        .iter()
-        .flatten()
-        .find_map(|v| v.empty_dir.as_ref())
-        .expect("emptyDir");
-    let size = quantity_bytes(&results.size_limit.as_ref().expect("emptyDir sizeLimit").0);
-    // A 1 MiB report plus the writer's temp file during the atomic rename.
-    assert!(
-        size >= 2 << 20,
-        "sizeLimit {size} cannot hold a report and its temp file"
-    );
 }
 
 #[test]
@@ -607,50 +630,51 @@ fn no_secret_material_is_inline() {
             assert_ne!(doc["kind"], "Secret", "{rel} defines a Secret");
         }
     }
-    let job = job();
-    let pod = pod_spec(&job);
-    for c in &pod.containers {
-        for e in c.env.iter().flatten() {
-            let sensitive = ["TOKEN", "PASSWORD", "SECRET", "KEY", "CA"]
-                .iter()
-                .any(|w| e.name.split('_').any(|part| part == *w));
-            if !sensitive {
-                continue;
+    for (file, job) in pulse_jobs() {
+        let pod = pod_spec(&job);
+        for c in &pod.containers {
+            for e in c.env.iter().flatten() {
+                let sensitive = ["TOKEN", "PASSWORD", "SECRET", "KEY", "CA"]
+                    .iter()
+                    .any(|w| e.name.split('_').any(|part| part == *w));
+                if !sensitive {
+                    continue;
+                }
+                assert!(
+                    e.name.ends_with("_FILE"),
+                    "{file} {}: {} must be a file path, not the secret itself",
+                    c.name,
+                    e.name
+                );
+                assert!(
+                    e.value_from
+                        .as_ref()
+                        .is_none_or(|v| v.secret_key_ref.is_none()),
+                    "{}: {} comes from a Secret as an env value",
+                    c.name,
+                    e.name
+                );
+                // The file lives on a read-only mount of a Secret volume.
+                let path = e.value.as_deref().expect("a path");
+                let mount = c
+                    .volume_mounts
+                    .iter()
+                    .flatten()
+                    .find(|m| Path::new(path).starts_with(&m.mount_path))
+                    .unwrap_or_else(|| panic!("{}: {path} is on no mount", e.name));
+                assert_eq!(mount.read_only, Some(true), "{}", e.name);
+                let volume = pod
+                    .volumes
+                    .iter()
+                    .flatten()
+                    .find(|v| v.name == mount.name)
+                    .unwrap();
+                assert!(
+                    volume.secret.is_some(),
+                    "{}: {path} is not from a Secret",
+                    e.name
+                );
             }
-            assert!(
-                e.name.ends_with("_FILE"),
-                "{}: {} must be a file path, not the secret itself",
-                c.name,
-                e.name
-            );
-            assert!(
-                e.value_from
-                    .as_ref()
-                    .is_none_or(|v| v.secret_key_ref.is_none()),
-                "{}: {} comes from a Secret as an env value",
-                c.name,
-                e.name
-            );
-            // The file lives on a read-only mount of a Secret volume.
-            let path = e.value.as_deref().expect("a path");
-            let mount = c
-                .volume_mounts
-                .iter()
-                .flatten()
-                .find(|m| Path::new(path).starts_with(&m.mount_path))
-                .unwrap_or_else(|| panic!("{}: {path} is on no mount", e.name));
-            assert_eq!(mount.read_only, Some(true), "{}", e.name);
-            let volume = pod
-                .volumes
-                .iter()
-                .flatten()
-                .find(|v| v.name == mount.name)
-                .unwrap();
-            assert!(
-                volume.secret.is_some(),
-                "{}: {path} is not from a Secret",
-                e.name
-            );
         }
     }
 }
@@ -676,10 +700,16 @@ fn rbac_is_exactly_what_the_containers_use() {
     assert_eq!(role.metadata.namespace.as_ref(), Some(&namespace));
     assert_eq!(binding.metadata.namespace.as_ref(), Some(&namespace));
     assert_eq!(sa.metadata.namespace.as_ref(), Some(&namespace));
-    assert_eq!(
-        pod_spec(&job).service_account_name,
-        sa.metadata.name.clone()
-    );
+    // Both pulse Jobs run as this ServiceAccount in this namespace: the NodePool's containers do
+    // what the control plane's do (one status PATCH, a watch of their own Pod) and nothing more.
+    for (file, job) in pulse_jobs() {
+        assert_eq!(job.metadata.namespace.as_ref(), Some(&namespace), "{file}");
+        assert_eq!(
+            pod_spec(&job).service_account_name,
+            sa.metadata.name.clone(),
+            "{file}"
+        );
+    }
     assert_eq!(binding.role_ref.kind, "Role");
     assert_eq!(Some(&binding.role_ref.name), role.metadata.name.as_ref());
     let subjects = binding.subjects.unwrap_or_default();
@@ -756,6 +786,69 @@ const REPORTED_TYPES: [&str; 4] = ["Applied", "Available", "Health", "Finalized"
 /// annotations.
 const DATA_KEYS: [&str; 3] = ["control_plane_endpoint", "desired_version", "version"];
 const TASK_CONFIG: &str = "manifests/hyperfleet/adapter-task-config.yaml";
+const NODEPOOL_TASK_CONFIG: &str = "manifests/hyperfleet/nodepool/adapter-task-config.yaml";
+const NODEPOOL_ADAPTER_CONFIG: &str = "manifests/hyperfleet/nodepool/adapter-config.yaml";
+
+/// How a `data` key of a report reaches the status body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum DataKind {
+    /// The annotation's text, `""` without one.
+    Text,
+    /// A JSON number: `int()` of the annotation, `optional.none()` (JSON null) without one or for
+    /// the text `null`. Never a CEL `null`: the framework would marshal it as 0.
+    Number,
+}
+
+/// What a task config must do, per the interface of the adapter subcommand its Job runs.
+struct Contract {
+    /// Params that must be required and come from these sources: (name, source).
+    ids: &'static [(&'static str, &'static str)],
+    /// The required param holding the object: GET of this URL.
+    object_url: &'static str,
+    /// Conditions of the object the preconditions wait for (True at its generation).
+    awaited: &'static [&'static str],
+    /// The report's `data` keys (sorted) and how each is typed in the body.
+    data: &'static [(&'static str, DataKind)],
+    /// The URL every status PUT goes to.
+    status_url: &'static str,
+}
+
+/// `manifests/hyperfleet/adapter-task-config.yaml` and `hypershift-adapter controlplane`.
+const CONTROLPLANE: Contract = Contract {
+    ids: &[("clusterId", "event.id")],
+    object_url: "/clusters/{{ .clusterId }}",
+    awaited: &AWAITED_CONDITIONS,
+    data: &[
+        ("control_plane_endpoint", DataKind::Text),
+        ("desired_version", DataKind::Text),
+        ("version", DataKind::Text),
+    ],
+    status_url: "/clusters/{{ .clusterId }}/statuses",
+};
+
+/// `manifests/hyperfleet/nodepool/adapter-task-config.yaml` and `hypershift-adapter nodepool`
+/// (`/work/nodepool-interface.md`): the NodePool's id from the event, its cluster's from the
+/// event's owner reference, the nested GET and PUT, validation awaited (a NodePool's required
+/// adapters are `[validation, hypershift]`), every key of the nodepool report.
+const NODEPOOL: Contract = Contract {
+    ids: &[
+        ("nodepoolId", "event.id"),
+        ("clusterId", "event.owner_references.id"),
+    ],
+    object_url: "/clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}",
+    awaited: &["ValidationSuccessful"],
+    data: &[
+        ("autoscaling_max", DataKind::Number),
+        ("autoscaling_min", DataKind::Number),
+        ("current_replicas", DataKind::Number),
+        ("desired_replicas", DataKind::Number),
+        ("node_versions", DataKind::Text),
+        ("ready_nodes", DataKind::Number),
+        ("unready_nodes", DataKind::Number),
+        ("version", DataKind::Text),
+    ],
+    status_url: "/clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}/statuses",
+};
 const ADAPTER_CONFIG: &str = "manifests/hyperfleet/adapter-config.yaml";
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -794,7 +887,12 @@ fn non_snake_keys(v: &Value, path: &str, out: &mut Vec<String>) {
 
 /// What is wrong with a task config, judged by the rules the lead's contract and the framework doc set
 /// (the deep schema/CEL/API conformance lives in its own test file). Empty = fine.
-fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<String> {
+fn task_config_problems(
+    contract: &Contract,
+    config: &Value,
+    job: &Value,
+    adapter_name: &str,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let mut problem = |s: String| problems.push(s);
     let top: BTreeSet<&str> = config
@@ -816,11 +914,11 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
     // params
     let params = config["params"].as_array().cloned().unwrap_or_default();
     let param = |name: &str| params.iter().find(|p| p["name"] == name).cloned();
-    match param("clusterId") {
-        Some(p) if p["source"] == "event.id" && p["required"] == true => {}
-        other => problem(format!(
-            "clusterId must be required, from event.id: {other:?}"
-        )),
+    for (name, source) in contract.ids {
+        match param(name) {
+            Some(p) if p["source"] == *source && p["required"] == true => {}
+            other => problem(format!("{name} must be required, from {source}: {other:?}")),
+        }
     }
     let cluster_param = params
         .iter()
@@ -828,11 +926,12 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
         .cloned()
         .unwrap_or_default();
     if cluster_param["source"]["api_call"]["method"] != "GET"
-        || cluster_param["source"]["api_call"]["url"] != "/clusters/{{ .clusterId }}"
+        || cluster_param["source"]["api_call"]["url"] != contract.object_url
         || cluster_param["required"] != true
     {
         problem(format!(
-            "the cluster must come from a required GET /clusters/{{{{ .clusterId }}}} param: {cluster_param}"
+            "the object must come from a required GET {} param: {cluster_param}",
+            contract.object_url
         ));
     }
     let cluster_name = cluster_param["name"].as_str().unwrap_or("cluster");
@@ -877,7 +976,7 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
             ));
         }
     }
-    for awaited in AWAITED_CONDITIONS {
+    for awaited in contract.awaited {
         let checked = expressions.iter().any(|e| {
             e.contains(&format!("c.type == \"{awaited}\""))
                 && e.contains("c.status == \"True\"")
@@ -898,7 +997,13 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
     }
     let resource = resources.first().cloned().unwrap_or_default();
     if resource["manifest"] != *job {
-        problem("the task config's Job drifted from manifests/job.yaml".to_owned());
+        problem("the task config's Job drifted from its manifests/*job.yaml".to_owned());
+    }
+    if resource.get("lifecycle").is_some() || resource.get("recreate_on_change").is_some() {
+        problem(
+            "lifecycle/recreate_on_change would make the framework delete Jobs (RBAC grants get, create)"
+                .to_owned(),
+        );
     }
     if resource["transport"]["client"] != "kubernetes" {
         problem("transport.client must be kubernetes".to_owned());
@@ -966,17 +1071,30 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            if keys.contains(&"expression") || keys.contains(&"field") || keys != DATA_KEYS {
+            let want: Vec<&str> = contract.data.iter().map(|(k, _)| *k).collect();
+            if keys.contains(&"expression") || keys.contains(&"field") || keys != want {
                 problem(format!(
-                    "payload {name}: data must be an object with keys {DATA_KEYS:?}, got {data}"
+                    "payload {name}: data must be an object with keys {want:?}, got {data}"
                 ));
             }
-            for key in DATA_KEYS {
-                let reads = str_at(data, &format!("/{key}/expression"))
-                    .contains(&format!("\"data.hyperfleet.io/{key}\""));
-                if !reads {
+            for (key, kind) in contract.data {
+                let expression = str_at(data, &format!("/{key}/expression"));
+                let annotation = format!("\"data.hyperfleet.io/{key}\"");
+                if !expression.contains(&annotation) {
                     problem(format!(
                         "payload {name}: data.{key} must read the Job annotation data.hyperfleet.io/{key}"
+                    ));
+                }
+                let typed = match kind {
+                    DataKind::Text => expression.contains(".orValue(\"\")"),
+                    DataKind::Number => expression.contains(&format!(
+                        "optional.of(int(resources.pulseJob.metadata.annotations[{annotation}]))"
+                    )) && expression.contains("optional.none()")
+                        && expression.contains(".orValue(\"null\") != \"null\""),
+                };
+                if !typed {
+                    problem(format!(
+                        "payload {name}: data.{key} must be {kind:?}: {expression:?}"
                     ));
                 }
             }
@@ -1003,10 +1121,10 @@ fn task_config_problems(config: &Value, job: &Value, adapter_name: &str) -> Vec<
             continue;
         };
         sent.insert(payload["name"].as_str().unwrap_or_default().to_owned());
-        if call["method"] != "PUT" || call["url"] != "/clusters/{{ .clusterId }}/statuses" {
+        if call["method"] != "PUT" || call["url"] != contract.status_url {
             problem(format!(
-                "post action {}: must be PUT /clusters/{{{{ .clusterId }}}}/statuses",
-                action["name"]
+                "post action {}: must be PUT {}",
+                action["name"], contract.status_url
             ));
         }
         if action["when"] != payload["when"] {
@@ -1033,7 +1151,12 @@ fn adapter_name() -> String {
 
 #[test]
 fn task_config_embeds_job_yaml_and_reports_as_the_contract_says() {
-    let problems = task_config_problems(&document(TASK_CONFIG), &job_doc(), &adapter_name());
+    let problems = task_config_problems(
+        &CONTROLPLANE,
+        &document(TASK_CONFIG),
+        &job_doc(),
+        &adapter_name(),
+    );
     assert!(
         problems.is_empty(),
         "{TASK_CONFIG}:\n  {}",
@@ -1207,7 +1330,7 @@ fn task_config_checker_catches_each_injected_defect() {
     for (what, inject, expected) in cases {
         let mut bad = good.clone();
         inject(&mut bad);
-        let problems = task_config_problems(&bad, &job, &name);
+        let problems = task_config_problems(&CONTROLPLANE, &bad, &job, &name);
         assert!(
             problems.iter().any(|p| p.contains(expected)),
             "{what}: expected a problem containing {expected:?}, got {problems:?}"
@@ -1378,11 +1501,23 @@ fn job_values(
     id: &str,
     generation: &str,
 ) -> BTreeMap<String, String> {
-    let config = document(TASK_CONFIG);
-    let mut values = BTreeMap::from([
-        ("clusterId".to_owned(), id.to_owned()),
-        ("generation".to_owned(), generation.to_owned()),
-    ]);
+    job_values_of(TASK_CONFIG, env, &[("clusterId", id)], generation)
+}
+
+/// The values of a pulse Job's placeholders: `task_config`'s env params from `env` (else their default),
+/// the given ids (param name, value) and generation.
+fn job_values_of(
+    task_config: &str,
+    env: &BTreeMap<String, String>,
+    ids: &[(&str, &str)],
+    generation: &str,
+) -> BTreeMap<String, String> {
+    let config = document(task_config);
+    let mut values: BTreeMap<String, String> = ids
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    values.insert("generation".to_owned(), generation.to_owned());
     for p in config["params"].as_array().unwrap() {
         let Some(var) = p["source"].as_str().and_then(|s| s.strip_prefix("env.")) else {
             continue;
@@ -1686,13 +1821,19 @@ fn served<'a>(responses: &'a Value, method: &str, url: &str) -> Option<&'a Value
 
 /// The awaited conditions that are not True at the cluster's current generation (the preconditions' rule).
 fn awaited_not_met(cluster: &Value) -> Vec<&'static str> {
-    let generation = cluster["generation"].as_f64().unwrap_or(-1.0);
-    let conditions = cluster["status"]["conditions"]
+    awaited_not_met_of(cluster, &AWAITED_CONDITIONS)
+}
+
+/// The `awaited` conditions that are not True at the object's current generation.
+fn awaited_not_met_of(object: &Value, awaited: &[&'static str]) -> Vec<&'static str> {
+    let generation = object["generation"].as_f64().unwrap_or(-1.0);
+    let conditions = object["status"]["conditions"]
         .as_array()
         .cloned()
         .unwrap_or_default();
-    AWAITED_CONDITIONS
-        .into_iter()
+    awaited
+        .iter()
+        .copied()
         .filter(|t| {
             !conditions.iter().any(|c| {
                 c["type"] == *t
@@ -1707,6 +1848,12 @@ fn awaited_not_met(cluster: &Value) -> Vec<&'static str> {
 /// event: the one key is the rendered name, the object is that Job plus what the API server and the
 /// status-reporter add, and the per-key data annotations agree with `hyperfleet.io/report-data`.
 fn discovery_problems(discovery: &Value, expected: &Value) -> Vec<String> {
+    discovery_problems_of(discovery, expected, &DATA_KEYS)
+}
+
+/// [`discovery_problems`] for a Job whose report has the `data` keys `keys`. The status-reporter writes
+/// a string value as itself and any other as compact JSON text.
+fn discovery_problems_of(discovery: &Value, expected: &Value, data_keys: &[&str]) -> Vec<String> {
     let mut problems = Vec::new();
     let name = str_at(expected, "/metadata/name");
     let keys: Vec<&String> = discovery
@@ -1741,11 +1888,20 @@ fn discovery_problems(discovery: &Value, expected: &Value) -> Vec<String> {
                 .map(|k| (k.to_owned(), v.clone()))
         })
         .collect();
-    if report_data != Value::Object(per_key.clone()) {
+    let written: serde_json::Map<String, Value> = report_data
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            (k.clone(), Value::String(text))
+        })
+        .collect();
+    if written != per_key {
         problems.push(format!("report-data {report_data} disagrees with the data.hyperfleet.io/* annotations {per_key:?}"));
     }
-    for key in DATA_KEYS {
-        if !per_key.contains_key(key) {
+    for key in data_keys {
+        if !per_key.contains_key(*key) {
             problems.push(format!("no data.hyperfleet.io/{key} annotation"));
         }
     }
@@ -1789,7 +1945,7 @@ fn discovery_problems(discovery: &Value, expected: &Value) -> Vec<String> {
     }
     if job != *expected {
         problems.push(
-            "the discovered Job is not manifests/job.yaml rendered for the dry-run event"
+            "the discovered Job is not the pulse Job's manifest rendered for the dry-run event"
                 .to_owned(),
         );
     }
@@ -1908,7 +2064,7 @@ fn dry_run_checks_catch_each_injected_defect() {
                     d[&name]["spec"]["template"]["spec"]["containers"][0]["image"] = "x:1".into()
                 })
             },
-            "not manifests/job.yaml rendered",
+            "manifest rendered for the dry-run event",
         ),
         (
             "data annotation disagreeing with report-data",
@@ -1939,6 +2095,627 @@ fn dry_run_checks_catch_each_injected_defect() {
         let mut bad = good.clone();
         inject(&mut bad);
         let problems = discovery_problems(&bad, &expected);
+        assert!(
+            problems.iter().any(|p| p.contains(expected_problem)),
+            "{what}: expected {expected_problem:?} in {problems:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The NodePool: manifests/nodepool-job.yaml and its framework deployment (manifests/hyperfleet/nodepool/), held to
+// the interface of `hypershift-adapter nodepool` and to the same rules as the control plane's
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A NodePool id the API could produce (UUIDv7, 36 characters): the longest there is.
+const LONGEST_NODEPOOL_ID: &str = "019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
+const NODEPOOL_DRYRUN: &str = "manifests/hyperfleet/nodepool/dryrun";
+
+fn labels_at<'a>(job: &'a Value, pointer: &str) -> &'a serde_json::Map<String, Value> {
+    job.pointer(pointer)
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| panic!("no {pointer}"))
+}
+
+#[test]
+fn nodepool_job_is_the_pulse_job_of_the_interface() {
+    let doc = nodepool_job_doc();
+    let job: Job = typed(NODEPOOL_JOB, &doc);
+    assert_eq!(
+        job.metadata.name.as_deref(),
+        Some("hs-np-{{ .nodepoolId }}-g{{ .generation }}")
+    );
+    let want_labels = serde_json::json!({
+        "app.kubernetes.io/name": "hypershift-adapter",
+        "app.kubernetes.io/component": "nodepool",
+        "hyperfleet.io/cluster-id": "{{ .clusterId }}",
+        "hyperfleet.io/nodepool-id": "{{ .nodepoolId }}",
+        "hyperfleet.io/adapter": "nodepool",
+    });
+    for pointer in ["/metadata/labels", "/spec/template/metadata/labels"] {
+        assert_eq!(
+            Value::Object(labels_at(&doc, pointer).clone()),
+            want_labels,
+            "{pointer}"
+        );
+    }
+    for pointer in [
+        "/metadata/annotations",
+        "/spec/template/metadata/annotations",
+    ] {
+        assert_eq!(
+            doc.pointer(pointer),
+            Some(&serde_json::json!({"hyperfleet.io/generation": "{{ .generation }}"})),
+            "{pointer}"
+        );
+    }
+    let pod = pod_spec(&job);
+    let names: Vec<&str> = pod.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["adapter", "status-reporter"]);
+    let adapter = container(pod, "adapter");
+    assert_eq!(adapter.args.as_deref(), Some(&["nodepool".to_owned()][..]));
+    for (name, value) in [
+        ("CLUSTER_ID", "{{ .clusterId }}"),
+        ("NODEPOOL_ID", "{{ .nodepoolId }}"),
+        ("GENERATION", "{{ .generation }}"),
+        ("HYPERFLEET_API_URL", "{{ .hyperfleetApiBaseUrl }}"),
+        (
+            "HYPERFLEET_API_TOKEN_FILE",
+            "/var/run/secrets/hyperfleet/token",
+        ),
+        ("WORK_BACKEND", "maestro"),
+        (
+            "MANAGEMENT_CLUSTER_CONSUMER",
+            "{{ .managementClusterConsumer }}",
+        ),
+        ("MAESTRO_SOURCE_ID", "{{ .maestroSourceId }}"),
+        ("MAESTRO_API_URL", "{{ .maestroApiUrl }}"),
+        ("MAESTRO_GRPC_URL", "{{ .maestroGrpcUrl }}"),
+    ] {
+        assert_eq!(env_value(adapter, name), Some(value), "adapter {name}");
+    }
+    // The NodePool is fetched from the API: no spec file in the Job.
+    assert_eq!(env_value(adapter, "NODEPOOL_SPEC_FILE"), None);
+    let reporter = container(pod, "status-reporter");
+    assert_eq!(
+        env_value(reporter, "CONDITION_TYPE"),
+        Some("Available,Applied,Health")
+    );
+}
+
+/// `nodepool-job.yaml` turned back into `job.yaml` by undoing exactly what the interface changes: the name, the
+/// component/adapter labels and the nodepool-id label, the subcommand and the NODEPOOL_ID variable.
+fn nodepool_job_as_controlplane(nodepool: &Value) -> Value {
+    let mut job = nodepool.clone();
+    job["metadata"]["name"] = "hs-cp-{{ .clusterId }}-g{{ .generation }}".into();
+    for pointer in ["/metadata/labels", "/spec/template/metadata/labels"] {
+        let labels = job
+            .pointer_mut(pointer)
+            .and_then(Value::as_object_mut)
+            .unwrap();
+        labels.remove("hyperfleet.io/nodepool-id");
+        for key in ["app.kubernetes.io/component", "hyperfleet.io/adapter"] {
+            if labels.get(key).is_some_and(|v| v == "nodepool") {
+                labels.insert(key.to_owned(), "controlplane".into());
+            }
+        }
+    }
+    let adapter = &mut job["spec"]["template"]["spec"]["containers"][0];
+    if adapter["args"] == serde_json::json!(["nodepool"]) {
+        adapter["args"] = serde_json::json!(["controlplane"]);
+    }
+    if let Some(env) = adapter["env"].as_array_mut() {
+        env.retain(|e| e["name"] != "NODEPOOL_ID");
+    }
+    job
+}
+
+/// Built like the control plane's Job: same security contexts, resources, volumes, deadlines, TTL, reporter and
+/// backend settings; a change to one of them in either file (drift) fails here.
+#[test]
+fn nodepool_job_is_built_like_job_yaml() {
+    assert_eq!(
+        nodepool_job_as_controlplane(&nodepool_job_doc()),
+        job_doc(),
+        "{NODEPOOL_JOB} differs from manifests/job.yaml beyond the name, labels, subcommand and NODEPOOL_ID"
+    );
+    let cases: Vec<(&str, Injection)> = vec![
+        (
+            "a longer deadline",
+            Box::new(|j| j["spec"]["activeDeadlineSeconds"] = 600.into()),
+        ),
+        (
+            "a writable root filesystem",
+            Box::new(|j| {
+                j["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] =
+                    false.into()
+            }),
+        ),
+        (
+            "only Available for the reporter's failures",
+            Box::new(|j| {
+                j["spec"]["template"]["spec"]["containers"][1]["env"][5]["value"] =
+                    "Available".into()
+            }),
+        ),
+        (
+            "the hub backend",
+            Box::new(|j| {
+                j["spec"]["template"]["spec"]["containers"][0]["env"][5]["value"] = "hub".into()
+            }),
+        ),
+    ];
+    for (what, inject) in cases {
+        let mut bad = nodepool_job_doc();
+        inject(&mut bad);
+        assert_ne!(nodepool_job_as_controlplane(&bad), job_doc(), "{what}");
+    }
+}
+
+/// The Job runs `hypershift-adapter nodepool`; every variable it sets must be one that subcommand reads. Until
+/// the subcommand is merged (the lead's `adapter/src/pulse/nodepool/`) this test fails on its first assertion,
+/// naming the subcommands `--help` lists, by design: it cannot pass against a binary without `nodepool`.
+#[test]
+fn every_env_var_of_the_nodepool_adapter_is_one_its_subcommand_accepts() {
+    let by_subcommand = adapter_env_by_subcommand();
+    let job: Job = typed(NODEPOOL_JOB, &nodepool_job_doc());
+    let adapter = container(pod_spec(&job), "adapter");
+    let subcommand = adapter.args.as_ref().and_then(|a| a.first()).unwrap();
+    assert_eq!(subcommand, "nodepool");
+    let accepted = by_subcommand.get(subcommand).unwrap_or_else(|| {
+        panic!(
+            "{NODEPOOL_JOB} runs `hypershift-adapter {subcommand}`, but --help lists only {:?}",
+            by_subcommand.keys().collect::<Vec<_>>()
+        )
+    });
+    assert!(
+        accepted.contains("NODEPOOL_ID"),
+        "`hypershift-adapter nodepool --help` lists no NODEPOOL_ID: {accepted:?}"
+    );
+    let unknown: Vec<String> = env_names(adapter)
+        .into_iter()
+        .filter(|n| !accepted.contains(n))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "`hypershift-adapter nodepool` does not read {unknown:?}; it accepts {accepted:?}"
+    );
+}
+
+#[test]
+fn nodepool_job_names_and_label_values_fit_with_the_longest_ids_and_generation() {
+    assert!(is_uuid_v7(LONGEST_NODEPOOL_ID) && is_uuid_v7(LONGEST_ID));
+    let values = job_values_of(
+        NODEPOOL_TASK_CONFIG,
+        &dryrun_env(),
+        &[
+            ("nodepoolId", LONGEST_NODEPOOL_ID),
+            ("clusterId", LONGEST_ID),
+        ],
+        LONGEST_GENERATION,
+    );
+    let job: Value = serde_saphyr::from_str(&render(&read(NODEPOOL_JOB), &values)).unwrap();
+    let problems = job_name_and_label_problems(&job);
+    assert!(problems.is_empty(), "{problems:?}");
+    let name = str_at(&job, "/metadata/name");
+    assert_eq!(
+        name,
+        format!("hs-np-{LONGEST_NODEPOOL_ID}-g{LONGEST_GENERATION}")
+    );
+    assert_eq!(name.len(), 54);
+    for pointer in ["/metadata/labels", "/spec/template/metadata/labels"] {
+        for (key, value) in labels_at(&job, pointer) {
+            assert!(
+                value.as_str().unwrap().len() <= 63,
+                "{pointer} {key}={value}"
+            );
+        }
+    }
+    // The framework finds the Job it created by the same name.
+    let config = document(NODEPOOL_TASK_CONFIG);
+    let by_name = render(str_at(&config, "/resources/0/discovery/by_name"), &values);
+    assert_eq!(by_name, name);
+    drop(typed::<Job>("rendered nodepool-job.yaml", &job));
+    // With both ids the name could not be created: the check can fail.
+    let mut both = job.clone();
+    both["metadata"]["name"] =
+        format!("hs-np-{LONGEST_ID}-{LONGEST_NODEPOOL_ID}-g{LONGEST_GENERATION}").into();
+    assert!(
+        job_name_and_label_problems(&both)
+            .iter()
+            .any(|p| p.contains("is not a DNS-1123 label"))
+    );
+}
+
+fn nodepool_adapter_name() -> String {
+    document(NODEPOOL_ADAPTER_CONFIG)["adapter"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn nodepool_task_config_embeds_nodepool_job_yaml_and_reports_as_the_interface_says() {
+    let problems = task_config_problems(
+        &NODEPOOL,
+        &document(NODEPOOL_TASK_CONFIG),
+        &nodepool_job_doc(),
+        &nodepool_adapter_name(),
+    );
+    assert!(
+        problems.is_empty(),
+        "{NODEPOOL_TASK_CONFIG}:\n  {}",
+        problems.join("\n  ")
+    );
+    // The same adapter on the API as the control plane's (HypershiftSuccessful on both objects).
+    assert_eq!(nodepool_adapter_name(), adapter_name());
+}
+
+#[test]
+fn nodepool_task_config_checker_catches_each_injected_defect() {
+    let good = document(NODEPOOL_TASK_CONFIG);
+    let job = nodepool_job_doc();
+    let name = nodepool_adapter_name();
+    let set_param = |c: &mut Value, name: &str, key: &str, value: Value| {
+        let p = c["params"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|p| p["name"] == name)
+            .unwrap();
+        p[key] = value;
+    };
+    let cases: Vec<(&str, Injection, &str)> = vec![
+        (
+            "Job drift",
+            Box::new(|c| {
+                c["resources"][0]["manifest"]["spec"]["template"]["spec"]["containers"][0]["args"] =
+                    serde_json::json!(["controlplane"])
+            }),
+            "drifted",
+        ),
+        (
+            "the control plane's Job embedded",
+            Box::new(|c| c["resources"][0]["manifest"] = job_doc()),
+            "drifted",
+        ),
+        (
+            "cluster id from event.id",
+            Box::new(move |c| set_param(c, "clusterId", "source", "event.id".into())),
+            "clusterId must be required, from event.owner_references.id",
+        ),
+        (
+            "the cluster GET instead of the NodePool's",
+            Box::new(|c| {
+                c["params"][2]["source"]["api_call"]["url"] = "/clusters/{{ .clusterId }}".into()
+            }),
+            "the object must come from a required GET /clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}",
+        ),
+        (
+            "a cluster adapter awaited",
+            Box::new(|c| {
+                let e = c["preconditions"][0]["expression"]
+                    .as_str()
+                    .unwrap()
+                    .replace("ValidationSuccessful", "DnsSuccessful");
+                c["preconditions"][0]["expression"] = e.into();
+            }),
+            "no precondition waits for ValidationSuccessful",
+        ),
+        (
+            "a deleting NodePool held",
+            Box::new(|c| {
+                let e = c["preconditions"][0]["expression"]
+                    .as_str()
+                    .unwrap()
+                    .replacen("isDeleting || ", "", 1);
+                c["preconditions"][0]["expression"] = e.into();
+            }),
+            "does not let a deleting cluster (isDeleting) through",
+        ),
+        (
+            "PUT to the cluster's statuses",
+            Box::new(|c| {
+                c["post"]["post_actions"][0]["api_call"]["url"] =
+                    "/clusters/{{ .clusterId }}/statuses".into()
+            }),
+            "must be PUT /clusters/{{ .clusterId }}/nodepools/{{ .nodepoolId }}/statuses",
+        ),
+        (
+            "a CEL null for a missing number",
+            Box::new(|c| {
+                let e = c["post"]["payloads"][0]["build"]["data"]["ready_nodes"]["expression"]
+                    .as_str()
+                    .unwrap()
+                    .replace("optional.none()", "null");
+                c["post"]["payloads"][0]["build"]["data"]["ready_nodes"]["expression"] = e.into();
+            }),
+            "data.ready_nodes must be Number",
+        ),
+        (
+            "a number left as text",
+            Box::new(|c| {
+                c["post"]["payloads"][0]["build"]["data"]["desired_replicas"]["expression"] =
+                    "resources.?pulseJob.?metadata.?annotations[?\"data.hyperfleet.io/desired_replicas\"].orValue(\"\")".into()
+            }),
+            "data.desired_replicas must be Number",
+        ),
+        (
+            "a missing data key",
+            Box::new(|c| {
+                c["post"]["payloads"][0]["build"]["data"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("node_versions");
+            }),
+            "data must be an object with keys",
+        ),
+        (
+            "payload without when",
+            Box::new(|c| {
+                c["post"]["payloads"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("when");
+            }),
+            "has no `when`",
+        ),
+        (
+            "observed_generation as a template string",
+            Box::new(|c| {
+                c["post"]["payloads"][1]["build"]["observed_generation"] =
+                    "{{ .generation }}".into();
+            }),
+            "observed_generation must be an expression",
+        ),
+        (
+            "a delete lifecycle",
+            Box::new(|c| {
+                c["resources"][0]["lifecycle"] =
+                    serde_json::json!({"delete": {"when": {"expression": "isDeleting"}}});
+            }),
+            "lifecycle/recreate_on_change",
+        ),
+    ];
+    for (what, inject, expected) in cases {
+        let mut bad = good.clone();
+        inject(&mut bad);
+        let problems = task_config_problems(&NODEPOOL, &bad, &job, &name);
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{what}: expected a problem containing {expected:?}, got {problems:?}"
+        );
+    }
+}
+
+/// One framework RBAC for both deployments: the NodePool's task config makes the framework do what the control
+/// plane's does (GET and POST of a Job by name in hyperfleet-system; no lifecycle, no update), so the same Role fits
+/// and nothing is widened.
+#[test]
+fn framework_rbac_is_least_privilege_for_the_nodepool_task_config_too() {
+    let nodepool: Job = typed(NODEPOOL_JOB, &nodepool_job_doc());
+    let problems = framework_rbac_problems(&documents(FRAMEWORK_RBAC), &nodepool);
+    assert!(problems.is_empty(), "{problems:?}");
+    let config = document(NODEPOOL_TASK_CONFIG);
+    let resources = config["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 1);
+    let resource = &resources[0];
+    assert_eq!(resource["manifest"]["kind"], "Job");
+    assert!(resource.get("lifecycle").is_none() && resource.get("recreate_on_change").is_none());
+    assert!(resource["discovery"]["by_name"].is_string());
+    assert!(resource["discovery"].get("by_selectors").is_none());
+    assert_eq!(
+        resource["discovery"]["namespace"],
+        documents(FRAMEWORK_RBAC)[1]["metadata"]["namespace"]
+    );
+    // The NodePool deployment runs as the same ServiceAccount (in-cluster config, no kubeconfig).
+    assert_eq!(
+        document(NODEPOOL_ADAPTER_CONFIG)["clients"]["kubernetes"]["kube_config_path"],
+        ""
+    );
+}
+
+#[test]
+fn nodepool_adapter_config_is_hypershift_on_the_kubernetes_transport_with_its_own_subscription() {
+    let config = document(NODEPOOL_ADAPTER_CONFIG);
+    let controlplane = document(ADAPTER_CONFIG);
+    assert_eq!(config["adapter"], controlplane["adapter"]);
+    let clients = config["clients"].as_object().unwrap();
+    assert!(!clients.contains_key("maestro"));
+    assert_eq!(
+        config["clients"]["hyperfleet_api"],
+        controlplane["clients"]["hyperfleet_api"]
+    );
+    assert_eq!(
+        config["clients"]["kubernetes"],
+        controlplane["clients"]["kubernetes"]
+    );
+    let subscription = |c: &Value| str_at(c, "/clients/broker/subscription_id").to_owned();
+    assert_eq!(subscription(&config), "hypershift-nodepool");
+    assert_ne!(subscription(&config), subscription(&controlplane));
+    // Only the subscription differs.
+    let mut same = config.clone();
+    same["clients"]["broker"] = controlplane["clients"]["broker"].clone();
+    assert_eq!(same, controlplane);
+    let task = document(NODEPOOL_TASK_CONFIG);
+    assert!(
+        task["params"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["source"] == "env.HYPERFLEET_API_BASE_URL" && p["required"] == true)
+    );
+}
+
+fn nodepool_dryrun_json(file: &str) -> Value {
+    serde_json::from_str(&read(&format!("{NODEPOOL_DRYRUN}/{file}")))
+        .unwrap_or_else(|e| panic!("{NODEPOOL_DRYRUN}/{file}: {e}"))
+}
+
+/// The nodepool report's `data` keys (sorted).
+fn nodepool_data_keys() -> Vec<&'static str> {
+    NODEPOOL.data.iter().map(|(k, _)| *k).collect()
+}
+
+/// The NodePool Job the framework renders for the dry-run event, at `generation`.
+fn nodepool_dryrun_job(generation: &str) -> Value {
+    let event = nodepool_dryrun_json("event.json");
+    let values = job_values_of(
+        NODEPOOL_TASK_CONFIG,
+        &dryrun_env(),
+        &[
+            ("nodepoolId", str_at(&event, "/data/id")),
+            ("clusterId", str_at(&event, "/data/owner_references/id")),
+        ],
+        generation,
+    );
+    serde_saphyr::from_str(&render(&read(NODEPOOL_JOB), &values)).unwrap()
+}
+
+#[test]
+fn nodepool_dry_run_inputs_fit_the_task_config_and_each_other() {
+    let event = nodepool_dryrun_json("event.json");
+    for field in ["specversion", "id", "source", "type"] {
+        assert!(
+            !str_at(&event, &format!("/{field}")).is_empty(),
+            "event.json: no {field}"
+        );
+    }
+    assert!(is_uuid_v7(str_at(&event, "/id")));
+    let id = str_at(&event, "/data/id");
+    let cluster_id = str_at(&event, "/data/owner_references/id");
+    assert!(is_uuid_v7(id), "event.json data.id {id:?} is not a UUIDv7");
+    assert!(is_uuid_v7(cluster_id), "owner_references.id {cluster_id:?}");
+    assert_ne!(id, cluster_id);
+    assert_eq!(event["data"]["kind"], "NodePool");
+    assert_eq!(event["data"]["owner_references"]["kind"], "Cluster");
+    let url = format!("/api/hyperfleet/v1/clusters/{cluster_id}/nodepools/{id}");
+    assert_eq!(event["data"]["href"], url.as_str());
+
+    // The NodePool GET is answered with this NodePool (the longest name a NodePool may have), validation done at
+    // its generation; the PUT is answered.
+    let responses = nodepool_dryrun_json("api-responses.json");
+    let nodepool = served(&responses, "GET", &url).expect("no response for the NodePool GET");
+    assert_eq!(nodepool["id"], id);
+    assert_eq!(nodepool["kind"], "NodePool");
+    assert_eq!(nodepool["owner_references"]["id"], cluster_id);
+    assert_eq!(nodepool["generation"], event["data"]["generation"]);
+    assert_eq!(
+        str_at(nodepool, "/name").len(),
+        15,
+        "the longest NodePool name"
+    );
+    assert!(label_value_problem(str_at(nodepool, "/name")).is_none());
+    assert!(awaited_not_met_of(nodepool, NODEPOOL.awaited).is_empty());
+    let put =
+        served(&responses, "PUT", &format!("{url}/statuses")).expect("no response for the PUT");
+    assert_eq!(put["adapter"], nodepool_adapter_name());
+    // Waiting: validation still at the previous generation, so nothing is created or reported.
+    let waiting = nodepool_dryrun_json("api-responses-waiting.json");
+    assert_eq!(
+        awaited_not_met_of(served(&waiting, "GET", &url).unwrap(), NODEPOOL.awaited),
+        ["ValidationSuccessful"]
+    );
+    // Deleting: deleted_time set, generation bumped past the event's, validation not at it; the PUT answered 204
+    // (the first body says Available=Unknown and this adapter has reported before: rule 13).
+    let deleting = nodepool_dryrun_json("api-responses-deleting.json");
+    let deleting_nodepool = served(&deleting, "GET", &url).unwrap();
+    assert_eq!(deleting_nodepool["id"], id);
+    assert!(deleting_nodepool["deleted_time"].is_string());
+    assert_eq!(
+        deleting_nodepool["generation"].as_u64(),
+        nodepool["generation"].as_u64().map(|g| g + 1)
+    );
+    assert_eq!(
+        awaited_not_met_of(deleting_nodepool, NODEPOOL.awaited),
+        ["ValidationSuccessful"]
+    );
+    let answer = deleting["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["match"]["method"] == "PUT")
+        .map(|e| &e["responses"][0]);
+    assert_eq!(answer.map(|a| &a["statusCode"]), Some(&Value::from(204)));
+    // The control plane's URL patterns do not answer the NodePool's requests (and the other way round).
+    assert!(
+        served(
+            &responses,
+            "GET",
+            &format!("/api/hyperfleet/v1/clusters/{cluster_id}")
+        )
+        .is_none()
+    );
+
+    let generation = nodepool["generation"].as_u64().unwrap().to_string();
+    let problems = discovery_problems_of(
+        &nodepool_dryrun_json("discovery.json"),
+        &nodepool_dryrun_job(&generation),
+        &nodepool_data_keys(),
+    );
+    assert!(
+        problems.is_empty(),
+        "{NODEPOOL_DRYRUN}/discovery.json: {problems:?}"
+    );
+}
+
+#[test]
+fn nodepool_dry_run_checks_catch_each_injected_defect() {
+    let expected = nodepool_dryrun_job("3");
+    let good = nodepool_dryrun_json("discovery.json");
+    let name = str_at(&expected, "/metadata/name").to_owned();
+    let keys = nodepool_data_keys();
+    let cases: Vec<(&str, Injection, &str)> = vec![
+        (
+            "the control plane's Job",
+            Box::new(|d| {
+                let m = d.as_object_mut().unwrap();
+                let v = m.values().next().unwrap().clone();
+                m.clear();
+                m.insert("hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3".into(), v);
+            }),
+            "keys",
+        ),
+        (
+            "a number annotation disagreeing with report-data",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["metadata"]["annotations"]["data.hyperfleet.io/ready_nodes"] =
+                        "2".into()
+                })
+            },
+            "disagrees",
+        ),
+        (
+            "a missing node_versions annotation",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["metadata"]["annotations"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("data.hyperfleet.io/node_versions");
+                })
+            },
+            "node_versions",
+        ),
+        (
+            "the subcommand drifted",
+            {
+                let name = name.clone();
+                Box::new(move |d| {
+                    d[&name]["spec"]["template"]["spec"]["containers"][0]["args"] =
+                        serde_json::json!(["controlplane"])
+                })
+            },
+            "manifest rendered for the dry-run event",
+        ),
+    ];
+    for (what, inject, expected_problem) in cases {
+        let mut bad = good.clone();
+        inject(&mut bad);
+        let problems = discovery_problems_of(&bad, &expected, &keys);
         assert!(
             problems.iter().any(|p| p.contains(expected_problem)),
             "{what}: expected {expected_problem:?} in {problems:?}"

@@ -2,18 +2,21 @@
 //! cluster name the HyperFleet API accepts (53) and the highest generation (int32). The real
 //! `hypershift-adapter controlplane` and `status-reporter` binaries run one pulse against the fake
 //! Maestro and the fake Kubernetes API server, which refuses Job names over 63 bytes as a real
-//! server does.
+//! server does. The NodePool's pulse Job (`manifests/nodepool-job.yaml`, a UUIDv7 NodePool id and
+//! the highest generation) is created through the fake server's Job create.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
-use testbed::ids::{CLUSTER_ID, LONGEST_CLUSTER_NAME};
+use testbed::ids::{CLUSTER_ID, LONGEST_CLUSTER_NAME, NODEPOOL_ID};
 use testbed::kube_api::ApiServer;
 use testbed::maestro::{FakeMaestro, FakeOptions};
-use testbed::pulse_job::{MAX_GENERATION, PulseJob, controlplane_job_name};
+use testbed::pulse_job::{MAX_GENERATION, PulseJob, controlplane_job_name, nodepool_job_name};
 use tokio::process::Command;
 
 const CLUSTER: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
@@ -184,4 +187,102 @@ async fn a_name_one_over_the_api_limit_is_refused_and_nothing_is_sent() {
         applied.message
     );
     assert_eq!(maestro.publishes(), 0);
+}
+
+/// `manifests/nodepool-job.yaml` with its placeholders filled in: [`NODEPOOL_ID`] of cluster
+/// [`CLUSTER_ID`] at `generation`.
+fn nodepool_job(generation: i32) -> Job {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../manifests/nodepool-job.yaml"
+    ))
+    .unwrap();
+    let mut rendered = text;
+    for (placeholder, value) in [
+        ("nodepoolId", NODEPOOL_ID.to_owned()),
+        ("clusterId", CLUSTER_ID.to_owned()),
+        ("generation", generation.to_string()),
+        (
+            "hyperfleetApiBaseUrl",
+            "http://hyperfleet-api.hyperfleet-system.svc:8000".to_owned(),
+        ),
+        ("managementClusterConsumer", CONSUMER.to_owned()),
+        (
+            "maestroSourceId",
+            "hyperfleet-hypershift-adapter".to_owned(),
+        ),
+        (
+            "maestroApiUrl",
+            "https://maestro-api.maestro.svc:8000".to_owned(),
+        ),
+        (
+            "maestroGrpcUrl",
+            "https://maestro-grpc.maestro.svc:8090".to_owned(),
+        ),
+        ("imageTag", "0.1.0".to_owned()),
+    ] {
+        rendered = rendered.replace(&format!("{{{{ .{placeholder} }}}}"), &value);
+    }
+    assert!(
+        !rendered.contains("{{"),
+        "a placeholder is left: {rendered}"
+    );
+    serde_saphyr::from_str(&rendered).unwrap()
+}
+
+/// The NodePool's pulse Job with a 36-character NodePool id and the highest generation: its
+/// name is 54 bytes and the fake API server's Job create (which refuses a name over 63 bytes,
+/// as it becomes a pod-template label value) stores it, with the name in the job-name labels.
+/// The same Job named with both ids is refused: the check can fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nodepool_job_with_a_uuid_v7_id_and_the_highest_generation_is_created() {
+    let server = ApiServer::start().await;
+    let jobs: Api<Job> = Api::namespaced(server.client().await, "hyperfleet-system");
+    let name = nodepool_job_name(NODEPOOL_ID, MAX_GENERATION);
+    assert_eq!(NODEPOOL_ID.len(), 36);
+    assert_eq!(name.len(), 54);
+    let job = nodepool_job(MAX_GENERATION);
+    assert_eq!(job.metadata.name.as_deref(), Some(name.as_str()));
+    let created = jobs
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let labels = created
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.metadata.as_ref())
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    for key in ["batch.kubernetes.io/job-name", "job-name"] {
+        assert_eq!(labels.get(key), Some(&name), "{key}");
+    }
+    assert_eq!(
+        labels.get("hyperfleet.io/nodepool-id").map(String::as_str),
+        Some(NODEPOOL_ID)
+    );
+    let stored = server
+        .job("hyperfleet-system", &name)
+        .expect("the Job is stored");
+    assert_eq!(
+        stored["metadata"]["annotations"]["hyperfleet.io/generation"],
+        "2147483647"
+    );
+    assert_label_values_fit("NodePool Job", &stored);
+
+    let mut both_ids = job.clone();
+    let long = format!("hs-np-{CLUSTER_ID}-{NODEPOOL_ID}-g{MAX_GENERATION}");
+    assert_eq!(long.len(), 91);
+    both_ids.metadata.name = Some(long.clone());
+    match jobs.create(&PostParams::default(), &both_ids).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422);
+            assert!(
+                status.message.contains("must be no more than 63 bytes"),
+                "{}",
+                status.message
+            );
+        }
+        other => panic!("{long}: expected a 422, got {other:?}"),
+    }
+    assert!(server.job("hyperfleet-system", &long).is_none());
 }

@@ -235,11 +235,51 @@ fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
     None
 }
 
-/// `#/components/schemas/<name>` of an OpenAPI document with every `$ref` inlined.
+/// `#/components/schemas/<name>` of an OpenAPI document with every `$ref` inlined, in the terms
+/// of [`crate::openapi`] (a Kubernetes structural-schema validator) where OpenAPI 3.0 reads
+/// differently: a schema without `type` admits any value, `null` included (3.0.3's `nullable`
+/// clarification: it adds null only to an explicit `type`, and a type-less schema restricts
+/// nothing), so it gets `nullable: true`; a type-less or `object` schema with neither
+/// `properties` nor `additionalProperties` admits any property (OpenAPI's default), so it gets
+/// `x-kubernetes-preserve-unknown-fields`.
+/// An object schema with `properties` keeps reporting unknown fields, which the API drops.
 pub fn schema(openapi_doc: &Value, name: &str) -> Value {
     let root = &openapi_doc["components"]["schemas"][name];
     assert!(!root.is_null(), "the OpenAPI document has no schema {name}");
-    inline(openapi_doc, root, 0)
+    let mut schema = inline(openapi_doc, root, 0);
+    oas30(&mut schema);
+    schema
+}
+
+/// Rewrites one schema (and the schemas inside it) as [`schema`] describes.
+fn oas30(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    let type_ = m.get("type").and_then(Value::as_str).map(str::to_owned);
+    if type_.is_none() {
+        m.entry("nullable").or_insert(Value::Bool(true));
+    }
+    if matches!(type_.as_deref(), None | Some("object"))
+        && !m.contains_key("properties")
+        && !m.contains_key("additionalProperties")
+    {
+        m.insert(
+            "x-kubernetes-preserve-unknown-fields".into(),
+            Value::Bool(true),
+        );
+    }
+    if let Some(Value::Object(properties)) = m.get_mut("properties") {
+        properties.values_mut().for_each(oas30);
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child @ Value::Object(_)) = m.get_mut(key) {
+            oas30(child);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(children)) = m.get_mut(key) {
+            children.iter_mut().for_each(oas30);
+        }
+    }
 }
 
 fn inline(doc: &Value, v: &Value, depth: usize) -> Value {

@@ -10,12 +10,21 @@
 //! value: a list of maps that is not, as a whole, a list found in the input data is CEL-built.
 //! (A `filter` that keeps every element is therefore taken for the data list: the one case this
 //! misses.)
+//!
+//! The result of an expression, as the framework turns it into a payload value (not in the
+//! framework doc; read in hyperfleet-adapter's `criteria/cel_evaluator.go` `EvaluateSafe`, which
+//! keeps `out.Value()`, `executor/post_action_executor.go` `processValue`, which replaces a Go
+//! `nil` with the value definition's `default` and `json.Marshal`s the rest, and cel-go's
+//! `types.Null.Value()` / `types.Optional.Value()`): a CEL `null` becomes
+//! `structpb.NullValue_NULL_VALUE`, an `int32` enum that `encoding/json` writes as `0`, so a
+//! top-level `null` is reported here as a trap and written as `0`; `optional.none()` is Go `nil`
+//! (JSON `null`, or the `default`); `optional.of(x)` is `x`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use cel::extractors::Arguments;
-use cel::objects::{Key, Map};
+use cel::objects::{Key, Map, OptionalValue};
 use cel::{Context, Env, ExecutionError, Program, Value};
 use jiff::Timestamp;
 use serde_json::Value as Json;
@@ -212,12 +221,29 @@ impl Evaluation {
             .map_err(|e| CelError::Soft(describe(&e)))
     }
 
-    /// Evaluates `expression` and converts the result to JSON (Go's `json.Marshal`), reporting
-    /// the list-of-maps trap in the notes.
+    /// Evaluates `expression` and converts the result to JSON as the framework does (see the
+    /// module docs): `Json::Null` stands for the Go `nil` of `optional.none()` (the caller uses the
+    /// value definition's `default`), a top-level CEL `null` is written as `0` and reported as a
+    /// trap, like a CEL-built list of maps.
     pub fn eval_json(&self, expression: &str) -> Result<Json, CelError> {
         let value = self.eval(expression)?;
+        let value = match <&OptionalValue>::try_from(&value) {
+            Ok(optional) => match optional.value() {
+                None => return Ok(Json::Null),
+                Some(inner) => inner.clone(),
+            },
+            Err(_) => value,
+        };
         let mut traps = Vec::new();
-        let json = to_json(&value, &self.data_lists, &mut traps).map_err(CelError::Soft)?;
+        let json = if value == Value::Null {
+            traps.push(
+                "a CEL null result is marshalled as structpb.NullValue, i.e. 0 (optional.none() gives JSON null)"
+                    .to_owned(),
+            );
+            Json::from(0)
+        } else {
+            to_json(&value, &self.data_lists, &mut traps).map_err(CelError::Soft)?
+        };
         if !traps.is_empty() {
             let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
             for t in traps {

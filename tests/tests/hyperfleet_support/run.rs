@@ -556,6 +556,8 @@ impl World<'_> {
                     ))
                 };
                 match result {
+                    // Go `nil` (`optional.none()`): the default, else null, without a WARN.
+                    Ok(Value::Null) => m.get("default").cloned().unwrap_or(Value::Null),
                     Ok(v) => v,
                     Err(e) => {
                         warnings.push(format!(
