@@ -216,7 +216,7 @@ pub fn is_node_name(name: &str) -> bool {
 }
 
 /// `s` cut to at most `max` bytes on a character boundary, with `…` when cut.
-fn cut(s: &str, max: usize) -> String {
+pub(super) fn cut(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
     }

@@ -30,6 +30,10 @@ pub use source::{KubeNodeSource, LeaseRenewal, NodeSource, Page, SourceError};
 /// Pages a source will be asked for before the list is considered endless (a server that keeps
 /// handing out continue tokens); 5 000 nodes at the default 250 per page is 20.
 const MAX_PAGES: usize = 10_000;
+/// Longest error message kept when the certificate signing requests cannot be listed: it goes
+/// into Health's message next to the node findings, and a proxy's HTML error page must not
+/// push that message past the report's limit.
+const MAX_NOT_CHECKED_LEN: usize = 2048;
 
 /// Reads every node lease, then streams the nodes page by page through a [`Judge`], then the
 /// certificate signing requests through a [`CsrJudge`]. At most one page is held at a time.
@@ -50,7 +54,7 @@ pub async fn collect(
             Ok(csrs) => CsrCheck::Checked(csrs),
             Err(err) => CsrCheck::NotChecked {
                 reason: err.reason(),
-                message: err.to_string(),
+                message: csr::cut(&err.to_string(), MAX_NOT_CHECKED_LEN),
             },
         };
     Ok(findings)
@@ -439,6 +443,35 @@ mod tests {
                     .to_owned(),
             }
         );
+    }
+
+    #[tokio::test]
+    async fn a_huge_error_body_on_the_csr_list_still_gives_a_valid_report() {
+        let source = cluster(3);
+        *source.fail_once.lock().unwrap() = Some((
+            Resource::CertificateSigningRequests,
+            0,
+            SourceError::Unreachable {
+                resource: Resource::CertificateSigningRequests,
+                message: format!("HTTP 502: <html>{}</html>", "é".repeat(100_000)),
+            },
+        ));
+        let t = Thresholds::default();
+        let findings = collect(&source, now(), &t).await.unwrap();
+        let CsrCheck::NotChecked { reason, message } = &findings.certificate_requests else {
+            panic!("{findings:?}")
+        };
+        assert_eq!(*reason, "ClusterUnreachable");
+        assert!(
+            message.len() <= MAX_NOT_CHECKED_LEN + 3,
+            "{}",
+            message.len()
+        );
+        assert!(message.starts_with(
+            "cannot read certificate signing requests from the API server: HTTP 502: <html>"
+        ));
+        let report = judge::report(&findings, &t, None);
+        job_report::validate(&report).unwrap();
     }
 
     #[tokio::test]
