@@ -466,7 +466,7 @@ struct WireCsrStatus {
 
 #[derive(Deserialize)]
 struct WireCsrCondition {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     type_: String,
     #[serde(default, deserialize_with = "null_as_default")]
     status: String,

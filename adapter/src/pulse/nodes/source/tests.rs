@@ -428,7 +428,7 @@ fn csr_nulls_and_missing_fields_are_tolerated() {
         "items": [
             {"metadata": {"name": "a"}, "spec": null, "status": null},
             {"metadata": {"name": "b"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "username": null, "request": null}, "status": {"conditions": null}},
-            {"metadata": {"name": "c"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "username": "system:node:worker-c", "request": "bm90IGEgcmVxdWVzdA=="}, "status": {"conditions": [{"type": "Approved", "status": null}]}}
+            {"metadata": {"name": "c"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "username": "system:node:worker-c", "request": "bm90IGEgcmVxdWVzdA=="}, "status": {"conditions": [{"type": null, "status": "True"}, {"type": "Approved", "status": null}]}}
         ]
     }))
     .unwrap();
