@@ -66,6 +66,49 @@ async fn an_injected_403_names_the_user_verb_resource_and_namespace() {
 }
 
 #[tokio::test]
+async fn a_denied_resource_is_a_403_on_every_request_and_nothing_else_is() {
+    let server = server_with_job().await;
+    server.put_csr(serde_json::json!({"metadata": {"name": "csr-7xq2p"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "request": ""}}));
+    server.deny("certificates.k8s.io", "certificatesigningrequests");
+    let csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    for _ in 0..2 {
+        let reply = send(&server, "GET", &format!("{csrs}?limit=250"), None, "").await;
+        assert_eq!(reply.status, 403);
+        assert_eq!(
+            reply.body,
+            format!(
+                r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"certificatesigningrequests.certificates.k8s.io is forbidden: User \"{}\" cannot list resource \"certificatesigningrequests\" in API group \"certificates.k8s.io\" at the cluster scope","reason":"Forbidden","details":{{"group":"certificates.k8s.io","kind":"certificatesigningrequests"}},"code":403}}"#,
+                server.user()
+            )
+        );
+    }
+    let reply = send(&server, "GET", &format!("{csrs}/csr-7xq2p"), None, "").await;
+    assert_eq!(reply.status, 403);
+    assert_eq!(
+        reply.json()["message"],
+        format!(
+            "certificatesigningrequests.certificates.k8s.io \"csr-7xq2p\" is forbidden: User \"{}\" cannot get resource \"certificatesigningrequests\" in API group \"certificates.k8s.io\" at the cluster scope",
+            server.user()
+        )
+    );
+    // The approval subresource is another RBAC resource, and other resources are untouched.
+    let approval = send(
+        &server,
+        "GET",
+        &format!("{csrs}/csr-7xq2p/approval"),
+        None,
+        "",
+    )
+    .await;
+    assert_ne!(approval.status, 403);
+    assert_eq!(send(&server, "GET", JOB, None, "").await.status, 200);
+    assert_eq!(
+        send(&server, "GET", "/api/v1/nodes", None, "").await.status,
+        200
+    );
+}
+
+#[tokio::test]
 async fn injected_401_404_500_and_503_have_real_bodies() {
     let server = server_with_job().await;
     for code in [401, 404, 500, 503] {

@@ -718,7 +718,8 @@ fn rbac_is_exactly_what_the_containers_use() {
     assert_eq!(Some(&subjects[0].name), sa.metadata.name.as_ref());
     assert_eq!(subjects[0].namespace.as_ref(), Some(&namespace));
 
-    // `hypershift-adapter nodes`: nodes [get, list] cluster-wide, leases [get, list] in kube-node-lease.
+    // `hypershift-adapter nodes`: nodes and certificatesigningrequests [get, list] cluster-wide
+    // (read only: nothing that could approve), leases [get, list] in kube-node-lease.
     let nodes = documents("manifests/rbac-nodes.yaml");
     let cluster_roles: Vec<ClusterRole> = nodes
         .iter()
@@ -728,7 +729,14 @@ fn rbac_is_exactly_what_the_containers_use() {
     assert_eq!(cluster_roles.len(), 1);
     assert_eq!(
         rules_of(cluster_roles[0].rules.as_deref().unwrap_or_default()),
-        BTreeSet::from([rule("", "nodes", &["get", "list"])])
+        BTreeSet::from([
+            rule("", "nodes", &["get", "list"]),
+            rule(
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                &["get", "list"]
+            ),
+        ])
     );
     let roles: Vec<Role> = nodes
         .iter()

@@ -1,5 +1,5 @@
 //! End-to-end: the real `hypershift-adapter nodes` binary against the testbed API server serving
-//! Nodes and node Leases, with a temp dir as the `emptyDir`. Every case reads the written report
+//! Nodes, node Leases and CertificateSigningRequests, with a temp dir as the `emptyDir`. Every case reads the written report
 //! with `job_report::parse` and asserts the exact reasons and the node names in the messages.
 //!
 //! Timestamps are relative to the moment the cluster is put into the server, and every age sits
@@ -18,6 +18,7 @@ use hypershift_adapter::pulse::nodes::{NodeSummary, Thresholds, testing};
 use jiff::{SignedDuration, Timestamp};
 use job_report::{ConditionStatus, Report};
 use serde_json::{Value, json};
+use testbed::csr::{BOOTSTRAPPER, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, KubeletCsr};
 use testbed::kube_api::{ApiServer, Fault, FaultAction};
 use testbed::pulse_job::PulseJob;
 use tokio::process::Command;
@@ -26,6 +27,9 @@ const LEASES: &str = "kube-node-lease";
 const TAINT: &str = testing::SYNTHETIC_TAINT;
 const NODES_PATH: &str = "/api/v1/nodes";
 const LEASES_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+const CSRS_PATH: &str = hypershift_adapter::pulse::nodes::source::CSR_PATH;
+/// A worker of a platform-None NodePool, as seed 002 names them.
+const WORKER: &str = "prod-eu-1-worker-ignition-1";
 
 /// A cluster in the testbed API server, and a pulse's emptyDir.
 struct Cluster {
@@ -110,6 +114,30 @@ impl Cluster {
     /// Puts a node with a fresh (5 s old) lease.
     fn put_fresh(&self, node: &NodeSummary) {
         self.put(node, Some(secs(5)));
+    }
+
+    /// Puts a kubelet CertificateSigningRequest created `age` ago, with a real request for
+    /// `node`.
+    fn put_csr(&self, csr: &KubeletCsr<'_>) {
+        self.server.put_csr(csr.object().unwrap());
+    }
+
+    /// A joining node's first client request, made by the bootstrapper, created `age` ago.
+    fn bootstrap_csr<'a>(
+        &self,
+        name: &'a str,
+        node: &'a str,
+        age: SignedDuration,
+        conditions: &'a [&'a str],
+    ) -> KubeletCsr<'a> {
+        KubeletCsr {
+            name,
+            created: self.now - age,
+            signer: KUBELET_CLIENT_SIGNER,
+            username: BOOTSTRAPPER,
+            node,
+            conditions,
+        }
     }
 
     fn env(&self) -> Vec<(String, String)> {
@@ -533,6 +561,203 @@ async fn health_names_the_worst_problem_and_counts_the_others() {
     );
 }
 
+// ---- kubelet certificate signing requests ---------------------------------------------------------
+
+/// Health's advice when requests are pending.
+const APPROVE: &str = "Check that each node is one you expect to join, then approve its request \
+    with `oc adm certificate approve <name>` (or `kubectl certificate approve`), or deny it; \
+    this adapter never approves requests.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_platform_none_worker_waiting_on_its_bootstrap_request_is_named() {
+    // Seed 002: the worker booted from its ignition, its kubelet asked for a client
+    // certificate, nothing approves it on platform None; no Node object exists yet.
+    let c = Cluster::new().await;
+    c.put_csr(&c.bootstrap_csr("csr-7xq2p", WORKER, mins(20), &[]));
+    let args = [
+        "--cluster-id",
+        testbed::ids::CLUSTER_ID,
+        "--generation",
+        "3",
+    ];
+    let r = c.run(&args).await;
+    r.assert_checked(
+        ("False", "InsufficientReadyNodes"),
+        ("False", "PendingCertificateRequests"),
+    );
+    assert_eq!(r.message("Applied"), "Checked 0 nodes and 0 node leases");
+    assert_eq!(
+        r.message("Health"),
+        format!(
+            "1 kubelet certificate signing request pending for longer than 10m: \
+             csr-7xq2p (node {WORKER}, {KUBELET_CLIENT_SIGNER}). {APPROVE}"
+        )
+    );
+    assert_eq!(
+        r.data("pending_certificate_requests"),
+        &json!({"checked": true, "count": 1, "within_grace": 0, "requests": [
+            {"name": "csr-7xq2p", "node": WORKER, "signer": KUBELET_CLIENT_SIGNER}
+        ]})
+    );
+    assert_eq!(c.lists(CSRS_PATH).len(), 1);
+
+    // Someone approved it (and denied an impostor's): nothing pending is reported.
+    c.put_csr(&c.bootstrap_csr("csr-7xq2p", WORKER, mins(20), &["Approved"]));
+    c.put_csr(&c.bootstrap_csr("csr-9zzzz", "intruder-1", mins(30), &["Denied"]));
+    let r = c.run(&args).await;
+    r.assert_checked(("False", "InsufficientReadyNodes"), ("True", "NoIssues"));
+    assert_eq!(r.message("Health"), "No issues on 0 nodes");
+
+    // The node registered and asked for its serving certificate 2 minutes ago: within the
+    // grace, counted but not a problem.
+    c.put_fresh(&c.healthy(WORKER));
+    c.put_csr(&KubeletCsr {
+        name: "csr-b4kqm",
+        created: c.now - mins(2),
+        signer: KUBELET_SERVING_SIGNER,
+        username: &format!("system:node:{WORKER}"),
+        node: WORKER,
+        conditions: &[],
+    });
+    let r = c.run(&args).await;
+    r.assert_checked(("True", "NodesReady"), ("True", "NoIssues"));
+    assert_eq!(
+        r.data("pending_certificate_requests"),
+        &json!({"checked": true, "count": 0, "within_grace": 1, "requests": []})
+    );
+
+    // A shorter grace makes it a problem, though the node is Ready: its kubelet cannot serve
+    // logs, exec or metrics without the certificate.
+    let r = c.run(&["--csr-pending-grace", "1m"]).await;
+    r.assert_checked(
+        ("True", "NodesReady"),
+        ("False", "PendingCertificateRequests"),
+    );
+    assert!(
+        r.message("Health").starts_with(&format!(
+            "1 kubelet certificate signing request pending for longer than 1m: \
+             csr-b4kqm (node {WORKER}, {KUBELET_SERVING_SIGNER})."
+        )),
+        "{}",
+        r.message("Health")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_node_cannot_be_read_names_its_requester() {
+    let c = Cluster::new().await;
+    let mut csr = c
+        .bootstrap_csr("csr-garbled", WORKER, mins(20), &[])
+        .object()
+        .unwrap();
+    csr["spec"]["request"] = json!("bm90IGEgY2VydGlmaWNhdGUgcmVxdWVzdA==");
+    c.server.put_csr(csr);
+    c.put_csr(&c.bootstrap_csr("csr-ok", "prod-eu-1-worker-ignition-2", mins(20), &[]));
+    let r = c.run(&[]).await;
+    r.assert_checked(
+        ("False", "InsufficientReadyNodes"),
+        ("False", "PendingCertificateRequests"),
+    );
+    assert_eq!(
+        r.message("Health"),
+        format!(
+            "2 kubelet certificate signing requests pending for longer than 10m: \
+             csr-garbled (node unknown, requested by {BOOTSTRAPPER}, {KUBELET_CLIENT_SIGNER}), \
+             csr-ok (node prod-eu-1-worker-ignition-2, {KUBELET_CLIENT_SIGNER}). {APPROVE}"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_signing_requests_are_listed_page_by_page_after_the_nodes() {
+    let c = Cluster::new().await;
+    c.put_fresh(&c.healthy("worker-a"));
+    let names = ["csr-a", "csr-b", "csr-c", "csr-d"];
+    for name in names {
+        c.put_csr(&c.bootstrap_csr(name, "worker-x", mins(30), &["Approved"]));
+    }
+    // On the last page: only seen if every page is read.
+    c.put_csr(&c.bootstrap_csr("csr-e", WORKER, mins(30), &[]));
+    let r = c.run(&["--page-size", "2"]).await;
+    r.assert_checked(
+        ("True", "NodesReady"),
+        ("False", "PendingCertificateRequests"),
+    );
+    assert!(
+        r.message("Health").contains("csr-e (node"),
+        "{}",
+        r.message("Health")
+    );
+    let lists = c.lists(CSRS_PATH);
+    assert_eq!(lists.len(), 3, "{lists:?}");
+    assert!(lists.iter().all(|q| q.contains("limit=2")), "{lists:?}");
+    assert!(!lists[0].contains("continue="), "{lists:?}");
+    assert!(
+        lists[1..].iter().all(|q| q.contains("continue=")),
+        "{lists:?}"
+    );
+    let requests = c.server.requests();
+    let last_node = requests.iter().rposition(|r| r.path == NODES_PATH).unwrap();
+    let first_csr = requests.iter().position(|r| r.path == CSRS_PATH).unwrap();
+    assert!(last_node < first_csr, "nodes are read before the requests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_csr_grant_the_nodes_are_still_reported_and_the_grant_is_named() {
+    let c = Cluster::new().await;
+    c.put_fresh(&c.healthy("worker-a"));
+    c.put_csr(&c.bootstrap_csr("csr-7xq2p", WORKER, mins(20), &[]));
+    c.server
+        .deny("certificates.k8s.io", "certificatesigningrequests");
+    let not_checked = format!(
+        "Certificate signing requests were not checked: not allowed to list certificate signing \
+         requests: HTTP 403: certificatesigningrequests.certificates.k8s.io is forbidden: User \
+         {:?} cannot list resource \"certificatesigningrequests\" in API group \
+         \"certificates.k8s.io\" at the cluster scope. Grant get and list on \
+         certificatesigningrequests (API group certificates.k8s.io, cluster scope) as the \
+         ClusterRole in manifests/rbac-nodes.yaml does.",
+        c.server.user()
+    );
+    let r = c.run(&[]).await;
+    r.assert_checked(("True", "NodesReady"), ("True", "NoIssues"));
+    assert_eq!(
+        r.message("Applied"),
+        "Checked 1 node and 1 node lease; certificate signing requests could not be listed (Forbidden)"
+    );
+    assert_eq!(
+        r.message("Health"),
+        format!("No issues on 1 node. {not_checked}")
+    );
+    assert_eq!(
+        r.data("pending_certificate_requests"),
+        &json!({"checked": false, "reason": "Forbidden"})
+    );
+    let warning = r
+        .logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["level"] == "WARN")
+        .unwrap_or_else(|| panic!("no warning in {}", r.logs));
+    assert_eq!(warning["reason"], "Forbidden", "{warning}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot list certificate signing requests"),
+        "{warning}"
+    );
+    assert_eq!(c.lists(CSRS_PATH).len(), 1, "a 403 is not retried");
+
+    // A node problem is reported as always, with the same note.
+    c.put_fresh(&c.ready("worker-b", ConditionStatus::False, mins(10)));
+    let r = c.run(&[]).await;
+    r.assert_checked(("True", "NodesReady"), ("False", "NodesNotReady"));
+    assert_eq!(
+        r.message("Health"),
+        format!("1 node not Ready for longer than 5m: worker-b. {not_checked}")
+    );
+}
+
 // ---- paging and the cluster's size ---------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -597,6 +822,18 @@ async fn five_thousand_nodes_are_checked_with_the_counts_right() {
             serde_json::to_value(testing::lease_object(&node.lease)).unwrap(),
         );
     }
+    // And the requests a busy cluster holds, each with a real request for its node.
+    let csrs = testing::synthetic_csrs(600, 11, c.now);
+    for csr in &csrs {
+        c.put_csr(&KubeletCsr {
+            name: &csr.name,
+            created: csr.created,
+            signer: csr.signer,
+            username: &csr.username,
+            node: &csr.node,
+            conditions: &csr.conditions,
+        });
+    }
     let r = c
         .run(&["--verification-taint", TAINT, "--generation", "2"])
         .await;
@@ -613,15 +850,23 @@ async fn five_thousand_nodes_are_checked_with_the_counts_right() {
         .iter()
         .filter_map(|n| Some((n.lease.node.clone(), n.lease.renewed?)))
         .collect();
-    let findings = judge::judge(
+    let mut findings = judge::judge(
         cluster.iter().map(|n| &n.summary),
         &leases,
         c.now,
         &thresholds,
     );
+    let summaries: Vec<_> = csrs.iter().map(testing::SyntheticCsr::summary).collect();
+    findings.certificate_requests =
+        judge::CsrCheck::Checked(judge::judge_csrs(&summaries, c.now, &thresholds));
     assert!(
         findings.ready > 4800 && !findings.problems().is_empty(),
         "{findings:?}"
+    );
+    assert!(
+        findings.count(hypershift_adapter::pulse::nodes::Problem::PendingCsr) > 10,
+        "{:?}",
+        findings.certificate_requests
     );
     assert_eq!(r.report, judge::report(&findings, &thresholds, Some(2)));
     assert_eq!(r.data("nodes_total"), 5000);
@@ -632,6 +877,7 @@ async fn five_thousand_nodes_are_checked_with_the_counts_right() {
     // 250 per page by default.
     assert_eq!(c.lists(NODES_PATH).len(), 20);
     assert_eq!(c.lists(LEASES_PATH).len(), 20);
+    assert_eq!(c.lists(CSRS_PATH).len(), 3);
 }
 
 // ---- the API failing -----------------------------------------------------------------------------
@@ -917,6 +1163,30 @@ async fn with_the_status_reporter_the_findings_land_on_the_job() {
         job.annotation(&c.server, "hyperfleet.io/observed-generation")
             .as_deref(),
         Some("3")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_status_reporter_a_pending_request_lands_on_the_job() {
+    let c = Cluster::new().await;
+    c.put_csr(&c.bootstrap_csr("csr-7xq2p", WORKER, mins(20), &[]));
+    let (conditions, job) = with_reporter(&c, &[]).await;
+    assert_eq!(
+        conditions,
+        triples(&[
+            ("Applied", "True", "ChecksExecuted"),
+            ("Available", "False", "InsufficientReadyNodes"),
+            ("Health", "False", "PendingCertificateRequests"),
+        ])
+    );
+    let annotation = job
+        .annotation(&c.server, "data.hyperfleet.io/pending_certificate_requests")
+        .expect("one annotation per data key");
+    assert_eq!(
+        serde_json::from_str::<Value>(&annotation).unwrap(),
+        json!({"checked": true, "count": 1, "within_grace": 0, "requests": [
+            {"name": "csr-7xq2p", "node": WORKER, "signer": KUBELET_CLIENT_SIGNER}
+        ]})
     );
 }
 

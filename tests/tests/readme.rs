@@ -265,3 +265,45 @@ fn the_nodepool_tables_have_every_reason_of_the_module_docs() {
         .collect();
     assert_eq!(nodepool_table_gaps(&dropped).0, ["MachinesStuck"]);
 }
+
+const NODES_JUDGE_DOCS: &str = include_str!("../../adapter/src/pulse/nodes/judge.rs");
+
+/// The reasons of the README's nodes row `Health=False | A > B > …`, in order.
+fn documented_nodes_severity(readme: &str) -> Vec<String> {
+    let table = section(readme, "## hypershift-adapter nodes", "## ");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| Health=False |") && l.contains(" > "))
+        .expect("a `Health=False | A > B > …` row in the nodes section");
+    row.split('|')
+        .nth(2)
+        .unwrap_or_default()
+        .split('>')
+        .map(|r| r.trim().trim_matches('`').to_owned())
+        .collect()
+}
+
+#[test]
+fn the_nodes_severity_order_is_the_judges_everywhere_it_is_listed() {
+    use hypershift_adapter::pulse::nodes::Problem;
+    let judged: Vec<&str> = Problem::ALL.iter().map(|p| p.reason()).collect();
+    assert_eq!(documented_nodes_severity(&readme()), judged, "README");
+    // The judge's module docs: `//! 1. `NodesNotReady` — …`.
+    let listed: Vec<&str> = NODES_JUDGE_DOCS
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! "))
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains(". `"))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    assert_eq!(listed, judged, "adapter/src/pulse/nodes/judge.rs docs");
+    // The check can fail: a swapped pair in the README is caught.
+    let swapped = readme().replace(
+        "`StaleHeartbeats` > `PendingCertificateRequests`",
+        "`PendingCertificateRequests` > `StaleHeartbeats`",
+    );
+    assert_ne!(
+        documented_nodes_severity(&swapped),
+        judged,
+        "a swap is caught"
+    );
+}

@@ -1,6 +1,7 @@
 //! Benchmark of the real `hypershift-adapter nodes` binary against the fake API server on
-//! loopback: a synthetic cluster (default 5,000 realistic Nodes with 50 images each, and their
-//! Leases) is put into the testbed `ApiServer` once, then the binary checks it `--runs` times.
+//! loopback: a synthetic cluster (default 5,000 realistic Nodes with 50 images each, their
+//! Leases, and 200 kubelet CertificateSigningRequests with real PKCS#10 requests, some pending) is
+//! put into the testbed `ApiServer` once, then the binary checks it `--runs` times.
 //!
 //! Per run: the binary under `/usr/bin/time -f "%M %U %S"` (peak RSS; user+system CPU in 10 ms
 //! ticks), its own CPU time from the `cpu_us` field of its `report written` log line
@@ -22,6 +23,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use hypershift_adapter::pulse::nodes::testing;
 use testbed::bench::{closing_cpu, ms, parse_time, percentile, print_binary, print_rss};
+use testbed::csr::KubeletCsr;
 use testbed::kube_api::ApiServer;
 
 #[derive(Debug, Parser)]
@@ -39,6 +41,10 @@ struct Args {
     /// `--page-size` given to the adapter.
     #[arg(long, default_value_t = 250)]
     page_size: u32,
+    /// Kubelet certificate signing requests in the cluster (mostly approved, one in 5 pending;
+    /// the API server deletes decided ones after an hour, so a cluster holds few).
+    #[arg(long, default_value_t = 200)]
+    csrs: usize,
 }
 
 struct Run {
@@ -75,6 +81,18 @@ async fn bench(args: Args) -> Result<()> {
             "kube-node-lease",
             serde_json::to_value(testing::lease_object(&node.lease))?,
         );
+    }
+    for csr in testing::synthetic_csrs(args.csrs, 42, now) {
+        let object = KubeletCsr {
+            name: &csr.name,
+            created: csr.created,
+            signer: csr.signer,
+            username: &csr.username,
+            node: &csr.node,
+            conditions: &csr.conditions,
+        }
+        .object()?;
+        server.put_csr(object);
     }
     let dir = tempfile::tempdir()?;
     let kubeconfig = server.write_kubeconfig(dir.path());
@@ -134,7 +152,11 @@ async fn one_run(
     }
     let pages = server.requests()[before..]
         .iter()
-        .filter(|r| r.path.ends_with("/nodes") || r.path.ends_with("/leases"))
+        .filter(|r| {
+            r.path.ends_with("/nodes")
+                || r.path.ends_with("/leases")
+                || r.path.ends_with("/certificatesigningrequests")
+        })
         .count();
     let (max_rss_kib, cpu_ticks) = parse_time(&std::fs::read_to_string(&time_file)?)?;
     Ok(Run {
@@ -156,9 +178,10 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
     let wall: Vec<Duration> = runs.iter().map(|r| r.wall).collect();
     let pages: Vec<usize> = runs.iter().map(|r| r.pages).collect();
     println!(
-        "cluster              {} nodes + {} leases, {} images/node, {:.1} MB of Node JSON; --page-size {} ({} runs)",
+        "cluster              {} nodes + {} leases + {} CSRs, {} images/node, {:.1} MB of Node JSON; --page-size {} ({} runs)",
         args.nodes,
         args.nodes,
+        args.csrs,
         args.images,
         node_bytes as f64 / 1e6,
         args.page_size,
@@ -181,7 +204,7 @@ fn report(args: &Args, binary: &Path, node_bytes: usize, runs: &[Run]) -> Result
         ms(percentile(&wall, 100.0))
     );
     println!(
-        "LIST pages per run   p50 {}   max {}   (nodes + leases)",
+        "LIST pages per run   p50 {}   max {}   (nodes + leases + CSRs)",
         percentile(&pages, 50.0),
         percentile(&pages, 100.0)
     );

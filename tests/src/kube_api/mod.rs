@@ -7,15 +7,19 @@
 //! What it reproduces: Job `/status` PATCH (strategic merge by `type` with prepend, in-place,
 //! `$patch: delete`, `$setElementOrder`; JSON merge patch; JSON patch with `test`), PUT, the
 //! Job status-transition rules, condition time normalisation, resourceVersion preconditions,
-//! 404/409/413/415/422/500 bodies, pod watches, paginated lists, generic custom resources and
-//! per-request faults.
+//! 404/409/413/415/422/500 bodies, pod watches, paginated lists (cluster-scoped ones such as
+//! nodes and certificate signing requests only at the cluster path), generic custom resources
+//! and per-request faults.
 //!
 //! What it simplifies:
 //! - Server-side apply (`application/apply-patch+yaml`) is a JSON merge patch of the applied
 //!   object: no managedFields, so never the SSA 409 conflict; only JSON bodies are accepted.
 //! - Strategic merge patch on resources other than Jobs and Pods merges like a merge patch.
-//! - No RBAC: the valid token may do everything; no token is a 403 for `system:anonymous`.
-//!   Inject `FaultAction::Status(403)` for a denial worded from the request.
+//! - RBAC is a deny list: the valid token may do everything except what
+//!   [`ApiServer::deny`] took away (a 403 worded from the request); no token is a 403 for
+//!   `system:anonymous`. Inject `FaultAction::Status(403)` for a one-off denial.
+//! - Seeded objects keep the `creationTimestamp` they bring (a POST gets now, as on a real
+//!   server).
 //! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
 //! - No defaulting or validation of objects beyond the Job rules (status transitions; on create
 //!   the generated selector, the job-name/controller-uid template labels and the label-value

@@ -135,10 +135,35 @@ pub fn create(
     insert_new(store, &address, object)
 }
 
-/// Stores a new object (seeding or POST) with the kind's server-side defaults, after the
-/// create-time validation (a Job's label values, its name included): a 422 stores nothing.
+/// Stores a new object (POST) with the kind's server-side defaults, after the create-time
+/// validation (a Job's label values, its name included): a 422 stores nothing. Like the real
+/// server, it sets `creationTimestamp` to now whatever the body says.
 pub fn insert_new(store: &mut Store, address: &Address, object: Value) -> Result<Value, ApiError> {
-    let object = prepare_new(store, address, object);
+    insert(store, address, object, None)
+}
+
+/// Stores a seeded object as [`insert_new`] does, except that a valid `creationTimestamp` it
+/// brings is kept (stored at whole seconds, as the server stores times): a seeded object may
+/// have been created before the test started, e.g. a certificate signing request pending for
+/// 20 minutes.
+pub fn seed(store: &mut Store, address: &Address, object: Value) -> Result<Value, ApiError> {
+    let created = object
+        .pointer("/metadata/creationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| super::time::normalise(t).ok());
+    insert(store, address, object, created)
+}
+
+fn insert(
+    store: &mut Store,
+    address: &Address,
+    object: Value,
+    created: Option<String>,
+) -> Result<Value, ApiError> {
+    let mut object = prepare_new(store, address, object);
+    if let Some(created) = created {
+        object["metadata"]["creationTimestamp"] = json!(created);
+    }
     if address.kind.behaviour == Behaviour::Job {
         let errors = jobs::validate_create(&object);
         if !errors.is_empty() {

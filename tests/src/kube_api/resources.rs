@@ -36,6 +36,12 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ("", "events", "Event", true),
     ("coordination.k8s.io", "leases", "Lease", true),
     (
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        false,
+    ),
+    (
         "work.open-cluster-management.io",
         "manifestworks",
         "ManifestWork",
@@ -162,6 +168,18 @@ mod tests {
             ResourceKind::lookup("", "v1", "nodes")
                 .namespaced
                 .eq(&false)
+        );
+    }
+
+    #[test]
+    fn certificate_signing_requests_are_cluster_scoped_with_their_kind() {
+        let kind = ResourceKind::lookup("certificates.k8s.io", "v1", "certificatesigningrequests");
+        assert!(!kind.namespaced);
+        assert_eq!(kind.kind, "CertificateSigningRequest");
+        assert_eq!(kind.api_version(), "certificates.k8s.io/v1");
+        assert_eq!(
+            resource_for_kind("certificates.k8s.io", "CertificateSigningRequest"),
+            "certificatesigningrequests"
         );
     }
 }

@@ -63,6 +63,8 @@ impl Drop for Handle {
 struct Shared {
     store: Mutex<Store>,
     faults: Mutex<Faults>,
+    /// `(group, resource)` pairs RBAC denies the valid token ([`ApiServer::deny`]).
+    denied: Mutex<Vec<(String, String)>>,
     log: Mutex<Vec<RecordedRequest>>,
     token: String,
     /// A CA certificate for the kubeconfig, base64 PEM. The server speaks plain HTTP, so it is
@@ -110,6 +112,7 @@ impl ApiServer {
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::default()),
             faults: Mutex::new(Faults::default()),
+            denied: Mutex::new(Vec::new()),
             log: Mutex::new(Vec::new()),
             token,
             ca_data: kubeconfig_ca(),
@@ -223,7 +226,7 @@ impl ApiServer {
             .to_owned();
         match Self::address(prefix, resource, ns, &name) {
             Some(address) if !name.is_empty() => {
-                match objects::insert_new(&mut self.store(), &address, object) {
+                match objects::seed(&mut self.store(), &address, object) {
                     Ok(stored) => stored,
                     Err(error) => panic!(
                         "seeding {resource} {name:?}: a real API server would refuse it: {}",
@@ -302,6 +305,24 @@ impl ApiServer {
     /// Stores (or replaces) a Lease.
     pub fn put_lease(&self, ns: &str, lease: Value) {
         self.put("/apis/coordination.k8s.io/v1", "leases", Some(ns), lease);
+    }
+
+    /// Stores (or replaces) a CertificateSigningRequest (cluster-scoped); it keeps the
+    /// `creationTimestamp` it brings, so a test can seed one that has been pending for a while.
+    pub fn put_csr(&self, csr: Value) {
+        self.put(
+            "/apis/certificates.k8s.io/v1",
+            "certificatesigningrequests",
+            None,
+            csr,
+        );
+    }
+
+    /// RBAC denies the valid token every verb on `resource` (as RBAC names it, e.g.
+    /// `certificatesigningrequests` or `jobs/status`) in API `group` (`""` for the core group)
+    /// from now on: each such request gets the 403 a real server sends, worded from the request.
+    pub fn deny(&self, group: &str, resource: &str) {
+        lock(&self.handle.shared.denied).push((group.to_owned(), resource.to_owned()));
     }
 
     /// Stores (or replaces) any object under an API prefix such as
@@ -414,10 +435,24 @@ impl Shared {
             Ok(Identity::Anonymous) => {
                 auth::forbidden(&Identity::Anonymous, &parts.method, path, &query).into_response()
             }
+            Ok(user) if self.is_denied(path) => {
+                auth::forbidden(&user, &parts.method, path, &query).into_response()
+            }
             Ok(Identity::User(_)) => self
                 .route(parts, &query, body)
                 .unwrap_or_else(IntoResponse::into_response),
         }
+    }
+
+    /// Whether RBAC denies the request's resource to the valid token.
+    fn is_denied(&self, path: &str) -> bool {
+        let Some(request) = ResourceRequest::parse(path) else {
+            return false;
+        };
+        let resource = request.rbac_resource();
+        lock(&self.denied)
+            .iter()
+            .any(|(g, r)| *g == request.group && *r == resource)
     }
 
     fn route(&self, parts: &Parts, query: &Query, body: &[u8]) -> Result<Response, ApiError> {
@@ -429,17 +464,18 @@ impl Shared {
             .and_then(|v| v.to_str().ok());
         let method = &parts.method;
         let mut store = lock(&self.store);
+        let kind = ResourceKind::lookup(&request.group, &request.version, &request.resource);
+        if !kind.namespaced && request.namespace.is_some() {
+            // A cluster-scoped resource under /namespaces/{ns}/ is no route on a real server.
+            return Err(ApiError::route_not_found());
+        }
         let Some(address) = Address::of(&request) else {
             return match *method {
                 Method::GET if query.is_watch() => {
                     watches::start(&store, &request, query, self.stopped.clone())
                 }
-                Method::GET => {
-                    let kind =
-                        ResourceKind::lookup(&request.group, &request.version, &request.resource);
-                    list::list_body(&store, &kind, request.namespace.as_deref(), query)
-                        .map(json_bytes)
-                }
+                Method::GET => list::list_body(&store, &kind, request.namespace.as_deref(), query)
+                    .map(json_bytes),
                 Method::POST => objects::create(&mut store, &request, body)
                     .map(|o| json(StatusCode::CREATED, &o)),
                 _ => Err(ApiError::method_not_allowed(method.as_str())),

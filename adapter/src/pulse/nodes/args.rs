@@ -66,6 +66,14 @@ pub struct Args {
     #[arg(long, env = "EXPECTED_NODES")]
     pub expected_nodes: Option<u32>,
 
+    /// A kubelet certificate signing request (node client or serving certificate) pending
+    /// longer than this is Health=False PendingCertificateRequests. An approver that works
+    /// decides within seconds to a minute or two; 10m leaves room for a slow one and for the
+    /// serving request that follows a joining node's client request, and still reports a node
+    /// that nothing admits (platform None) minutes after it booted.
+    #[arg(long, env = "CSR_PENDING_GRACE", default_value = "10m", value_parser = parse_duration)]
+    pub csr_pending_grace: SignedDuration,
+
     /// Items per LIST page. Peak memory grows with it (a page is buffered whole): measured on
     /// 5 000 nodes of ~13 KB each, 250 → 18 MiB RSS, 500 → 28 MiB, 1000 → 47 MiB.
     #[arg(long, env = "PAGE_SIZE", default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=5000))]
@@ -98,6 +106,7 @@ impl Args {
             verification_grace: self.verification_grace,
             min_ready_nodes: self.min_ready_nodes,
             expected_nodes: self.expected_nodes,
+            csr_pending_grace: self.csr_pending_grace,
         }
     }
 
@@ -163,7 +172,22 @@ mod tests {
         assert_eq!(t.stuck_terminating_after, SignedDuration::from_mins(30));
         assert_eq!(t.expected_nodes, Some(3));
         assert_eq!(t.required_ready(), (3, "--expected-nodes"));
+        assert_eq!(t.csr_pending_grace, SignedDuration::from_mins(10));
+        assert_eq!(
+            t,
+            Thresholds {
+                verification_taints: t.verification_taints.clone(),
+                expected_nodes: Some(3),
+                ..Thresholds::default()
+            },
+            "the flags' defaults are the judge's"
+        );
         assert_eq!(cli.args.page_size, 250);
+        let cli = Cli::try_parse_from(["x", "--csr-pending-grace", "1h"]).unwrap();
+        assert_eq!(
+            cli.args.thresholds().csr_pending_grace,
+            SignedDuration::from_hours(1)
+        );
     }
 
     #[test]
@@ -189,5 +213,6 @@ mod tests {
         assert!(Cli::try_parse_from(["x", "--not-ready-grace", "soon"]).is_err());
         assert!(Cli::try_parse_from(["x", "--generation", "0"]).is_err());
         assert!(Cli::try_parse_from(["x", "--page-size", "0"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--csr-pending-grace", "-1m"]).is_err());
     }
 }

@@ -1,8 +1,9 @@
-//! The pure part of the `nodes` check: compact node summaries in, findings and a report out.
+//! The pure part of the `nodes` check: compact node and certificate signing request summaries
+//! in, findings and a report out.
 //!
 //! Nothing here talks to the world. [`Judge`] folds one [`NodeSummary`] at a time (so a caller
-//! streaming pages never holds more than one page of nodes), and [`report`] turns the
-//! [`Findings`] into a [`Report`].
+//! streaming pages never holds more than one page of nodes), [`CsrJudge`] one [`CsrSummary`],
+//! and [`report`] turns the [`Findings`] into a [`Report`].
 //!
 //! # Severity ordering
 //!
@@ -12,10 +13,15 @@
 //! 1. `NodesNotReady` — capacity is lost now.
 //! 2. `StaleHeartbeats` — the kubelet went silent; the node is probably down even if the
 //!    node controller has not yet marked it NotReady.
-//! 3. `NodePressure` — capacity is degraded; the kubelet evicts pods (Memory/Disk/PID pressure,
+//! 3. `PendingCertificateRequests` — a kubelet certificate signing request has waited longer
+//!    than `--csr-pending-grace`: a joining node cannot register (bootstrap client
+//!    certificate; on platform `None` nothing approves it), or a node cannot renew its client
+//!    certificate or get a serving one (logs, exec and metrics fail). Capacity that should be
+//!    there is not, or soon will not be; a person must approve or deny.
+//! 4. `NodePressure` — capacity is degraded; the kubelet evicts pods (Memory/Disk/PID pressure,
 //!    NetworkUnavailable).
-//! 4. `NodesStuckTerminating` — a deletion is blocked by finalizers; needs a person.
-//! 5. `NodesUnverified` — new capacity has not been admitted yet.
+//! 5. `NodesStuckTerminating` — a deletion is blocked by finalizers; needs a person.
+//! 6. `NodesUnverified` — new capacity has not been admitted yet.
 //!
 //! Cordoned nodes are counted and listed in `data` but do not make Health False: cordoning is
 //! usually deliberate (maintenance, drains).
@@ -24,6 +30,15 @@
 //! for heartbeats either: its kubelet stopped renewing the Lease at the same time, and the
 //! (shorter) heartbeat limit must not undercut the grace. Stale heartbeats therefore catch
 //! nodes still reported Ready whose kubelet went silent, and nodes past the grace.
+//!
+//! # Certificate signing requests
+//!
+//! Only the kubelet signers count (see [`super::csr`]); a request is pending while it is
+//! neither approved nor denied nor failed, measured from its creation. A pending serving
+//! request of a node that is Ready is still reported: the node works, but logs, exec and
+//! metrics through its kubelet do not. Denied requests are not reported. When the requests
+//! cannot be listed (typically a ClusterRole without the grant), the node findings are still
+//! reported and the messages say the requests were not checked and why.
 //!
 //! # Stability across pulses
 //!
@@ -38,13 +53,15 @@ use jiff::{SignedDuration, Timestamp};
 use job_report::{Condition, ConditionStatus, Report};
 use serde_json::{Map, Value, json};
 
+use super::csr::{CsrState, CsrSummary, KubeletSigner, NODE_USER_PREFIX};
+
 /// The `adapter` field of every report this check writes.
 pub const ADAPTER_NAME: &str = "hypershift-nodes";
 /// How many nodes a condition message names before saying "and N more".
 pub const MESSAGE_NODE_LIMIT: usize = 10;
 /// How many entries each list in `data` holds at most.
 pub const DATA_LIST_LIMIT: usize = 20;
-/// How many bytes of names each list in `data` holds at most; with 9 lists this keeps `data`
+/// How many bytes of names each list in `data` holds at most; with 10 lists this keeps `data`
 /// well below the 64 KiB limit whatever the node names are.
 pub const DATA_LIST_BYTES: usize = 4096;
 /// How many finalizers a message names per stuck node.
@@ -104,6 +121,8 @@ pub struct Thresholds {
     pub min_ready_nodes: u32,
     /// When set, Available=False below this many Ready nodes too.
     pub expected_nodes: Option<u32>,
+    /// A kubelet certificate signing request pending longer than this → a problem.
+    pub csr_pending_grace: SignedDuration,
 }
 
 impl Default for Thresholds {
@@ -116,6 +135,7 @@ impl Default for Thresholds {
             verification_grace: SignedDuration::from_mins(15),
             min_ready_nodes: 1,
             expected_nodes: None,
+            csr_pending_grace: SignedDuration::from_mins(10),
         }
     }
 }
@@ -135,6 +155,7 @@ impl Thresholds {
 pub enum Problem {
     NotReady,
     StaleHeartbeat,
+    PendingCsr,
     Pressure,
     StuckTerminating,
     Unverified,
@@ -142,9 +163,10 @@ pub enum Problem {
 
 impl Problem {
     /// Every problem, worst first.
-    pub const ALL: [Problem; 5] = [
+    pub const ALL: [Problem; 6] = [
         Problem::NotReady,
         Problem::StaleHeartbeat,
+        Problem::PendingCsr,
         Problem::Pressure,
         Problem::StuckTerminating,
         Problem::Unverified,
@@ -155,6 +177,7 @@ impl Problem {
         match self {
             Problem::NotReady => "NodesNotReady",
             Problem::StaleHeartbeat => "StaleHeartbeats",
+            Problem::PendingCsr => "PendingCertificateRequests",
             Problem::Pressure => "NodePressure",
             Problem::StuckTerminating => "NodesStuckTerminating",
             Problem::Unverified => "NodesUnverified",
@@ -176,6 +199,89 @@ pub struct UnverifiedNode {
     pub taints: Vec<String>,
 }
 
+/// A kubelet certificate signing request pending past the grace: enough to name it, the node
+/// it would admit and who asked.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PendingCsr {
+    pub name: String,
+    pub signer: KubeletSigner,
+    /// The node the certificate would admit; `None` when neither the request nor the
+    /// requester names one.
+    pub node: Option<String>,
+    /// Who created it, kept only when it says something the node does not: the node is
+    /// unknown, or the requester is a different node.
+    pub requested_by: Option<String>,
+}
+
+impl PendingCsr {
+    /// `csr-7xq2p (node worker-1, kubernetes.io/kubelet-serving)`.
+    fn describe(&self) -> String {
+        let who = match (&self.node, &self.requested_by) {
+            (Some(node), None) => format!("node {node}"),
+            (Some(node), Some(by)) => format!("node {node}, requested by {by}"),
+            (None, Some(by)) if !by.is_empty() => format!("node unknown, requested by {by}"),
+            (None, _) => "node unknown".to_owned(),
+        };
+        format!("{} ({who}, {})", self.name, self.signer.name())
+    }
+
+    fn size(&self) -> usize {
+        self.name.len()
+            + self.signer.name().len()
+            + self.node.as_ref().map_or(0, String::len)
+            + self.requested_by.as_ref().map_or(0, String::len)
+    }
+
+    fn to_json(&self) -> Value {
+        let mut item = json!({"name": self.name, "signer": self.signer.name()});
+        if let Some(node) = &self.node {
+            item["node"] = json!(node);
+        }
+        if let Some(by) = &self.requested_by {
+            item["requested_by"] = json!(by);
+        }
+        item
+    }
+}
+
+/// What the check found among certificate signing requests.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CsrFindings {
+    /// Requests seen, of any signer and state.
+    pub total: usize,
+    /// Kubelet requests pending past the grace, sorted by name after [`CsrJudge::finish`].
+    pub pending: Vec<PendingCsr>,
+    /// Kubelet requests pending, but for no longer than the grace.
+    pub pending_within_grace: usize,
+}
+
+/// Whether certificate signing requests were checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CsrCheck {
+    Checked(CsrFindings),
+    /// The list failed: the error's reason and message (never credentials).
+    NotChecked {
+        reason: &'static str,
+        message: String,
+    },
+}
+
+impl Default for CsrCheck {
+    fn default() -> Self {
+        CsrCheck::Checked(CsrFindings::default())
+    }
+}
+
+impl CsrCheck {
+    /// The pending requests past the grace; none when not checked.
+    pub fn pending(&self) -> &[PendingCsr] {
+        match self {
+            CsrCheck::Checked(f) => &f.pending,
+            CsrCheck::NotChecked { .. } => &[],
+        }
+    }
+}
+
 /// What the check found. After [`Judge::finish`] every list is sorted by node name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Findings {
@@ -194,6 +300,8 @@ pub struct Findings {
     pub stale_heartbeat: Vec<String>,
     /// How many node leases were seen.
     pub leases: usize,
+    /// Kubelet certificate signing requests, or why they were not checked.
+    pub certificate_requests: CsrCheck,
 }
 
 impl Findings {
@@ -205,11 +313,13 @@ impl Findings {
             .collect()
     }
 
-    /// How many nodes have this problem (a node under several pressures counts once).
+    /// How many nodes (or requests) have this problem (a node under several pressures counts
+    /// once).
     pub fn count(&self, problem: Problem) -> usize {
         match problem {
             Problem::NotReady => self.not_ready.len(),
             Problem::StaleHeartbeat => self.stale_heartbeat.len(),
+            Problem::PendingCsr => self.certificate_requests.pending().len(),
             Problem::Pressure => self.pressure_by_node().len(),
             Problem::StuckTerminating => self.stuck_terminating.len(),
             Problem::Unverified => self.unverified.len(),
@@ -370,6 +480,79 @@ impl<'a> Judge<'a> {
     }
 }
 
+/// Folds certificate signing requests one at a time into [`CsrFindings`]. Only the pending
+/// kubelet requests past the grace are kept, and of them only what names them.
+#[derive(Debug)]
+pub struct CsrJudge<'a> {
+    now: Timestamp,
+    thresholds: &'a Thresholds,
+    findings: CsrFindings,
+}
+
+impl<'a> CsrJudge<'a> {
+    pub fn new(now: Timestamp, thresholds: &'a Thresholds) -> Self {
+        CsrJudge {
+            now,
+            thresholds,
+            findings: CsrFindings::default(),
+        }
+    }
+
+    /// Judges one request. Pending is measured from its creation; an undated one counts as
+    /// pending forever.
+    pub fn observe(&mut self, csr: &CsrSummary) {
+        let f = &mut self.findings;
+        f.total += 1;
+        let Some(signer) = csr.signer else {
+            return;
+        };
+        if csr.state != CsrState::Pending {
+            return;
+        }
+        let age = csr
+            .created
+            .map_or(SignedDuration::MAX, |t| self.now.duration_since(t));
+        if age <= self.thresholds.csr_pending_grace {
+            f.pending_within_grace += 1;
+            return;
+        }
+        // The requester is worth naming when the node is unknown, or when a node asks for
+        // another node's certificate.
+        let requester_node = csr.requester.strip_prefix(NODE_USER_PREFIX);
+        let requested_by = match (&csr.node, requester_node) {
+            (None, _) => Some(csr.requester.clone()).filter(|r| !r.is_empty()),
+            (Some(node), Some(asker)) if asker != node.as_str() => Some(csr.requester.clone()),
+            _ => None,
+        };
+        f.pending.push(PendingCsr {
+            name: csr.name.clone(),
+            signer,
+            node: csr.node.clone(),
+            requested_by,
+        });
+    }
+
+    /// Sorts the pending requests by name and returns the findings.
+    pub fn finish(self) -> CsrFindings {
+        let mut f = self.findings;
+        f.pending.sort();
+        f
+    }
+}
+
+/// Judges a whole set of certificate signing requests at once (tests, benchmarks).
+pub fn judge_csrs<'c>(
+    csrs: impl IntoIterator<Item = &'c CsrSummary>,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> CsrFindings {
+    let mut judge = CsrJudge::new(now, thresholds);
+    for csr in csrs {
+        judge.observe(csr);
+    }
+    judge.finish()
+}
+
 /// Judges a whole set of nodes at once (tests, benchmarks).
 pub fn judge<'n>(
     nodes: impl IntoIterator<Item = &'n NodeSummary>,
@@ -386,16 +569,18 @@ pub fn judge<'n>(
 
 /// Turns findings into the report: Applied, Available, Health and `data`.
 pub fn report(findings: &Findings, thresholds: &Thresholds, generation: Option<i64>) -> Report {
-    let applied = Condition::new(
-        "Applied",
-        ConditionStatus::True,
-        "ChecksExecuted",
-        format!(
-            "Checked {} and {}",
-            plural(findings.total, "node", "nodes"),
-            plural(findings.leases, "node lease", "node leases")
-        ),
+    let mut checked = format!(
+        "Checked {} and {}",
+        plural(findings.total, "node", "nodes"),
+        plural(findings.leases, "node lease", "node leases")
     );
+    if let CsrCheck::NotChecked { reason, .. } = &findings.certificate_requests {
+        let _ = write!(
+            checked,
+            "; certificate signing requests could not be listed ({reason})"
+        );
+    }
+    let applied = Condition::new("Applied", ConditionStatus::True, "ChecksExecuted", checked);
     let mut report = Report::new(vec![
         applied,
         available(findings, thresholds),
@@ -428,6 +613,21 @@ fn available(f: &Findings, t: &Thresholds) -> Condition {
     }
 }
 
+/// What Health's message adds when the requests could not be listed.
+fn not_checked_note(f: &Findings) -> Option<String> {
+    match &f.certificate_requests {
+        CsrCheck::NotChecked { message, .. } => Some(format!(
+            " Certificate signing requests were not checked: {message}."
+        )),
+        CsrCheck::Checked(_) => None,
+    }
+}
+
+/// How to act on pending requests; this adapter never approves them.
+const APPROVE_ADVICE: &str = " Check that each node is one you expect to join, then approve its \
+     request with `oc adm certificate approve <name>` (or `kubectl certificate approve`), or \
+     deny it; this adapter never approves requests.";
+
 fn health(f: &Findings, t: &Thresholds) -> Condition {
     let problems = f.problems();
     let Some((&worst, rest)) = problems.split_first() else {
@@ -446,6 +646,10 @@ fn health(f: &Findings, t: &Thresholds) -> Condition {
         if !notes.is_empty() {
             let _ = write!(message, " ({})", notes.join(", "));
         }
+        if let Some(note) = not_checked_note(f) {
+            message.push('.');
+            message.push_str(&note);
+        }
         return Condition::new("Health", ConditionStatus::True, "NoIssues", message);
     };
     let mut message = describe(worst, f, t);
@@ -454,7 +658,24 @@ fn health(f: &Findings, t: &Thresholds) -> Condition {
         let _ = write!(message, ". Also: {}", others.join("; "));
     }
     message.push('.');
+    if worst == Problem::PendingCsr {
+        message.push_str(APPROVE_ADVICE);
+    }
+    if let Some(note) = not_checked_note(f) {
+        message.push_str(&note);
+    }
     Condition::new("Health", ConditionStatus::False, worst.reason(), message)
+}
+
+/// `(one, many)`: what a problem counts.
+fn counted(problem: Problem) -> (&'static str, &'static str) {
+    match problem {
+        Problem::PendingCsr => (
+            "kubelet certificate signing request",
+            "kubelet certificate signing requests",
+        ),
+        _ => ("node", "nodes"),
+    }
 }
 
 /// "2 nodes not Ready for longer than 5m: a, b" — up to [`MESSAGE_NODE_LIMIT`] names, sorted.
@@ -471,6 +692,12 @@ fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
                 human(t.stale_heartbeat_after)
             ),
             first(&f.stale_heartbeat).map(Clone::clone).collect(),
+        ),
+        Problem::PendingCsr => (
+            format!("pending for longer than {}", human(t.csr_pending_grace)),
+            first(f.certificate_requests.pending())
+                .map(PendingCsr::describe)
+                .collect(),
         ),
         Problem::Pressure => (
             "under pressure".to_owned(),
@@ -517,11 +744,8 @@ fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
                 .collect(),
         ),
     };
-    let mut message = format!(
-        "{} {head}: {}",
-        plural(n, "node", "nodes"),
-        names.join(", ")
-    );
+    let (one, many) = counted(problem);
+    let mut message = format!("{} {head}: {}", plural(n, one, many), names.join(", "));
     if n > names.len() {
         let _ = write!(message, " and {} more", n - names.len());
     }
@@ -537,11 +761,13 @@ fn short(problem: Problem, n: usize) -> String {
     let what = match problem {
         Problem::NotReady => "not Ready",
         Problem::StaleHeartbeat => "without a recent heartbeat",
+        Problem::PendingCsr => "pending",
         Problem::Pressure => "under pressure",
         Problem::StuckTerminating => "stuck terminating",
         Problem::Unverified => "unverified",
     };
-    format!("{} {what}", plural(n, "node", "nodes"))
+    let (one, many) = counted(problem);
+    format!("{} {what}", plural(n, one, many))
 }
 
 fn data(f: &Findings, t: &Thresholds) -> Map<String, Value> {
@@ -582,22 +808,40 @@ fn data(f: &Findings, t: &Thresholds) -> Map<String, Value> {
             f.stuck_terminating.len(),
         ),
     );
+    data.insert(
+        "pending_certificate_requests".into(),
+        match &f.certificate_requests {
+            CsrCheck::Checked(csrs) => json!({
+                "checked": true,
+                "count": csrs.pending.len(),
+                "within_grace": csrs.pending_within_grace,
+                "requests": first_fitting(csrs.pending.iter().map(|p| (p.size(), p.to_json()))),
+            }),
+            CsrCheck::NotChecked { reason, .. } => json!({"checked": false, "reason": reason}),
+        },
+    );
     data
 }
 
 /// `{"count": n, "nodes": [...]}` holding at most [`DATA_LIST_LIMIT`] entries and
 /// [`DATA_LIST_BYTES`] bytes of names; `count` is always the full count.
 fn capped(items: impl Iterator<Item = (usize, Value)>, count: usize) -> Value {
+    json!({"count": count, "nodes": first_fitting(items)})
+}
+
+/// The first items, at most [`DATA_LIST_LIMIT`] of them and [`DATA_LIST_BYTES`] bytes of
+/// names (each item comes with its size).
+fn first_fitting(items: impl Iterator<Item = (usize, Value)>) -> Vec<Value> {
     let mut bytes = 0;
-    let mut nodes = Vec::new();
+    let mut fitting = Vec::new();
     for (size, item) in items.take(DATA_LIST_LIMIT) {
         bytes += size;
         if bytes > DATA_LIST_BYTES {
             break;
         }
-        nodes.push(item);
+        fitting.push(item);
     }
-    json!({"count": count, "nodes": nodes})
+    fitting
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

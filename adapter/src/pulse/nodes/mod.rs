@@ -1,12 +1,15 @@
-//! `hypershift-adapter nodes`: judges the Nodes of a cluster (through its API) and writes the
-//! adapter report.
+//! `hypershift-adapter nodes`: judges the Nodes of a cluster and its kubelets' certificate
+//! signing requests (through its API) and writes the adapter report.
 //!
-//! - [`judge`] — pure: node summaries + lease renew times + now + thresholds → findings → report.
+//! - [`judge`] — pure: node summaries + lease renew times + CSR summaries + now + thresholds →
+//!   findings → report.
+//! - [`csr`] — pure: what is kept of a CertificateSigningRequest, the node its request names.
 //! - [`source`] — the [`NodeSource`] trait and its kube-rs implementation (paginated LISTs).
 //! - [`args`] — the flags.
 //! - [`run`] — wiring: collect through a source, judge, write the report atomically.
 
 pub mod args;
+pub mod csr;
 pub mod judge;
 pub mod source;
 pub mod testing;
@@ -18,23 +21,43 @@ use jiff::Timestamp;
 use job_report::{Condition, ConditionStatus, Report};
 
 pub use args::{Args, LogFormat};
-pub use judge::{Findings, Judge, NodeSummary, Problem, Thresholds};
+pub use csr::CsrSummary;
+pub use judge::{
+    CsrCheck, CsrFindings, CsrJudge, Findings, Judge, NodeSummary, Problem, Thresholds,
+};
 pub use source::{KubeNodeSource, LeaseRenewal, NodeSource, Page, SourceError};
 
 /// Pages a source will be asked for before the list is considered endless (a server that keeps
 /// handing out continue tokens); 5 000 nodes at the default 250 per page is 20.
 const MAX_PAGES: usize = 10_000;
+/// Longest error message kept when the certificate signing requests cannot be listed: it goes
+/// into Health's message next to the node findings, and a proxy's HTML error page must not
+/// push that message past the report's limit.
+const MAX_NOT_CHECKED_LEN: usize = 2048;
 
-/// Reads every node lease, then streams the nodes page by page through a [`Judge`].
-/// At most one page of nodes is held at a time. A list whose continue token expired (410) is
-/// restarted once from the beginning.
+/// Reads every node lease, then streams the nodes page by page through a [`Judge`], then the
+/// certificate signing requests through a [`CsrJudge`]. At most one page is held at a time.
+/// A list whose continue token expired (410) is restarted once from the beginning.
+///
+/// Only the node and lease lists can fail the whole check: when the certificate signing
+/// requests cannot be listed (a ClusterRole without the grant, a timeout), the node findings
+/// stand and [`Findings::certificate_requests`] says why the requests were not checked.
 pub async fn collect(
     source: &impl NodeSource,
     now: Timestamp,
     thresholds: &Thresholds,
 ) -> Result<Findings, SourceError> {
     let leases = retry_expired_once(|| read_leases(source)).await?;
-    retry_expired_once(|| judge_nodes(source, now, thresholds, &leases)).await
+    let mut findings = retry_expired_once(|| judge_nodes(source, now, thresholds, &leases)).await?;
+    findings.certificate_requests =
+        match retry_expired_once(|| judge_csrs(source, now, thresholds)).await {
+            Ok(csrs) => CsrCheck::Checked(csrs),
+            Err(err) => CsrCheck::NotChecked {
+                reason: err.reason(),
+                message: csr::cut(&err.to_string(), MAX_NOT_CHECKED_LEN),
+            },
+        };
+    Ok(findings)
 }
 
 async fn retry_expired_once<T, F, Fut>(mut f: F) -> Result<T, SourceError>
@@ -85,6 +108,26 @@ async fn judge_nodes(
         }
     }
     Err(endless(source::Resource::Nodes))
+}
+
+async fn judge_csrs(
+    source: &impl NodeSource,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> Result<CsrFindings, SourceError> {
+    let mut judge = CsrJudge::new(now, thresholds);
+    let mut token: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let page = source.csr_page(token.as_deref()).await?;
+        for csr in &page.items {
+            judge.observe(csr);
+        }
+        token = page.continue_token;
+        if token.is_none() {
+            return Ok(judge.finish());
+        }
+    }
+    Err(endless(source::Resource::CertificateSigningRequests))
 }
 
 fn endless(resource: source::Resource) -> SourceError {
@@ -146,6 +189,7 @@ pub async fn run(
         verification_grace: _,
         min_ready_nodes: _,
         expected_nodes: _,
+        csr_pending_grace: _,
         page_size: _,
         request_timeout: _,
     } = args;
@@ -159,12 +203,22 @@ pub async fn run(
         Ok(findings) => {
             let report = judge::report(&findings, &thresholds, *generation);
             let health = report.condition("Health").map_or("", |c| c.reason.as_str());
+            if let CsrCheck::NotChecked { reason, message } = &findings.certificate_requests {
+                tracing::warn!(
+                    cluster_id,
+                    generation,
+                    reason,
+                    error = %message,
+                    "cannot list certificate signing requests; reporting the nodes without them"
+                );
+            }
             tracing::info!(
                 cluster_id,
                 generation,
                 nodes = findings.total,
                 ready = findings.ready,
                 leases = findings.leases,
+                pending_csrs = findings.count(Problem::PendingCsr),
                 health,
                 "nodes checked"
             );
@@ -220,6 +274,7 @@ mod tests {
     struct MemorySource {
         nodes: Vec<NodeSummary>,
         leases: Vec<LeaseRenewal>,
+        csrs: Vec<CsrSummary>,
         page: usize,
         fail_once: Mutex<Option<(Resource, usize, SourceError)>>,
         endless: bool,
@@ -231,6 +286,7 @@ mod tests {
             MemorySource {
                 nodes,
                 leases,
+                csrs: Vec::new(),
                 page,
                 fail_once: Mutex::new(None),
                 endless: false,
@@ -278,6 +334,10 @@ mod tests {
         async fn lease_page(&self, token: Option<&str>) -> Result<Page<LeaseRenewal>, SourceError> {
             self.serve(Resource::Leases, &self.leases, token)
         }
+
+        async fn csr_page(&self, token: Option<&str>) -> Result<Page<CsrSummary>, SourceError> {
+            self.serve(Resource::CertificateSigningRequests, &self.csrs, token)
+        }
     }
 
     fn now() -> Timestamp {
@@ -324,6 +384,97 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn csrs_are_read_last_and_their_failure_leaves_the_node_findings_standing() {
+        let mut source = cluster(5);
+        source.csrs = testing::synthetic_csrs(9, 1, now())
+            .iter()
+            .map(testing::SyntheticCsr::summary)
+            .collect();
+        let findings = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap();
+        let csrs = judge::judge_csrs(&source.csrs, now(), &Thresholds::default());
+        assert_eq!(csrs.total, 9);
+        assert_eq!(findings.certificate_requests, CsrCheck::Checked(csrs));
+        let calls = source.calls.lock().unwrap().clone();
+        let order: Vec<Resource> = calls.iter().map(|c| c.0).collect();
+        assert_eq!(
+            order,
+            [
+                Resource::Leases,
+                Resource::Leases,
+                Resource::Nodes,
+                Resource::Nodes,
+                Resource::CertificateSigningRequests,
+                Resource::CertificateSigningRequests,
+                Resource::CertificateSigningRequests,
+            ]
+        );
+
+        // Forbidden on the second page: the nodes stand, the requests are not checked.
+        let source = {
+            let mut s = cluster(5);
+            s.csrs = testing::synthetic_csrs(9, 1, now())
+                .iter()
+                .map(testing::SyntheticCsr::summary)
+                .collect();
+            s
+        };
+        *source.fail_once.lock().unwrap() = Some((
+            Resource::CertificateSigningRequests,
+            4,
+            SourceError::Forbidden {
+                resource: Resource::CertificateSigningRequests,
+                message: "HTTP 403: forbidden".to_owned(),
+            },
+        ));
+        let findings = collect(&source, now(), &Thresholds::default())
+            .await
+            .unwrap();
+        assert_eq!(findings.total, 5);
+        assert_eq!(
+            findings.certificate_requests,
+            CsrCheck::NotChecked {
+                reason: "Forbidden",
+                message: "not allowed to list certificate signing requests: HTTP 403: forbidden. \
+                          Grant get and list on certificatesigningrequests (API group \
+                          certificates.k8s.io, cluster scope) as the ClusterRole in \
+                          manifests/rbac-nodes.yaml does"
+                    .to_owned(),
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_huge_error_body_on_the_csr_list_still_gives_a_valid_report() {
+        let source = cluster(3);
+        *source.fail_once.lock().unwrap() = Some((
+            Resource::CertificateSigningRequests,
+            0,
+            SourceError::Unreachable {
+                resource: Resource::CertificateSigningRequests,
+                message: format!("HTTP 502: <html>{}</html>", "é".repeat(100_000)),
+            },
+        ));
+        let t = Thresholds::default();
+        let findings = collect(&source, now(), &t).await.unwrap();
+        let CsrCheck::NotChecked { reason, message } = &findings.certificate_requests else {
+            panic!("{findings:?}")
+        };
+        assert_eq!(*reason, "ClusterUnreachable");
+        assert!(
+            message.len() <= MAX_NOT_CHECKED_LEN + 3,
+            "{}",
+            message.len()
+        );
+        assert!(message.starts_with(
+            "cannot read certificate signing requests from the API server: HTTP 502: <html>"
+        ));
+        let report = judge::report(&findings, &t, None);
+        job_report::validate(&report).unwrap();
+    }
+
+    #[tokio::test]
     async fn leases_without_renew_time_are_not_heartbeats() {
         let mut source = cluster(3);
         source.leases[1].renewed = None;
@@ -363,6 +514,9 @@ mod tests {
                     resource: Resource::Leases,
                     message: "HTTP 410: too old".to_owned(),
                 })
+            }
+            async fn csr_page(&self, token: Option<&str>) -> Result<Page<CsrSummary>, SourceError> {
+                self.0.csr_page(token).await
             }
         }
         let err = collect(&TwiceExpired(cluster(2)), now(), &Thresholds::default())

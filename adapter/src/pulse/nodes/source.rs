@@ -1,11 +1,18 @@
-//! Where nodes and node leases come from: the [`NodeSource`] trait and its Kubernetes
-//! implementation [`KubeNodeSource`].
+//! Where nodes, node leases and certificate signing requests come from: the [`NodeSource`]
+//! trait and its Kubernetes implementation [`KubeNodeSource`].
 //!
 //! The Kubernetes implementation lists page by page (`limit` + `continue`) and deserializes
 //! each page straight into small wire types holding only the fields the check reads — a Node's
-//! images, addresses, capacity and managed fields are skipped by the parser and never
-//! allocated; only the summaries are kept. The response body of one page is still buffered
-//! whole by kube-rs, so the page size bounds peak memory.
+//! images, addresses, capacity and managed fields, a CertificateSigningRequest's certificate,
+//! are skipped by the parser and never allocated; only the summaries are kept (of a request,
+//! not its bytes: the node it names is read from them while the page is summarized). The
+//! response body of one page is still buffered whole by kube-rs, so the page size bounds peak
+//! memory.
+//!
+//! Certificate signing requests are listed whole rather than with a `spec.signerName` field
+//! selector: a selector takes one signer, so the two kubelet signers would take two lists, and
+//! the cluster keeps few requests (the API server's cleaner deletes approved and denied ones
+//! after an hour, pending ones after a day).
 //!
 //! Measured with `tests/src/bin/bench-nodes.rs` (release build, 5 000 nodes of ~13 KB JSON with
 //! 50 images each, served by the testbed API server): 250 per page → 18 MiB peak RSS, ~125 ms
@@ -22,12 +29,15 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::ListParams;
 use serde::Deserialize;
 
+use super::csr::{CsrFields, CsrState, CsrSummary};
 use super::judge::{NodeSummary, ReadyState, TaintSummary};
 // An error and its sources, `: `-joined (hyper's "client error (Connect)" alone says little).
 use crate::kubeconfig::error_chain;
 
 /// The namespace holding one Lease per node, renewed by the kubelet as its heartbeat.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+/// The cluster-scoped list of CertificateSigningRequests.
+pub const CSR_PATH: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 
 /// One page of a list, and the token for the next (absent on the last page).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +58,22 @@ pub struct LeaseRenewal {
 pub enum Resource {
     Nodes,
     Leases,
+    CertificateSigningRequests,
+}
+
+impl Resource {
+    /// What to grant when listing it is forbidden.
+    pub fn grant(self) -> &'static str {
+        match self {
+            Resource::Nodes | Resource::Leases => {
+                "Grant the ClusterRole and Role in manifests/rbac-nodes.yaml"
+            }
+            Resource::CertificateSigningRequests => {
+                "Grant get and list on certificatesigningrequests (API group certificates.k8s.io, \
+                 cluster scope) as the ClusterRole in manifests/rbac-nodes.yaml does"
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Resource {
@@ -55,6 +81,7 @@ impl std::fmt::Display for Resource {
         f.write_str(match self {
             Resource::Nodes => "nodes",
             Resource::Leases => "leases in namespace kube-node-lease",
+            Resource::CertificateSigningRequests => "certificate signing requests",
         })
     }
 }
@@ -66,9 +93,7 @@ pub enum SourceError {
         "the API server rejected the credentials when listing {resource}: {message}. Check the kubeconfig (or the service account token) the Job mounts"
     )]
     Unauthorized { resource: Resource, message: String },
-    #[error(
-        "not allowed to list {resource}: {message}. Grant the ClusterRole and Role in manifests/rbac-nodes.yaml"
-    )]
+    #[error("not allowed to list {resource}: {message}. {}", .resource.grant())]
     Forbidden { resource: Resource, message: String },
     #[error("timed out after {}s listing {resource}; the API server did not answer", .timeout.as_secs_f64())]
     Timeout {
@@ -137,9 +162,16 @@ pub trait NodeSource {
         &self,
         continue_token: Option<&str>,
     ) -> impl Future<Output = Result<Page<LeaseRenewal>, SourceError>> + Send;
+
+    /// One page of CertificateSigningRequests (cluster-scoped), summarized.
+    fn csr_page(
+        &self,
+        continue_token: Option<&str>,
+    ) -> impl Future<Output = Result<Page<CsrSummary>, SourceError>> + Send;
 }
 
-/// Lists Nodes and Leases through a kube-rs client, with a timeout on every call.
+/// Lists Nodes, Leases and CertificateSigningRequests through a kube-rs client, with a timeout
+/// on every call.
 #[derive(Clone)]
 pub struct KubeNodeSource {
     client: kube::Client,
@@ -239,6 +271,23 @@ impl NodeSource for KubeNodeSource {
                     renewed: l.spec.renew_time,
                 })
                 .collect(),
+            continue_token: list.metadata.continue_token(),
+        })
+    }
+
+    async fn csr_page(
+        &self,
+        continue_token: Option<&str>,
+    ) -> Result<Page<CsrSummary>, SourceError> {
+        let list: WireList<WireCsr> = self
+            .list(
+                Resource::CertificateSigningRequests,
+                CSR_PATH,
+                continue_token,
+            )
+            .await?;
+        Ok(Page {
+            items: list.items.into_iter().map(WireCsr::summarize).collect(),
             continue_token: list.metadata.continue_token(),
         })
     }
@@ -378,6 +427,69 @@ struct WireLease {
 struct WireLeaseSpec {
     #[serde(default)]
     renew_time: Option<Timestamp>,
+}
+
+#[derive(Deserialize)]
+struct WireCsr {
+    #[serde(default, deserialize_with = "null_as_default")]
+    metadata: WireMeta,
+    #[serde(default, deserialize_with = "null_as_default")]
+    spec: WireCsrSpec,
+    #[serde(default, deserialize_with = "null_as_default")]
+    status: WireCsrStatus,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct WireCsrSpec {
+    #[serde(default, deserialize_with = "null_as_default")]
+    signer_name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    username: String,
+    /// Base64 of the PEM text; decoded only for a pending kubelet request.
+    #[serde(default, deserialize_with = "null_as_default")]
+    request: String,
+}
+
+#[derive(Deserialize, Default)]
+struct WireCsrStatus {
+    #[serde(default, deserialize_with = "null_as_default")]
+    conditions: Vec<WireCsrCondition>,
+}
+
+#[derive(Deserialize)]
+struct WireCsrCondition {
+    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
+    type_: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    status: String,
+}
+
+impl WireCsr {
+    fn summarize(self) -> CsrSummary {
+        let state = CsrState::from_conditions(
+            self.status
+                .conditions
+                .iter()
+                .map(|c| (c.type_.as_str(), c.status.as_str())),
+        );
+        let summary = CsrSummary::new(CsrFields {
+            name: &self.metadata.name,
+            created: self.metadata.creation_timestamp,
+            signer_name: &self.spec.signer_name,
+            username: &self.spec.username,
+            request_base64: &self.spec.request,
+            state,
+        });
+        if summary.signer.is_some() && state == CsrState::Pending && summary.node.is_none() {
+            tracing::debug!(
+                csr = summary.name,
+                requester = summary.requester,
+                "no node name in the request or its requester"
+            );
+        }
+        summary
+    }
 }
 
 /// A borrowed view of one node condition, whatever type it was parsed into.

@@ -1,12 +1,19 @@
 //! Synthetic clusters for tests, the testbed and benchmarks: deterministic for a given seed.
 //!
 //! [`synthetic_cluster`] yields compact [`NodeSummary`]s for the pure judge; [`node_object`] and
-//! [`lease_object`] turn them into the full Kubernetes objects an API server would serve.
+//! [`lease_object`] turn them into the full Kubernetes objects an API server would serve;
+//! [`csr_object`] builds a CertificateSigningRequest around a request the caller made (the
+//! testbed makes real ones with rcgen).
 
 use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
 use job_report::ConditionStatus;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{
+    CertificateSigningRequest, CertificateSigningRequestCondition, CertificateSigningRequestSpec,
+    CertificateSigningRequestStatus,
+};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{
     ContainerImage, Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Taint,
@@ -14,6 +21,9 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 
+use super::csr::{
+    CsrState, CsrSummary, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, KubeletSigner,
+};
 use super::judge::{NodeSummary, ReadyState, TaintSummary};
 use super::source::LeaseRenewal;
 
@@ -243,4 +253,158 @@ pub fn lease_object(lease: &LeaseRenewal) -> Lease {
             ..LeaseSpec::default()
         }),
     }
+}
+
+/// The identity OpenShift's node bootstrap requests a joining node's first client certificate as.
+pub const BOOTSTRAPPER: &str =
+    "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper";
+
+/// A synthetic kubelet certificate signing request, without its request bytes (the caller
+/// makes a real request for `CN=system:node:<node>` when it needs the object).
+#[derive(Debug, Clone)]
+pub struct SyntheticCsr {
+    pub name: String,
+    pub created: Timestamp,
+    pub signer: &'static str,
+    pub username: String,
+    /// The node the request names.
+    pub node: String,
+    /// `Approved`, `Denied` or `Failed` conditions; none while pending.
+    pub conditions: Vec<&'static str>,
+}
+
+impl SyntheticCsr {
+    /// What a source makes of this request when its bytes name `node`.
+    pub fn summary(&self) -> CsrSummary {
+        let state = CsrState::from_conditions(self.conditions.iter().map(|c| (*c, "True")));
+        let signer = KubeletSigner::from_name(self.signer);
+        let relevant = signer.is_some() && state == CsrState::Pending;
+        CsrSummary {
+            name: self.name.clone(),
+            created: Some(self.created),
+            signer,
+            state,
+            node: relevant.then(|| self.node.clone()),
+            requester: if relevant {
+                self.username.clone()
+            } else {
+                String::new()
+            },
+        }
+    }
+}
+
+/// `n` certificate signing requests named `csr-00000`… for nodes `node-00000`…, as a busy
+/// cluster holds them: mostly approved renewals and serving requests (the API server deletes
+/// them an hour later), some bootstrap requests, one in 20 denied, one in 5 pending — half of
+/// those within the default grace, half past it — chosen by a PRNG seeded with `seed`.
+pub fn synthetic_csrs(n: usize, seed: u64, now: Timestamp) -> Vec<SyntheticCsr> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..n)
+        .map(|i| {
+            let node = format!("node-{i:05}");
+            let signer = if rng.bool() {
+                KUBELET_CLIENT_SIGNER
+            } else {
+                KUBELET_SERVING_SIGNER
+            };
+            let username = if signer == KUBELET_CLIENT_SIGNER && rng.u8(0..4) == 0 {
+                BOOTSTRAPPER.to_owned()
+            } else {
+                format!("system:node:{node}")
+            };
+            let (age, conditions) = match rng.u8(0..20) {
+                0 => (rng.i64(60..3000), vec!["Denied"]),
+                1..=2 => (rng.i64(0..500), vec![]),
+                3..=4 => (rng.i64(700..80_000), vec![]),
+                _ => (rng.i64(0..3000), vec!["Approved"]),
+            };
+            SyntheticCsr {
+                name: format!("csr-{i:05}"),
+                created: now - SignedDuration::from_secs(age),
+                signer,
+                username,
+                node,
+                conditions,
+            }
+        })
+        .collect()
+}
+
+/// The CertificateSigningRequest an API server would serve: `request_pem` as `spec.request`,
+/// the usages the kubelet asks for with `signer`, and for each of `conditions` (`Approved`,
+/// `Denied`, `Failed`) a condition with status `True` as the approver or signer writes it; an
+/// approved request also carries a certificate (never parsed by the check).
+pub fn csr_object(
+    name: &str,
+    created: Timestamp,
+    signer: &str,
+    username: &str,
+    request_pem: &[u8],
+    conditions: &[&str],
+) -> CertificateSigningRequest {
+    let usages: &[&str] = if signer == KUBELET_SERVING_SIGNER {
+        &["digital signature", "server auth"]
+    } else {
+        &["digital signature", "client auth"]
+    };
+    let conditions: Vec<CertificateSigningRequestCondition> = conditions
+        .iter()
+        .map(|type_| CertificateSigningRequestCondition {
+            type_: (*type_).to_owned(),
+            status: "True".to_owned(),
+            reason: Some(format!("{type_}ByTest")),
+            message: Some(format!("{type_} by the test")),
+            last_transition_time: Some(Time(created + SignedDuration::from_secs(1))),
+            last_update_time: Some(Time(created + SignedDuration::from_secs(1))),
+        })
+        .collect();
+    let certificate = conditions.iter().any(|c| c.type_ == "Approved").then(|| {
+        ByteString(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".to_vec())
+    });
+    CertificateSigningRequest {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            creation_timestamp: Some(Time(created)),
+            resource_version: Some("12345".to_owned()),
+            uid: Some(format!("00000000-0000-0000-0000-{:012}", name.len())),
+            ..ObjectMeta::default()
+        },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(request_pem.to_vec()),
+            signer_name: signer.to_owned(),
+            username: Some(username.to_owned()),
+            groups: Some(vec![
+                "system:authenticated".to_owned(),
+                if username.starts_with("system:node:") {
+                    "system:nodes".to_owned()
+                } else {
+                    "system:serviceaccounts".to_owned()
+                },
+            ]),
+            usages: Some(usages.iter().map(|u| (*u).to_owned()).collect()),
+            ..CertificateSigningRequestSpec::default()
+        },
+        status: Some(CertificateSigningRequestStatus {
+            certificate,
+            conditions: (!conditions.is_empty()).then_some(conditions),
+        }),
+    }
+}
+
+/// A real PKCS#10 request in PEM, as a kubelet makes one: subject `O=system:nodes,
+/// CN=<common_name>`, a fresh P-256 key.
+#[cfg(test)]
+pub(crate) fn request_pem(common_name: &str) -> String {
+    #![allow(clippy::unwrap_used)]
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:nodes");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name);
+    let key = rcgen::KeyPair::generate().unwrap();
+    params.serialize_request(&key).unwrap().pem().unwrap()
 }

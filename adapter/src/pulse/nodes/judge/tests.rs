@@ -1,6 +1,8 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::pulse::nodes::csr::{CsrFields, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER};
+use crate::pulse::nodes::testing::{self, BOOTSTRAPPER, request_pem};
 
 fn now() -> Timestamp {
     "2026-11-25T12:00:00Z".parse().unwrap()
@@ -36,6 +38,46 @@ fn not_ready(name: &str, status: ConditionStatus, for_: SignedDuration) -> NodeS
         heartbeat: ago(SignedDuration::from_secs(5)),
     });
     node
+}
+
+const NODE: &str = "prod-eu-1-worker-ignition-1";
+
+/// A kubelet request as the source summarizes it.
+fn csr(
+    name: &str,
+    signer: Option<KubeletSigner>,
+    state: CsrState,
+    age: Option<SignedDuration>,
+    node: Option<&str>,
+    requester: &str,
+) -> CsrSummary {
+    CsrSummary {
+        name: name.to_owned(),
+        created: age.map(|a| now() - a),
+        signer,
+        state,
+        node: node.map(ToOwned::to_owned),
+        requester: requester.to_owned(),
+    }
+}
+
+/// A joining node's bootstrap request, pending for `age`.
+fn pending_csr(name: &str, age: SignedDuration) -> CsrSummary {
+    csr(
+        name,
+        Some(KubeletSigner::Client),
+        CsrState::Pending,
+        Some(age),
+        Some(NODE),
+        BOOTSTRAPPER,
+    )
+}
+
+/// Findings for `nodes` (fresh leases) and `csrs`.
+fn with_csrs(nodes: &[NodeSummary], csrs: &[CsrSummary], t: &Thresholds) -> Findings {
+    let mut f = judge(nodes, &leases_for(nodes), now(), t);
+    f.certificate_requests = CsrCheck::Checked(judge_csrs(csrs, now(), t));
+    f
 }
 
 fn thresholds() -> Thresholds {
@@ -435,13 +477,21 @@ fn worst_problem_wins_and_the_others_are_summarized_in_severity_order() {
     let mut all = nodes.to_vec();
     all.push(silent);
     let t = thresholds();
-    let f = judge(&all, &leases, now(), &t);
+    let csrs = [pending_csr("csr-a", mins(20))];
+    let judged = |nodes: &[NodeSummary], csrs: &[CsrSummary]| {
+        let mut f = judge(nodes, &leases, now(), &t);
+        f.certificate_requests = CsrCheck::Checked(judge_csrs(csrs, now(), &t));
+        f
+    };
+    let f = judged(&all, &csrs);
     assert_eq!(f.problems(), Problem::ALL.to_vec());
     let h = report(&f, &t, None).condition("Health").unwrap().clone();
     assert_eq!(h.reason, "NodesNotReady");
     assert_eq!(
         h.message,
-        "1 node not Ready for longer than 5m: down. Also: 1 node without a recent heartbeat; 1 node under pressure; 1 node stuck terminating; 1 node unverified."
+        "1 node not Ready for longer than 5m: down. Also: 1 node without a recent heartbeat; \
+         1 kubelet certificate signing request pending; 1 node under pressure; \
+         1 node stuck terminating; 1 node unverified."
     );
 
     // Remove the worst one at a time: the next in the ordering takes over.
@@ -451,17 +501,31 @@ fn worst_problem_wins_and_the_others_are_summarized_in_severity_order() {
         [
             "NodesNotReady",
             "StaleHeartbeats",
+            "PendingCertificateRequests",
             "NodePressure",
             "NodesStuckTerminating",
             "NodesUnverified"
         ]
     );
-    let without_down: Vec<NodeSummary> = all.iter().filter(|n| n.name != "down").cloned().collect();
-    let f = judge(&without_down, &leases, now(), &t);
+    let health = |nodes: &[NodeSummary], csrs: &[CsrSummary]| {
+        report(&judged(nodes, csrs), &t, None)
+            .condition("Health")
+            .unwrap()
+            .reason
+            .clone()
+    };
+    let without = |gone: &[&str]| -> Vec<NodeSummary> {
+        all.iter()
+            .filter(|n| !gone.contains(&n.name.as_str()))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(health(&without(&["down"]), &csrs), "StaleHeartbeats");
     assert_eq!(
-        report(&f, &t, None).condition("Health").unwrap().reason,
-        "StaleHeartbeats"
+        health(&without(&["down", "silent"]), &csrs),
+        "PendingCertificateRequests"
     );
+    assert_eq!(health(&without(&["down", "silent"]), &[]), "NodePressure");
 }
 
 #[test]
@@ -565,14 +629,29 @@ fn same_input_gives_a_byte_identical_report_whatever_the_order() {
     let mut t = thresholds();
     t.verification_taints = vec![crate::pulse::nodes::testing::SYNTHETIC_TAINT.to_owned()];
     let forward: Vec<NodeSummary> = cluster.iter().map(|n| n.summary.clone()).collect();
+    let csrs: Vec<CsrSummary> = testing::synthetic_csrs(300, 7, now)
+        .iter()
+        .map(testing::SyntheticCsr::summary)
+        .collect();
     let mut shuffled = forward.clone();
     fastrand::Rng::with_seed(99).shuffle(&mut shuffled);
-    let a = serde_json::to_vec(&report(&judge(&forward, &leases, now, &t), &t, Some(2))).unwrap();
-    let b = serde_json::to_vec(&report(&judge(&shuffled, &leases, now, &t), &t, Some(2))).unwrap();
+    let mut shuffled_csrs = csrs.clone();
+    fastrand::Rng::with_seed(99).shuffle(&mut shuffled_csrs);
+    let findings = |nodes: &[NodeSummary], csrs: &[CsrSummary]| {
+        let mut f = judge(nodes, &leases, now, &t);
+        f.certificate_requests = CsrCheck::Checked(judge_csrs(csrs, now, &t));
+        f
+    };
+    let a = serde_json::to_vec(&report(&findings(&forward, &csrs), &t, Some(2))).unwrap();
+    let b = serde_json::to_vec(&report(&findings(&shuffled, &shuffled_csrs), &t, Some(2))).unwrap();
     assert_eq!(a, b);
-    // The generator makes problems of every kind at this size.
-    let f = judge(&forward, &leases, now, &t);
+    // The generators make problems of every kind at this size.
+    let f = findings(&forward, &csrs);
     assert_eq!(f.problems(), Problem::ALL.to_vec(), "{f:?}");
+    let CsrCheck::Checked(c) = &f.certificate_requests else {
+        panic!("checked")
+    };
+    assert!(c.pending.len() > 10 && c.pending_within_grace > 0, "{c:?}");
 }
 
 #[test]
@@ -584,14 +663,28 @@ fn messages_do_not_change_as_time_passes_while_state_is_unchanged() {
         deleting("stuck", mins(50), &["example.com/f"]),
         healthy("ok"),
     ];
-    let first = report(&judge(&nodes, &leases_for(&nodes), now(), &t), &t, None);
+    let csrs = [pending_csr("csr-7xq2p", mins(20))];
+    let first = report(&with_csrs(&nodes, &csrs, &t), &t, None);
     let later = now() + SignedDuration::from_secs(10);
     let leases: HashMap<_, _> = nodes
         .iter()
         .map(|n| (n.name.clone(), later - SignedDuration::from_secs(3)))
         .collect();
-    let second = report(&judge(&nodes, &leases, later, &t), &t, None);
+    let mut f = judge(&nodes, &leases, later, &t);
+    f.certificate_requests = CsrCheck::Checked(judge_csrs(&csrs, later, &t));
+    let second = report(&f, &t, None);
     assert_eq!(first, second);
+    // With only the request left as a problem, its message is stable too.
+    let only = [healthy("ok")];
+    let first = report(&with_csrs(&only, &csrs, &t), &t, None);
+    let leases: HashMap<_, _> = [("ok".to_owned(), later - SignedDuration::from_secs(3))].into();
+    let mut f = judge(&only, &leases, later, &t);
+    f.certificate_requests = CsrCheck::Checked(judge_csrs(&csrs, later, &t));
+    assert_eq!(first, report(&f, &t, None));
+    assert_eq!(
+        first.condition("Health").unwrap().reason,
+        "PendingCertificateRequests"
+    );
 }
 
 #[test]
@@ -626,7 +719,21 @@ fn report_snapshot_with_every_kind_of_problem() {
         expected_nodes: Some(6),
         ..thresholds()
     };
-    let r = report(&judge(&nodes, &leases, now(), &t), &t, Some(5));
+    let mut f = judge(&nodes, &leases, now(), &t);
+    let csrs = [
+        pending_csr("csr-7xq2p", mins(25)),
+        csr(
+            "csr-serving-h",
+            Some(KubeletSigner::Serving),
+            CsrState::Pending,
+            Some(mins(15)),
+            Some("worker-h"),
+            "system:node:worker-h",
+        ),
+        pending_csr("csr-young", mins(2)),
+    ];
+    f.certificate_requests = CsrCheck::Checked(judge_csrs(&csrs, now(), &t));
+    let r = report(&f, &t, Some(5));
     insta::assert_json_snapshot!(r);
 }
 
@@ -651,4 +758,336 @@ mod durations {
             prop_assert_eq!(parse_duration(&format!("{n}h")), Ok(SignedDuration::from_hours(n)));
         }
     }
+}
+
+// ---- certificate signing requests ---------------------------------------------------------------
+
+#[test]
+fn only_pending_kubelet_requests_past_the_grace_are_problems() {
+    let t = thresholds();
+    let old = Some(mins(30));
+    let csrs = [
+        pending_csr("csr-pending", mins(30)),
+        csr(
+            "csr-approved",
+            Some(KubeletSigner::Client),
+            CsrState::Approved,
+            old,
+            None,
+            "",
+        ),
+        csr(
+            "csr-denied",
+            Some(KubeletSigner::Client),
+            CsrState::Denied,
+            old,
+            None,
+            "",
+        ),
+        csr(
+            "csr-failed",
+            Some(KubeletSigner::Serving),
+            CsrState::Failed,
+            old,
+            None,
+            "",
+        ),
+        // Another signer's request (e.g. kubernetes.io/kube-apiserver-client) is not ours.
+        csr("csr-other", None, CsrState::Pending, old, None, "alice"),
+    ];
+    let f = judge_csrs(&csrs, now(), &t);
+    assert_eq!(f.total, 5);
+    assert_eq!(
+        f.pending,
+        vec![PendingCsr {
+            name: "csr-pending".into(),
+            signer: KubeletSigner::Client,
+            node: Some(NODE.into()),
+            requested_by: None,
+        }]
+    );
+    assert_eq!(f.pending_within_grace, 0);
+}
+
+#[test]
+fn pending_is_judged_after_the_grace_not_at_it() {
+    let grace = Thresholds::default().csr_pending_grace;
+    assert_eq!(grace, mins(10));
+    let t = thresholds();
+    let at = judge_csrs(&[pending_csr("c", grace)], now(), &t);
+    assert!(at.pending.is_empty(), "exactly the grace is within it");
+    assert_eq!(at.pending_within_grace, 1);
+    let past = judge_csrs(
+        &[pending_csr("c", grace + SignedDuration::from_secs(1))],
+        now(),
+        &t,
+    );
+    assert_eq!(past.pending.len(), 1);
+    assert_eq!(past.pending_within_grace, 0);
+    // A longer grace from the flag moves the boundary.
+    let patient = Thresholds {
+        csr_pending_grace: mins(60),
+        ..thresholds()
+    };
+    assert!(
+        judge_csrs(&[pending_csr("c", mins(30))], now(), &patient)
+            .pending
+            .is_empty()
+    );
+    // Undated: pending forever.
+    let mut undated = pending_csr("c", mins(1));
+    undated.created = None;
+    assert_eq!(judge_csrs(&[undated], now(), &t).pending.len(), 1);
+}
+
+#[test]
+fn a_bootstrap_request_alone_is_pending_certificate_requests_naming_its_node() {
+    // Platform None: the worker booted, asked for its client certificate, nothing approved it;
+    // there is no Node object yet.
+    let pem = request_pem(&format!("system:node:{NODE}"));
+    let request = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem);
+    let summary = CsrSummary::new(CsrFields {
+        name: "csr-7xq2p",
+        created: ago(mins(20)),
+        signer_name: KUBELET_CLIENT_SIGNER,
+        username: BOOTSTRAPPER,
+        request_base64: &request,
+        state: CsrState::Pending,
+    });
+    let t = thresholds();
+    let r = report(&with_csrs(&[], &[summary], &t), &t, None);
+    let h = r.condition("Health").unwrap();
+    assert_eq!(h.status, ConditionStatus::False);
+    assert_eq!(h.reason, "PendingCertificateRequests");
+    assert_eq!(
+        h.message,
+        "1 kubelet certificate signing request pending for longer than 10m: \
+         csr-7xq2p (node prod-eu-1-worker-ignition-1, kubernetes.io/kube-apiserver-client-kubelet). \
+         Check that each node is one you expect to join, then approve its request with \
+         `oc adm certificate approve <name>` (or `kubectl certificate approve`), or deny it; \
+         this adapter never approves requests."
+    );
+    assert_eq!(
+        r.data.as_ref().unwrap()["pending_certificate_requests"],
+        json!({
+            "checked": true,
+            "count": 1,
+            "within_grace": 0,
+            "requests": [{
+                "name": "csr-7xq2p",
+                "node": NODE,
+                "signer": KUBELET_CLIENT_SIGNER
+            }]
+        })
+    );
+    job_report::validate(&r).unwrap();
+}
+
+#[test]
+fn a_garbled_or_missing_request_names_the_requester_instead() {
+    let t = thresholds();
+    let summaries: Vec<CsrSummary> = [("csr-garbled", "%%% not base64"), ("csr-missing", "")]
+        .into_iter()
+        .map(|(name, request)| {
+            CsrSummary::new(CsrFields {
+                name,
+                created: ago(mins(20)),
+                signer_name: KUBELET_CLIENT_SIGNER,
+                username: BOOTSTRAPPER,
+                request_base64: request,
+                state: CsrState::Pending,
+            })
+        })
+        .collect();
+    let h = report(&with_csrs(&[], &summaries, &t), &t, None)
+        .condition("Health")
+        .unwrap()
+        .clone();
+    assert!(
+        h.message.starts_with(&format!(
+            "2 kubelet certificate signing requests pending for longer than 10m: \
+             csr-garbled (node unknown, requested by {BOOTSTRAPPER}, {KUBELET_CLIENT_SIGNER}), \
+             csr-missing (node unknown, requested by {BOOTSTRAPPER}, {KUBELET_CLIENT_SIGNER}). "
+        )),
+        "{}",
+        h.message
+    );
+    // No requester either: still named, never dropped.
+    let anonymous = csr(
+        "csr-anon",
+        Some(KubeletSigner::Client),
+        CsrState::Pending,
+        Some(mins(20)),
+        None,
+        "",
+    );
+    let f = judge_csrs(&[anonymous], now(), &t);
+    assert_eq!(f.pending[0].requested_by, None);
+    assert_eq!(
+        f.pending[0].describe(),
+        format!("csr-anon (node unknown, {KUBELET_CLIENT_SIGNER})")
+    );
+}
+
+#[test]
+fn a_node_asking_for_another_nodes_certificate_is_named_with_both() {
+    let t = thresholds();
+    let odd = csr(
+        "csr-odd",
+        Some(KubeletSigner::Serving),
+        CsrState::Pending,
+        Some(mins(20)),
+        Some("worker-b"),
+        "system:node:worker-a",
+    );
+    let renewal = csr(
+        "csr-renewal",
+        Some(KubeletSigner::Client),
+        CsrState::Pending,
+        Some(mins(20)),
+        Some("worker-a"),
+        "system:node:worker-a",
+    );
+    let f = judge_csrs(&[renewal, odd], now(), &t);
+    let described: Vec<String> = f.pending.iter().map(PendingCsr::describe).collect();
+    assert_eq!(
+        described,
+        [
+            format!(
+                "csr-odd (node worker-b, requested by system:node:worker-a, {KUBELET_SERVING_SIGNER})"
+            ),
+            format!("csr-renewal (node worker-a, {KUBELET_CLIENT_SIGNER})"),
+        ]
+    );
+}
+
+#[test]
+fn a_ready_nodes_pending_serving_request_is_still_reported() {
+    let t = thresholds();
+    let serving = csr(
+        "csr-serving",
+        Some(KubeletSigner::Serving),
+        CsrState::Pending,
+        Some(mins(45)),
+        Some("worker-a"),
+        "system:node:worker-a",
+    );
+    let r = report(&with_csrs(&[healthy("worker-a")], &[serving], &t), &t, None);
+    assert_eq!(r.condition("Available").unwrap().reason, "NodesReady");
+    let h = r.condition("Health").unwrap();
+    assert_eq!(h.reason, "PendingCertificateRequests");
+    assert!(
+        h.message.starts_with(&format!(
+            "1 kubelet certificate signing request pending for longer than 10m: \
+             csr-serving (node worker-a, {KUBELET_SERVING_SIGNER})."
+        )),
+        "{}",
+        h.message
+    );
+}
+
+#[test]
+fn requests_are_named_sorted_ten_at_most_then_counted() {
+    let t = thresholds();
+    let csrs: Vec<CsrSummary> = (0..12)
+        .rev()
+        .map(|i| pending_csr(&format!("csr-{i:02}"), mins(11)))
+        .collect();
+    let h = report(&with_csrs(&[], &csrs, &t), &t, None)
+        .condition("Health")
+        .unwrap()
+        .clone();
+    let named: Vec<&str> = h.message.matches("csr-").collect();
+    assert_eq!(named.len(), 10);
+    assert!(h.message.starts_with(
+        "12 kubelet certificate signing requests pending for longer than 10m: csr-00 (node "
+    ));
+    assert!(
+        h.message.contains("csr-09 (node prod-eu-1-worker-ignition-1, kubernetes.io/kube-apiserver-client-kubelet) and 2 more. Check that"),
+        "{}",
+        h.message
+    );
+    assert!(!h.message.contains("csr-10"));
+}
+
+#[test]
+fn requests_that_could_not_be_listed_leave_the_node_findings_standing() {
+    let t = thresholds();
+    let message = "not allowed to list certificate signing requests: HTTP 403: nope. Grant it";
+    let not_checked = CsrCheck::NotChecked {
+        reason: "Forbidden",
+        message: message.to_owned(),
+    };
+    // No node problem: Health stays True and says what was not checked.
+    let mut f = judge(&[healthy("a")], &leases_for(&[healthy("a")]), now(), &t);
+    f.certificate_requests = not_checked.clone();
+    assert!(f.problems().is_empty());
+    let r = report(&f, &t, None);
+    job_report::validate(&r).unwrap();
+    let c = |ty: &str| r.condition(ty).unwrap().clone();
+    assert_eq!(
+        (c("Applied").status, c("Applied").reason.as_str()),
+        (ConditionStatus::True, "ChecksExecuted")
+    );
+    assert_eq!(
+        c("Applied").message,
+        "Checked 1 node and 1 node lease; certificate signing requests could not be listed (Forbidden)"
+    );
+    assert_eq!(c("Available").reason, "NodesReady");
+    assert_eq!(
+        (c("Health").status, c("Health").reason.as_str()),
+        (ConditionStatus::True, "NoIssues")
+    );
+    assert_eq!(
+        c("Health").message,
+        format!("No issues on 1 node. Certificate signing requests were not checked: {message}.")
+    );
+    assert_eq!(
+        r.data.as_ref().unwrap()["pending_certificate_requests"],
+        json!({"checked": false, "reason": "Forbidden"})
+    );
+
+    // A node problem: it is reported as always, with the same note.
+    let down = [not_ready("down", ConditionStatus::False, mins(10))];
+    let mut f = judge(&down, &leases_for(&down), now(), &t);
+    f.certificate_requests = not_checked;
+    let h = report(&f, &t, None).condition("Health").unwrap().clone();
+    assert_eq!(h.reason, "NodesNotReady");
+    assert_eq!(
+        h.message,
+        format!(
+            "1 node not Ready for longer than 5m: down. \
+             Certificate signing requests were not checked: {message}."
+        )
+    );
+}
+
+#[test]
+fn pending_requests_stay_within_the_limits_with_the_longest_names() {
+    // 253-character names and requesters cut to the limit, no readable node.
+    let long_user = format!("oidc:{}", "u".repeat(400));
+    let csrs: Vec<CsrSummary> = (0..40)
+        .map(|i| {
+            CsrSummary::new(CsrFields {
+                name: &format!("{i:03}{}", "c".repeat(250)),
+                created: ago(mins(60)),
+                signer_name: KUBELET_SERVING_SIGNER,
+                username: &long_user,
+                request_base64: "",
+                state: CsrState::Pending,
+            })
+        })
+        .collect();
+    let t = thresholds();
+    let r = report(&with_csrs(&[], &csrs, &t), &t, None);
+    job_report::validate(&r).unwrap();
+    assert!(r.data_json().len() < job_report::MAX_DATA_BYTES);
+    let h = r.condition("Health").unwrap();
+    assert_eq!(h.reason, "PendingCertificateRequests");
+    assert!(h.message.len() < 8 * 1024, "{}", h.message.len());
+    let listed = r.data.as_ref().unwrap()["pending_certificate_requests"]["requests"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(listed > 0 && listed < 40, "{listed}");
 }

@@ -49,8 +49,10 @@ struct Seen {
 struct Fake {
     nodes: Vec<Value>,
     leases: Vec<Value>,
+    csrs: Vec<Value>,
     node_behaviour: Behaviour,
     lease_behaviour: Behaviour,
+    csr_behaviour: Behaviour,
     seen: Mutex<Seen>,
 }
 
@@ -132,6 +134,15 @@ async fn serve(fake: Fake) -> (Arc<Fake>, kube::Client) {
                 },
             ),
         )
+        .route(
+            CSR_PATH,
+            get(
+                |State(f): State<Arc<Fake>>, Query(q): Query<HashMap<String, String>>| async move {
+                    let kind = "CertificateSigningRequestList";
+                    list(&f, "csrs", &f.csrs, &f.csr_behaviour, kind, q).await
+                },
+            ),
+        )
         .with_state(fake.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -156,8 +167,10 @@ fn fake(cluster: &[SyntheticNode]) -> Fake {
             .iter()
             .map(|n| serde_json::to_value(testing::lease_object(&n.lease)).unwrap())
             .collect(),
+        csrs: Vec::new(),
         node_behaviour: Behaviour::Serve,
         lease_behaviour: Behaviour::Serve,
+        csr_behaviour: Behaviour::Serve,
         seen: Mutex::new(Seen::default()),
     }
 }
@@ -370,4 +383,158 @@ fn synthetic_ages_straddle_thresholds() {
     let f = expected(&cluster);
     assert!(f.not_ready_within_grace > 0);
     assert!(!f.cordoned.is_empty());
+}
+
+// ---- certificate signing requests -----------------------------------------------------------------
+
+/// The synthetic requests as an API server serves them, each with a real request for its node.
+fn csr_objects(csrs: &[testing::SyntheticCsr]) -> Vec<Value> {
+    csrs.iter()
+        .map(|c| {
+            let pem = testing::request_pem(&format!("system:node:{}", c.node));
+            let object = testing::csr_object(
+                &c.name,
+                c.created,
+                c.signer,
+                &c.username,
+                pem.as_bytes(),
+                &c.conditions,
+            );
+            serde_json::to_value(object).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn wire_csr_summary_reads_the_node_from_the_real_request() {
+    let csrs = testing::synthetic_csrs(60, 3, now());
+    let mut states = HashSet::new();
+    for (c, object) in csrs.iter().zip(csr_objects(&csrs)) {
+        let wire: WireCsr = serde_json::from_value(object).unwrap();
+        let summary = wire.summarize();
+        assert_eq!(summary, c.summary(), "{}", c.name);
+        states.insert((format!("{:?}", summary.state), summary.signer));
+    }
+    assert!(
+        states.len() >= 5,
+        "the sample covers several shapes: {states:?}"
+    );
+}
+
+#[test]
+fn csr_nulls_and_missing_fields_are_tolerated() {
+    let list: WireList<WireCsr> = serde_json::from_value(json!({
+        "metadata": {"resourceVersion": "9"},
+        "items": [
+            {"metadata": {"name": "a"}, "spec": null, "status": null},
+            {"metadata": {"name": "b"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "username": null, "request": null}, "status": {"conditions": null}},
+            {"metadata": {"name": "c"}, "spec": {"signerName": "kubernetes.io/kubelet-serving", "username": "system:node:worker-c", "request": "bm90IGEgcmVxdWVzdA=="}, "status": {"conditions": [{"type": null, "status": "True"}, {"type": "Approved", "status": null}]}}
+        ]
+    }))
+    .unwrap();
+    let s: Vec<CsrSummary> = list.items.into_iter().map(WireCsr::summarize).collect();
+    assert_eq!((s[0].signer, s[0].state), (None, CsrState::Pending));
+    assert_eq!(
+        s[1].signer,
+        Some(crate::pulse::nodes::csr::KubeletSigner::Serving)
+    );
+    assert_eq!((s[1].node.as_deref(), s[1].requester.as_str()), (None, ""));
+    assert_eq!(
+        s[2].state,
+        CsrState::Approved,
+        "a condition without a status counts"
+    );
+}
+
+#[tokio::test]
+async fn csrs_are_listed_page_by_page_after_the_nodes() {
+    let cluster = testing::synthetic_cluster(3, 3, now());
+    let csrs = testing::synthetic_csrs(7, 5, now());
+    let mut f = fake(&cluster);
+    f.csrs = csr_objects(&csrs);
+    let (fake, client) = serve(f).await;
+    let findings = collect(&source(client, 3), now(), &thresholds())
+        .await
+        .unwrap();
+    let summaries: Vec<CsrSummary> = csrs.iter().map(testing::SyntheticCsr::summary).collect();
+    assert_eq!(
+        findings.certificate_requests,
+        judge::CsrCheck::Checked(judge::judge_csrs(&summaries, now(), &thresholds()))
+    );
+    let requests = fake.seen.lock().unwrap().requests.clone();
+    let csr_requests: Vec<(Option<String>, Option<String>)> = requests
+        .iter()
+        .filter(|r| r.0 == "csrs")
+        .map(|r| (r.1.clone(), r.2.clone()))
+        .collect();
+    assert_eq!(
+        csr_requests,
+        [
+            (Some("3".into()), None),
+            (Some("3".into()), Some("3".into())),
+            (Some("3".into()), Some("6".into())),
+        ]
+    );
+    assert_eq!(requests.last().unwrap().0, "csrs", "read last");
+}
+
+#[tokio::test]
+async fn a_forbidden_csr_list_is_not_checked_and_names_the_grant() {
+    let cluster = testing::synthetic_cluster(3, 3, now());
+    let mut f = fake(&cluster);
+    let denial = "certificatesigningrequests.certificates.k8s.io is forbidden: User \"system:serviceaccount:hyperfleet-system:hypershift-adapter\" cannot list resource \"certificatesigningrequests\" in API group \"certificates.k8s.io\" at the cluster scope";
+    f.csr_behaviour = Behaviour::Fail(403, status_body(403, "Forbidden", denial));
+    let (_, client) = serve(f).await;
+    let findings = collect(&source(client, 500), now(), &thresholds())
+        .await
+        .unwrap();
+    assert_eq!(findings.total, 3, "the nodes were checked");
+    assert_eq!(
+        findings.certificate_requests,
+        judge::CsrCheck::NotChecked {
+            reason: "Forbidden",
+            message: format!(
+                "not allowed to list certificate signing requests: HTTP 403: {denial}. \
+                 Grant get and list on certificatesigningrequests (API group certificates.k8s.io, \
+                 cluster scope) as the ClusterRole in manifests/rbac-nodes.yaml does"
+            ),
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_expired_csr_list_restarts_once_then_is_not_checked() {
+    let cluster = testing::synthetic_cluster(2, 3, now());
+    let csrs = testing::synthetic_csrs(5, 5, now());
+    let mut f = fake(&cluster);
+    f.csrs = csr_objects(&csrs);
+    f.csr_behaviour = Behaviour::GoneOnceOnContinue;
+    let (_, client) = serve(f).await;
+    let findings = collect(&source(client, 2), now(), &thresholds())
+        .await
+        .unwrap();
+    let judge::CsrCheck::Checked(c) = &findings.certificate_requests else {
+        panic!("{findings:?}")
+    };
+    assert_eq!(
+        c.total, 5,
+        "requests of the aborted pass are not counted twice"
+    );
+
+    let mut f = fake(&cluster);
+    f.csr_behaviour = Behaviour::Fail(410, status_body(410, "Expired", "too old resource version"));
+    let (_, client) = serve(f).await;
+    let findings = collect(&source(client, 2), now(), &thresholds())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            &findings.certificate_requests,
+            judge::CsrCheck::NotChecked {
+                reason: "ClusterUnreachable",
+                ..
+            }
+        ),
+        "{findings:?}"
+    );
 }
