@@ -138,19 +138,21 @@ fn endless(resource: source::Resource) -> SourceError {
 }
 
 /// The report when the API could not be read: Applied=False with the error's reason and
-/// message; Available and Health Unknown with the same reason, since nothing was checked.
+/// message; Available and Health Unknown with the same reason, since nothing was checked. The
+/// server's words are bounded and redacted: a proxy's error page must not make the report
+/// invalid (and so lose it).
 pub fn failure_report(err: &SourceError, generation: Option<i64>) -> Report {
     let reason = err.reason();
-    let message = err.to_string();
+    let message = crate::message::redact(&err.to_string());
     let mut report = Report::new(vec![
-        Condition::new("Applied", ConditionStatus::False, reason, message.clone()),
-        Condition::new(
+        crate::message::cond("Applied", ConditionStatus::False, reason, message.clone()),
+        crate::message::cond(
             "Available",
             ConditionStatus::Unknown,
             reason,
             format!("Nodes were not checked: {message}"),
         ),
-        Condition::new(
+        crate::message::cond(
             "Health",
             ConditionStatus::Unknown,
             reason,
@@ -268,6 +270,26 @@ mod tests {
 
     use super::*;
     use crate::pulse::nodes::source::Resource;
+
+    #[test]
+    fn a_huge_server_answer_still_makes_a_valid_report() {
+        let page = format!(
+            "<html>{}</html> Authorization: Bearer s3cr3t",
+            "proxy error ".repeat(20_000)
+        );
+        let err = SourceError::Unreachable {
+            resource: Resource::Nodes,
+            message: page,
+        };
+        let report = failure_report(&err, Some(3));
+        job_report::validate(&report).unwrap();
+        assert!(
+            report
+                .conditions
+                .iter()
+                .all(|c| !c.message.contains("s3cr3t"))
+        );
+    }
 
     /// An in-memory source: pages of `page` items; optionally answers one call with an error,
     /// or hands out continue tokens forever.
