@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use jiff::Timestamp;
-use job_report::{Condition, ConditionStatus, Report};
+use job_report::{ConditionStatus, Report};
 
 pub use args::{Args, LogFormat};
 pub use csr::CsrSummary;
