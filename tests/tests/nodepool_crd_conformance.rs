@@ -1131,6 +1131,15 @@ fn where_the_adapter_is_stricter_than_the_crd_it_is_on_purpose() {
                 s.remove("replicas");
             })),
         ),
+        (
+            "autoscaling.min",
+            Case::of(raw(|s| {
+                set(s, "platform", json!({"type": "AWS"}));
+                set(s, "management.upgrade_type", json!("Replace"));
+                s.remove("replicas");
+                set(s, "autoscaling", json!({"min": 0, "max": 3}));
+            })),
+        ),
         ("arch", with("arch", json!("ppc64le"))),
         (
             "platform.type",
