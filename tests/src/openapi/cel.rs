@@ -2,8 +2,10 @@
 //!
 //! Not a CEL interpreter. Two layers:
 //! - a tiny evaluator for boolean combinations (`||`, `&&`, `!`, `c ? a : b`, parentheses) of
-//!   atoms: `self.matches('…')`, `self.startsWith('…')`, `has(self.a.b)`, `self.a.b == 'x'` /
-//!   `!=`, `size(self.a) >= n`, `isURL(self)`, `true`/`false`;
+//!   atoms: `self.matches('…')`, `self.startsWith('…')`, `has(self.a.b)`, `isURL(self)`,
+//!   `true`/`false`, and comparisons `a OP b` (`==`, `!=`, `<`, `<=`, `>`, `>=`) of operands
+//!   `self.a.b`, `size(self.a)`, integer, string and boolean literals (numbers with numbers,
+//!   strings with strings; an absent field or mixed types is unsupported, as CEL would error);
 //! - whole rules recognised by shape or exact text (the GCP same-project rule, the networking
 //!   CIDR-uniqueness rule, the APIServer hostname rule) and evaluated in Rust.
 //!
@@ -26,14 +28,80 @@ pub enum Verdict {
     Unsupported,
 }
 
-/// Compiles (once per pattern; clones share the compiled program).
+/// Compiles an RE2 pattern (OpenAPI `pattern` and CEL `matches` both use Go's RE2) with RE2's
+/// meaning (once per pattern; clones share the compiled program). See [`re2`].
 pub fn compile(pattern: &str) -> Regex {
     static CACHE: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
     let mut cache = CACHE.lock().unwrap();
     cache
         .entry(pattern.to_owned())
-        .or_insert_with(|| Regex::new(pattern).unwrap_or_else(|e| panic!("pattern {pattern}: {e}")))
+        .or_insert_with(|| {
+            Regex::new(&re2(pattern)).unwrap_or_else(|e| panic!("pattern {pattern}: {e}"))
+        })
         .clone()
+}
+
+/// An RE2 pattern in Rust `regex` syntax. The syntaxes agree except for the Perl classes, which
+/// are ASCII in RE2 and Unicode in Rust: `\w` is `[0-9A-Za-z_]`, `\d` is `[0-9]` and `\s` is
+/// `[\t\n\f\r ]` (no `\v`), so `\S` matches a non-breaking space in RE2 and not in Rust. They
+/// are spelled out as ASCII classes (inside a class too, as a nested class).
+pub fn re2(pattern: &str) -> String {
+    const CLASSES: [(char, &str); 3] = [('d', "0-9"), ('s', r"\t\n\x0C\r "), ('w', "0-9A-Za-z_")];
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let class = CLASSES
+                    .iter()
+                    .find(|(name, _)| *name == next.to_ascii_lowercase());
+                match class {
+                    Some((_, members)) if next.is_ascii_lowercase() && in_class => {
+                        out.push_str(members);
+                    }
+                    Some((_, members)) if next.is_ascii_lowercase() => {
+                        out.push_str(&format!("[{members}]"));
+                    }
+                    Some((_, members)) => out.push_str(&format!("[^{members}]")),
+                    None => {
+                        out.push(c);
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // `[]…]` and `[^]…]`: a `]` first is a member, not the end.
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push_str(r"\]");
+                    chars.next();
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            // Literal in an RE2 class; Rust reads `[` as a nested class (except `[:alpha:]`, which
+            // both know) and `&&`, `~~` as set operations.
+            '[' if chars.peek() != Some(&':') => out.push_str(r"\["),
+            '&' | '~' if in_class => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Evaluates `rule` with `self` bound to `value`.
@@ -210,22 +278,66 @@ fn atom(text: &str, value: &Value) -> Option<bool> {
         let equal = path(&c[1], value)?.as_str() == Some(literal(&c, 3).as_str());
         return Some(equal == (&c[2] == "=="));
     }
-    if let Some(c) = compile(r"^size\((self(?:\.\w+)*)\) (>=|<=|==) (\d+)$").captures(text) {
-        let target = path(&c[1], value)?;
-        let size = match target {
-            Value::Array(a) => a.len(),
-            Value::String(s) => s.chars().count(),
-            Value::Object(o) => o.len(),
-            _ => return None,
-        };
-        let n: usize = c[3].parse().ok()?;
-        return Some(match &c[2] {
-            ">=" => size >= n,
-            "<=" => size <= n,
-            _ => size == n,
-        });
+    comparison(text, value)
+}
+
+/// `a OP b` with `OP` one of `==`, `!=`, `<`, `<=`, `>`, `>=` (at the top level of `text`).
+fn comparison(text: &str, value: &Value) -> Option<bool> {
+    use std::cmp::Ordering;
+    let (left, op, right) = [" == ", " != ", " <= ", " >= ", " < ", " > "]
+        .iter()
+        .find_map(|op| match split_top(text, op).as_slice() {
+            [left, right] => Some((left.clone(), op.trim(), right.clone())),
+            _ => None,
+        })?;
+    let (left, right) = (operand(&left, value)?, operand(&right, value)?);
+    let order = match (&left, &right) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => a.as_f64()?.partial_cmp(&b.as_f64()?)?,
+        },
+        (Value::String(a), Value::String(b)) => a.cmp(b),
+        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+        _ => return None,
+    };
+    Some(match op {
+        "==" => order == Ordering::Equal,
+        "!=" => order != Ordering::Equal,
+        "<" => order == Ordering::Less,
+        "<=" => order != Ordering::Greater,
+        ">" => order == Ordering::Greater,
+        _ => order != Ordering::Less,
+    })
+}
+
+/// A comparison operand: `self.a.b` (present), `size(self.a)`, or an integer, string or boolean
+/// literal.
+fn operand(text: &str, value: &Value) -> Option<Value> {
+    let text = text.trim();
+    if text.starts_with("self") {
+        return path(text, value).filter(|v| !v.is_null()).cloned();
     }
-    None
+    if let Some(inner) = text.strip_prefix("size(").and_then(|t| t.strip_suffix(')')) {
+        return match operand(inner, value)? {
+            Value::Array(a) => Some(a.len().into()),
+            Value::String(s) => Some(s.chars().count().into()),
+            Value::Object(o) => Some(o.len().into()),
+            _ => None,
+        };
+    }
+    match text {
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
+        _ => {}
+    }
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(n.into());
+    }
+    let literal = compile(r#"^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$"#);
+    let c = literal.captures(text)?;
+    Some(Value::String(unescape(
+        c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str()),
+    )))
 }
 
 /// A string expression: quoted literals and `self.a.b` strings joined by `+`.
@@ -366,5 +478,99 @@ mod tests {
             ),
             Verdict::Pass
         );
+    }
+
+    #[test]
+    fn comparisons_of_fields_and_literals() {
+        let bounds = |min: i64, max: i64| json!({"min": min, "max": max});
+        let rule = "self.max >= self.min";
+        assert_eq!(evaluate(rule, &bounds(1, 3)), Verdict::Pass);
+        assert_eq!(evaluate(rule, &bounds(3, 3)), Verdict::Pass);
+        assert_eq!(evaluate(rule, &bounds(4, 3)), Verdict::Fail);
+        // An absent field is an error in CEL: not evaluated, never passed.
+        assert_eq!(evaluate(rule, &json!({"max": 3})), Verdict::Unsupported);
+        for (op, expected) in [
+            ("==", [false, true, false]),
+            ("!=", [true, false, true]),
+            ("<", [true, false, false]),
+            ("<=", [true, true, false]),
+            (">", [false, false, true]),
+            (">=", [false, true, true]),
+        ] {
+            for (n, want) in [0, 1, 2].into_iter().zip(expected) {
+                let verdict = evaluate(&format!("self.n {op} 1"), &json!({"n": n}));
+                let want = if want { Verdict::Pass } else { Verdict::Fail };
+                assert_eq!(verdict, want, "{n} {op} 1");
+            }
+        }
+        assert_eq!(evaluate("self.n > -1", &json!({"n": 0})), Verdict::Pass);
+        assert_eq!(evaluate("self.x < 1", &json!({"x": 0.5})), Verdict::Pass);
+        assert_eq!(evaluate("self.s < 'b'", &json!({"s": "a"})), Verdict::Pass);
+        assert_eq!(evaluate("'b' <= self.s", &json!({"s": "a"})), Verdict::Fail);
+        assert_eq!(
+            evaluate("self.b == true", &json!({"b": false})),
+            Verdict::Fail
+        );
+        assert_eq!(
+            evaluate("size(self.s) < 2", &json!({"s": "ab"})),
+            Verdict::Fail
+        );
+        assert_eq!(
+            evaluate("size(self.s) == 1", &json!({"s": ["x"]})),
+            Verdict::Pass
+        );
+        // Mixed types: CEL has no such overload.
+        assert_eq!(
+            evaluate("self.n > 'a'", &json!({"n": 1})),
+            Verdict::Unsupported
+        );
+        // The NodePool's scale-from-zero rule, whole.
+        let rule = "!has(self.autoScaling) || self.autoScaling.min > 0 || self.platform.type == 'AWS' || self.platform.type == 'Azure'";
+        let np = |scaling: Value, platform: &str| {
+            let mut o = json!({"platform": {"type": platform}});
+            if !scaling.is_null() {
+                o["autoScaling"] = scaling;
+            }
+            o
+        };
+        assert_eq!(evaluate(rule, &np(Value::Null, "GCP")), Verdict::Pass);
+        assert_eq!(evaluate(rule, &np(bounds(1, 2), "GCP")), Verdict::Pass);
+        assert_eq!(evaluate(rule, &np(bounds(0, 2), "AWS")), Verdict::Pass);
+        assert_eq!(evaluate(rule, &np(bounds(0, 2), "GCP")), Verdict::Fail);
+        assert_eq!(evaluate(rule, &np(bounds(0, 2), "None")), Verdict::Fail);
+    }
+
+    #[test]
+    fn patterns_have_their_re2_meaning() {
+        let m = |pattern: &str, s: &str| compile(pattern).is_match(s);
+        // `\w` and `\d` are ASCII.
+        assert!(m(r"^\w+$", "a_Z9"));
+        assert!(!m(r"^\w+$", "é"));
+        assert!(!m(r"^\d$", "٣"));
+        assert!(m(r"^[\w.-]+$", "a.b-c"));
+        assert!(!m(r"^[\w.-]+$", "aé"));
+        // `\s` is `[\t\n\f\r ]`: `\S` takes a vertical tab and a non-breaking space.
+        let image = r"^(\w+\S+)$";
+        assert!(m(image, "quay.io/ocp:4.17"));
+        assert!(m(image, "a\u{0B}b"));
+        assert!(m(image, "a\u{A0}b"));
+        assert!(!m(image, "a b"));
+        assert!(!m(image, "a\tb"));
+        assert!(!m(image, "éa"));
+        assert!(m(r"^[^\S]$", " "));
+        assert!(!m(r"^[^\S]$", "\u{A0}"));
+        assert!(m(r"^\W\D\S$", "-a\u{A0}"));
+        // Class syntax Rust reads differently: a leading `]`, a `[`, `&&`, `~~` are members.
+        assert!(m(r"^[]a]+$", "]a"));
+        assert!(m(r"^[^]a]+$", "b"));
+        assert!(m(r"^[a[]+$", "a["));
+        assert!(m(r"^[a&&b]+$", "&"));
+        assert!(m(r"^[a~~b]+$", "~"));
+        assert!(m(r"^[[:alpha:]]+$", "ab"));
+        // Escapes stay escapes: an escaped backslash before `w` is a backslash and a `w`.
+        assert!(m(r"^\\w$", r"\w"));
+        assert!(m(r"^a\.b$", "a.b"));
+        assert!(!m(r"^a\.b$", "axb"));
+        assert_eq!(re2(r"^\w[\s]\\d$"), r"^[0-9A-Za-z_][\t\n\x0C\r ]\\d$");
     }
 }

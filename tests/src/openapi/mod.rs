@@ -4,8 +4,9 @@
 //! Checked: `type` (incl. `nullable`, `x-kubernetes-int-or-string`), `required` (after applying
 //! `default`s, as the API server does), `properties` and unknown fields (which the API server
 //! would prune: reported as errors), `additionalProperties`, `enum`, `minLength`/`maxLength`
-//! (characters), `pattern`, `minimum`/`maximum`, `format: int32|int64`, `minItems`/`maxItems`,
-//! `minProperties`/`maxProperties`, `x-kubernetes-list-type: set|map` uniqueness, and
+//! (characters), `pattern` (with RE2's meaning, [`cel::re2`]), `minimum`/`maximum`,
+//! `format: int32|int64`, `minItems`/`maxItems`, `minProperties`/`maxProperties`,
+//! `x-kubernetes-list-type: set|map` uniqueness, and
 //! `x-kubernetes-validations` through [`cel`] (a hand-written subset: rules it cannot evaluate are
 //! returned as `unevaluated`, never silently passed). Transition rules (those using `oldSelf`)
 //! are not evaluated: this validates a create.
