@@ -547,8 +547,9 @@ fn describe(v: &Value) -> String {
     }
 }
 
-/// `replicas` xor `autoscaling.{min, max}` (the CRD allows one or the other; autoscaling needs
-/// min ≥ 1 on GCP and None).
+/// `replicas` xor `autoscaling.{min, max}`; autoscaling needs min ≥ 1 on GCP and None. The CRD
+/// refuses both together and also accepts neither (0 machines); one is required here on purpose:
+/// a forgotten size would silently mean a NodePool without workers.
 fn scaling(c: &mut Checker<'_>) -> Option<Scaling> {
     let replicas = integer(c, "replicas", 0, MAX_REPLICAS);
     let autoscaling = c.get("autoscaling").filter(|v| !v.is_null());
