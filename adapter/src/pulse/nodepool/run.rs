@@ -495,11 +495,17 @@ async fn create(
     .await;
     let report = match created {
         Ok(Seen::Created) => report_created(ctx.work, &desired, ctx.generation),
-        Ok(Seen::Found(existing)) => {
-            let fallback = (hc.namespace.clone(), nodepool::node_pool_name(spec));
-            let held = manifestwork::work_generation(&existing.annotations);
-            observed(ctx, &existing, &fallback, spec, held)
-        }
+        // Another writer created it between our read and our create: read as found.
+        Ok(Seen::Found(existing)) => match manifestwork::ownership(&existing.labels, &ctx.owner) {
+            found @ Ownership::NotOurs { .. } => {
+                report_ownership_conflict(ctx.work, &ctx.owner, &found, ctx.generation)
+            }
+            Ownership::Ours => {
+                let fallback = (hc.namespace.clone(), nodepool::node_pool_name(spec));
+                let held = manifestwork::work_generation(&existing.annotations);
+                observed(ctx, &existing, &fallback, spec, held)
+            }
+        },
         Err(failure) => return report_failure(ctx, failure),
     };
     log_decision(ctx, "ManifestWorkCreated", &report);

@@ -31,6 +31,7 @@ struct FakeWorks {
     created: Mutex<Vec<Value>>,
     updated: Mutex<Vec<Value>>,
     deleted: Mutex<Vec<String>>,
+    race: Mutex<Option<(&'static str, ExistingWork)>>,
 }
 
 impl FakeWorks {
@@ -47,6 +48,15 @@ impl FakeWorks {
     }
 }
 
+impl FakeWorks {
+    /// Makes `create` fail with AlreadyExists after storing `work` under `name`, as if another
+    /// writer had created it first.
+    fn race_create_with(self, name: &'static str, work: ExistingWork) -> Self {
+        *self.race.lock().unwrap() = Some((name, work));
+        self
+    }
+}
+
 impl WorkClient for FakeWorks {
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
         self.calls.lock().unwrap().push(format!("get {name}"));
@@ -58,6 +68,12 @@ impl WorkClient for FakeWorks {
     async fn create(&self, work: &Value) -> Result<(), WorkError> {
         let name = work["metadata"]["name"].as_str().unwrap().to_owned();
         self.calls.lock().unwrap().push(format!("create {name}"));
+        if let Some((key, existing)) = self.race.lock().unwrap().take() {
+            self.stored.lock().unwrap().insert(key.to_owned(), existing);
+            return Err(WorkError::AlreadyExists {
+                message: "exists".into(),
+            });
+        }
         self.created.lock().unwrap().push(work.clone());
         Ok(())
     }
@@ -1053,5 +1069,30 @@ fn report_snapshots() {
     insta::assert_json_snapshot!(
         "report_ready",
         report_status(work, &status, &desired, clock, Some(2))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_create_race_reads_the_work_and_checks_whose_it_is() {
+    let fake = FakeWorks::with([(CP_WORK, available_control_plane())])
+        .race_create_with(NP_WORK, node_pool_work(|_| {}, 2, None));
+    let report = pulse(&fake, input(|_| {})).await;
+    assert_eq!(report.conditions[0].reason, "ManifestWorkExists");
+    let mut theirs = node_pool_work(|_| {}, 2, None);
+    theirs
+        .labels
+        .insert("hyperfleet.io/adapter".into(), "other".into());
+    let fake =
+        FakeWorks::with([(CP_WORK, available_control_plane())]).race_create_with(NP_WORK, theirs);
+    let report = pulse(&fake, input(|_| {})).await;
+    assert_eq!(report.conditions[0].reason, "OwnershipConflict");
+    assert_eq!(
+        fake.calls(),
+        [
+            format!("get {NP_WORK}"),
+            format!("get {CP_WORK}"),
+            format!("create {NP_WORK}"),
+            format!("get {NP_WORK}"),
+        ]
     );
 }
