@@ -33,9 +33,11 @@ const GENERIC_FILES: &[&str] = &[
     "hyperfleet/nodepool/adapter-task-config.yaml",
     "kind/kind-config.yaml",
     "kind/pulse/kustomization.yaml",
+    "kind/nodepool-pulse/kustomization.yaml",
 ];
-/// A strategic merge patch (it carries `$patch` directives): parsed as a Job, but not round-tripped.
+/// Strategic merge patches (they carry `$patch` directives): parsed as Jobs, but not round-tripped.
 const JOB_PATCH_FILE: &str = "kind/pulse/hub-backend.yaml";
+const NODEPOOL_JOB_PATCH_FILE: &str = "kind/nodepool-pulse/hub-backend.yaml";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -269,7 +271,9 @@ fn every_manifest_parses_as_its_kubernetes_type_without_unknown_fields() {
         "kind/hub-rbac.yaml",
         "kind/crds/manifestworks.work.open-cluster-management.io.yaml",
         "kind/crds/hostedclusters.hypershift.openshift.io-demo.yaml",
+        "kind/crds/nodepools.hypershift.openshift.io-demo.yaml",
         JOB_PATCH_FILE,
+        NODEPOOL_JOB_PATCH_FILE,
     ] {
         assert!(
             files.iter().any(|f| f == required),
@@ -287,7 +291,7 @@ fn every_manifest_parses_as_its_kubernetes_type_without_unknown_fields() {
             let what = format!("{rel} document {i}");
             let kind = doc["kind"].as_str().unwrap_or_default();
             match kind {
-                "Job" if file == JOB_PATCH_FILE => {
+                "Job" if [JOB_PATCH_FILE, NODEPOOL_JOB_PATCH_FILE].contains(&file.as_str()) => {
                     let _: Job = serde_json::from_value(doc.clone()).unwrap();
                 }
                 "Job" => drop(typed::<Job>(&what, doc)),
