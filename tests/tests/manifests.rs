@@ -2,7 +2,8 @@
 //! every Kubernetes object parses as its k8s-openapi type with no unknown or misspelled field, every env var
 //! is one the binaries accept (read from their `--help`), the containers are locked down, RBAC is exactly what
 //! the containers use, the Job's deadlines fit together, no secret is inline, and the kind demo script names
-//! only files that exist.
+//! only files that exist, renders both overlays to Jobs the subcommands accept, and, replayed with stand-ins for
+//! docker, kind and kubectl against an in-process API server and the real adapter, ends with a ready NodePool.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,9 +34,11 @@ const GENERIC_FILES: &[&str] = &[
     "hyperfleet/nodepool/adapter-task-config.yaml",
     "kind/kind-config.yaml",
     "kind/pulse/kustomization.yaml",
+    "kind/nodepool-pulse/kustomization.yaml",
 ];
-/// A strategic merge patch (it carries `$patch` directives): parsed as a Job, but not round-tripped.
+/// Strategic merge patches (they carry `$patch` directives): parsed as Jobs, but not round-tripped.
 const JOB_PATCH_FILE: &str = "kind/pulse/hub-backend.yaml";
+const NODEPOOL_JOB_PATCH_FILE: &str = "kind/nodepool-pulse/hub-backend.yaml";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -269,7 +272,9 @@ fn every_manifest_parses_as_its_kubernetes_type_without_unknown_fields() {
         "kind/hub-rbac.yaml",
         "kind/crds/manifestworks.work.open-cluster-management.io.yaml",
         "kind/crds/hostedclusters.hypershift.openshift.io-demo.yaml",
+        "kind/crds/nodepools.hypershift.openshift.io-demo.yaml",
         JOB_PATCH_FILE,
+        NODEPOOL_JOB_PATCH_FILE,
     ] {
         assert!(
             files.iter().any(|f| f == required),
@@ -287,7 +292,7 @@ fn every_manifest_parses_as_its_kubernetes_type_without_unknown_fields() {
             let what = format!("{rel} document {i}");
             let kind = doc["kind"].as_str().unwrap_or_default();
             match kind {
-                "Job" if file == JOB_PATCH_FILE => {
+                "Job" if [JOB_PATCH_FILE, NODEPOOL_JOB_PATCH_FILE].contains(&file.as_str()) => {
                     let _: Job = serde_json::from_value(doc.clone()).unwrap();
                 }
                 "Job" => drop(typed::<Job>(&what, doc)),
@@ -2727,6 +2732,1096 @@ fn nodepool_dry_run_checks_catch_each_injected_defect() {
         assert!(
             problems.iter().any(|p| p.contains(expected_problem)),
             "{what}: expected {expected_problem:?} in {problems:?}"
+        );
+    }
+}
+
+// ---- The kind demo: both overlays, the NodePool, and a replay of scripts/kind-demo.sh --------------------------
+
+/// The kind overlays: (directory, the Job template it patches, the subcommand that Job runs, the env var naming the
+/// spec file its ConfigMap provides).
+const KIND_OVERLAYS: [(&str, &str, &str, &str); 2] = [
+    (
+        "manifests/kind/pulse",
+        "manifests/job.yaml",
+        "controlplane",
+        "CLUSTER_SPEC_FILE",
+    ),
+    (
+        "manifests/kind/nodepool-pulse",
+        NODEPOOL_JOB,
+        "nodepool",
+        "NODEPOOL_SPEC_FILE",
+    ),
+];
+const KIND_SCRIPT: &str = "scripts/kind-demo.sh";
+const KIND_CLUSTER_SPEC: &str = "manifests/kind/cluster-spec.json";
+const KIND_NODEPOOL_SPEC: &str = "manifests/kind/nodepool-spec.json";
+const KIND_HUB_RBAC: &str = "manifests/kind/hub-rbac.yaml";
+const KIND_MANIFESTWORK_CRD: &str =
+    "manifests/kind/crds/manifestworks.work.open-cluster-management.io.yaml";
+
+/// The strategic-merge key of the Job lists the kind overlays patch (`patchMergeKey` in k8s.io/api: containers,
+/// env and volumes by `name`, volumeMounts by `mountPath`). Any other list in a patch replaces the base's.
+fn merge_key(field: &str) -> Option<&'static str> {
+    match field {
+        "containers" | "initContainers" | "env" | "volumes" => Some("name"),
+        "volumeMounts" => Some("mountPath"),
+        _ => None,
+    }
+}
+
+/// `patch` applied to `base` as kustomize applies a strategic merge patch to a Job: maps merge, the lists of
+/// [`merge_key`] merge by key (the patch's items first, in its order, then the base's other items, as kustomize v5
+/// orders them), `$patch: delete` removes the item with that key. Stricter than kustomize, which ignores them: a
+/// deletion of an item the base lacks and any other `$` directive are errors, so a patch cannot silently stop
+/// applying.
+fn strategic_merge(base: &Value, patch: &Value, path: &str) -> Result<Value, String> {
+    let (Value::Object(base), Value::Object(patch)) = (base, patch) else {
+        return Ok(patch.clone());
+    };
+    let mut out = base.clone();
+    for (field, value) in patch {
+        let at = format!("{path}.{field}");
+        if field.starts_with('$') {
+            return Err(format!("{at}: directive not supported here"));
+        }
+        let merged = match (out.get(field), merge_key(field)) {
+            (Some(Value::Array(items)), Some(key)) => merge_list(items, value, key, &at)?,
+            (Some(old), _) => strategic_merge(old, value, &at)?,
+            (None, _) => {
+                if value.to_string().contains("\"$patch\"") {
+                    return Err(format!("{at}: a directive where the base has nothing"));
+                }
+                value.clone()
+            }
+        };
+        out.insert(field.clone(), merged);
+    }
+    Ok(Value::Object(out))
+}
+
+fn merge_list(base: &[Value], patch: &Value, key: &str, path: &str) -> Result<Value, String> {
+    let items = patch
+        .as_array()
+        .ok_or_else(|| format!("{path}: not a list"))?;
+    let mut rest = base.to_vec();
+    let mut head = Vec::new();
+    for item in items {
+        let k = item[key]
+            .as_str()
+            .ok_or_else(|| format!("{path}: an item without {key}"))?;
+        let found = rest.iter().position(|b| b[key] == k);
+        match item.get("$patch").map(|d| d.as_str()) {
+            Some(Some("delete")) => {
+                let i = found
+                    .ok_or_else(|| format!("{path}: deletes {key}={k}, which the base lacks"))?;
+                rest.remove(i);
+            }
+            Some(other) => return Err(format!("{path}[{k}]: $patch {other:?} not supported")),
+            None => match found {
+                Some(i) => {
+                    let old = rest.remove(i);
+                    head.push(strategic_merge(&old, item, &format!("{path}[{k}]"))?);
+                }
+                None => head.push(item.clone()),
+            },
+        }
+    }
+    head.extend(rest);
+    Ok(Value::Array(head))
+}
+
+/// What `kubectl kustomize --load-restrictor LoadRestrictionsNone <dir>` prints for a kind overlay (one Job): its
+/// one resource with each of its patches applied, the patch's own name ignored (the target selects the Job).
+/// Refuses kustomization fields it does not implement.
+fn render_overlay(dir: &str) -> Result<Value, String> {
+    let kustomization = document(&format!("{dir}/kustomization.yaml"));
+    let keys: BTreeSet<&str> = kustomization
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    if keys != BTreeSet::from(["apiVersion", "kind", "resources", "patches"]) {
+        return Err(format!("{dir}: kustomization fields {keys:?}"));
+    }
+    let resources = kustomization["resources"].as_array().unwrap();
+    let [resource] = resources.as_slice() else {
+        return Err(format!("{dir}: expected one resource, got {resources:?}"));
+    };
+    let base_path = Path::new(dir).join(resource.as_str().unwrap());
+    let mut job = document(&normalize(&base_path));
+    for p in kustomization["patches"].as_array().unwrap() {
+        if p["target"] != serde_json::json!({"group": "batch", "version": "v1", "kind": "Job"}) {
+            return Err(format!("{dir}: patch target {}", p["target"]));
+        }
+        let patch = document(&format!("{dir}/{}", p["path"].as_str().unwrap()));
+        let fields: BTreeSet<&str> = patch
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        if fields != BTreeSet::from(["apiVersion", "kind", "metadata", "spec"])
+            || patch["metadata"].as_object().map(|m| m.len()) != Some(1)
+            || patch["kind"] != job["kind"]
+            || patch["apiVersion"] != job["apiVersion"]
+        {
+            return Err(format!("{dir}: the patch is not a Job patch of spec only"));
+        }
+        job["spec"] = strategic_merge(&job["spec"], &patch["spec"], ".spec")?;
+    }
+    Ok(job)
+}
+
+/// `a/b/../../c` → `c` (relative to the repository root).
+fn normalize(path: &Path) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.to_str().unwrap().split('/') {
+        match part {
+            ".." => drop(parts.pop()),
+            "." | "" => {}
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// `NAME=value` at the start of a line of the script (the value up to a space or the line's end).
+fn script_var(script: &str, name: &str) -> String {
+    script
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{KIND_SCRIPT} sets no {name}"))
+        .to_owned()
+}
+
+/// The single-quoted value of `name='…'` in the script.
+fn script_literal(script: &str, name: &str) -> String {
+    script
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}='")))
+        .and_then(|v| v.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("{KIND_SCRIPT} sets no {name}='…'"))
+        .to_owned()
+}
+
+fn adapter_env(job: &Value) -> BTreeMap<String, String> {
+    job["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "adapter")
+        .unwrap()["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let value = e["value"]
+                .as_str()
+                .unwrap_or_else(|| panic!("adapter env {} has no value", e["name"]));
+            (e["name"].as_str().unwrap().to_owned(), value.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn kind_overlays_render_to_hub_jobs_their_subcommands_accept() {
+    let by_subcommand = adapter_env_by_subcommand();
+    let script = read(KIND_SCRIPT);
+    for (dir, base, subcommand, spec_env) in KIND_OVERLAYS {
+        let job = render_overlay(dir).unwrap_or_else(|e| panic!("{e}"));
+        drop(typed::<Job>(dir, &job));
+        assert!(
+            script.contains(&format!("run_job {dir} ")),
+            "{KIND_SCRIPT} does not run {dir}"
+        );
+
+        // The adapter runs the subcommand of its base, reads only what that subcommand accepts, on the hub, and
+        // nothing of Maestro or the HyperFleet API is left.
+        let adapter = &job["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(adapter["name"], "adapter", "{dir}");
+        assert_eq!(adapter["args"], serde_json::json!([subcommand]), "{dir}");
+        let env = adapter_env(&job);
+        let accepted = &by_subcommand[subcommand];
+        let unknown: Vec<&String> = env.keys().filter(|n| !accepted.contains(*n)).collect();
+        assert!(
+            unknown.is_empty(),
+            "{dir}: `hypershift-adapter {subcommand}` does not read {unknown:?}; it accepts {accepted:?}"
+        );
+        assert_eq!(
+            env.get("WORK_BACKEND").map(String::as_str),
+            Some("hub"),
+            "{dir}"
+        );
+        let leftovers: Vec<&String> = env
+            .keys()
+            .filter(|n| n.starts_with("MAESTRO_") || n.starts_with("HYPERFLEET_API"))
+            .collect();
+        assert!(leftovers.is_empty(), "{dir}: {leftovers:?}");
+
+        // The spec file is the item of a ConfigMap volume the script creates, mounted where the env var points.
+        let pod = &job["spec"]["template"]["spec"];
+        let spec_file = Path::new(&env[spec_env]).to_path_buf();
+        let mount = adapter["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| spec_file.starts_with(m["mountPath"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("{dir}: {spec_env} is under no mount"));
+        assert_eq!(mount["readOnly"], true, "{dir}");
+        let volume = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .unwrap();
+        let config_map = volume["configMap"]["name"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{dir}: {spec_env} is not from a ConfigMap"));
+        let item = volume["configMap"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| {
+                Path::new(mount["mountPath"].as_str().unwrap()).join(i["path"].as_str().unwrap())
+                    == spec_file
+            })
+            .unwrap_or_else(|| panic!("{dir}: no item of {config_map} is {}", spec_file.display()));
+        let key = item["key"].as_str().unwrap();
+        assert!(
+            script.contains(&format!("create configmap {config_map} "))
+                && (script.contains(&format!("--from-literal={key}="))
+                    || script.contains(&format!("--from-file={key}="))),
+            "{KIND_SCRIPT} does not create ConfigMap {config_map} with key {key}"
+        );
+        let secrets: Vec<&Value> = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v.get("secret").is_some())
+            .collect();
+        assert!(
+            secrets.is_empty(),
+            "{dir}: kind has no Secrets: {secrets:?}"
+        );
+
+        // Nothing else differs from the base: the same Job without the adapter's env and mounts and the volumes.
+        let strip = |j: &Value| {
+            let mut j = j.clone();
+            let pod = &mut j["spec"]["template"]["spec"];
+            pod["volumes"] = Value::Null;
+            let adapter = &mut pod["containers"][0];
+            adapter["env"] = Value::Null;
+            adapter["volumeMounts"] = Value::Null;
+            j
+        };
+        assert_eq!(
+            strip(&job),
+            strip(&document(base)),
+            "{dir} changes more than the backend's inputs"
+        );
+    }
+}
+
+#[test]
+fn kind_overlay_renderer_is_strict_and_agrees_with_kubectl_kustomize() {
+    // A deletion of something the base lacks, and an unknown directive, are errors.
+    let base = serde_json::json!({"template": {"spec": {"containers": [
+        {"name": "adapter", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}}});
+    let patch = |env: Value| serde_json::json!({"template": {"spec": {"containers": [{"name": "adapter", "env": env}]}}});
+    let merged = strategic_merge(
+        &base,
+        &patch(serde_json::json!([{"name": "B", "value": "3"}, {"name": "C", "value": "4"}, {"name": "A", "$patch": "delete"}])),
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        merged["template"]["spec"]["containers"][0]["env"],
+        serde_json::json!([{"name": "B", "value": "3"}, {"name": "C", "value": "4"}])
+    );
+    let missing = strategic_merge(
+        &base,
+        &patch(serde_json::json!([{"name": "Z", "$patch": "delete"}])),
+        "",
+    );
+    assert!(missing.unwrap_err().contains("which the base lacks"));
+    let replace = strategic_merge(
+        &base,
+        &patch(serde_json::json!([{"name": "A", "$patch": "replace"}])),
+        "",
+    );
+    assert!(replace.unwrap_err().contains("not supported"));
+
+    // The renderer gives what kubectl's kustomize gives (kubectl is on the project's machines; a checkout without it
+    // still has the checks above and the replay below, which use this renderer).
+    let Ok(out) = Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+    else {
+        eprintln!("skipped the comparison with kubectl kustomize: no kubectl on PATH");
+        return;
+    };
+    assert!(out.status.success());
+    for (dir, ..) in KIND_OVERLAYS {
+        let out = Command::new("kubectl")
+            .args([
+                "kustomize",
+                "--load-restrictor",
+                "LoadRestrictionsNone",
+                dir,
+            ])
+            .current_dir(root())
+            .env("KUBECONFIG", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{dir}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kubectl: Value =
+            serde_saphyr::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        assert_eq!(
+            render_overlay(dir).unwrap(),
+            kubectl,
+            "{dir}: the renderer and kubectl kustomize differ"
+        );
+    }
+}
+
+/// The facts of the demo's HostedCluster a NodePool is checked against, as the NodePool pulse reads them from the
+/// control plane's work: the HostedCluster the controlplane adapter builds from the demo's cluster spec, running the
+/// version the script's injected status reports.
+fn demo_control_plane() -> hypershift_adapter::hyperfleet::nodepool::ControlPlane {
+    use hypershift_adapter::hyperfleet::cluster::{ClusterInput, ClusterSpec};
+    let input = ClusterInput::from_json(&read(KIND_CLUSTER_SPEC)).unwrap();
+    let spec = ClusterSpec::validate(
+        input.id.as_deref().unwrap(),
+        input.name.as_deref(),
+        &input.spec,
+    )
+    .unwrap_or_else(|v| panic!("{KIND_CLUSTER_SPEC}: {v:?}"));
+    let hc = hypershift_adapter::hypershift::hostedcluster::hosted_cluster(&spec);
+    let status: Value =
+        serde_json::from_str(&script_literal(&read(KIND_SCRIPT), "hc_status")).unwrap();
+    let version = status["version"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["state"] == "Completed")
+        .and_then(|h| h["version"].as_str())
+        .expect("the injected HostedCluster status has a Completed version")
+        .to_owned();
+    // The status reports the release the adapter asked for as the desired and completed one: no rollout.
+    let image = hc["spec"]["release"]["image"].as_str().unwrap();
+    assert_eq!(status["version"]["desired"]["image"], image);
+    assert!(
+        status["version"]["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["state"] == "Completed" && h["image"] == image)
+    );
+    let text = |pointer: &str| {
+        hc.pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    hypershift_adapter::hyperfleet::nodepool::ControlPlane {
+        platform: text("/spec/platform/type").unwrap_or_default(),
+        region: text("/spec/platform/gcp/region"),
+        psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+        version,
+    }
+}
+
+#[test]
+fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
+    use hypershift_adapter::hyperfleet::nodepool::{MAX_NAME_LEN, NodePoolInput, NodePoolSpec};
+    let cluster: Value = serde_json::from_str(&read(KIND_CLUSTER_SPEC)).unwrap();
+    let input = NodePoolInput::from_json(&read(KIND_NODEPOOL_SPEC)).unwrap();
+    let id = input.id.clone().expect("an id");
+    let name = input.name.clone().expect("a name");
+    assert!(is_uuid_v7(&id), "{id}");
+    assert!(name.len() <= MAX_NAME_LEN, "{name}");
+    assert_eq!(
+        input.cluster_id.as_deref(),
+        cluster["id"].as_str(),
+        "owner_references.id"
+    );
+    assert_eq!(input.generation, Some(1), "the first pulse's generation");
+    assert_eq!(input.deleted_time, None);
+    let spec = NodePoolSpec::validate(
+        &id,
+        input.cluster_id.as_deref().unwrap(),
+        Some(&name),
+        &input.spec,
+    )
+    .unwrap_or_else(|v| panic!("{KIND_NODEPOOL_SPEC} is invalid: {v:?}"));
+
+    // It fits the demo's HostedCluster: GCP, a zone in its region, a release not newer than the control plane's.
+    let control_plane = demo_control_plane();
+    assert_eq!(control_plane.platform, "GCP");
+    assert_eq!(
+        control_plane.region.as_deref(),
+        cluster["spec"]["gcp_region"].as_str()
+    );
+    assert_eq!(
+        control_plane.version,
+        cluster["spec"]["openshift_version"].as_str().unwrap(),
+        "the script's HostedCluster status must report the release the cluster spec asks for"
+    );
+    let violations = spec.check_against(&control_plane);
+    assert!(violations.is_empty(), "{violations:?}");
+    // The same check refuses a zone elsewhere and a newer release.
+    let mut other = input.spec.clone();
+    other["platform"]["gcp"]["zone"] = "us-central1-a".into();
+    other["release"]["image"] = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64".into();
+    let other = NodePoolSpec::validate(&id, &spec.cluster_id, Some(&name), &other).unwrap();
+    let fields: Vec<&str> = other
+        .check_against(&control_plane)
+        .iter()
+        .map(|v| v.field)
+        .collect();
+    assert_eq!(fields, ["platform.gcp.zone", "release.image"]);
+
+    // The script names the same NodePool.
+    let script = read(KIND_SCRIPT);
+    assert_eq!(script_var(&script, "NODEPOOL_ID"), id);
+    assert_eq!(script_var(&script, "NODEPOOL_NAME"), name);
+    assert_eq!(
+        script_var(&script, "CLUSTER_ID"),
+        cluster["id"].as_str().unwrap()
+    );
+
+    // Its Job, rendered with the demo's ids and the largest generation, is a name and labels the API server takes.
+    let values: BTreeMap<String, String> = [
+        ("nodepoolId", id.as_str()),
+        ("clusterId", cluster["id"].as_str().unwrap()),
+        ("generation", LONGEST_GENERATION),
+        (
+            "managementClusterConsumer",
+            &script_var(&script, "CONSUMER"),
+        ),
+        ("imageTag", &script_var(&script, "TAG")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let rendered = render_overlay("manifests/kind/nodepool-pulse").unwrap();
+    let job: Value = serde_json::from_str(&render(&rendered.to_string(), &values)).unwrap();
+    let problems = job_name_and_label_problems(&job);
+    assert!(problems.is_empty(), "{problems:?}");
+    let job_name = str_at(&job, "/metadata/name");
+    assert_eq!(job_name, format!("hs-np-{id}-g{LONGEST_GENERATION}"));
+    assert!(job_name.len() <= 63, "{job_name}");
+}
+
+#[test]
+fn kind_hub_rbac_lets_both_pulse_jobs_read_and_create_their_works() {
+    let script = read(KIND_SCRIPT);
+    let consumer = script_var(&script, "CONSUMER");
+    let hub = documents(KIND_HUB_RBAC);
+    let role: Role = typed(
+        "hub-rbac Role",
+        hub.iter().find(|d| d["kind"] == "Role").unwrap(),
+    );
+    let binding: RoleBinding = typed(
+        "hub-rbac RoleBinding",
+        hub.iter().find(|d| d["kind"] == "RoleBinding").unwrap(),
+    );
+    assert_eq!(role.metadata.namespace.as_deref(), Some(consumer.as_str()));
+    assert_eq!(
+        binding.metadata.namespace.as_deref(),
+        Some(consumer.as_str())
+    );
+    assert_eq!(Some(&binding.role_ref.name), role.metadata.name.as_ref());
+    let rules = rules_of(role.rules.as_deref().unwrap_or_default());
+    for (dir, ..) in KIND_OVERLAYS {
+        let job: Job = typed(dir, &render_overlay(dir).unwrap());
+        let sa = pod_spec(&job).service_account_name.clone().unwrap();
+        let ns = job.metadata.namespace.clone().unwrap();
+        assert!(
+            binding
+                .subjects
+                .iter()
+                .flatten()
+                .any(|s| s.kind == "ServiceAccount"
+                    && s.name == sa
+                    && s.namespace.as_deref() == Some(ns.as_str())),
+            "{KIND_HUB_RBAC} does not bind {ns}/{sa}, which {dir} runs as"
+        );
+        // Both pulses get works by name (the NodePool's also the control plane's) and create theirs.
+        for verb in ["get", "create"] {
+            assert!(
+                rules
+                    .iter()
+                    .any(|(g, r, v)| g == "work.open-cluster-management.io"
+                        && r == "manifestworks"
+                        && v.iter().any(|x| x == verb)),
+                "{KIND_HUB_RBAC}: no {verb} on manifestworks"
+            );
+        }
+    }
+}
+
+/// Stand-ins for the script's tools: `kubectl` records each call (its arguments, and what `apply -f -` reads) in a
+/// directory per call, named so the calls sort in order, and prints the overlay the test rendered for `kustomize`;
+/// `docker` and `kind` do nothing (no cluster exists yet, so `kind create cluster` runs too).
+const FAKE_KUBECTL: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+call=$(mktemp -d "$FAKE_CALLS/$(date +%s%N)-XXXXXX")
+printf '%s\0' "$@" >"$call/args"
+case " $* " in
+*" kustomize "*)
+  overlay=${!#}
+  cat "$FAKE_RENDERED/${overlay//\//_}.json"
+  ;;
+*" apply -f - "*) cat >"$call/stdin" ;;
+esac
+"#;
+const FAKE_NOOP: &str = "#!/usr/bin/env bash\nexit 0\n";
+
+/// One `kubectl` call of the script.
+struct KubectlCall {
+    namespace: Option<String>,
+    args: Vec<String>,
+    stdin: Option<String>,
+}
+
+/// Runs the script with the stand-ins; returns its `kubectl` calls in order.
+fn run_kind_script(dir: &Path) -> Vec<KubectlCall> {
+    let bin = dir.join("bin");
+    let calls = dir.join("calls");
+    let rendered = dir.join("rendered");
+    for d in [&bin, &calls, &rendered] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for (name, text) in [
+        ("kubectl", FAKE_KUBECTL),
+        ("docker", FAKE_NOOP),
+        ("kind", FAKE_NOOP),
+    ] {
+        let path = bin.join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&path, permissions).unwrap();
+    }
+    for (overlay, ..) in KIND_OVERLAYS {
+        let job = render_overlay(overlay).unwrap();
+        std::fs::write(
+            rendered.join(format!("{}.json", overlay.replace('/', "_"))),
+            serde_json::to_string_pretty(&job).unwrap(),
+        )
+        .unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg(root().join(KIND_SCRIPT))
+        .env("PATH", path)
+        .env("FAKE_CALLS", &calls)
+        .env("FAKE_RENDERED", &rendered)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{KIND_SCRIPT} failed with the stand-ins:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&calls)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    let result = dirs
+        .iter()
+        .map(|d| {
+            let raw = std::fs::read(d.join("args")).unwrap();
+            let mut all: Vec<String> = raw
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8(a.to_vec()).unwrap())
+                .collect();
+            all.pop(); // after the last NUL
+            let mut namespace = None;
+            let mut args = Vec::new();
+            let mut it = all.into_iter();
+            while let Some(a) = it.next() {
+                if a == "-n" {
+                    namespace = it.next();
+                } else {
+                    args.push(a);
+                }
+            }
+            let stdin = std::fs::read_to_string(d.join("stdin")).ok();
+            KubectlCall {
+                namespace,
+                args,
+                stdin,
+            }
+        })
+        .collect();
+    // The next run starts with no calls.
+    std::fs::remove_dir_all(&calls).unwrap();
+    result
+}
+
+/// What the kind cluster would hold, as far as the pulses see it: the ConfigMaps the script wrote, the Jobs that
+/// exist (a Job applied again under its name does not run again), the ManifestWorks on an API server.
+struct KindReplay {
+    server: testbed::kube_api::ApiServer,
+    dir: tempfile::TempDir,
+    config_maps: BTreeMap<(String, String), BTreeMap<String, String>>,
+    jobs: BTreeMap<(String, String), BTreeMap<String, String>>,
+    /// Each Job that ran: its name and the report its adapter wrote.
+    ran: Vec<(String, job_report::Report)>,
+    /// The `(group, resource, verb, namespace)` of every request the adapters made.
+    requests: Vec<(String, String, String, String)>,
+}
+
+const WORKS_PREFIX: &str = "/apis/work.open-cluster-management.io/v1";
+
+impl KindReplay {
+    async fn replay(&mut self, calls: Vec<KubectlCall>) {
+        for call in calls {
+            let ns = call
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".to_owned());
+            let args: Vec<&str> = call.args.iter().map(String::as_str).collect();
+            match args.as_slice() {
+                ["create", "configmap", name, rest @ ..] => {
+                    let mut data = BTreeMap::new();
+                    for flag in rest {
+                        if let Some(kv) = flag.strip_prefix("--from-literal=") {
+                            let (k, v) = kv.split_once('=').unwrap();
+                            data.insert(k.to_owned(), v.to_owned());
+                        } else if let Some(kv) = flag.strip_prefix("--from-file=") {
+                            let (k, path) = kv.split_once('=').unwrap();
+                            data.insert(k.to_owned(), read(path));
+                        } else {
+                            assert!(
+                                ["--dry-run=client", "-o", "yaml"].contains(flag),
+                                "create configmap {flag}"
+                            );
+                        }
+                    }
+                    self.config_maps.insert((ns, (*name).to_owned()), data);
+                }
+                ["apply", "-f", "-"] => {
+                    let text = call.stdin.unwrap_or_default();
+                    // The ConfigMap pipe: the stand-in's `create` printed nothing, the ConfigMap is recorded above.
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+                    for doc in docs.into_iter().filter(|d| !d.is_null()) {
+                        assert_eq!(
+                            doc["kind"], "Job",
+                            "the script applies from stdin only Jobs"
+                        );
+                        self.run_job(doc).await;
+                    }
+                }
+                ["apply", "-f", file] => assert!(root().join(file).is_file(), "{file}"),
+                [
+                    "patch",
+                    "manifestwork",
+                    name,
+                    "--subresource=status",
+                    "--type=merge",
+                    "-p",
+                    patch,
+                ] => {
+                    self.patch_status(&ns, name, patch).await;
+                }
+                ["delete", "job", "-l", selector, "--ignore-not-found"] => {
+                    let (k, v) = selector.split_once('=').unwrap();
+                    self.jobs.retain(|(n, _), labels| {
+                        *n != ns || labels.get(k).map(String::as_str) != Some(v)
+                    });
+                }
+                ["delete", "manifestwork", rest @ ..] => {
+                    let (flag, names) = rest.split_last().unwrap();
+                    assert_eq!(*flag, "--ignore-not-found");
+                    for name in names {
+                        self.server
+                            .delete_object(WORKS_PREFIX, "manifestworks", Some(&ns), name);
+                    }
+                }
+                ["kustomize" | "wait" | "get" | "describe" | "config", ..] => {}
+                other => panic!("the replay does not know `kubectl {other:?}`; teach it"),
+            }
+        }
+    }
+
+    /// Runs the adapter container of `job` as the kubelet would: ConfigMap volumes as files, the results volume as
+    /// a directory, the env as written, the hub reached with the API server's kubeconfig.
+    async fn run_job(&mut self, job: Value) {
+        let name = str_at(&job, "/metadata/name").to_owned();
+        let ns = str_at(&job, "/metadata/namespace").to_owned();
+        let typed_job: Job = typed(&name, &job);
+        let labels: BTreeMap<String, String> =
+            typed_job.metadata.labels.clone().unwrap_or_default();
+        if self.jobs.contains_key(&(ns.clone(), name.clone())) {
+            return; // unchanged: no new pod
+        }
+        self.jobs.insert((ns.clone(), name.clone()), labels);
+        let pod = pod_spec(&typed_job);
+        let adapter = container(pod, "adapter");
+        let pod_dir = self.dir.path().join(&name);
+        let mut mounts: Vec<(String, PathBuf)> = Vec::new();
+        for (i, mount) in adapter.volume_mounts.iter().flatten().enumerate() {
+            let dir = pod_dir.join(format!("volume-{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let volume = pod
+                .volumes
+                .iter()
+                .flatten()
+                .find(|v| v.name == mount.name)
+                .unwrap_or_else(|| panic!("{name}: no volume {}", mount.name));
+            if let Some(cm) = &volume.config_map {
+                let data = self
+                    .config_maps
+                    .get(&(ns.clone(), cm.name.clone()))
+                    .unwrap_or_else(|| {
+                        panic!("{name}: ConfigMap {} was not created before it", cm.name)
+                    });
+                for item in cm.items.iter().flatten() {
+                    let text = data.get(&item.key).unwrap_or_else(|| {
+                        panic!("{name}: ConfigMap {} has no {}", cm.name, item.key)
+                    });
+                    std::fs::write(dir.join(&item.path), text).unwrap();
+                }
+            } else {
+                assert!(
+                    volume.empty_dir.is_some(),
+                    "{name}: volume {} is neither a ConfigMap nor an emptyDir; kind has nothing else",
+                    volume.name
+                );
+            }
+            mounts.push((mount.mount_path.clone(), dir));
+        }
+        let local = |value: &str| {
+            mounts
+                .iter()
+                .find_map(|(at, dir)| {
+                    value
+                        .strip_prefix(at.as_str())
+                        .and_then(|rest| rest.strip_prefix('/'))
+                        .map(|rest| dir.join(rest).display().to_string())
+                })
+                .unwrap_or_else(|| value.to_owned())
+        };
+        let mut env: BTreeMap<String, String> = adapter
+            .env
+            .iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e.name.clone(),
+                    local(
+                        e.value
+                            .as_deref()
+                            .unwrap_or_else(|| panic!("{name}: {} has no value", e.name)),
+                    ),
+                )
+            })
+            .collect();
+        // The NodePool the pulse reads is the one HyperFleet would send at the Job's generation.
+        if let Some(file) = env.get("NODEPOOL_SPEC_FILE") {
+            let nodepool: Value =
+                serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+            assert_eq!(
+                nodepool["generation"].to_string(),
+                env["GENERATION"],
+                "{name}: the ConfigMap's NodePool is at another generation than the Job"
+            );
+        }
+        let kubeconfig = self.server.write_kubeconfig(&pod_dir);
+        env.insert("KUBECONFIG".to_owned(), kubeconfig.display().to_string());
+        let before = self.server.requests().len();
+        let out = tokio::process::Command::new(testbed::binaries::path("hypershift-adapter"))
+            .args(adapter.args.iter().flatten())
+            .env_clear()
+            .envs(&env)
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for r in &self.server.requests()[before..] {
+            let parts: Vec<&str> = r.path.trim_start_matches('/').split('/').collect();
+            let (group, ns, resource, named) = match parts.as_slice() {
+                ["apis", group, _, "namespaces", ns, resource, rest @ ..] => {
+                    (*group, *ns, *resource, !rest.is_empty())
+                }
+                _ => panic!(
+                    "{name}: the adapter requested {} {}, not a namespaced resource",
+                    r.method, r.path
+                ),
+            };
+            let verb = match (r.method.as_str(), named) {
+                ("GET", true) => "get",
+                ("GET", false) => "list",
+                ("POST", _) => "create",
+                ("PUT", _) => "update",
+                ("PATCH", _) => "patch",
+                ("DELETE", _) => "delete",
+                (m, _) => panic!("{name}: {m} {}", r.path),
+            };
+            self.requests.push((
+                group.to_owned(),
+                resource.to_owned(),
+                verb.to_owned(),
+                ns.to_owned(),
+            ));
+        }
+        let report = job_report::parse(
+            &std::fs::read(&env["RESULTS_OUTPUT_PATH"]).unwrap(),
+            "Available",
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        self.ran.push((name, report));
+    }
+
+    /// `kubectl patch manifestwork <name> --subresource=status --type=merge -p <patch>`; the work must still be one
+    /// the ManifestWork CRD accepts.
+    async fn patch_status(&self, ns: &str, name: &str, patch: &str) {
+        use kube::api::{Api, DynamicObject, Patch, PatchParams};
+        let patch: Value = serde_json::from_str(patch)
+            .unwrap_or_else(|e| panic!("the status patch of {name} is not JSON ({e}): {patch}"));
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.server.client().await,
+            ns,
+            &hypershift_adapter::work::hub::manifest_work_resource(),
+        );
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("patch the status of {ns}/{name}: {e}"));
+        let work = self
+            .server
+            .object(WORKS_PREFIX, "manifestworks", Some(ns), name)
+            .unwrap();
+        let schema = testbed::openapi::crd_schema(&root().join(KIND_MANIFESTWORK_CRD), "v1");
+        let outcome = testbed::openapi::validate(&schema, &work);
+        assert!(
+            outcome.errors.is_empty(),
+            "{name} after the patch: {:?}",
+            outcome.errors
+        );
+        // The status fed back is one the object's real CRD accepts (the team's CRD fixtures, when beside the
+        // checkout).
+        let Some(crds) = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds")
+        else {
+            return;
+        };
+        for manifest in patch["status"]["resourceStatus"]["manifests"]
+            .as_array()
+            .unwrap()
+        {
+            let meta = &manifest["resourceMeta"];
+            let file = format!(
+                "{}.{}-TechPreviewNoUpgrade.yaml",
+                meta["resource"].as_str().unwrap(),
+                meta["group"].as_str().unwrap()
+            );
+            let schema =
+                testbed::openapi::crd_schema(&crds.join(&file), meta["version"].as_str().unwrap());
+            for value in manifest["statusFeedback"]["values"].as_array().unwrap() {
+                let raw = value["fieldValue"]["jsonRaw"].as_str().unwrap();
+                let status: Value = serde_json::from_str(raw).unwrap();
+                let outcome = testbed::openapi::validate(&schema["properties"]["status"], &status);
+                assert!(
+                    outcome.errors.is_empty(),
+                    "the {} status fed back on {name} is not one {file} accepts: {:?}",
+                    meta["kind"],
+                    outcome.errors
+                );
+            }
+        }
+    }
+}
+
+/// A condition as (type, status, reason).
+type Triple = (String, String, String);
+
+fn reasons(report: &job_report::Report) -> Vec<Triple> {
+    report
+        .conditions
+        .iter()
+        .map(|c| {
+            (
+                c.type_.clone(),
+                c.status.as_str().to_owned(),
+                c.reason.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_demo_replays_to_a_ready_nodepool_with_the_real_adapter() {
+    let script = read(KIND_SCRIPT);
+    let cluster_id = script_var(&script, "CLUSTER_ID");
+    let nodepool_id = script_var(&script, "NODEPOOL_ID");
+    let consumer = script_var(&script, "CONSUMER");
+    let nodepool: Value = serde_json::from_str(&read(KIND_NODEPOOL_SPEC)).unwrap();
+    let cluster: Value = serde_json::from_str(&read(KIND_CLUSTER_SPEC)).unwrap();
+    let replicas = nodepool["spec"]["replicas"].as_i64().unwrap();
+    let release = cluster["spec"]["openshift_version"].as_str().unwrap();
+    let mut replay = KindReplay {
+        server: testbed::kube_api::ApiServer::start().await,
+        dir: tempfile::tempdir().unwrap(),
+        config_maps: BTreeMap::new(),
+        jobs: BTreeMap::new(),
+        ran: Vec::new(),
+        requests: Vec::new(),
+    };
+    let cp = |g: u32| format!("hs-cp-{cluster_id}-g{g}");
+    let np = |g: u32| format!("hs-np-{nodepool_id}-g{g}");
+    let t = |c: &str, s: &str, r: &str| (c.to_owned(), s.to_owned(), r.to_owned());
+    let mut first: Vec<(String, Vec<Triple>)> = Vec::new();
+    // Twice: a second run on the same cluster must show the same steps.
+    for run in 0..2 {
+        let calls = run_kind_script(replay.dir.path());
+        replay.ran.clear();
+        replay.replay(calls).await;
+        let names: Vec<&str> = replay.ran.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [cp(1), cp(2), np(1), np(2)],
+            "run {run}: the Jobs that ran"
+        );
+        let report = |i: usize| &replay.ran[i].1;
+        assert_eq!(
+            report(0).condition("Applied").unwrap().reason,
+            "ManifestWorkCreated"
+        );
+        assert_eq!(
+            report(0).condition("Available").unwrap().status.as_str(),
+            "False"
+        );
+        assert_eq!(
+            report(1).condition("Available").unwrap().status.as_str(),
+            "True"
+        );
+        assert_eq!(
+            reasons(report(2)),
+            [
+                t("Applied", "True", "ManifestWorkCreated"),
+                t("Available", "False", "Provisioning"),
+                t("Health", "True", "NoIssues"),
+            ],
+            "the first NodePool pulse: {:?}",
+            report(2).conditions
+        );
+        assert_eq!(report(2).observed_generation, Some(1));
+        let ready = report(3);
+        assert_eq!(
+            reasons(ready),
+            [
+                t("Applied", "True", "ManifestWorkUpdated"),
+                t("Available", "True", "NodePoolReady"),
+                t("Health", "True", "NoIssues"),
+            ],
+            "the second NodePool pulse: {:?}",
+            ready.conditions
+        );
+        let data = ready.data.clone().unwrap();
+        assert_eq!(data["desired_replicas"], replicas);
+        assert_eq!(data["current_replicas"], replicas);
+        assert_eq!(data["ready_nodes"], replicas);
+        assert_eq!(data["unready_nodes"], 0);
+        assert_eq!(data["version"], release);
+        assert_eq!(data["node_versions"][0]["ocp_version"], release);
+        // The work now holds generation 2, and the NodePool the feedback was injected for.
+        let work = replay
+            .server
+            .object(
+                WORKS_PREFIX,
+                "manifestworks",
+                Some(&consumer),
+                &format!("nodepool-{nodepool_id}"),
+            )
+            .unwrap();
+        assert_eq!(
+            work["metadata"]["annotations"]["hyperfleet.io/generation"],
+            "2"
+        );
+        let manifests = work["spec"]["workload"]["manifests"].as_array().unwrap();
+        let meta = &work["status"]["resourceStatus"]["manifests"][0]["resourceMeta"];
+        let ordinal = usize::try_from(meta["ordinal"].as_u64().unwrap()).unwrap();
+        assert_eq!(manifests[ordinal]["kind"], meta["kind"]);
+        assert_eq!(manifests[ordinal]["metadata"]["name"], meta["name"]);
+        assert_eq!(
+            manifests[ordinal]["metadata"]["namespace"],
+            meta["namespace"]
+        );
+        let hc_work = replay
+            .server
+            .object(
+                WORKS_PREFIX,
+                "manifestworks",
+                Some(&consumer),
+                &format!("hostedcluster-{cluster_id}"),
+            )
+            .unwrap();
+        let hc_meta = &hc_work["status"]["resourceStatus"]["manifests"][0]["resourceMeta"];
+        let hc_ordinal = usize::try_from(hc_meta["ordinal"].as_u64().unwrap()).unwrap();
+        assert_eq!(
+            hc_work["spec"]["workload"]["manifests"][hc_ordinal]["kind"],
+            hc_meta["kind"]
+        );
+
+        let run_reasons: Vec<(String, Vec<Triple>)> = replay
+            .ran
+            .iter()
+            .map(|(n, r)| (n.clone(), reasons(r)))
+            .collect();
+        if run == 0 {
+            first = run_reasons;
+        } else {
+            assert_eq!(run_reasons, first, "the second run differs from the first");
+        }
+    }
+
+    // Everything the adapters did on the hub is granted by manifests/kind/hub-rbac.yaml.
+    let hub = documents(KIND_HUB_RBAC);
+    let role: Role = typed(
+        "hub-rbac Role",
+        hub.iter().find(|d| d["kind"] == "Role").unwrap(),
+    );
+    let granted = rules_of(role.rules.as_deref().unwrap_or_default());
+    let used: BTreeSet<(String, String, String, String)> =
+        replay.requests.iter().cloned().collect();
+    assert!(
+        used.iter().any(|(_, _, v, _)| v == "create") && used.iter().any(|(_, _, v, _)| v == "get")
+    );
+    for (group, resource, verb, ns) in &used {
+        assert_eq!(
+            Some(ns),
+            role.metadata.namespace.as_ref(),
+            "{verb} {resource} in {ns}"
+        );
+        assert!(
+            granted
+                .iter()
+                .any(|(g, r, v)| g == group && r == resource && v.contains(verb)),
+            "{KIND_HUB_RBAC} does not grant {verb} on {group}/{resource}; the pulses use it"
         );
     }
 }
