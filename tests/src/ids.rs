@@ -10,6 +10,12 @@ pub const CLUSTER_ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 /// The longest cluster name the HyperFleet API accepts (53 characters).
 pub const LONGEST_CLUSTER_NAME: &str = "prod-eu-1-payments-ledger-primary-region-west-cell-07";
 
+/// The NodePool id the tests use (UUIDv7), a NodePool of [`CLUSTER_ID`].
+pub const NODEPOOL_ID: &str = "019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
+
+/// The longest NodePool name the HyperFleet API accepts (15 characters).
+pub const LONGEST_NODEPOOL_NAME: &str = "workers-euw2-a1";
+
 /// The `n`-th of a family of distinct UUIDv7 cluster ids (same timestamp, `n` in the random bits).
 pub fn cluster_id(n: u64) -> String {
     format!("019a6f1e-4b7c-7d2e-9f3a-{:012x}", n & 0xffff_ffff_ffff)

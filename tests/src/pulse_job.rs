@@ -19,6 +19,12 @@ pub fn controlplane_job_name(cluster_id: &str, generation: i32) -> String {
     format!("hs-cp-{cluster_id}-g{generation}")
 }
 
+/// The pulse Job of a NodePool (`hypershift-adapter nodepool`, `manifests/nodepool-job.yaml`):
+/// `hs-np-<nodepoolId>-g<generation>`, the generation being the NodePool's.
+pub fn nodepool_job_name(nodepool_id: &str, generation: i32) -> String {
+    format!("hs-np-{nodepool_id}-g{generation}")
+}
+
 /// The pulse Job of the `nodes` check: `hs-nodes-<clusterId>-g<generation>`.
 pub fn nodes_job_name(cluster_id: &str, generation: i32) -> String {
     format!("hs-nodes-{cluster_id}-g{generation}")
