@@ -262,7 +262,10 @@ impl FakeMaestro {
 
     /// From now on only these namespaces exist on the simulated management cluster (plus those a
     /// work's Namespace manifests create): a manifest in another namespace fails to apply with
-    /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`).
+    /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`). A namespace a
+    /// work's Namespace manifest created stays for every other work, as on a real cluster (the
+    /// control plane's work creates `clusters`, its NodePools' works use it); calling this again
+    /// removes it, standing in for a namespace deleted behind the agent.
     pub fn set_cluster_namespaces(&self, namespaces: &[&str]) {
         self.shared.lock().cluster_namespaces =
             Some(namespaces.iter().map(|n| (*n).to_owned()).collect());
