@@ -17,8 +17,8 @@
 //! ApplyFailed (admission denial, missing namespace), NodePoolMissing, FeedbackNotSynced,
 //! InvalidFeedback, InvalidNodePoolSpec (alone and against the HostedCluster), the update rows
 //! (updated, immutable change, stale, waiting), OwnershipConflict, the deletion stages through
-//! `Finalized=True` and DeletionStuck, MaestroUnavailable, AdapterMisconfigured and
-//! NodePoolSpecUnavailable.
+//! `Finalized=True` and DeletionStuck, a NodePool of a cluster being deleted, MaestroUnavailable,
+//! AdapterMisconfigured and NodePoolSpecUnavailable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1569,6 +1569,39 @@ async fn a_node_pool_deleted_before_its_work_is_finalized_at_once(backend: Backe
     assert_observed_generation(&pulse, 2);
 }
 
+/// A NodePool pulse while its cluster's control plane is being deleted sends nothing: the gate
+/// holds (Maestro keeps the deleting work until its agent finishes; the fake hub API server
+/// removes a deleted work at once, so there it is gone).
+async fn a_node_pool_of_a_deleting_cluster_waits(backend: Backend) {
+    let bed = Bed::start(backend).await;
+    bed.control_plane_ready().await;
+    let now = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .unwrap()
+        .to_string();
+    let doomed = bed
+        .controlplane(&cluster(CP_GENERATION + 1, Some(&now)), &[])
+        .await;
+    assert_eq!(
+        doomed.conditions(),
+        triples(&DELETION_REQUESTED),
+        "{}",
+        doomed.explain()
+    );
+    let (pulse, requests) = counted(&bed, bed.nodepool(&np(1, gcp_spec(3, VERSION)))).await;
+    assert_conditions(&pulse, &WAITING);
+    let why = match backend {
+        Backend::Maestro => format!(
+            "the cluster's control plane (ManifestWork {} on management cluster {CONSUMER}) is being deleted",
+            cp_work()
+        ),
+        Backend::Hub => format!("ManifestWork {} does not exist", cp_work()),
+    };
+    assert_says(&pulse, "Applied", &[&why]);
+    assert_eq!(requests, (2, 0), "{backend:?}");
+    assert!(bed.stored().is_none());
+}
+
 /// Each case as one test per backend: `maestro::<case>` and `hub::<case>`.
 macro_rules! on_both_backends {
     ($($name:ident => $case:expr;)*) => {
@@ -1607,6 +1640,7 @@ on_both_backends! {
     a_deletion_is_finalized_and_frees_the_control_plane => a_deletion_goes_to_finalized_and_frees_the_control_plane;
     a_stuck_deletion_is_reported => a_stuck_deletion_names_what_holds_it;
     a_node_pool_without_a_work_is_finalized_at_once => a_node_pool_deleted_before_its_work_is_finalized_at_once;
+    a_node_pool_of_a_cluster_being_deleted_waits => a_node_pool_of_a_deleting_cluster_waits;
 }
 
 /// Maestro unreachable: after the retry budget the Job says `MaestroUnavailable`; the REST URL
