@@ -11,14 +11,17 @@
 //! control-plane work. Ids and names are production-shaped: UUIDv7 ids, a NodePool name of 15
 //! characters (the API's longest) and a cluster name of 53.
 //!
-//! Every row of the NodePool condition table (`adapter/src/pulse/nodepool/mod.rs`) the fakes can
-//! produce: waiting for the control plane, created, awaiting feedback, GCP provisioning /
+//! The rows of the NodePool condition table (`adapter/src/pulse/nodepool/mod.rs`) covered here:
+//! waiting for the control plane, created, awaiting feedback, GCP provisioning /
 //! scaling / ready / updating / not ready, None payload ready (fetched or not), the Health rows,
 //! ApplyFailed (admission denial, missing namespace), NodePoolMissing, FeedbackNotSynced,
 //! InvalidFeedback, InvalidNodePoolSpec (alone and against the HostedCluster), the update rows
 //! (updated, immutable change, stale, waiting), OwnershipConflict, the deletion stages through
 //! `Finalized=True` and DeletionStuck, a NodePool of a cluster being deleted, MaestroUnavailable,
-//! AdapterMisconfigured and NodePoolSpecUnavailable.
+//! AdapterMisconfigured and NodePoolSpecUnavailable. Not here (the adapter's unit tests have
+//! them): MaestroAuthFailed, ConsumerNotFound and ManifestWorkFailed, which a NodePool pulse meets
+//! only when it publishes (a wrong consumer reads as "no control plane on management cluster
+//! <consumer> yet" while nothing is sent).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
