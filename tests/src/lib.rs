@@ -16,6 +16,7 @@ pub mod kube_api;
 pub mod kubelet;
 pub mod local_pulse;
 pub mod maestro;
+pub mod nodepool;
 // Test support only: a panic on a malformed fixture is a failed test.
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod openapi;

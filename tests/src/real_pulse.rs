@@ -1,8 +1,9 @@
 //! One pulse through the real binaries, as HyperFleet sees it: the pulse Job and its Pod are
 //! seeded into the fake API server ([`PulseJob`], a fresh Job each pulse as after its TTL), the
-//! built `status-reporter` and `hypershift-adapter controlplane` run as the Pod's two containers
-//! sharing a results directory ([`crate::kubelet`] marks the adapter container terminated), and
-//! the outcome is the Job as the framework reads it: its conditions and annotations.
+//! built `status-reporter` and `hypershift-adapter controlplane` (or `nodepool`) run as the
+//! Pod's two containers sharing a results directory ([`crate::kubelet`] marks the adapter
+//! container terminated), and the outcome is the Job as the framework reads it: its conditions
+//! and annotations.
 
 use std::path::{Path, PathBuf};
 
@@ -84,21 +85,48 @@ impl JobPulse {
     }
 }
 
-/// Runs one pulse of Job `job_name` in [`NAMESPACE`]: `adapter_env` is the adapter container's
-/// whole environment except `RESULTS_OUTPUT_PATH`; the reporter's is that of
-/// `manifests/job.yaml` ([`PulseJob::reporter_env`]) with a kubeconfig for `server`. `dir` is the
-/// Pod's emptyDir (the report of an earlier pulse is removed first) and holds the logs.
+/// Runs one pulse of Job `job_name` in [`NAMESPACE`], its adapter container running
+/// `hypershift-adapter controlplane`: `adapter_env` is the adapter container's whole environment
+/// except `RESULTS_OUTPUT_PATH`; the reporter's is that of `manifests/job.yaml`
+/// ([`PulseJob::reporter_env`]) with a kubeconfig for `server`. `dir` is the Pod's emptyDir (the
+/// report of an earlier pulse is removed first) and holds the logs.
 ///
 /// # Panics
 /// When the directory or the logs cannot be written or read, or a binary cannot start (a test
 /// set-up failure).
+pub async fn run(
+    server: &ApiServer,
+    dir: &Path,
+    job_name: &str,
+    adapter_env: &[(String, String)],
+) -> JobPulse {
+    run_check(server, dir, "controlplane", job_name, adapter_env).await
+}
+
+/// [`run`] for a NodePool's pulse Job (`hs-np-<nodepoolId>-g<generation>`): the adapter
+/// container runs `hypershift-adapter nodepool`, the Job is labelled `hyperfleet.io/adapter:
+/// nodepool`.
+///
+/// # Panics
+/// As [`run`].
+pub async fn run_nodepool(
+    server: &ApiServer,
+    dir: &Path,
+    job_name: &str,
+    adapter_env: &[(String, String)],
+) -> JobPulse {
+    run_check(server, dir, "nodepool", job_name, adapter_env).await
+}
+
+/// One pulse whose adapter container runs `hypershift-adapter <check>`.
 #[allow(
     clippy::expect_used,
     reason = "test set-up: a failure here is a failed test"
 )]
-pub async fn run(
+async fn run_check(
     server: &ApiServer,
     dir: &Path,
+    check: &str,
     job_name: &str,
     adapter_env: &[(String, String)],
 ) -> JobPulse {
@@ -108,7 +136,7 @@ pub async fn run(
     let _ = std::fs::remove_file(&results);
     let kubeconfig = server.write_kubeconfig(dir);
 
-    let job = seed(server, job_name);
+    let job = seed(server, job_name, check);
     let logs = |name: &str| -> PathBuf { dir.join(format!("{name}.log")) };
     let mut reporter = spawn(
         "status-reporter",
@@ -123,7 +151,7 @@ pub async fn run(
     let mut adapter = spawn(
         "adapter",
         &crate::binaries::path("hypershift-adapter"),
-        &["controlplane"],
+        &[check],
         adapter_env.iter().cloned().chain([results_env]),
         &logs("adapter"),
         false,
@@ -146,8 +174,15 @@ pub async fn run(
 /// A fresh running Job and Pod named after `job_name`: seeding replaces an earlier pulse's (as
 /// their TTL would have removed them), so every pulse starts without conditions and with running
 /// containers.
-fn seed(server: &ApiServer, job_name: &str) -> PulseJob {
-    PulseJob::seed(server, NAMESPACE, job_name, Some(ACTIVE_DEADLINE_SECONDS))
+fn seed(server: &ApiServer, job_name: &str, check: &str) -> PulseJob {
+    PulseJob::seed_with_metadata(
+        server,
+        NAMESPACE,
+        job_name,
+        Some(ACTIVE_DEADLINE_SECONDS),
+        serde_json::json!({"hyperfleet.io/adapter": check}),
+        None,
+    )
 }
 
 fn path(p: &Path) -> String {

@@ -1,8 +1,8 @@
 //! The README's first command, `local-pulse`, as a smoke test: the built binary (what
 //! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle, with the
 //! management-cluster failures (apply failure, HostedCluster gone), with the day-two scenarios
-//! (upgrade, delete), with one container failure and with `--all`; each must print the expected
-//! reasons and exit 0.
+//! (upgrade, delete), with a NodePool's life next to its control plane's, with one container
+//! failure and with `--all`; each must print the expected reasons and exit 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -129,6 +129,47 @@ fn a_deletion_waits_for_node_pools_and_ends_finalized() {
 }
 
 #[test]
+fn a_node_pool_waits_for_its_control_plane_scales_and_is_finalized_before_the_cluster() {
+    let out = local_pulse(&["--scenario", "nodepool"]);
+    let np_job =
+        |g: u32| format!("kubectl get job hs-np-019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58-g{g} ");
+    assert_contains(
+        &out,
+        &[
+            "hyperfleet api:     POST …/clusters/{id}/nodepools: NodePool workers-euw2-a1 (3 × n2-standard-8 in europe-west2-a, release 4.17.0; NodePool generation 1)",
+            &np_job(1),
+            "adapter container:  hypershift-adapter nodepool",
+            "hyperfleet.io/nodepool-id: 019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58",
+            "pulse 2: Applied = False/WaitingForControlPlane   Available = False/WaitingForControlPlane   Health = True/NoIssues   [as expected]",
+            "pulse 3: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            "pulse 4: Applied = True/ManifestWorkCreated   Available = False/Provisioning   Health = True/NoIssues   [as expected]",
+            "pulse 5: Applied = True/ManifestWorkApplied   Available = False/Provisioning   Health = True/NoIssues   [as expected]",
+            "pulse 6: Applied = True/ManifestWorkApplied   Available = True/NodePoolReady   Health = True/NoIssues   [as expected]",
+            "data.hyperfleet.io/current_replicas: \"3\"",
+            "hyperfleet api:     PATCH …/nodepools/{id} spec.replicas = 5 (NodePool generation 2)",
+            &np_job(2),
+            "pulse 7: Applied = True/ManifestWorkUpdated   Available = True/NodePoolReady   Health = True/NoIssues   [as expected]",
+            "pulse 8: Applied = True/ManifestWorkApplied   Available = False/Scaling   Health = True/NoIssues   [as expected]",
+            "pulse 9: Applied = True/ManifestWorkApplied   Available = True/NodePoolReady   Health = True/NoIssues   [as expected]",
+            "data.hyperfleet.io/current_replicas: \"5\"",
+            "(cluster generation 4); its NodePool workers-euw2-a1 too (NodePool generation 3)",
+            "pulse 10: Applied = False/NodePoolsExist   Available = True/ControlPlaneReady   Health = True/NoIssues   Finalized = False/NodePoolsExist   [as expected]",
+            &np_job(3),
+            "pulse 11: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
+            "pulse 12: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "HyperFleet removes it (GET …/nodepools lists none)",
+            "pulse 13: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
+            "pulse 14: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+    // The control plane's pulses keep their own Job: generations 3 and 4 of the cluster.
+    assert!(out.contains("kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4 "));
+    assert!(!out.contains("-g5 "), "{out}");
+}
+
+#[test]
 fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
     let out = local_pulse(&["--all"]);
     let scenarios = [
@@ -141,6 +182,7 @@ fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
         ("hang", 1),
         ("invalid-report", 1),
         ("maestro-down", 1),
+        ("nodepool", 14),
     ];
     for (name, pulses) in scenarios {
         assert!(

@@ -284,3 +284,71 @@ async fn resync_request_rebroadcasts_status_of_the_source_only() {
     );
     assert_eq!(fake.resource_count(), 2);
 }
+
+/// A namespace one work's Namespace manifest created serves every other work on the simulated
+/// management cluster (the control plane's work creates `clusters`, a NodePool's work uses it),
+/// until it is removed again.
+#[tokio::test]
+async fn a_namespace_created_by_one_work_serves_the_others() {
+    use hypershift_adapter::work::WorkClient;
+    use hypershift_adapter::work::maestro::{MaestroConfig, MaestroWorkClient};
+
+    let (fake, _) = start().await;
+    fake.set_cluster_namespaces(&["default"]);
+    let client = MaestroWorkClient::new(MaestroConfig::new(
+        fake.grpc_url(),
+        fake.rest_url(),
+        SOURCE,
+        CONSUMER,
+    ))
+    .unwrap();
+    let config_map = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "clusters"}});
+    let work = |name: &str, manifests: Vec<Value>| {
+        json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+               "metadata": {"name": name, "namespace": CONSUMER},
+               "spec": {"workload": {"manifests": manifests}}})
+    };
+    client
+        .create(&work(
+            "with-namespace",
+            vec![
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}}),
+                config_map("a"),
+            ],
+        ))
+        .await
+        .unwrap();
+    client
+        .create(&work("without", vec![config_map("b")]))
+        .await
+        .unwrap();
+    let applied = |name: &str| -> (String, String) {
+        let status = fake.resource(name).unwrap().status.unwrap();
+        let manifests = status["resourceStatus"].as_array().unwrap();
+        let last = manifests.last().unwrap();
+        let c = last["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Applied")
+            .unwrap();
+        (
+            c["status"].as_str().unwrap().to_owned(),
+            c["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    let missing = (
+        "False".to_owned(),
+        r#"Failed to apply manifest: namespaces "clusters" not found"#.to_owned(),
+    );
+    assert!(fake.apply("without"));
+    assert_eq!(applied("without"), missing);
+    assert!(fake.apply("with-namespace"));
+    assert_eq!(applied("with-namespace").0, "True");
+    assert!(fake.apply("without"));
+    assert_eq!(applied("without").0, "True");
+    // Removed behind the agents: the work without it fails again.
+    fake.set_cluster_namespaces(&["default"]);
+    assert!(fake.apply("without"));
+    assert_eq!(applied("without"), missing);
+}

@@ -1,9 +1,12 @@
 //! A minimal HyperFleet API: `GET /api/hyperfleet/v1/clusters/{id}` answers the one simulated
-//! cluster and `GET …/clusters/{id}/nodepools` its NodePools (bearer token required), so the
-//! adapter reads its input exactly as in the Job (`HYPERFLEET_API_URL` +
-//! `HYPERFLEET_API_TOKEN_FILE`). Between pulses the runner changes what is served as the real API
-//! would after a PATCH (spec changed: `generation` + 1) or a DELETE (soft delete: `deleted_time`
-//! and `deleted_by` set, `generation` + 1; `hyperfleet-framework.md` §6 and §7.1).
+//! cluster, `GET …/clusters/{id}/nodepools` its NodePools and `GET …/clusters/{id}/nodepools/{nid}`
+//! one of them (bearer token required), so the adapter reads its input exactly as in the Job
+//! (`HYPERFLEET_API_URL` + `HYPERFLEET_API_TOKEN_FILE`). Between pulses the runner changes what is
+//! served as the real API would after a PATCH (spec changed: `generation` + 1) or a DELETE (soft
+//! delete: `deleted_time` and `deleted_by` set, `generation` + 1; `hyperfleet-framework.md` §6 and
+//! §7.1). A NodePool asked for under another cluster, or one that is not there, is the API's
+//! problem+json 404 `HYPERFLEET-NTF-001` (§7.2: ownership is checked on nested routes; §7.4 rule 8
+//! and the API spec's `NotFoundDetails` for the body).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -58,6 +61,10 @@ impl FakeHyperfleetApi {
         let app = axum::Router::new()
             .route("/api/hyperfleet/v1/clusters/{id}", get(cluster_by_id))
             .route("/api/hyperfleet/v1/clusters/{id}/nodepools", get(nodepools))
+            .route(
+                "/api/hyperfleet/v1/clusters/{id}/nodepools/{nodepool_id}",
+                get(nodepool_by_id),
+            )
             .with_state(Arc::clone(&shared));
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -119,6 +126,73 @@ impl FakeHyperfleetApi {
     pub fn nodepools(&self) -> Vec<Value> {
         self.shared.served().nodepools.clone()
     }
+
+    /// NodePool `id` as served now.
+    pub fn nodepool(&self, id: &str) -> Option<Value> {
+        self.shared
+            .served()
+            .nodepools
+            .iter()
+            .find(|n| n["id"] == id)
+            .cloned()
+    }
+
+    /// A PATCH of NodePool `id`'s `spec` with `patch` (a JSON merge patch: objects merge, `null`
+    /// removes): a change bumps its `generation`. Returns the generation, `None` when there is no
+    /// such NodePool.
+    pub fn patch_nodepool_spec(&self, id: &str, patch: &Value) -> Option<i64> {
+        let mut served = self.shared.served();
+        let nodepool = served.nodepools.iter_mut().find(|n| n["id"] == id)?;
+        let before = nodepool["spec"].clone();
+        merge_patch(&mut nodepool["spec"], patch);
+        if nodepool["spec"] != before {
+            bump(nodepool);
+        }
+        nodepool["generation"].as_i64()
+    }
+
+    /// A DELETE of NodePool `id` alone at `deleted_time`: the first sets `deleted_time` and
+    /// `deleted_by` and bumps its `generation`. Returns the generation, `None` when there is no
+    /// such NodePool.
+    pub fn delete_nodepool(&self, id: &str, deleted_time: &str) -> Option<i64> {
+        let mut served = self.shared.served();
+        let nodepool = served.nodepools.iter_mut().find(|n| n["id"] == id)?;
+        if nodepool.get("deleted_time").is_none() {
+            nodepool["deleted_time"] = deleted_time.into();
+            nodepool["deleted_by"] = DELETED_BY.into();
+            bump(nodepool);
+        }
+        nodepool["generation"].as_i64()
+    }
+
+    /// The hard delete HyperFleet makes once a deleted NodePool's required adapters report
+    /// `Finalized=True`: it is no longer served. False when it was not there.
+    pub fn remove_nodepool(&self, id: &str) -> bool {
+        let mut served = self.shared.served();
+        let before = served.nodepools.len();
+        served.nodepools.retain(|n| n["id"] != id);
+        served.nodepools.len() != before
+    }
+}
+
+/// RFC 7386 merge patch of `target` with `patch`.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(map) = target {
+        for (key, value) in patch {
+            if value.is_null() {
+                map.remove(key);
+            } else {
+                merge_patch(map.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
 }
 
 fn bump(object: &mut Value) {
@@ -165,6 +239,54 @@ async fn nodepools(
     let items = served.nodepools.clone();
     let total = items.len();
     Json(json!({"items": items, "page": 1, "size": total, "total": total})).into_response()
+}
+
+/// One NodePool of the cluster: 404 `HYPERFLEET-NTF-001` for another cluster (the nested route
+/// checks the parent first) or a NodePool that is not the cluster's.
+async fn nodepool_by_id(
+    State(shared): State<Arc<Shared>>,
+    Path((id, nodepool_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    if !authorized(&shared, &headers) {
+        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    }
+    let instance = format!("/api/hyperfleet/v1/clusters/{id}/nodepools/{nodepool_id}");
+    let served = shared.served();
+    if served.cluster["id"] != id.as_str() {
+        return not_found(&format!("Cluster with id='{id}' not found"), &instance);
+    }
+    match served
+        .nodepools
+        .iter()
+        .find(|n| n["id"] == nodepool_id.as_str() && n["owner_references"]["id"] == id.as_str())
+    {
+        Some(nodepool) => Json(nodepool.clone()).into_response(),
+        None => not_found(
+            &format!("NodePool with id='{nodepool_id}' not found"),
+            &instance,
+        ),
+    }
+}
+
+/// The API's 404 (RFC 9457 problem+json, `NotFoundDetails` of the API spec).
+fn not_found(detail: &str, instance: &str) -> Response {
+    let body = json!({
+        "type": "https://api.hyperfleet.io/errors/resource-not-found",
+        "title": "Resource Not Found",
+        "status": 404,
+        "detail": detail,
+        "instance": instance,
+        "code": "HYPERFLEET-NTF-001",
+        "timestamp": jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or_else(|_| jiff::Timestamp::now()).to_string(),
+        "trace_id": format!("{:016x}", fastrand::u64(..)),
+    });
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn error(status: StatusCode, reason: &str) -> Response {
@@ -225,6 +347,51 @@ mod tests {
         api.set_nodepools(vec![]);
         let (_, list) = get(&api, "clusters/c1/nodepools", TOKEN).await;
         assert_eq!(list, json!({"items": [], "page": 1, "size": 0, "total": 0}));
+    }
+
+    #[tokio::test]
+    async fn one_node_pool_is_served_under_its_cluster_only() {
+        let api = FakeHyperfleetApi::start(cluster(), TOKEN).await.unwrap();
+        let pool = json!({"id": "n1", "name": "workers-a", "generation": 1,
+                          "owner_references": {"id": "c1", "kind": "Cluster"},
+                          "spec": {"replicas": 3, "platform": {"type": "gcp", "gcp": {"zone": "z"}}}});
+        api.set_nodepools(vec![pool.clone()]);
+        let (status, served) = get(&api, "clusters/c1/nodepools/n1", TOKEN).await;
+        assert_eq!((status, served), (200, pool));
+        // Another parent, or no such NodePool: the API's problem+json 404.
+        let (status, problem) = get(&api, "clusters/c2/nodepools/n1", TOKEN).await;
+        assert_eq!(status, 404);
+        assert_eq!(problem["code"], "HYPERFLEET-NTF-001");
+        assert_eq!(problem["status"], 404);
+        assert_eq!(problem["detail"], "Cluster with id='c2' not found");
+        assert_eq!(
+            problem["instance"],
+            "/api/hyperfleet/v1/clusters/c2/nodepools/n1"
+        );
+        let (status, problem) = get(&api, "clusters/c1/nodepools/n2", TOKEN).await;
+        assert_eq!(status, 404);
+        assert_eq!(problem["detail"], "NodePool with id='n2' not found");
+        assert_eq!(get(&api, "clusters/c1/nodepools/n1", "other").await.0, 401);
+
+        // A PATCH that changes the spec bumps the generation once; a DELETE once; then gone.
+        let patch = json!({"replicas": 5, "platform": {"gcp": {"zone": null}}});
+        assert_eq!(api.patch_nodepool_spec("n1", &patch), Some(2));
+        assert_eq!(api.patch_nodepool_spec("n1", &patch), Some(2));
+        let (_, served) = get(&api, "clusters/c1/nodepools/n1", TOKEN).await;
+        assert_eq!(
+            served["spec"],
+            json!({"replicas": 5, "platform": {"type": "gcp", "gcp": {}}})
+        );
+        assert_eq!(api.delete_nodepool("n1", "2026-11-26T10:00:00Z"), Some(3));
+        assert_eq!(api.delete_nodepool("n1", "2026-11-26T11:00:00Z"), Some(3));
+        assert_eq!(
+            api.nodepool("n1").unwrap()["deleted_time"],
+            "2026-11-26T10:00:00Z"
+        );
+        assert!(api.remove_nodepool("n1"));
+        assert!(!api.remove_nodepool("n1"));
+        assert_eq!(get(&api, "clusters/c1/nodepools/n1", TOKEN).await.0, 404);
+        assert_eq!(api.patch_nodepool_spec("n1", &patch), None);
     }
 
     #[tokio::test]

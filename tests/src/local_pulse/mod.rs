@@ -53,7 +53,7 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
     pub scenario: Scenario,
     /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, upgrade, delete,
-    /// adapter-crash, hang, invalid-report, maestro-down).
+    /// adapter-crash, hang, invalid-report, maestro-down, nodepool).
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Keep the temp directory (results, logs, kubeconfig) and print its path.
@@ -184,6 +184,21 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
     println!("    id   {CLUSTER_ID} (generation {GENERATION})");
     println!("    name {CLUSTER_NAME}");
     println!("  whose pulse Job is {}.", job_name());
+    if scenarios.contains(&Scenario::NodePool) {
+        println!(
+            "  The nodepool scenario adds its NodePool {} (id {}),",
+            crate::ids::LONGEST_NODEPOOL_NAME,
+            crate::ids::NODEPOOL_ID
+        );
+        println!(
+            "  served at …/clusters/{{id}}/nodepools/{{id}}, whose pulse Job {}",
+            nodepool_job_name(1)
+        );
+        println!(
+            "  runs hypershift-adapter nodepool: it ships a HyperShift NodePool in its own ManifestWork"
+        );
+        println!("  nodepool-<id>, once the cluster's HostedCluster is available.");
+    }
     println!(
         "  The Job's two containers run as two child processes with its environment pointed at the"
     );
@@ -309,6 +324,11 @@ pub fn job_name() -> String {
     crate::pulse_job::controlplane_job_name(CLUSTER_ID, GENERATION)
 }
 
+/// The NodePool's pulse Job at NodePool `generation`.
+pub fn nodepool_job_name(generation: i32) -> String {
+    crate::pulse_job::nodepool_job_name(crate::ids::NODEPOOL_ID, generation)
+}
+
 /// Runs a scenario's pulses; per pulse, its summary line and whether it matched.
 async fn run_scenario(
     scenario: Scenario,
@@ -344,45 +364,50 @@ async fn run_pulse(
             apply_hyperfleet(&bed.hyperfleet, change)
         );
     }
-    same_generation(bed.hyperfleet.generation(), pulse)?;
-    let work = format!("hostedcluster-{CLUSTER_ID}");
+    same_generation(served_generation(&bed.hyperfleet, pulse), pulse)?;
+    let cp_work = format!("hostedcluster-{CLUSTER_ID}");
+    let np_work = format!("nodepool-{}", crate::ids::NODEPOOL_ID);
     for change in &pulse.management {
+        let work = match change {
+            Management::NodePoolFeedback(_) | Management::NodePoolReleaseDelete => &np_work,
+            _ => &cp_work,
+        };
         let (done, what) = match change {
             Management::Feedback(status) => (
-                bed.maestro.set_feedback(&work, status),
+                bed.maestro.set_feedback(work, status),
                 format!(
                     "HostedCluster status feedback on ManifestWork {work}: {}",
                     conditions_line(status)
                 ),
             ),
             Management::DenyApply(Some(message)) => (
-                bed.maestro.fail_apply(&work, Some(message)),
+                bed.maestro.fail_apply(work, Some(message)),
                 format!("the API server refuses the HostedCluster: {message}"),
             ),
             Management::DenyApply(None) => (
-                bed.maestro.fail_apply(&work, None),
+                bed.maestro.fail_apply(work, None),
                 "the API server accepts the HostedCluster again".to_owned(),
             ),
             Management::HostedClusterGone(true) => (
-                bed.maestro.delete_on_cluster(&work, true),
+                bed.maestro.delete_on_cluster(work, true),
                 "the HostedCluster is deleted behind the work agent (its last status feedback is kept)"
                     .to_owned(),
             ),
             Management::HostedClusterGone(false) => (
-                bed.maestro.delete_on_cluster(&work, false),
+                bed.maestro.delete_on_cluster(work, false),
                 "the work agent's resync re-creates the HostedCluster (no status feedback yet)"
                     .to_owned(),
             ),
             Management::HoldDelete(finalizers) => (
-                bed.maestro.hold_delete(&work, finalizers),
+                bed.maestro.hold_delete(work, finalizers),
                 format!(
                     "the HostedCluster carries finalizer {}: deleting it waits for them",
                     finalizers.join(", ")
                 ),
             ),
             Management::AgentReports => (
-                bed.maestro.apply(&work),
-                if bed.maestro.is_deleting(&work) {
+                bed.maestro.apply(work),
+                if bed.maestro.is_deleting(work) {
                     "the work agent reports the work Deleting=True (WorkDeleting); the HostedCluster's finalizer holds it"
                         .to_owned()
                 } else {
@@ -390,8 +415,20 @@ async fn run_pulse(
                 },
             ),
             Management::ReleaseDelete => (
-                bed.maestro.release_delete(&work),
+                bed.maestro.release_delete(work),
                 "the finalizers are removed: the HostedCluster is deleted, the work agent reports Deleted and the work is gone"
+                    .to_owned(),
+            ),
+            Management::NodePoolFeedback(status) => (
+                bed.maestro.set_feedback(work, status),
+                format!(
+                    "NodePool status feedback on ManifestWork {work}: {}",
+                    node_pool_line(status)
+                ),
+            ),
+            Management::NodePoolReleaseDelete => (
+                bed.maestro.release_delete(work),
+                "HyperShift has deleted the NodePool's machines and removed its finalizer: the work agent reports Deleted and the work is gone"
                     .to_owned(),
             ),
         };
@@ -404,7 +441,10 @@ async fn run_pulse(
     println!("   adapter container:  {}", pulse.adapter.describe());
 
     // A fresh Job and Pod (the previous one's TTL expired), and a fresh emptyDir.
-    let job_name = crate::pulse_job::controlplane_job_name(CLUSTER_ID, pulse.generation);
+    let job_name = match pulse.adapter {
+        Adapter::NodePool => nodepool_job_name(pulse.generation),
+        _ => crate::pulse_job::controlplane_job_name(CLUSTER_ID, pulse.generation),
+    };
     let pod_dir = dir.join(format!("pulse-{n}"));
     let results_dir = pod_dir.join("results");
     std::fs::create_dir_all(&results_dir)?;
@@ -416,17 +456,28 @@ async fn run_pulse(
         Some(NAMESPACE),
         &format!("{job_name}-x7k2p"),
     );
-    let job = PulseJob::seed_with_metadata(
-        &bed.server,
-        NAMESPACE,
-        &job_name,
-        Some(ACTIVE_DEADLINE_SECONDS),
-        json!({
+    let labels = match pulse.adapter {
+        // The NodePool's Job (docs: the nodepool interface).
+        Adapter::NodePool => json!({
+            "app.kubernetes.io/name": "hypershift-adapter",
+            "app.kubernetes.io/component": "nodepool",
+            "hyperfleet.io/cluster-id": CLUSTER_ID,
+            "hyperfleet.io/nodepool-id": crate::ids::NODEPOOL_ID,
+            "hyperfleet.io/adapter": "nodepool",
+        }),
+        _ => json!({
             "app.kubernetes.io/name": "hypershift-adapter",
             "app.kubernetes.io/component": "controlplane",
             "hyperfleet.io/cluster-id": CLUSTER_ID,
             "hyperfleet.io/adapter": "controlplane",
         }),
+    };
+    let job = PulseJob::seed_with_metadata(
+        &bed.server,
+        NAMESPACE,
+        &job_name,
+        Some(ACTIVE_DEADLINE_SECONDS),
+        labels,
         Some(json!({"hyperfleet.io/generation": pulse.generation.to_string()})),
     );
 
@@ -496,6 +547,18 @@ async fn run_pulse(
     Ok((summary, ok))
 }
 
+/// The generation the HyperFleet API serves for what `pulse` checks: the NodePool's for a
+/// NodePool's pulse, else the cluster's.
+fn served_generation(api: &FakeHyperfleetApi, pulse: &Pulse) -> i64 {
+    match pulse.adapter {
+        Adapter::NodePool => api
+            .nodepool(crate::ids::NODEPOOL_ID)
+            .and_then(|n| n["generation"].as_i64())
+            .unwrap_or_default(),
+        _ => api.generation(),
+    }
+}
+
 /// The pulse's Job is named after, and acts on, the generation the HyperFleet API serves.
 fn same_generation(served: i64, pulse: &Pulse) -> anyhow::Result<()> {
     anyhow::ensure!(
@@ -520,10 +583,57 @@ fn apply_hyperfleet(api: &FakeHyperfleetApi, change: &HyperFleet) -> String {
                 .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
             let generation = api.delete_cluster(&deleted_time);
             let cluster = api.cluster();
+            let pools: Vec<String> = api
+                .nodepools()
+                .iter()
+                .filter(|n| n.get("spec").is_some())
+                .map(|n| {
+                    format!(
+                        "; its NodePool {} too (NodePool generation {})",
+                        n["name"].as_str().unwrap_or_default(),
+                        n["generation"]
+                    )
+                })
+                .collect();
             format!(
-                "DELETE: deleted_time {}, deleted_by {} (cluster generation {generation})",
+                "DELETE: deleted_time {}, deleted_by {} (cluster generation {generation}){}",
                 cluster["deleted_time"].as_str().unwrap_or_default(),
                 cluster["deleted_by"].as_str().unwrap_or_default(),
+                pools.concat()
+            )
+        }
+        HyperFleet::CreateNodePool => {
+            let spec = crate::nodepool::gcp_spec(scenario::NODEPOOL_REPLICAS, scenario::VERSION);
+            let pool = crate::nodepool::nodepool_object(
+                crate::ids::NODEPOOL_ID,
+                crate::ids::LONGEST_NODEPOOL_NAME,
+                CLUSTER_ID,
+                1,
+                spec,
+            );
+            let mut pools = api.nodepools();
+            pools.push(pool);
+            api.set_nodepools(pools);
+            format!(
+                "POST …/clusters/{{id}}/nodepools: NodePool {} ({} × n2-standard-8 in europe-west2-a, release {}; NodePool generation 1)",
+                crate::ids::LONGEST_NODEPOOL_NAME,
+                scenario::NODEPOOL_REPLICAS,
+                scenario::VERSION
+            )
+        }
+        HyperFleet::ScaleNodePool(replicas) => {
+            let generation =
+                api.patch_nodepool_spec(crate::ids::NODEPOOL_ID, &json!({"replicas": replicas}));
+            format!(
+                "PATCH …/nodepools/{{id}} spec.replicas = {replicas} (NodePool generation {})",
+                generation.unwrap_or_default()
+            )
+        }
+        HyperFleet::RemoveNodePool => {
+            api.remove_nodepool(crate::ids::NODEPOOL_ID);
+            format!(
+                "NodePool {} reported Finalized=True: HyperFleet removes it (GET …/nodepools lists none)",
+                crate::ids::LONGEST_NODEPOOL_NAME
             )
         }
         HyperFleet::NodePools(names) => {
@@ -565,6 +675,26 @@ fn nodepool_object(name: &str, cluster: &Value) -> Value {
     pool
 }
 
+/// `replicas 3, version 4.17.0, Ready=True, AllMachinesReady=True` of a NodePool status.
+fn node_pool_line(status: &Value) -> String {
+    let condition = |t: &str| {
+        status["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == t))
+            .map_or_else(
+                || format!("{t} not reported"),
+                |c| format!("{t}={}", c["status"].as_str().unwrap_or_default()),
+            )
+    };
+    format!(
+        "replicas {}, version {}, {}, {}",
+        status["replicas"],
+        status["version"].as_str().unwrap_or("(none yet)"),
+        condition("Ready"),
+        condition("AllMachinesReady")
+    )
+}
+
 /// `Available=True, Progressing=False, …` of a HostedCluster status.
 fn conditions_line(status: &Value) -> String {
     let conditions: Vec<String> = status["conditions"]
@@ -601,8 +731,11 @@ fn adapter_env(
     } else {
         (bed.maestro.rest_url(), bed.maestro.grpc_url(), "240")
     };
-    vec![
-        ("CLUSTER_ID", CLUSTER_ID.to_owned()),
+    let mut env = vec![("CLUSTER_ID", CLUSTER_ID.to_owned())];
+    if adapter == Adapter::NodePool {
+        env.push(("NODEPOOL_ID", crate::ids::NODEPOOL_ID.to_owned()));
+    }
+    env.extend([
         ("GENERATION", generation.to_string()),
         ("HYPERFLEET_API_URL", bed.hyperfleet.url().to_owned()),
         ("HYPERFLEET_API_TOKEN_FILE", path(&bed.hyperfleet_token)),
@@ -619,7 +752,8 @@ fn adapter_env(
         ("RETRY_BUDGET_SECONDS", budget.to_owned()),
         ("RESULTS_OUTPUT_PATH", path(results)),
         ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
-    ]
+    ]);
+    env
 }
 
 /// The status-reporter container's env of `manifests/job.yaml` (the downward-API values filled
@@ -731,12 +865,13 @@ mod tests {
                 for change in &pulse.hyperfleet {
                     apply_hyperfleet(&api, change);
                 }
-                same_generation(api.generation(), &pulse).unwrap();
+                let served = served_generation(&api, &pulse);
+                same_generation(served, &pulse).unwrap();
                 let wrong = Pulse {
                     generation: pulse.generation + 1,
                     ..pulse.clone()
                 };
-                let err = same_generation(api.generation(), &wrong).unwrap_err();
+                let err = same_generation(served, &wrong).unwrap_err();
                 assert!(err.to_string().contains("expects"), "{err}");
             }
         }
@@ -750,5 +885,13 @@ mod tests {
         assert!(job_name().len() <= 63, "{}", job_name());
         assert!(crate::ids::is_uuid_v7(CLUSTER_ID));
         assert_eq!(CLUSTER_NAME.len(), 53);
+        let nodepool = nodepool_job_name(2_147_483_647);
+        assert_eq!(
+            nodepool,
+            format!("hs-np-{}-g2147483647", crate::ids::NODEPOOL_ID)
+        );
+        assert!(nodepool.len() <= 63, "{nodepool}");
+        assert!(crate::ids::is_uuid_v7(crate::ids::NODEPOOL_ID));
+        assert_eq!(crate::ids::LONGEST_NODEPOOL_NAME.len(), 15);
     }
 }

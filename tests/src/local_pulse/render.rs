@@ -120,7 +120,14 @@ pub fn mismatches(
             .and_then(|s| serde_json::from_str::<Value>(s).ok())
             .unwrap_or(Value::Null);
         for (key, want) in data {
-            if annotation[*key].as_str() != Some(want.as_str()) {
+            // A string as itself, a number, `null` or a list as its JSON text (as the
+            // `data.hyperfleet.io/<key>` annotation carries it).
+            let got = match annotation.get(*key) {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => Some(other.to_string()),
+                None => None,
+            };
+            if got.as_deref() != Some(want.as_str()) {
                 out.push(format!(
                     "report-data {key}: expected {want:?}, got {}",
                     annotation[*key]
@@ -239,6 +246,42 @@ mod tests {
         assert_eq!(
             mismatches(&with, &alive, &[], &[]),
             vec!["Finalized: expected (none), got True/CleanupConfirmed".to_owned()]
+        );
+    }
+
+    #[test]
+    fn data_values_are_compared_as_their_annotation_text() {
+        let data = json!({"version": "4.17.0", "current_replicas": 3, "desired_replicas": null});
+        let job = json!({
+            "metadata": {"annotations": {"hyperfleet.io/report-data": data.to_string()}},
+            "status": {"conditions": [
+                {"type": "Applied", "status": "True", "reason": "ManifestWorkApplied"},
+                {"type": "Available", "status": "True", "reason": "NodePoolReady"},
+                {"type": "Health", "status": "True", "reason": "NoIssues"}
+            ]}
+        });
+        let expected = Expected {
+            applied: Some(("True", "ManifestWorkApplied")),
+            available: ("True", "NodePoolReady"),
+            health: ("True", "NoIssues"),
+            finalized: None,
+        };
+        let want = |pairs: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+            pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
+        };
+        let same = want(&[
+            ("version", "4.17.0"),
+            ("current_replicas", "3"),
+            ("desired_replicas", "null"),
+        ]);
+        assert!(mismatches(&job, &expected, &same, &[]).is_empty());
+        let other = want(&[("current_replicas", "5"), ("autoscaling_min", "null")]);
+        assert_eq!(
+            mismatches(&job, &expected, &other, &[]),
+            vec![
+                "report-data current_replicas: expected \"5\", got 3".to_owned(),
+                "report-data autoscaling_min: expected \"null\", got null".to_owned(),
+            ]
         );
     }
 

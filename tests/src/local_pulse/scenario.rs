@@ -30,11 +30,17 @@ pub enum Scenario {
     InvalidReport,
     /// Maestro is unreachable; the adapter retries for 3 s, then reports it.
     MaestroDown,
+    /// Fourteen pulses of two Jobs, the control plane's and a NodePool's: the NodePool waits
+    /// for the control plane, is created once the HostedCluster is available, provisions, is
+    /// ready, scales up (generation 2), is deleted with its cluster (the control plane waits,
+    /// `NodePoolsExist`) to `Finalized=True`; then the control plane's deletion goes ahead.
+    #[value(name = "nodepool")]
+    NodePool,
 }
 
 impl Scenario {
     /// Every scenario, in the order `--all` runs them.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::Lifecycle,
         Scenario::ApplyFailure,
         Scenario::ResourceGone,
@@ -44,6 +50,7 @@ impl Scenario {
         Scenario::Hang,
         Scenario::InvalidReport,
         Scenario::MaestroDown,
+        Scenario::NodePool,
     ];
 
     /// The `--scenario` value.
@@ -58,6 +65,7 @@ impl Scenario {
             Scenario::Hang => "hang",
             Scenario::InvalidReport => "invalid-report",
             Scenario::MaestroDown => "maestro-down",
+            Scenario::NodePool => "nodepool",
         }
     }
 
@@ -91,6 +99,9 @@ impl Scenario {
             Scenario::MaestroDown => {
                 "Maestro is unreachable; the adapter retries for 3 s (RETRY_BUDGET_SECONDS=3)"
             }
+            Scenario::NodePool => {
+                "a NodePool waits for its control plane, becomes ready, scales up, is deleted to Finalized=True"
+            }
         }
     }
 
@@ -102,6 +113,7 @@ impl Scenario {
             Scenario::ResourceGone => resource_gone(),
             Scenario::Upgrade => upgrade(),
             Scenario::Delete => delete(),
+            Scenario::NodePool => nodepool(),
             Scenario::AdapterCrash => vec![Pulse {
                 title: "the adapter crashes",
                 generation: super::GENERATION,
@@ -158,6 +170,9 @@ pub enum Adapter {
     Real,
     /// The real adapter, Maestro URLs pointing at a closed port, `RETRY_BUDGET_SECONDS=3`.
     MaestroDown,
+    /// The real `hypershift-adapter nodepool`: the pulse Job of the NodePool
+    /// ([`crate::ids::NODEPOOL_ID`]), named and labelled after it, its generation the NodePool's.
+    NodePool,
     Crash,
     Hang,
     InvalidReport,
@@ -168,6 +183,7 @@ impl Adapter {
     pub fn args(self) -> Vec<&'static str> {
         match self {
             Adapter::Real | Adapter::MaestroDown => vec![children::ADAPTER, "controlplane"],
+            Adapter::NodePool => vec![children::ADAPTER, "nodepool"],
             Adapter::Crash => vec![children::ADAPTER_CRASH],
             Adapter::Hang => vec![children::ADAPTER_HANG],
             Adapter::InvalidReport => vec![children::ADAPTER_INVALID_REPORT],
@@ -179,6 +195,7 @@ impl Adapter {
         match self {
             Adapter::Real => "hypershift-adapter controlplane",
             Adapter::MaestroDown => "hypershift-adapter controlplane (Maestro URLs: a closed port)",
+            Adapter::NodePool => "hypershift-adapter nodepool",
             Adapter::Crash => "a stand-in that logs an error and exits 1",
             Adapter::Hang => "a stand-in that sleeps until killed",
             Adapter::InvalidReport => "a stand-in that writes an invalid report and exits 0",
@@ -207,6 +224,13 @@ pub enum HyperFleet {
     Delete,
     /// `GET …/clusters/{id}/nodepools` lists NodePools with these names from now on.
     NodePools(Vec<&'static str>),
+    /// A POST creates the NodePool [`crate::ids::NODEPOOL_ID`] (generation 1): GCP, 3 replicas.
+    CreateNodePool,
+    /// A PATCH sets that NodePool's `spec.replicas` (its generation + 1).
+    ScaleNodePool(i64),
+    /// HyperFleet hard-deletes that NodePool (its adapters reported `Finalized=True`): it is no
+    /// longer served nor listed.
+    RemoveNodePool,
 }
 
 /// What happens on the management cluster before a pulse; the simulated work agent reports it
@@ -228,6 +252,11 @@ pub enum Management {
     /// The HostedCluster's finalizers are removed: the agent finishes the deletion, the work is
     /// gone.
     ReleaseDelete,
+    /// The NodePool's `.status` (status feedback of its ManifestWork) becomes this.
+    NodePoolFeedback(Value),
+    /// HyperShift has deleted the NodePool's machines and removed its finalizer: the agent
+    /// finishes the deletion of the NodePool's work, which is gone.
+    NodePoolReleaseDelete,
 }
 
 /// One pulse of a scenario.
@@ -597,6 +626,277 @@ fn delete() -> Vec<Pulse> {
     ]
 }
 
+/// The NodePool of the `nodepool` scenario: its replicas at creation and after the scale-up.
+pub const NODEPOOL_REPLICAS: i64 = 3;
+pub const SCALED_REPLICAS: i64 = 5;
+
+/// A pulse of the NodePool's Job at the NodePool's `generation`.
+fn nodepool_pulse(
+    title: &'static str,
+    generation: i32,
+    hyperfleet: Vec<HyperFleet>,
+    management: Vec<Management>,
+    expect: Expected,
+) -> Pulse {
+    Pulse {
+        generation,
+        hyperfleet,
+        adapter: Adapter::NodePool,
+        ..real(title, management, expect)
+    }
+}
+
+/// The NodePool's status as fed back: `available` of `wanted` machines, ready when all are.
+fn node_pool_status(available: i64, wanted: i64) -> Value {
+    let status =
+        crate::nodepool::NodePoolStatus::gcp_ready(wanted, VERSION).with_available(available);
+    if available == 0 {
+        crate::nodepool::NodePoolStatus::gcp_provisioning(VERSION).to_json()
+    } else if available < wanted {
+        status
+            .set(
+                "Ready",
+                "False",
+                "WaitingForAvailableMachines",
+                &format!(
+                    "Minimum availability requires {wanted} replicas, current {available} available"
+                ),
+            )
+            .to_json()
+    } else {
+        status.to_json()
+    }
+}
+
+fn nodepool() -> Vec<Pulse> {
+    let name = crate::ids::LONGEST_NODEPOOL_NAME;
+    let waiting = ("False", "WaitingForControlPlane");
+    let applied = Some(("True", "ManifestWorkApplied"));
+    let ready = Expected {
+        applied,
+        available: ("True", "NodePoolReady"),
+        health: NO_ISSUES,
+        finalized: None,
+    };
+    let count = |n: i64| n.to_string();
+    let cp_requested = Expected {
+        applied: Some(("True", "DeletionRequested")),
+        available: ("False", "Deleting"),
+        health: NO_ISSUES,
+        finalized: Some(("False", "DeletionRequested")),
+    };
+    vec![
+        work_created(),
+        Pulse {
+            expect_messages: vec![("Applied", "is not available yet".to_owned())],
+            expect_data: vec![
+                ("desired_replicas", count(NODEPOOL_REPLICAS)),
+                ("current_replicas", count(0)),
+            ],
+            ..nodepool_pulse(
+                "a NodePool is created in HyperFleet: its pulse waits for the control plane (nothing sent)",
+                1,
+                vec![HyperFleet::CreateNodePool],
+                vec![],
+                Expected {
+                    applied: Some(waiting),
+                    available: waiting,
+                    health: NO_ISSUES,
+                    finalized: None,
+                },
+            )
+        },
+        control_plane_ready(),
+        nodepool_pulse(
+            "the control plane is available: the adapter creates the NodePool's ManifestWork",
+            1,
+            vec![],
+            vec![],
+            Expected {
+                applied: Some(("True", "ManifestWorkCreated")),
+                available: ("False", "Provisioning"),
+                health: NO_ISSUES,
+                finalized: None,
+            },
+        ),
+        Pulse {
+            expect_messages: vec![(
+                "Available",
+                format!("Machines are being created: 0 of {NODEPOOL_REPLICAS} replicas available"),
+            )],
+            ..nodepool_pulse(
+                "HyperShift creates the NodePool's machines",
+                1,
+                vec![],
+                vec![Management::NodePoolFeedback(node_pool_status(
+                    0,
+                    NODEPOOL_REPLICAS,
+                ))],
+                Expected {
+                    applied,
+                    available: ("False", "Provisioning"),
+                    health: NO_ISSUES,
+                    finalized: None,
+                },
+            )
+        },
+        Pulse {
+            expect_data: vec![
+                ("current_replicas", count(NODEPOOL_REPLICAS)),
+                ("ready_nodes", count(NODEPOOL_REPLICAS)),
+                ("version", VERSION.to_owned()),
+            ],
+            ..nodepool_pulse(
+                "the machines join: the NodePool is ready",
+                1,
+                vec![],
+                vec![Management::NodePoolFeedback(node_pool_status(
+                    NODEPOOL_REPLICAS,
+                    NODEPOOL_REPLICAS,
+                ))],
+                ready.clone(),
+            )
+        },
+        Pulse {
+            expect_messages: vec![(
+                "Applied",
+                "NodePool of generation 2 sent to management cluster".to_owned(),
+            )],
+            // What runs until the agent applies generation 2.
+            expect_data: vec![("current_replicas", count(NODEPOOL_REPLICAS))],
+            ..nodepool_pulse(
+                "scale-up to 5 replicas (NodePool generation 2): the adapter updates the ManifestWork",
+                2,
+                vec![HyperFleet::ScaleNodePool(SCALED_REPLICAS)],
+                vec![],
+                Expected {
+                    applied: Some(("True", "ManifestWorkUpdated")),
+                    ..ready.clone()
+                },
+            )
+        },
+        Pulse {
+            expect_data: vec![
+                ("desired_replicas", count(SCALED_REPLICAS)),
+                ("current_replicas", count(NODEPOOL_REPLICAS)),
+            ],
+            ..nodepool_pulse(
+                "HyperShift adds machines: 3 of 5 available",
+                2,
+                vec![],
+                vec![Management::NodePoolFeedback(node_pool_status(
+                    NODEPOOL_REPLICAS,
+                    SCALED_REPLICAS,
+                ))],
+                Expected {
+                    applied,
+                    available: ("False", "Scaling"),
+                    health: NO_ISSUES,
+                    finalized: None,
+                },
+            )
+        },
+        Pulse {
+            expect_data: vec![("current_replicas", count(SCALED_REPLICAS))],
+            ..nodepool_pulse(
+                "5 of 5 available: the NodePool is ready again",
+                2,
+                vec![],
+                vec![Management::NodePoolFeedback(node_pool_status(
+                    SCALED_REPLICAS,
+                    SCALED_REPLICAS,
+                ))],
+                ready,
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            hyperfleet: vec![HyperFleet::Delete],
+            expect_messages: vec![(
+                "Applied",
+                format!(
+                    "still lists its NodePools: {name} ({}, deleting since ",
+                    crate::ids::NODEPOOL_ID
+                ),
+            )],
+            ..real(
+                "the cluster is deleted in HyperFleet (generation 4; its NodePool too): the control plane waits for the NodePool",
+                vec![],
+                Expected {
+                    applied: Some(("False", "NodePoolsExist")),
+                    available: ("True", "ControlPlaneReady"),
+                    health: NO_ISSUES,
+                    finalized: Some(("False", "NodePoolsExist")),
+                },
+            )
+        },
+        Pulse {
+            expect_messages: vec![(
+                "Applied",
+                format!(
+                    "Deletion of ManifestWork nodepool-{} on management cluster {} requested by this pulse",
+                    crate::ids::NODEPOOL_ID,
+                    super::CONSUMER
+                ),
+            )],
+            ..nodepool_pulse(
+                "the NodePool's pulse (generation 3, deleted) deletes its ManifestWork",
+                3,
+                vec![],
+                vec![],
+                Expected {
+                    applied: Some(("True", "DeletionRequested")),
+                    available: ("False", "Deleting"),
+                    health: NO_ISSUES,
+                    finalized: Some(("False", "DeletionRequested")),
+                },
+            )
+        },
+        nodepool_pulse(
+            "the NodePool's machines are gone: the work is gone, Finalized=True",
+            3,
+            vec![],
+            vec![Management::NodePoolReleaseDelete],
+            Expected {
+                applied: Some(("True", "CleanupConfirmed")),
+                available: ("False", "Deleted"),
+                health: NO_ISSUES,
+                finalized: Some(("True", "CleanupConfirmed")),
+            },
+        ),
+        Pulse {
+            generation: NEXT_GENERATION,
+            hyperfleet: vec![HyperFleet::RemoveNodePool],
+            expect_messages: vec![(
+                "Applied",
+                format!(
+                    "Deletion of ManifestWork hostedcluster-{} on management cluster {} requested by this pulse",
+                    super::CLUSTER_ID,
+                    super::CONSUMER
+                ),
+            )],
+            ..real(
+                "HyperFleet removes the finalized NodePool: the control plane's deletion goes ahead",
+                vec![],
+                cp_requested,
+            )
+        },
+        Pulse {
+            generation: NEXT_GENERATION,
+            ..real(
+                "the HostedCluster is deleted: the control plane's work is gone, Finalized=True",
+                vec![Management::ReleaseDelete],
+                Expected {
+                    applied: Some(("True", "CleanupConfirmed")),
+                    available: ("False", "Deleted"),
+                    health: NO_ISSUES,
+                    finalized: Some(("True", "CleanupConfirmed")),
+                },
+            )
+        },
+    ]
+}
+
 /// How far the simulated HostedCluster is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
@@ -868,6 +1168,112 @@ mod tests {
             problems(done, &job(&with, &json!({}))).is_empty(),
             "{:?}",
             problems(done, &job(&with, &json!({})))
+        );
+    }
+
+    /// The nodepool scenario's two Jobs: a NodePool sent before the control plane is available,
+    /// and a control-plane deletion that ignores the NodePool, do not pass its pulses; each
+    /// pulse names the generation of what it checks.
+    #[test]
+    fn the_nodepool_pulses_refuse_an_early_node_pool_and_a_deletion_that_ignores_it() {
+        let pulses = Scenario::NodePool.pulses();
+        let kinds: Vec<(bool, i32)> = pulses
+            .iter()
+            .map(|p| (p.adapter == Adapter::NodePool, p.generation))
+            .collect();
+        let (np, cp) = (true, false);
+        assert_eq!(
+            kinds,
+            [
+                (cp, 3),
+                (np, 1),
+                (cp, 3),
+                (np, 1),
+                (np, 1),
+                (np, 1),
+                (np, 2),
+                (np, 2),
+                (np, 2),
+                (cp, 4),
+                (np, 3),
+                (np, 3),
+                (cp, 4),
+                (cp, 4),
+            ]
+        );
+        let waiting = &pulses[1];
+        assert_eq!(waiting.hyperfleet, vec![HyperFleet::CreateNodePool]);
+        let data = json!({"desired_replicas": 3, "current_replicas": 0});
+        let too_early = job(
+            &[
+                ("Applied", "True", "ManifestWorkCreated", "created"),
+                ("Available", "False", "Provisioning", ""),
+                ("Health", "True", "NoIssues", ""),
+            ],
+            &data,
+        );
+        // Applied, Available and Applied's message.
+        assert_eq!(
+            problems(waiting, &too_early).len(),
+            3,
+            "{:?}",
+            problems(waiting, &too_early)
+        );
+        let now = job(
+            &[
+                (
+                    "Applied",
+                    "False",
+                    "WaitingForControlPlane",
+                    "Nothing was sent: HostedCluster clusters/x is not available yet (AwaitingFeedback: …)",
+                ),
+                ("Available", "False", "WaitingForControlPlane", ""),
+                ("Health", "True", "NoIssues", ""),
+            ],
+            &data,
+        );
+        assert!(
+            problems(waiting, &now).is_empty(),
+            "{:?}",
+            problems(waiting, &now)
+        );
+        // A waiting pulse that claims machines is refused too.
+        let claims = job(
+            &[
+                (
+                    "Applied",
+                    "False",
+                    "WaitingForControlPlane",
+                    "is not available yet",
+                ),
+                ("Available", "False", "WaitingForControlPlane", ""),
+                ("Health", "True", "NoIssues", ""),
+            ],
+            &json!({"desired_replicas": 3, "current_replicas": 3}),
+        );
+        assert_eq!(problems(waiting, &claims).len(), 1);
+
+        let held = &pulses[9];
+        assert_eq!(held.hyperfleet, vec![HyperFleet::Delete]);
+        let deleted_anyway = job(
+            &[
+                (
+                    "Applied",
+                    "True",
+                    "DeletionRequested",
+                    "requested by this pulse",
+                ),
+                ("Available", "False", "Deleting", ""),
+                ("Health", "True", "NoIssues", ""),
+                ("Finalized", "False", "DeletionRequested", ""),
+            ],
+            &json!({}),
+        );
+        assert_eq!(
+            problems(held, &deleted_anyway).len(),
+            4,
+            "{:?}",
+            problems(held, &deleted_anyway)
         );
     }
 

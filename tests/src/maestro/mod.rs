@@ -28,6 +28,7 @@ use hypershift_adapter::work::maestro::proto::cloud_event_service_server::CloudE
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use state::Resource;
@@ -134,9 +135,15 @@ impl FakeMaestro {
         });
         let router = server.add_service(service);
         let grpc_task = tokio::spawn(async move {
-            let _ = router
-                .serve_with_incoming(TcpListenerStream::new(grpc_listener))
-                .await;
+            // TCP_NODELAY on every accepted connection, as Go's net package sets it by default
+            // for the real (Go) Maestro server; without it a reply written in two segments waits
+            // for the client's delayed ACK (~40 ms).
+            let incoming = TcpListenerStream::new(grpc_listener).map(|stream| {
+                stream.inspect(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                })
+            });
+            let _ = router.serve_with_incoming(incoming).await;
         });
 
         let rest_listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -149,7 +156,10 @@ impl FakeMaestro {
                 app,
             )),
             None => tokio::spawn(async move {
-                let _ = axum::serve(rest_listener, app).await;
+                let listener = axum::serve::ListenerExt::tap_io(rest_listener, |tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                let _ = axum::serve(listener, app).await;
             }),
         };
         Ok(Self {
@@ -262,7 +272,10 @@ impl FakeMaestro {
 
     /// From now on only these namespaces exist on the simulated management cluster (plus those a
     /// work's Namespace manifests create): a manifest in another namespace fails to apply with
-    /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`).
+    /// `Failed to apply manifest: namespaces "<ns>" not found` (recording `07`). A namespace a
+    /// work's Namespace manifest created stays for every other work, as on a real cluster (the
+    /// control plane's work creates `clusters`, its NodePools' works use it); calling this again
+    /// removes it, standing in for a namespace deleted behind the agent.
     pub fn set_cluster_namespaces(&self, namespaces: &[&str]) {
         self.shared.lock().cluster_namespaces =
             Some(namespaces.iter().map(|n| (*n).to_owned()).collect());

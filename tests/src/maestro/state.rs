@@ -121,7 +121,8 @@ pub struct State {
     pub ack_deletes: bool,
     pub status_version_as_string: bool,
     pub sequence: u64,
-    /// Namespaces that exist on the simulated management cluster; `None` = every namespace.
+    /// Namespaces that exist on the simulated management cluster; `None` = every namespace. A
+    /// work's Namespace manifest adds its namespace once the agent applies that work.
     pub cluster_namespaces: Option<BTreeSet<String>>,
 }
 
@@ -270,7 +271,14 @@ impl Shared {
             let status = agent_status(res, sequence, namespaces.as_ref());
             res.status = Some(status.clone());
             res.updated_at = jiff::Timestamp::now();
-            status_event(res, &status, as_string)
+            let event = status_event(res, &status, as_string);
+            // A Namespace the work carries now exists on the management cluster, for every work
+            // (it is created once and orphaned when the work is deleted).
+            let created = created_namespaces(res);
+            if let Some(known) = st.cluster_namespaces.as_mut() {
+                known.extend(created);
+            }
+            event
         };
         let _ = self.events.send(event);
         true
@@ -548,6 +556,18 @@ fn agent_status(
         ],
         "resourceStatus": resource_status,
     })
+}
+
+/// The names of the Namespace manifests of `res`'s current spec.
+fn created_namespaces(res: &Resource) -> Vec<String> {
+    res.bundle()["manifests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["kind"] == "Namespace")
+        .filter_map(|m| m.pointer("/metadata/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn resource_meta(ordinal: usize, manifest: &Value) -> Value {

@@ -87,6 +87,8 @@ pub async fn serve_tls(listener: TcpListener, config: rustls::ServerConfig, rout
         let Ok((tcp, _)) = listener.accept().await else {
             continue;
         };
+        // As the plaintext servers: TCP_NODELAY, Go's default for the real server.
+        let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let router = router.clone();
         tokio::spawn(async move {
