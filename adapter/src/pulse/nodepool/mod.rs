@@ -14,8 +14,10 @@
 //!      `Available=True` → `WaitingForControlPlane`, nothing sent; the NodePool checked against
 //!      the HostedCluster (GCP needs GCP, zone in its region, release skew) → violations are
 //!      `InvalidNodePoolSpec`; else create;
-//!    - ours, generation newer → the same control-plane gate (Applied False
-//!      `WaitingForControlPlane` while it holds), immutable fields compared, update;
+//!    - ours, generation newer → the immutable fields compared with the NodePool the work
+//!      holds (a change is refused without reading the control plane), then the same
+//!      control-plane gate (Applied False `WaitingForControlPlane` while it holds) and checks,
+//!      then update;
 //!    - ours, generation older → `StaleGeneration`; current → the agent's view, then the
 //!      NodePool's status.
 //!

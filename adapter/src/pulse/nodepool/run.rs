@@ -370,7 +370,7 @@ async fn read_control_plane(
         .map_err(Gate::Failed)?;
     let Some(cp) = found else {
         return Err(Gate::Waiting(format!(
-            "the cluster has no control plane on management cluster {consumer} yet (ManifestWork {name} does not exist)"
+            "the cluster has no control plane on management cluster {consumer} yet (ManifestWork {name} does not exist; if HyperFleet reports the cluster's control plane available, this Job's MANAGEMENT_CLUSTER_CONSUMER and MAESTRO_SOURCE_ID must be the control plane Job's)"
         )));
     };
     let cp_owner = Owner {
@@ -523,6 +523,15 @@ async fn update(
     shutdown: &mut (impl Future<Output = ()> + Unpin),
 ) -> Report {
     let held = manifestwork::work_generation(&existing.annotations);
+    // An immutable change needs a person whatever the control plane does: say so without
+    // reading it (the NodePool is placed where the held one is).
+    let changes = held_immutable_changes(existing, spec);
+    if !changes.is_empty() {
+        let observed = observed(ctx, existing, fallback, spec, held);
+        let report = report_immutable_change(ctx.work, observed, &changes, ctx.generation, held);
+        log_decision(ctx, crate::work::outcome::IMMUTABLE_FIELD_CHANGED, &report);
+        return report;
+    }
     let hc = match read_control_plane(ctx, work, &mut *shutdown).await {
         Ok(hc) => hc,
         Err(Gate::Failed(failure)) => return report_failure(ctx, failure),
@@ -579,6 +588,24 @@ async fn update(
     };
     log_decision(ctx, "ManifestWorkUpdate", &report);
     report
+}
+
+/// The immutable fields `spec` would change on the NodePool the work holds, built for the
+/// HostedCluster that NodePool names (its namespace, `clusterName` and subnet).
+fn held_immutable_changes(
+    existing: &ExistingWork,
+    spec: &NodePoolSpec,
+) -> Vec<crate::hypershift::immutable::ImmutableChange> {
+    let Some(held) = find_in(&existing.workload, nodepool::KIND) else {
+        return Vec::new();
+    };
+    let text = |pointer: &str| held.pointer(pointer).and_then(Value::as_str);
+    let placement = Placement {
+        namespace: text("/metadata/namespace").unwrap_or_default(),
+        cluster_name: text("/spec/clusterName").unwrap_or_default(),
+        default_subnet: text("/spec/platform/gcp/subnet"),
+    };
+    nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement))
 }
 
 /// A newer generation does not fit the HostedCluster (`violations`): nothing was sent. Applied

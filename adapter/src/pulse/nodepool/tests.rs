@@ -798,6 +798,18 @@ async fn an_immutable_change_is_refused_with_the_field_named() {
     assert!(message.contains("management.upgrade_type"), "{message}");
     assert!(fake.updated.lock().unwrap().is_empty());
     assert_eq!(report.observed_generation, Some(1));
+    // Said without reading the control plane: it could not make the change possible.
+    assert_eq!(fake.calls(), [format!("get {NP_WORK}")]);
+    let unavailable =
+        FakeWorks::with([(NP_WORK, node_pool_work(|_| {}, 1, Some(ready_status(3))))]);
+    let report = pulse(
+        &unavailable,
+        input(|s| {
+            s.insert("arch".into(), json!("arm64"));
+        }),
+    )
+    .await;
+    assert_eq!(report.conditions[0].reason, "ImmutableFieldChanged");
 }
 
 #[tokio::test(start_paused = true)]
