@@ -992,6 +992,32 @@ async fn the_backend_failing_is_reported_with_finalized_while_deleting() {
         "{}",
         report.conditions[0].message
     );
+    for (error, reason) in [
+        (
+            WorkError::Internal {
+                message: "database is locked".into(),
+            },
+            "ManifestWorkFailed",
+        ),
+        (
+            WorkError::Config {
+                message: "cannot read MAESTRO_CA_FILE".into(),
+            },
+            "AdapterMisconfigured",
+        ),
+    ] {
+        let fake = FakeWorks::default();
+        fake.get_failures.lock().unwrap().push_back(error);
+        let report = pulse(&fake, input(|_| {})).await;
+        assert_eq!(
+            rows(&report),
+            [
+                ("Applied", False, reason),
+                ("Available", Unknown, reason),
+                ("Health", False, reason),
+            ]
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]
