@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::hyperfleet::cluster::{ClusterInput, InputError};
-use crate::hyperfleet::nodepool::{InputError as NodePoolInputError, NodePoolInput};
+use crate::hyperfleet::nodepool::NodePoolInput;
 use crate::hyperfleet::nodepools::NodePools;
 use crate::kubeconfig::error_chain;
 
@@ -43,18 +43,12 @@ pub enum FetchError {
         #[source]
         source: InputError,
     },
-    #[error("GET {url}: {source}")]
-    NodePoolInput {
-        url: String,
-        #[source]
-        source: NodePoolInputError,
-    },
 }
 
 impl FetchError {
     /// True when the cluster object itself is unreadable (not a transport or server problem).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Self::Input { .. } | Self::NodePoolInput { .. })
+        matches!(self, Self::Input { .. })
     }
 }
 
@@ -80,7 +74,7 @@ pub async fn fetch_nodepool(
 ) -> Result<NodePoolInput, FetchError> {
     let suffix = format!("/nodepools/{nodepool_id}");
     let (url, text) = get(base_url, cluster_id, &suffix, token_file, timeout).await?;
-    NodePoolInput::from_json(&text).map_err(|source| FetchError::NodePoolInput { url, source })
+    NodePoolInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
 }
 
 /// Lists the NodePools of cluster `cluster_id`: `GET {base}/api/hyperfleet/v1/clusters/{id}/nodepools`

@@ -16,6 +16,7 @@ use ipnet::IpNet;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::resource::Resource;
 use super::spec::{
     Checker, Rule, dns_label, dns_subdomain, gcp_resource_name, quoted, service_account_email,
 };
@@ -48,22 +49,7 @@ const OVN_RESERVED: [(&str, &str); 4] = [
 const DEFAULT_CLUSTER_NETWORK: &str = "10.132.0.0/14";
 const DEFAULT_SERVICE_NETWORK: &str = "172.31.0.0/16";
 
-/// Why the cluster input could not be read at all (before field validation).
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("cluster input is not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error(
-        "cluster input must be a JSON object (a HyperFleet cluster or its spec), found {found}"
-    )]
-    NotAnObject { found: &'static str },
-    #[error("cluster object field `{field}` must be {expected}, found {found}")]
-    Field {
-        field: &'static str,
-        expected: &'static str,
-        found: &'static str,
-    },
-}
+pub use super::resource::InputError;
 
 /// The adapter's input: the cluster's identity when the input was a full cluster object, and its
 /// spec as raw JSON (validated by [`ClusterSpec::validate`]).
@@ -81,62 +67,25 @@ pub struct ClusterInput {
 impl ClusterInput {
     /// Parses a HyperFleet cluster object or a bare spec from JSON text.
     pub fn from_json(text: &str) -> Result<Self, InputError> {
-        Self::from_value(serde_json::from_str(text)?)
+        Resource::from_json(text, "cluster").map(Self::from)
     }
 
     /// A JSON object with an object-valued `spec` is a cluster object; any other object is a
     /// bare spec.
     pub fn from_value(value: Value) -> Result<Self, InputError> {
-        let Value::Object(mut object) = value else {
-            return Err(InputError::NotAnObject {
-                found: json_kind(&value),
-            });
-        };
-        if !matches!(object.get("spec"), Some(Value::Object(_))) {
-            return Ok(ClusterInput {
-                id: None,
-                name: None,
-                generation: None,
-                deleted_time: None,
-                spec: object,
-            });
-        }
-        let id = optional_string(&object, "id")?;
-        let name = optional_string(&object, "name")?;
-        let deleted_time = optional_string(&object, "deleted_time")?.filter(|t| !t.is_empty());
-        let generation = match object.get("generation") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_i64().ok_or(InputError::Field {
-                field: "generation",
-                expected: "an integer",
-                found: json_kind(v),
-            })?),
-        };
-        let Some(Value::Object(spec)) = object.remove("spec") else {
-            return Err(InputError::NotAnObject { found: "nothing" });
-        };
-        Ok(ClusterInput {
-            id,
-            name,
-            generation,
-            deleted_time,
-            spec,
-        })
+        Resource::from_value(value, "cluster").map(Self::from)
     }
 }
 
-fn optional_string(
-    object: &Map<String, Value>,
-    field: &'static str,
-) -> Result<Option<String>, InputError> {
-    match object.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(v) => Err(InputError::Field {
-            field,
-            expected: "a string",
-            found: json_kind(v),
-        }),
+impl From<Resource> for ClusterInput {
+    fn from(r: Resource) -> Self {
+        ClusterInput {
+            id: r.id,
+            name: r.name,
+            generation: r.generation,
+            deleted_time: r.deleted_time,
+            spec: r.spec,
+        }
     }
 }
 
@@ -1032,7 +981,7 @@ mod tests {
         ));
         assert!(matches!(
             ClusterInput::from_json("{"),
-            Err(InputError::Json(_))
+            Err(InputError::Json { .. })
         ));
         assert!(matches!(
             ClusterInput::from_json(r#"{"id": 7, "spec": {}}"#),

@@ -5,6 +5,7 @@ pub mod api;
 pub mod cluster;
 pub mod nodepool;
 pub mod nodepools;
+pub mod resource;
 pub mod spec;
 
 /// Label carrying the HyperFleet cluster id, on the objects and works built for it.

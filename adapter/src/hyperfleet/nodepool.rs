@@ -14,6 +14,7 @@
 
 use serde_json::{Map, Value};
 
+use super::resource::Resource;
 use super::spec::{
     Checker, Rule, SpecViolation, dns_label, gcp_resource_name, json_kind, quoted,
     service_account_email,
@@ -26,22 +27,7 @@ pub const MAX_NAME_LEN: usize = 15;
 /// Most replicas a NodePool takes (`int32`).
 pub const MAX_REPLICAS: i64 = i32::MAX as i64;
 
-/// Why the NodePool input could not be read at all (before field validation).
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("NodePool input is not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error(
-        "NodePool input must be a JSON object (a HyperFleet NodePool or its spec), found {found}"
-    )]
-    NotAnObject { found: &'static str },
-    #[error("NodePool object field `{field}` must be {expected}, found {found}")]
-    Field {
-        field: &'static str,
-        expected: &'static str,
-        found: &'static str,
-    },
-}
+pub use super::resource::InputError;
 
 /// The adapter's input: the NodePool's identity when the input was a full object, and its spec as
 /// raw JSON (validated by [`NodePoolSpec::validate`]).
@@ -60,79 +46,26 @@ pub struct NodePoolInput {
 impl NodePoolInput {
     /// Parses a HyperFleet NodePool object or a bare spec from JSON text.
     pub fn from_json(text: &str) -> Result<Self, InputError> {
-        Self::from_value(serde_json::from_str(text)?)
+        Resource::from_json(text, "NodePool").map(Self::from)
     }
 
     /// A JSON object with an object-valued `spec` is a NodePool object; any other object is a
     /// bare spec.
     pub fn from_value(value: Value) -> Result<Self, InputError> {
-        let Value::Object(mut object) = value else {
-            return Err(InputError::NotAnObject {
-                found: json_kind(&value),
-            });
-        };
-        if !matches!(object.get("spec"), Some(Value::Object(_))) {
-            return Ok(NodePoolInput {
-                id: None,
-                name: None,
-                generation: None,
-                cluster_id: None,
-                deleted_time: None,
-                spec: object,
-            });
+        Resource::from_value(value, "NodePool").map(Self::from)
+    }
+}
+
+impl From<Resource> for NodePoolInput {
+    fn from(r: Resource) -> Self {
+        NodePoolInput {
+            id: r.id,
+            name: r.name,
+            generation: r.generation,
+            cluster_id: r.owner_id,
+            deleted_time: r.deleted_time,
+            spec: r.spec,
         }
-        let string = |object: &Map<String, Value>, field: &'static str| match object.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(InputError::Field {
-                field,
-                expected: "a string",
-                found: json_kind(v),
-            }),
-        };
-        let id = string(&object, "id")?;
-        let name = string(&object, "name")?;
-        let deleted_time = string(&object, "deleted_time")?.filter(|t| !t.is_empty());
-        let generation = match object.get("generation") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_i64().ok_or(InputError::Field {
-                field: "generation",
-                expected: "an integer",
-                found: json_kind(v),
-            })?),
-        };
-        let cluster_id = match object.get("owner_references") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(owner)) => match owner.get("id") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(v) => {
-                    return Err(InputError::Field {
-                        field: "owner_references.id",
-                        expected: "a string",
-                        found: json_kind(v),
-                    });
-                }
-            },
-            Some(v) => {
-                return Err(InputError::Field {
-                    field: "owner_references",
-                    expected: "an object {id, kind, href}",
-                    found: json_kind(v),
-                });
-            }
-        };
-        let Some(Value::Object(spec)) = object.remove("spec") else {
-            return Err(InputError::NotAnObject { found: "nothing" });
-        };
-        Ok(NodePoolInput {
-            id,
-            name,
-            generation,
-            cluster_id,
-            deleted_time,
-            spec,
-        })
     }
 }
 

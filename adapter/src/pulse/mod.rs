@@ -19,6 +19,50 @@ pub mod nodepool;
 
 pub mod nodes;
 
+/// Why a subcommand's `execute` could not end with a written report: its configuration error
+/// `C` (exit 2) or the report could not be written (exit 1).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError<C: std::error::Error + 'static> {
+    /// Bad configuration (exit 2).
+    #[error(transparent)]
+    Config(#[from] C),
+    /// The report could not be written (exit 1).
+    #[error("cannot write the report {path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: job_report::WriteError,
+    },
+}
+
+/// Applied False, Available Unknown, Health False with `reason`: the `source` (`cluster`,
+/// `NodePool`) spec breaks rules; nothing was sent. Every violation is listed, by field.
+pub fn invalid_spec_conditions(
+    violations: &[crate::hyperfleet::spec::SpecViolation],
+    source: &str,
+    reason: &str,
+) -> crate::message::Conditions {
+    let mut fields: Vec<&str> = Vec::new();
+    for v in violations {
+        if !fields.contains(&v.field) {
+            fields.push(v.field);
+        }
+    }
+    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
+    let noun = match source.split_at_checked(1) {
+        Some((first, rest)) => format!("{}{rest}", first.to_uppercase()),
+        None => String::new(),
+    };
+    let applied = format!(
+        "{noun} spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet {source} spec and update the {source}:{details}"
+    );
+    let other = format!(
+        "Not checked: the {source} spec is invalid (fields: {}); see the Applied condition",
+        fields.join(", ")
+    );
+    crate::work::outcome::error_conditions(reason, applied, other)
+}
+
 /// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are
 /// installed when this is called, not when the future is first polled, so a SIGTERM that
 /// arrives while the input is still being read is not lost (nor fatal).

@@ -350,23 +350,9 @@ pub fn report_invalid_feedback(
 
 /// The cluster spec failed validation; nothing was sent.
 pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
-    let mut fields: Vec<&str> = Vec::new();
-    for v in violations {
-        if !fields.contains(&v.field) {
-            fields.push(v.field);
-        }
-    }
-    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
-    let applied = format!(
-        "Cluster spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet cluster spec and update the cluster:{details}"
-    );
-    let other = format!(
-        "Not checked: the cluster spec is invalid (fields: {}); see the Applied condition",
-        fields.join(", ")
-    );
     report(
         generation,
-        outcome::error_conditions("InvalidClusterSpec", applied, other),
+        super::invalid_spec_conditions(violations, "cluster", "InvalidClusterSpec"),
         "",
         "",
     )

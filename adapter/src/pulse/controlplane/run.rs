@@ -41,19 +41,7 @@ use crate::work::{ExistingWork, WorkClient, WorkError};
 pub use crate::work::sync::{INITIAL_BACKOFF, MAX_BACKOFF};
 
 /// Why `execute` could not end with a written report.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Bad configuration (exit 2).
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The report could not be written (exit 1).
-    #[error("cannot write the report {path}: {source}")]
-    Write {
-        path: std::path::PathBuf,
-        #[source]
-        source: job_report::WriteError,
-    },
-}
+pub type RunError = super::super::RunError<ConfigError>;
 
 /// Decides what to do for this cluster and returns the report (not yet written).
 ///

@@ -365,23 +365,9 @@ pub fn report_immutable_change(
 
 /// The NodePool spec failed validation, or does not fit the HostedCluster; nothing was sent.
 pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
-    let mut fields: Vec<&str> = Vec::new();
-    for v in violations {
-        if !fields.contains(&v.field) {
-            fields.push(v.field);
-        }
-    }
-    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
-    let applied = format!(
-        "NodePool spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet NodePool spec and update the NodePool:{details}"
-    );
-    let other = format!(
-        "Not checked: the NodePool spec is invalid (fields: {}); see the Applied condition",
-        fields.join(", ")
-    );
     report(
         generation,
-        outcome::error_conditions(INVALID_NODE_POOL_SPEC, applied, other),
+        super::invalid_spec_conditions(violations, "NodePool", INVALID_NODE_POOL_SPEC),
         None,
         None,
     )

@@ -41,19 +41,7 @@ use crate::work::sync::{self, Failure, GenerationCheck, LogContext, Seen, Update
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
 /// Why `execute` could not end with a written report.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Bad configuration (exit 2).
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The report could not be written (exit 1).
-    #[error("cannot write the report {path}: {source}")]
-    Write {
-        path: std::path::PathBuf,
-        #[source]
-        source: job_report::WriteError,
-    },
-}
+pub type RunError = super::super::RunError<ConfigError>;
 
 /// Decides what to do for this NodePool and returns the report (not yet written). `now` is the
 /// clock deletions and stuck machines are measured with; `shutdown` resolving stops any retry and
