@@ -65,6 +65,90 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// What one adapter run against the fake Maestro cost, and what it reported.
+#[derive(Debug)]
+pub struct AdapterRun {
+    pub wall: Duration,
+    pub max_rss_kib: u64,
+    pub cpu: Duration,
+    /// REST GETs and gRPC Publishes the fake counted during the run.
+    pub gets: u64,
+    pub publishes: u64,
+    /// The spec actions published (`create_request`, `update_request`, `delete_request`).
+    pub actions: Vec<String>,
+    pub report: job_report::Report,
+}
+
+impl AdapterRun {
+    /// The reason of condition `type_`, `""` when absent.
+    pub fn reason(&self, type_: &str) -> String {
+        self.report
+            .condition(type_)
+            .map(|c| c.reason.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Runs `binary subcommand` under `/usr/bin/time` with only `env` (plus the fake Maestro's URLs,
+/// the consumer and `LOG_LEVEL=warn`), its report written to `run_dir/adapter-report.json`, and
+/// measures it: wall time, peak RSS, CPU, and the requests the fake saw meanwhile.
+pub async fn run_adapter(
+    binary: &std::path::Path,
+    subcommand: &str,
+    maestro: &crate::maestro::FakeMaestro,
+    consumer: &str,
+    run_dir: &std::path::Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> anyhow::Result<AdapterRun> {
+    use anyhow::{Context, bail};
+    let results = run_dir.join("adapter-report.json");
+    let time_file = run_dir.join("time.txt");
+    let (gets_before, publishes_before) = (maestro.rest_gets(), maestro.publishes());
+    let events_before = maestro.received_events().len();
+    let started = std::time::Instant::now();
+    let status = tokio::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg(TIME_FORMAT)
+        .arg("-o")
+        .arg(&time_file)
+        .arg(binary)
+        .arg(subcommand)
+        .env_clear()
+        .envs(env.iter().copied())
+        .env("RESULTS_OUTPUT_PATH", &results)
+        .env("MANAGEMENT_CLUSTER_CONSUMER", consumer)
+        .env("MAESTRO_API_URL", maestro.rest_url())
+        .env("MAESTRO_GRPC_URL", maestro.grpc_url())
+        .env("LOG_LEVEL", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .status();
+    let status = tokio::time::timeout(Duration::from_secs(60), status)
+        .await
+        .context("the adapter did not exit within 60 s")?
+        .context("starting /usr/bin/time (apt-get install time)")?;
+    let wall = started.elapsed();
+    if !status.success() {
+        bail!("the adapter failed: {status}");
+    }
+    let report = job_report::parse(&std::fs::read(&results)?, "Available")?;
+    let (max_rss_kib, cpu) = parse_time(&std::fs::read_to_string(&time_file)?)?;
+    let actions = maestro.received_events()[events_before..]
+        .iter()
+        .filter_map(|e| e.ty.rsplit('.').next().map(str::to_owned))
+        .collect();
+    Ok(AdapterRun {
+        wall,
+        max_rss_kib,
+        cpu,
+        gets: maestro.rest_gets() - gets_before,
+        publishes: maestro.publishes() - publishes_before,
+        actions,
+        report,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

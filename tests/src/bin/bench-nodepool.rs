@@ -35,12 +35,12 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
-use testbed::bench::{ms, parse_time, percentile, print_binary, print_rss};
+use testbed::bench::{ms, percentile, print_binary, print_rss, run_adapter};
 use testbed::ids::{CLUSTER_ID, LONGEST_CLUSTER_NAME, LONGEST_NODEPOOL_NAME};
 use testbed::local_pulse::scenario::{Stage, VERSION, hosted_cluster_status};
 use testbed::maestro::{FakeMaestro, FakeOptions};
@@ -296,59 +296,25 @@ async fn one_pulse(
     std::fs::create_dir_all(&run_dir)?;
     let spec = run_dir.join("nodepool.json");
     std::fs::write(&spec, nodepool.to_string())?;
-    let results = run_dir.join("adapter-report.json");
-    let time_file = run_dir.join("time.txt");
-    let (gets_before, publishes_before) = (maestro.rest_gets(), maestro.publishes());
-    let events_before = maestro.received_events().len();
-    let started = Instant::now();
-    let status = tokio::process::Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg(testbed::bench::TIME_FORMAT)
-        .arg("-o")
-        .arg(&time_file)
-        .arg(binary)
-        .arg("nodepool")
-        .env_clear()
-        .env("NODEPOOL_SPEC_FILE", &spec)
-        .env("RESULTS_OUTPUT_PATH", &results)
-        .env("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER)
-        .env("MAESTRO_API_URL", maestro.rest_url())
-        .env("MAESTRO_GRPC_URL", maestro.grpc_url())
-        .env("LOG_LEVEL", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .status();
-    let status = tokio::time::timeout(Duration::from_secs(60), status)
-        .await
-        .context("the adapter did not exit within 60 s")?
-        .context("starting /usr/bin/time (apt-get install time)")?;
-    let wall = started.elapsed();
-    if !status.success() {
-        bail!("the adapter failed: {status}");
-    }
-    let report = job_report::parse(&std::fs::read(&results)?, "Available")?;
-    let reason = |t: &str| {
-        report
-            .condition(t)
-            .map(|c| c.reason.clone())
-            .unwrap_or_default()
-    };
-    let (max_rss_kib, cpu) = parse_time(&std::fs::read_to_string(&time_file)?)?;
-    let actions = maestro.received_events()[events_before..]
-        .iter()
-        .filter_map(|e| e.ty.rsplit('.').next().map(str::to_owned))
-        .collect();
+    let run = run_adapter(
+        binary,
+        "nodepool",
+        maestro,
+        CONSUMER,
+        &run_dir,
+        &[("NODEPOOL_SPEC_FILE", spec.as_os_str())],
+    )
+    .await?;
     Ok(Pulse {
         stage: "",
-        actions,
-        wall,
-        max_rss_kib,
-        cpu,
-        gets: maestro.rest_gets() - gets_before,
-        publishes: maestro.publishes() - publishes_before,
-        applied: reason("Applied"),
-        available: reason("Available"),
+        wall: run.wall,
+        max_rss_kib: run.max_rss_kib,
+        cpu: run.cpu,
+        gets: run.gets,
+        publishes: run.publishes,
+        applied: run.reason("Applied"),
+        available: run.reason("Available"),
+        actions: run.actions,
     })
 }
 
