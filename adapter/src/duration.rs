@@ -26,8 +26,37 @@ pub fn parse_budget(s: &str) -> Result<Duration, String> {
     parse_duration(s).map(|d| d.unsigned_abs())
 }
 
+/// Whether more than `limit` has passed from `since` (RFC 3339) to `now`. An unparsable `since`
+/// never has: the caller reports what it saw without an age.
+pub fn is_past(since: &str, limit: Duration, now: jiff::Timestamp) -> bool {
+    let (Ok(since), Ok(limit)) = (
+        since.parse::<jiff::Timestamp>(),
+        SignedDuration::try_from(limit),
+    ) else {
+        return false;
+    };
+    since
+        .checked_add(limit)
+        .is_ok_and(|deadline| now > deadline)
+}
+
+/// `15m`, `90s`, `2h`: how a limit reads in a message (messages carry limits, not clock times,
+/// so they do not change from pulse to pulse).
+pub fn friendly(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{}h", s / 3600)
+    } else if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -41,6 +70,18 @@ mod tests {
         );
         assert!(parse_duration("-5m").is_err());
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn past_is_strictly_after_the_limit_and_never_for_garbage() {
+        let now: jiff::Timestamp = "2026-11-26T12:00:00Z".parse().unwrap();
+        let limit = Duration::from_secs(15 * 60);
+        assert!(is_past("2026-11-26T11:44:59Z", limit, now));
+        assert!(!is_past("2026-11-26T11:45:00Z", limit, now));
+        assert!(!is_past("yesterday", limit, now));
+        assert_eq!(friendly(Duration::from_secs(900)), "15m");
+        assert_eq!(friendly(Duration::from_secs(90)), "90s");
+        assert_eq!(friendly(Duration::from_secs(7200)), "2h");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! or transport text with credentials removed.
 
 use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
+use serde_json::Value;
 
 /// Longest part of a foreign (HostedCluster, NodePool, server) message quoted inside one of ours.
 pub const MAX_QUOTED: usize = 2048;
@@ -67,6 +68,18 @@ pub fn redact(detail: &str) -> String {
     let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
     let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
     truncate(twice.into_owned(), MAX_QUOTED)
+}
+
+/// How a JSON value's type reads in a message ("a string", "an object", …).
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Replaces the condition of `condition`'s type in `report` (nothing when it has none).

@@ -8,17 +8,7 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-/// How a JSON value's type reads in a message ("a string", "an object", …).
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::message::json_kind;
 
 /// One problem with a spec: the spec field (by its HyperFleet spec name, e.g.
 /// `cluster_network_cidr`, `platform.gcp.zone`) and what is expected of it.

@@ -55,13 +55,3 @@ pub fn show(value: &Value) -> String {
 pub fn dotted(pointer: &str) -> String {
     pointer.trim_start_matches('/').replace('/', ".")
 }
-
-/// The object of `kind` in the HyperShift API group among a work's manifests.
-pub fn find_in<'a>(workload: &'a [Value], kind: &str) -> Option<&'a Value> {
-    workload.iter().find(|m| {
-        m["kind"] == kind
-            && m["apiVersion"]
-                .as_str()
-                .is_some_and(|v| v.starts_with(&format!("{}/", super::GROUP)))
-    })
-}

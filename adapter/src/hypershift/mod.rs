@@ -7,7 +7,58 @@ pub mod hostedcluster;
 pub mod immutable;
 pub mod nodepool;
 
+use serde_json::Value;
+
 /// API group of HostedCluster and NodePool.
 pub const GROUP: &str = "hypershift.openshift.io";
 /// Their `apiVersion`.
 pub const API_VERSION: &str = "hypershift.openshift.io/v1beta1";
+
+/// The object of `kind` in the HyperShift API group among a work's manifests.
+pub fn find_in<'a>(workload: &'a [Value], kind: &str) -> Option<&'a Value> {
+    workload.iter().find(|m| {
+        m["kind"] == kind
+            && m["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with(&format!("{GROUP}/")))
+    })
+}
+
+/// Where the object of `kind` a work carries lives, `(namespace, name)`; what the work does not
+/// say is `fallback`'s.
+pub fn place_in(workload: &[Value], kind: &str, fallback: (&str, &str)) -> (String, String) {
+    let object = find_in(workload, kind);
+    let read = |field: &str, default: &str| {
+        object
+            .and_then(|o| o["metadata"][field].as_str())
+            .unwrap_or(default)
+            .to_owned()
+    };
+    (read("namespace", fallback.0), read("name", fallback.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn objects_are_found_by_kind_in_the_hypershift_group() {
+        let workload = [
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}}),
+            json!({"apiVersion": "other.io/v1", "kind": "NodePool", "metadata": {"name": "x"}}),
+            json!({"apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"namespace": "clusters", "name": "np"}}),
+        ];
+        assert_eq!(find_in(&workload, "NodePool"), Some(&workload[2]));
+        assert!(find_in(&workload[..2], "NodePool").is_none());
+        assert_eq!(
+            place_in(&workload, "NodePool", ("ns", "fallback")),
+            ("clusters".to_owned(), "np".to_owned())
+        );
+        assert_eq!(
+            place_in(&workload[..2], "NodePool", ("ns", "fallback")),
+            ("ns".to_owned(), "fallback".to_owned())
+        );
+    }
+}

@@ -253,16 +253,7 @@ pub struct Clock {
     pub stuck_after: std::time::Duration,
 }
 
-/// Whether `since` + `clock.stuck_after` < `clock.now`. An unparsable `since` is never late (the
-/// caller logs it).
+/// Whether `since` + `clock.stuck_after` < `clock.now` (see [`crate::duration::is_past`]).
 pub fn is_late(since: &str, clock: Clock) -> bool {
-    let Ok(start) = since.parse::<jiff::Timestamp>() else {
-        return false;
-    };
-    let Ok(limit) = jiff::SignedDuration::try_from(clock.stuck_after) else {
-        return false;
-    };
-    start
-        .checked_add(limit)
-        .is_ok_and(|deadline| clock.now > deadline)
+    crate::duration::is_past(since, clock.stuck_after, clock.now)
 }

@@ -22,7 +22,9 @@ use super::feedback::{Feedback, apply_failures, feedback_of};
 use super::manifestwork::{Owner, Ownership, STATUS_FEEDBACK_NAME};
 use super::sync::Failure;
 use super::{ExistingWork, WorkCondition, WorkError};
-use crate::message::{Conditions, cond, no_issues, or_none, quote, redact, replace, truncate};
+use crate::message::{
+    Conditions, cond, json_kind, no_issues, or_none, quote, redact, replace, truncate,
+};
 
 /// Where the work lives: used in messages so an SRE can find it.
 #[derive(Debug, Clone, Copy)]
@@ -102,17 +104,6 @@ pub fn parse_status<T: serde::de::DeserializeOwned>(
         });
     }
     T::deserialize(object).map_err(|source| FeedbackError::Shape { kind, source })
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Applied: the work did not exist and was created now.

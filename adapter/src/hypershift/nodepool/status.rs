@@ -19,6 +19,7 @@ use job_report::{Condition, ConditionStatus};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::duration::{friendly, is_past};
 use crate::message::{cond, no_issues, or_none, quote};
 
 /// Available reasons.
@@ -356,7 +357,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
     if !desired.platform_none
         && desired.wanted() > 0
         && let Some(m) = status.is("AllMachinesReady", "False")
-        && is_older(&m.last_transition_time, clock)
+        && is_past(&m.last_transition_time, clock.stuck_after, clock.now)
     {
         return cond(
             "Health",
@@ -382,33 +383,6 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     no_issues("No NodePool problem reported")
-}
-
-/// Whether `since` (RFC 3339) is more than `clock.stuck_after` before `clock.now`; an
-/// unparsable time never is.
-fn is_older(since: &str, clock: MachinesClock) -> bool {
-    let (Ok(since), Ok(limit)) = (
-        since.parse::<jiff::Timestamp>(),
-        jiff::SignedDuration::try_from(clock.stuck_after),
-    ) else {
-        return false;
-    };
-    since
-        .checked_add(limit)
-        .is_ok_and(|deadline| clock.now > deadline)
-}
-
-/// `15m`, `90s`, `2h`: how a limit reads in a message (no clock times, so the message does not
-/// change from pulse to pulse).
-fn friendly(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 && s.is_multiple_of(3600) {
-        format!("{}h", s / 3600)
-    } else if s >= 60 && s.is_multiple_of(60) {
-        format!("{}m", s / 60)
-    } else {
-        format!("{s}s")
-    }
 }
 
 #[cfg(test)]
@@ -689,7 +663,5 @@ mod tests {
         .unwrap();
         assert_eq!(s.node_versions()[0].ready_node_count, 2);
         assert!(NodePoolStatus::default().node_versions().is_empty());
-        assert_eq!(friendly(Duration::from_secs(90)), "90s");
-        assert_eq!(friendly(Duration::from_secs(7200)), "2h");
     }
 }

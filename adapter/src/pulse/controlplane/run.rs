@@ -29,7 +29,7 @@ use crate::hyperfleet::cluster::{
 use crate::hyperfleet::nodepools::NodePools;
 use crate::hypershift::hostedcluster;
 use crate::hypershift::immutable::ImmutableChange;
-use crate::hypershift::immutable::find_in;
+use crate::hypershift::{find_in, place_in};
 use crate::work::backend::WorkArgs;
 use crate::work::deletion::with_finalized_unconfirmed;
 use crate::work::feedback::ObjectDeletion;
@@ -408,26 +408,11 @@ async fn run_deletion(
         Err(failure) => return with_finalized_unconfirmed(report_failure(ctx, failure)),
     };
     let hc_ref = |existing: Option<&ExistingWork>| -> (String, String) {
-        existing
-            .and_then(|e| find_in(&e.workload, hostedcluster::KIND))
-            .map(|hc| {
-                (
-                    hc["metadata"]["namespace"]
-                        .as_str()
-                        .unwrap_or(HOSTED_CLUSTER_NAMESPACE)
-                        .to_owned(),
-                    hc["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or(deletion.hc_name)
-                        .to_owned(),
-                )
-            })
-            .unwrap_or_else(|| {
-                (
-                    HOSTED_CLUSTER_NAMESPACE.to_owned(),
-                    deletion.hc_name.to_owned(),
-                )
-            })
+        place_in(
+            existing.map_or(&[], |e| e.workload.as_slice()),
+            hostedcluster::KIND,
+            (HOSTED_CLUSTER_NAMESPACE, deletion.hc_name),
+        )
     };
     let report = |stage: &Stage, existing: Option<&ExistingWork>, observed: Option<&Report>| {
         let (namespace, hc_name) = hc_ref(existing);

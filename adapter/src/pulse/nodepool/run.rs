@@ -28,9 +28,9 @@ use crate::hyperfleet::spec::SpecViolation;
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
 use crate::hypershift::hostedcluster;
 use crate::hypershift::hostedcluster::status::HostedClusterStatus;
-use crate::hypershift::immutable::find_in;
 use crate::hypershift::nodepool::status::{Desired, MachinesClock};
 use crate::hypershift::nodepool::{self, Placement};
+use crate::hypershift::{find_in, place_in};
 use crate::message::{cond, quote};
 use crate::work::backend::WorkArgs;
 use crate::work::deletion::{self as work_deletion, Progress, with_finalized_unconfirmed};
@@ -291,22 +291,14 @@ fn held_node_pool(
     fallback: &(String, String),
     spec: &NodePoolSpec,
 ) -> ((String, String), Desired) {
-    match find_in(&existing.workload, nodepool::KIND) {
-        Some(np) => (
-            (
-                np["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or(&fallback.0)
-                    .to_owned(),
-                np["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or(&fallback.1)
-                    .to_owned(),
-            ),
-            Desired::of(np),
-        ),
-        None => (fallback.clone(), desired_of(spec)),
-    }
+    let place = place_in(
+        &existing.workload,
+        nodepool::KIND,
+        (&fallback.0, &fallback.1),
+    );
+    let desired =
+        find_in(&existing.workload, nodepool::KIND).map_or_else(|| desired_of(spec), Desired::of);
+    (place, desired)
 }
 
 /// The ordinary report of the work as the management cluster holds it.
@@ -684,19 +676,11 @@ async fn run_deletion(
             ctx.generation,
         ));
     }
-    let np = match find_in(&existing.workload, nodepool::KIND) {
-        Some(np) => (
-            np["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or(&fallback.0)
-                .to_owned(),
-            np["metadata"]["name"]
-                .as_str()
-                .unwrap_or(&fallback.1)
-                .to_owned(),
-        ),
-        None => fallback.clone(),
-    };
+    let np = place_in(
+        &existing.workload,
+        nodepool::KIND,
+        (&fallback.0, &fallback.1),
+    );
     let object = ObjectDeletion::from_manifest(existing.manifest(
         nodepool::GROUP,
         nodepool::RESOURCE,
