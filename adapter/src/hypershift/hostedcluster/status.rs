@@ -5,8 +5,8 @@
 //! The condition types read are [`types::ALL`]. Health is the ordered list [`HEALTH_ROWS`] (the
 //! table in `pulse::controlplane`'s docs shows it): the seed's `Degraded=True`, the release payload
 //! failing, then what the operator says needs a person (`hypershift-api.md` §2.3): its validation
-//! conditions False and `Progressing=False` `Blocked`, GCP credentials and the Private Service
-//! Connect endpoint. The rows that block the control plane also make Available False `Blocked`.
+//! conditions False, GCP credentials and `Progressing=False` `Blocked`. The rows that block the
+//! control plane also make Available False `Blocked`.
 
 use job_report::{Condition, ConditionStatus};
 use serde::Deserialize;
@@ -172,12 +172,11 @@ pub mod types {
     pub const VALID_GCP_WORKLOAD_IDENTITY: &str = "ValidGCPWorkloadIdentity";
     pub const PLATFORM_CREDENTIALS_FOUND: &str = "PlatformCredentialsFound";
     pub const VALID_GCP_CREDENTIALS: &str = "ValidGCPCredentials";
-    pub const GCP_ENDPOINT_AVAILABLE: &str = "GCPEndpointAvailable";
     pub const CLUSTER_VERSION_SUCCEEDING: &str = "ClusterVersionSucceeding";
     pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
 
     /// Every type above.
-    pub const ALL: [&str; 13] = [
+    pub const ALL: [&str; 12] = [
         AVAILABLE,
         PROGRESSING,
         DEGRADED,
@@ -188,7 +187,6 @@ pub mod types {
         VALID_GCP_WORKLOAD_IDENTITY,
         PLATFORM_CREDENTIALS_FOUND,
         VALID_GCP_CREDENTIALS,
-        GCP_ENDPOINT_AVAILABLE,
         CLUSTER_VERSION_SUCCEEDING,
         CLUSTER_VERSION_FAILING,
     ];
@@ -217,8 +215,6 @@ pub const INVALID_GCP_CREDENTIALS: &str = "InvalidGCPCredentials";
 /// The operator does not roll the cluster out (`Progressing=False` `Blocked`), outside an upgrade.
 /// Also Available's reason when a row that blocks is present and nothing progresses.
 pub const BLOCKED: &str = "Blocked";
-/// The Private Service Connect endpoint failed in GCP.
-pub const GCP_ENDPOINT_UNAVAILABLE: &str = "GCPEndpointUnavailable";
 
 /// One row of the health list: a HostedCluster condition in a state that needs a person.
 #[derive(Debug, Clone, Copy)]
@@ -249,7 +245,7 @@ pub struct HealthRow {
 /// Health, worst first: the first row whose condition is in its state decides the reason; the
 /// message quotes that condition (type, status, reason, message) and every other row that matches,
 /// and the operator's failed reconcile when there is one. Else True `NoIssues`.
-pub const HEALTH_ROWS: [HealthRow; 11] = [
+pub const HEALTH_ROWS: [HealthRow; 10] = [
     HealthRow {
         condition: types::DEGRADED,
         status: "True",
@@ -359,17 +355,6 @@ pub const HEALTH_ROWS: [HealthRow; 11] = [
         blocks: true,
         headline: "The HyperShift operator does not roll the cluster out",
         guidance: "It does not resolve by itself: fix the cause the message names (release image, configuration) and update the cluster",
-    },
-    HealthRow {
-        condition: types::GCP_ENDPOINT_AVAILABLE,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
-        reason: GCP_ENDPOINT_UNAVAILABLE,
-        during_upgrade: None,
-        blocks: false,
-        headline: "The cluster's Private Service Connect endpoint failed in GCP",
-        guidance: "Check what GCP said (the message): the Private Service Connect subnet, quotas and the control-plane service account's permissions",
     },
 ];
 
@@ -661,6 +646,8 @@ mod tests {
             &[("ValidReleaseImage", "False", "SecretNotFound")][..],
             // Progressing=False for another reason is "at the desired version".
             &[("Progressing", "False", "AsExpected")][..],
+            // Written while the endpoint is being created or a GCP call is retried.
+            &[("GCPEndpointAvailable", "False", "GCPError")][..],
             // A failed reconcile alone: retried by the operator with back-off.
             &[("ReconciliationSucceeded", "False", "ReconciliationError")][..],
             &[

@@ -60,7 +60,6 @@
 //! | health 7 (blocks): HC `PlatformCredentialsFound=False` | | | False `PlatformCredentialsNotFound` |
 //! | health 8: HC `ValidGCPCredentials=False` | | | False `InvalidGCPCredentials` |
 //! | health 9 (blocks): HC `Progressing=False` reason `Blocked` | | | False `UpgradeBlocked` during an upgrade, else `Blocked` |
-//! | health 10: HC `GCPEndpointAvailable=False` | | | False `GCPEndpointUnavailable` |
 //! | no health row matches | | | True `NoIssues` |
 //! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
 //! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | Unknown `InvalidClusterSpec` | False `InvalidClusterSpec` |
@@ -80,7 +79,9 @@
 //! reconcile (`ReconciliationSucceeded=False`). A failed reconcile alone does not make Health
 //! False: the operator retries it with back-off and hypershift-api.md counts it as an operator or
 //! transient error; Available's message names it. `ValidReleaseImage=False` `SecretNotFound` (the
-//! pull secret not there yet) is left out for the same reason.
+//! pull secret not there yet) is left out for the same reason, and so is
+//! `GCPEndpointAvailable=False`: the Private Service Connect controller also writes it while the
+//! endpoint is still being created or a GCP call is retried.
 //!
 //! Upgrades: `status.version.desired` differing from the newest `Completed` history entry (after
 //! a first completed release) is an upgrade; Available=True then says "upgrading from A to B".
@@ -110,10 +111,9 @@ pub mod deletion;
 pub mod run;
 
 pub use crate::hypershift::hostedcluster::status::{
-    BLOCKED, CLUSTER_VERSION_FAILING, DEGRADED, GCP_ENDPOINT_UNAVAILABLE, HEALTH_ROWS,
-    INVALID_CONFIGURATION, INVALID_GCP_CREDENTIALS, INVALID_WORKLOAD_IDENTITY,
-    PLATFORM_CREDENTIALS_NOT_FOUND, RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER,
-    UPGRADE_BLOCKED, UPGRADE_FAILED,
+    BLOCKED, CLUSTER_VERSION_FAILING, DEGRADED, HEALTH_ROWS, INVALID_CONFIGURATION,
+    INVALID_GCP_CREDENTIALS, INVALID_WORKLOAD_IDENTITY, PLATFORM_CREDENTIALS_NOT_FOUND,
+    RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER, UPGRADE_BLOCKED, UPGRADE_FAILED,
 };
 pub use crate::work::outcome::{
     APPLY_FAILED, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED, MANIFEST_WORK_UPDATED,
