@@ -225,8 +225,8 @@ pub struct HealthRow {
     pub status: &'static str,
     /// Only with this operator reason (`Progressing` `Blocked`).
     pub only_reason: Option<&'static str>,
-    /// Never with this operator reason (`ValidReleaseImage` `SecretNotFound`: a missing pull
-    /// secret is reported while reconcile continues; it appears once the Secret is there).
+    /// Never with this operator reason (`ValidReleaseImage` `SecretNotFound`: the pull secret is
+    /// not there yet; reconcile continues and the condition clears once the Secret exists).
     pub except_reason: Option<&'static str>,
     /// Health's reason.
     pub reason: &'static str,
