@@ -1138,3 +1138,97 @@ async fn the_fake_reports_the_states_like_the_recorded_maestro() {
         "06"
     );
 }
+
+/// The real operator's status for a HostedCluster whose release image cannot be resolved
+/// (`fixtures/hypershift-operator/b-gke-like/03-after-3min.json`, `gcp2`), fed back as the agent
+/// would: the adapter and the status-reporter put `Health=False` with the operator's reason and
+/// words on the Job, and `Available=False Blocked`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recorded_blocked_cluster_is_unhealthy_on_the_job_in_the_operators_words() {
+    let Some(dir) =
+        job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/hypershift-operator")
+    else {
+        return;
+    };
+    let snapshot: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("b-gke-like/03-after-3min.json")).unwrap())
+            .unwrap();
+    let gcp2 = snapshot["hostedclusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hc| hc["metadata"]["name"] == "gcp2")
+        .unwrap();
+    let operator_says = gcp2["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "ValidReleaseImage")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let maestro = maestro().await;
+    let pod = Pod::new();
+    let env = pod.maestro_env(&maestro);
+    let created = pod.run(&env).await;
+    created.assert_written();
+    assert!(maestro.set_feedback(&work_name(), &gcp2["status"]));
+
+    let server = ApiServer::start().await;
+    let job = PulseJob::seed(
+        &server,
+        "hyperfleet",
+        &testbed::pulse_job::controlplane_job_name(ID, 3),
+        Some(600),
+    );
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let reporter = Command::new(testbed::binaries::path("status-reporter"))
+        .env_clear()
+        .envs(job.reporter_env(&kubeconfig, &pod.results))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    let out = tokio::time::timeout(Duration::from_secs(30), reporter.wait_with_output())
+        .await
+        .expect("the reporter did not exit")
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_job: Vec<Value> = job.conditions(&server);
+    let get = |type_: &str| {
+        on_job
+            .iter()
+            .find(|c| c["type"] == type_)
+            .unwrap_or_else(|| panic!("no {type_} on the Job: {on_job:?}"))
+            .clone()
+    };
+    let health = get("Health");
+    assert_eq!(
+        (&health["status"], &health["reason"]),
+        (&json!("False"), &json!("ReleaseImageInvalid"))
+    );
+    let message = health["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "ValidReleaseImage=False (PayloadArchNotFound): {operator_says}"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("Progressing=False (Blocked)"), "{message}");
+    let available = get("Available");
+    assert_eq!(
+        (&available["status"], &available["reason"]),
+        (&json!("False"), &json!("Blocked"))
+    );
+    assert_eq!(get("Applied")["reason"], "ManifestWorkApplied");
+}

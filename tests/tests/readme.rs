@@ -307,3 +307,62 @@ fn the_nodes_severity_order_is_the_judges_everywhere_it_is_listed() {
         "a swap is caught"
     );
 }
+
+/// The Health reasons of the `| health N…` rows in `text` (lines stripped of `prefix`), in order:
+/// the backticked names in the Health cell (column 4).
+fn health_rows(text: &str, prefix: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .filter(|l| l.starts_with("| health "))
+        .map(|row| {
+            row.split('|')
+                .nth(4)
+                .unwrap_or_default()
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// The controlplane's health list as the code orders it: per row the reason during an upgrade
+/// (if any), then its reason; consecutive rows with the same reasons are one documented row.
+fn coded_health_rows() -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in hypershift_adapter::pulse::controlplane::HEALTH_ROWS {
+        let mut reasons: Vec<String> = row
+            .during_upgrade
+            .map(|(r, _)| r.to_owned())
+            .into_iter()
+            .collect();
+        reasons.push(row.reason.to_owned());
+        if rows.last() != Some(&reasons) {
+            rows.push(reasons);
+        }
+    }
+    rows
+}
+
+#[test]
+fn the_health_rows_are_the_codes_in_its_order_everywhere_they_are_listed() {
+    let coded = coded_health_rows();
+    let readme = readme();
+    let readme_table = section(&readme, "### Condition reasons and what to do", "#");
+    assert_eq!(health_rows(readme_table, ""), coded, "README");
+    let module_table = section(CONTROLPLANE_DOCS, "//! Condition table", "use ");
+    assert_eq!(
+        health_rows(module_table, "//! "),
+        coded,
+        "controlplane docs"
+    );
+    // Two rows swapped are caught.
+    let mut lines: Vec<&str> = readme_table.lines().collect();
+    let three = lines
+        .iter()
+        .position(|l| l.starts_with("| health 3"))
+        .unwrap();
+    lines.swap(three, three + 1);
+    assert_ne!(health_rows(&lines.join("\n"), ""), coded);
+}

@@ -3,7 +3,7 @@
 //!
 //! | stage | Applied | Available | Health | Finalized |
 //! |---|---|---|---|---|
-//! | deletion of the work requested, the object not yet reported as deleting | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
+//! | deletion of the work requested, the object not yet reported as deleting, or already gone (manifest `Available=False`; the feedback the agent keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
 //! | the object has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
 //! | either, longer than the stuck limit after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
 //! | the work is gone from the management cluster | True `CleanupConfirmed` | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
@@ -99,7 +99,19 @@ pub fn stage(d: &Deleting<'_>, progress: &Progress) -> (Conditions, Condition) {
                 ),
             );
             let finalizers = del.finalizers.join(", ");
-            let finalized = if del.deletion_timestamp.is_some() && !del.finalizers.is_empty() {
+            // Gone first: the agent keeps the last feedback (finalizers included) of an object
+            // that is no longer there.
+            let finalized = if del.gone {
+                cond(
+                    FINALIZED,
+                    ConditionStatus::False,
+                    DELETION_REQUESTED,
+                    format!(
+                        "{} {place} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
+                        object.kind, work.consumer, work.name
+                    ),
+                )
+            } else if del.deletion_timestamp.is_some() && !del.finalizers.is_empty() {
                 cond(
                     FINALIZED,
                     ConditionStatus::False,
@@ -108,16 +120,6 @@ pub fn stage(d: &Deleting<'_>, progress: &Progress) -> (Conditions, Condition) {
                         "{} {place} is being deleted (since {}); finalizers still running: {finalizers}",
                         object.kind,
                         del.deletion_timestamp.as_deref().unwrap_or_default()
-                    ),
-                )
-            } else if del.gone {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    DELETION_REQUESTED,
-                    format!(
-                        "{} {place} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
-                        object.kind, work.consumer, work.name
                     ),
                 )
             } else {

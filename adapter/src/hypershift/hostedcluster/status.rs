@@ -1,11 +1,17 @@
 //! Reading a HostedCluster's fed-back `status` (`hypershift-api.md` §2): the subset the adapter
 //! maps, the version rollout it reports, and what its conditions say about availability and
 //! health, in the HostedCluster's own words.
+//!
+//! The condition types read are [`types::ALL`]. Health is the ordered list [`HEALTH_ROWS`] (the
+//! table in `pulse::controlplane`'s docs shows it): the seed's `Degraded=True`, the release payload
+//! failing, then what the operator says needs a person (`hypershift-api.md` §2.3): its validation
+//! conditions False, GCP credentials and `Progressing=False` `Blocked`. The rows that block the
+//! control plane also make Available False `Blocked`.
 
 use job_report::{Condition, ConditionStatus};
 use serde::Deserialize;
 
-use crate::message::{cond, no_issues, or_none, quote};
+use crate::message::{cond, no_issues, or_none, quote, redact};
 
 /// The subset of HostedCluster `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -153,96 +159,301 @@ impl HostedClusterStatus {
     }
 }
 
-/// Reason when the hosted cluster's release payload is failing during an upgrade.
-pub const UPGRADE_FAILED: &str = "UpgradeFailed";
-/// Reason when the hosted cluster's release payload is failing outside an upgrade.
-pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
-/// Reason when an upgrade cannot proceed (`Progressing=False` `Blocked`, or the new release
-/// image is refused).
-pub const UPGRADE_BLOCKED: &str = "UpgradeBlocked";
+/// The HostedCluster condition types this module reads (`hypershift-api.md` §2.2), in one place:
+/// whatever carries the status back (a feedback rule per value, say) must carry these.
+pub mod types {
+    pub const AVAILABLE: &str = "Available";
+    pub const PROGRESSING: &str = "Progressing";
+    pub const DEGRADED: &str = "Degraded";
+    pub const RECONCILIATION_SUCCEEDED: &str = "ReconciliationSucceeded";
+    pub const SUPPORTED_HOSTED_CLUSTER: &str = "SupportedHostedCluster";
+    pub const VALID_CONFIGURATION: &str = "ValidConfiguration";
+    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
+    pub const VALID_GCP_WORKLOAD_IDENTITY: &str = "ValidGCPWorkloadIdentity";
+    pub const PLATFORM_CREDENTIALS_FOUND: &str = "PlatformCredentialsFound";
+    pub const VALID_GCP_CREDENTIALS: &str = "ValidGCPCredentials";
+    pub const CLUSTER_VERSION_SUCCEEDING: &str = "ClusterVersionSucceeding";
+    pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
 
-/// Health, worst first: `Degraded=True`; the release payload failing
-/// (`ClusterVersionSucceeding=False` or `ClusterVersionFailing=True`, `hypershift-api.md` §2.2):
-/// [`UPGRADE_FAILED`] during an upgrade, else [`CLUSTER_VERSION_FAILING`]; during an upgrade,
-/// `Progressing=False` `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`):
-/// [`UPGRADE_BLOCKED`]. Each message is the HostedCluster's own.
-pub fn health(status: &HostedClusterStatus) -> Condition {
-    if let Some(d) = status.condition("Degraded").filter(|d| d.status == "True") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
-            "Degraded",
-            format!(
-                "Control plane is degraded ({}): {}",
-                or_none(&d.reason),
-                quote(&d.message)
-            ),
-        );
-    }
-    let upgrade = status.upgrade();
-    let failing = status
-        .condition("ClusterVersionSucceeding")
-        .filter(|c| c.status == "False")
-        .or_else(|| {
-            status
-                .condition("ClusterVersionFailing")
-                .filter(|c| c.status == "True")
-        });
-    if let Some(c) = failing {
-        let (reason, what) = match &upgrade {
-            Some(u) => (
-                UPGRADE_FAILED,
-                format!("The upgrade from {} to {} is failing", u.from, u.to),
-            ),
-            None => (
-                CLUSTER_VERSION_FAILING,
-                "The hosted cluster's release payload is failing".to_owned(),
-            ),
-        };
-        return cond(
-            "Health",
-            ConditionStatus::False,
-            reason,
-            format!(
-                "{what}: HostedCluster {}={} ({}): {}. Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
-                c.type_,
-                c.status,
-                or_none(&c.reason),
-                quote(&c.message)
-            ),
-        );
-    }
-    if let Some(u) = &upgrade {
-        let blocked = status
-            .condition("Progressing")
-            .filter(|p| p.status == "False" && p.reason == "Blocked")
-            .or_else(|| {
-                status
-                    .condition("ValidReleaseImage")
-                    .filter(|c| c.status == "False" && c.reason != "SecretNotFound")
-            });
-        if let Some(c) = blocked {
-            return cond(
-                "Health",
-                ConditionStatus::False,
-                UPGRADE_BLOCKED,
-                format!(
-                    "The upgrade from {} to {} does not proceed: HostedCluster {}={} ({}): {}. It does not resolve by itself: fix the cause named (release image, configuration) and update the cluster",
-                    u.from,
-                    u.to,
-                    c.type_,
-                    c.status,
-                    or_none(&c.reason),
-                    quote(&c.message)
-                ),
-            );
-        }
-    }
-    no_issues("No degradation detected")
+    /// Every type above.
+    pub const ALL: [&str; 12] = [
+        AVAILABLE,
+        PROGRESSING,
+        DEGRADED,
+        RECONCILIATION_SUCCEEDED,
+        SUPPORTED_HOSTED_CLUSTER,
+        VALID_CONFIGURATION,
+        VALID_RELEASE_IMAGE,
+        VALID_GCP_WORKLOAD_IDENTITY,
+        PLATFORM_CREDENTIALS_FOUND,
+        VALID_GCP_CREDENTIALS,
+        CLUSTER_VERSION_SUCCEEDING,
+        CLUSTER_VERSION_FAILING,
+    ];
 }
 
+/// Health reasons (the [`HEALTH_ROWS`] they come from).
+pub const DEGRADED: &str = "Degraded";
+/// The hosted cluster's release payload is failing during an upgrade.
+pub const UPGRADE_FAILED: &str = "UpgradeFailed";
+/// The hosted cluster's release payload is failing outside an upgrade.
+pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
+/// The operator's configuration does not support this HostedCluster.
+pub const UNSUPPORTED_HOSTED_CLUSTER: &str = "UnsupportedHostedCluster";
+/// The operator refuses the HostedCluster's configuration.
+pub const INVALID_CONFIGURATION: &str = "InvalidConfiguration";
+/// The release image cannot be used (outside an upgrade).
+pub const RELEASE_IMAGE_INVALID: &str = "ReleaseImageInvalid";
+/// An upgrade cannot proceed (`Progressing=False` `Blocked`, or the new release image is refused).
+pub const UPGRADE_BLOCKED: &str = "UpgradeBlocked";
+/// The GCP Workload Identity settings are missing or invalid.
+pub const INVALID_WORKLOAD_IDENTITY: &str = "InvalidWorkloadIdentity";
+/// The platform credentials could not be set up.
+pub const PLATFORM_CREDENTIALS_NOT_FOUND: &str = "PlatformCredentialsNotFound";
+/// The GCP credential Secrets could not be written.
+pub const INVALID_GCP_CREDENTIALS: &str = "InvalidGCPCredentials";
+/// The operator does not roll the cluster out (`Progressing=False` `Blocked`), outside an upgrade.
+/// Also Available's reason when a row that blocks is present and nothing progresses.
+pub const BLOCKED: &str = "Blocked";
+
+/// One row of the health list: a HostedCluster condition in a state that needs a person.
+#[derive(Debug, Clone, Copy)]
+pub struct HealthRow {
+    /// The HostedCluster condition type ([`types`]).
+    pub condition: &'static str,
+    /// The status that needs a person.
+    pub status: &'static str,
+    /// Only with this operator reason (`Progressing` `Blocked`).
+    pub only_reason: Option<&'static str>,
+    /// Never with this operator reason (`ValidReleaseImage` `SecretNotFound`: the pull secret is
+    /// not there yet; reconcile continues and the condition clears once the Secret exists).
+    pub except_reason: Option<&'static str>,
+    /// Health's reason.
+    pub reason: &'static str,
+    /// Health's reason while an upgrade runs ([`HostedClusterStatus::upgrade`]), and what the
+    /// upgrade then does (`is failing`, `does not proceed`).
+    pub during_upgrade: Option<(&'static str, &'static str)>,
+    /// Whether it also stops the control plane from coming up (`hypershift-api.md` §2.3 "blocked
+    /// by input"): Available is then False [`BLOCKED`] instead of `NotReady`.
+    pub blocks: bool,
+    /// What the operator says, for people.
+    pub headline: &'static str,
+    /// What to do.
+    pub guidance: &'static str,
+}
+
+/// Health, worst first: the first row whose condition is in its state decides the reason; the
+/// message quotes that condition (type, status, reason, message) and every other row that matches,
+/// and the operator's failed reconcile when there is one. Else True `NoIssues`.
+pub const HEALTH_ROWS: [HealthRow; 10] = [
+    HealthRow {
+        condition: types::DEGRADED,
+        status: "True",
+        only_reason: None,
+        except_reason: None,
+        reason: DEGRADED,
+        during_upgrade: None,
+        blocks: false,
+        headline: "Control plane is degraded",
+        guidance: "",
+    },
+    HealthRow {
+        condition: types::CLUSTER_VERSION_SUCCEEDING,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: CLUSTER_VERSION_FAILING,
+        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
+        blocks: false,
+        headline: "The hosted cluster's release payload is failing",
+        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+    },
+    HealthRow {
+        condition: types::CLUSTER_VERSION_FAILING,
+        status: "True",
+        only_reason: None,
+        except_reason: None,
+        reason: CLUSTER_VERSION_FAILING,
+        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
+        blocks: false,
+        headline: "The hosted cluster's release payload is failing",
+        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+    },
+    HealthRow {
+        condition: types::SUPPORTED_HOSTED_CLUSTER,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: UNSUPPORTED_HOSTED_CLUSTER,
+        during_upgrade: None,
+        blocks: true,
+        headline: "The HyperShift operator does not support this HostedCluster",
+        guidance: "It does not resolve by itself: the operator on the management cluster is not configured for this cluster (platform, feature set); ask the management cluster's administrators",
+    },
+    HealthRow {
+        condition: types::VALID_CONFIGURATION,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: INVALID_CONFIGURATION,
+        during_upgrade: None,
+        blocks: true,
+        headline: "The HyperShift operator refuses the cluster's configuration",
+        guidance: "It does not resolve by itself: fix what the message names (the cluster spec, a referenced Secret, or the management cluster, e.g. the Route CRD) and update the cluster",
+    },
+    HealthRow {
+        condition: types::VALID_RELEASE_IMAGE,
+        status: "False",
+        only_reason: None,
+        except_reason: Some("SecretNotFound"),
+        reason: RELEASE_IMAGE_INVALID,
+        during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
+        blocks: true,
+        headline: "The HyperShift operator cannot use the release image",
+        guidance: "It does not resolve by itself unless the registry was only unreachable: check the release (openshift_version) and that the management cluster can pull it (registry reachable, pull secret), then update the cluster",
+    },
+    HealthRow {
+        condition: types::VALID_GCP_WORKLOAD_IDENTITY,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: INVALID_WORKLOAD_IDENTITY,
+        during_upgrade: None,
+        blocks: true,
+        headline: "The cluster's GCP Workload Identity is missing or invalid",
+        guidance: "It does not resolve by itself: fix the Workload Identity settings (project number, pool, provider, service accounts) and update the cluster",
+    },
+    HealthRow {
+        condition: types::PLATFORM_CREDENTIALS_FOUND,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: PLATFORM_CREDENTIALS_NOT_FOUND,
+        during_upgrade: None,
+        blocks: true,
+        headline: "The HyperShift operator cannot set up the cluster's platform credentials",
+        guidance: "It does not resolve by itself: fix the GCP Workload Identity setup the message names (pool, provider, service accounts and their bindings)",
+    },
+    HealthRow {
+        condition: types::VALID_GCP_CREDENTIALS,
+        status: "False",
+        only_reason: None,
+        except_reason: None,
+        reason: INVALID_GCP_CREDENTIALS,
+        during_upgrade: None,
+        blocks: false,
+        headline: "The HyperShift operator cannot write the cluster's GCP credentials",
+        guidance: "Check the Workload Identity settings and service accounts the message names",
+    },
+    HealthRow {
+        condition: types::PROGRESSING,
+        status: "False",
+        only_reason: Some("Blocked"),
+        except_reason: None,
+        reason: BLOCKED,
+        during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
+        blocks: true,
+        headline: "The HyperShift operator does not roll the cluster out",
+        guidance: "It does not resolve by itself: fix the cause the message names (release image, configuration) and update the cluster",
+    },
+];
+
+impl HealthRow {
+    /// The condition of `status` this row matches, if any.
+    pub fn matches<'a>(
+        &self,
+        status: &'a HostedClusterStatus,
+    ) -> Option<&'a HostedClusterCondition> {
+        status.condition(self.condition).filter(|c| {
+            c.status == self.status
+                && self.only_reason.is_none_or(|r| c.reason == r)
+                && self.except_reason.is_none_or(|r| c.reason != r)
+        })
+    }
+}
+
+/// `Type=Status (Reason): message`, the operator's words bounded and redacted.
+fn operator_words(c: &HostedClusterCondition) -> String {
+    format!(
+        "{}={} ({}): {}",
+        c.type_,
+        c.status,
+        or_none(&c.reason),
+        operator_message(&c.message)
+    )
+}
+
+/// An operator's message: bounded, credentials removed, an empty one made visible.
+fn operator_message(message: &str) -> String {
+    if message.is_empty() {
+        quote(message)
+    } else {
+        redact(message)
+    }
+}
+
+/// Health from [`HEALTH_ROWS`] (module docs of `pulse::controlplane`).
+pub fn health(status: &HostedClusterStatus) -> Condition {
+    let matched: Vec<(&HealthRow, &HostedClusterCondition)> = HEALTH_ROWS
+        .iter()
+        .filter_map(|row| row.matches(status).map(|c| (row, c)))
+        .collect();
+    let Some(&(row, c)) = matched.first() else {
+        return no_issues("No degradation detected");
+    };
+    let upgrade = status.upgrade();
+    let (reason, mut message) = match (row.during_upgrade, &upgrade) {
+        (Some((reason, what)), Some(u)) => (
+            reason,
+            format!(
+                "The upgrade from {} to {} {what}: HostedCluster {}",
+                u.from,
+                u.to,
+                operator_words(c)
+            ),
+        ),
+        _ if row.condition == types::DEGRADED => (
+            row.reason,
+            // The seed's rule, in the words it always had.
+            format!(
+                "{} ({}): {}",
+                row.headline,
+                or_none(&c.reason),
+                operator_message(&c.message)
+            ),
+        ),
+        _ => (
+            row.reason,
+            format!("{}: HostedCluster {}", row.headline, operator_words(c)),
+        ),
+    };
+    if !row.guidance.is_empty() {
+        message.push_str(&format!(". {}", row.guidance));
+    }
+    let mut also: Vec<String> = Vec::new();
+    for (_, other) in &matched[1..] {
+        let words = operator_words(other);
+        if !also.contains(&words) && other.type_ != c.type_ {
+            also.push(words);
+        }
+    }
+    if let Some(r) = status
+        .condition(types::RECONCILIATION_SUCCEEDED)
+        .filter(|r| r.status == "False")
+    {
+        also.push(operator_words(r));
+    }
+    if !also.is_empty() {
+        message.push_str(&format!(". Also: {}", also.join("; ")));
+    }
+    cond("Health", ConditionStatus::False, reason, message)
+}
+
+/// Available: True `ControlPlaneReady` when the HostedCluster says so; else False
+/// `Provisioning` while it progresses, [`BLOCKED`] when a row of [`HEALTH_ROWS`] that blocks
+/// matches (the message names each), `NotReady` otherwise.
 pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
-    let hc_available = status.condition("Available");
+    let hc_available = status.condition(types::AVAILABLE);
     if let Some(a) = hc_available.filter(|a| a.status == "True") {
         let mut message = format!("Control plane is ready: {}", quote(&a.message));
         if !endpoint.is_empty() {
@@ -270,7 +481,7 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         ),
         None => "HostedCluster has not reported an Available condition yet".to_owned(),
     };
-    if status.is_true("Progressing") {
+    if status.is_true(types::PROGRESSING) {
         return cond(
             "Available",
             ConditionStatus::False,
@@ -281,57 +492,228 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
     let blockers = blocking_conditions(status);
     let mut message = format!("Control plane is not available; {available_part}");
     if let Some(r) = status
-        .condition("ReconciliationSucceeded")
+        .condition(types::RECONCILIATION_SUCCEEDED)
         .filter(|r| r.status == "False")
     {
         message.push_str(&format!(
             ". The HyperShift operator's last reconcile failed ({}): {}",
             or_none(&r.reason),
-            quote(&r.message)
+            operator_message(&r.message)
         ));
     }
-    if !blockers.is_empty() {
-        message.push_str(&format!(
-            ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
-            blockers.join("; ")
-        ));
+    if blockers.is_empty() {
+        return cond("Available", ConditionStatus::False, "NotReady", message);
     }
-    cond("Available", ConditionStatus::False, "NotReady", message)
+    message.push_str(&format!(
+        ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
+        blockers.join("; ")
+    ));
+    cond("Available", ConditionStatus::False, BLOCKED, message)
 }
 
-/// Conditions that mean "blocked by input" (`hypershift-api.md` §2.3), as `Type=False (Reason): message`.
+/// The rows of [`HEALTH_ROWS`] that block and match, as `Type=False (Reason): message`.
+/// `Progressing=False` `Blocked` only names what no validation condition already says.
 fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
-    const BLOCKING: [&str; 5] = [
-        "ValidConfiguration",
-        "ValidReleaseImage",
-        "SupportedHostedCluster",
-        "ValidGCPWorkloadIdentity",
-        "PlatformCredentialsFound",
-    ];
-    let mut blockers: Vec<String> = BLOCKING
+    let mut blockers: Vec<String> = HEALTH_ROWS
         .iter()
-        .filter_map(|t| status.condition(t))
-        .filter(|c| c.status == "False")
-        // A missing pull secret is reported but reconcile continues; not a blocker.
-        .filter(|c| !(c.type_ == "ValidReleaseImage" && c.reason == "SecretNotFound"))
-        .map(|c| {
-            format!(
-                "{}=False ({}): {}",
-                c.type_,
-                or_none(&c.reason),
-                quote(&c.message)
-            )
-        })
+        .filter(|row| row.blocks && row.condition != types::PROGRESSING)
+        .filter_map(|row| row.matches(status))
+        .map(operator_words)
         .collect();
-    if let Some(p) = status
-        .condition("Progressing")
-        .filter(|p| p.status == "False" && p.reason == "Blocked")
-        && blockers.is_empty()
+    if blockers.is_empty()
+        && let Some(p) = HEALTH_ROWS
+            .iter()
+            .filter(|row| row.blocks && row.condition == types::PROGRESSING)
+            .find_map(|row| row.matches(status))
     {
-        blockers.push(format!(
-            "Progressing=False (Blocked): {}",
-            quote(&p.message)
-        ));
+        blockers.push(operator_words(p));
     }
     blockers
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A HostedCluster status with `conditions` as `(type, status, reason)`; each message is
+    /// `<type> says <reason>`.
+    fn status(conditions: &[(&str, &str, &str)]) -> HostedClusterStatus {
+        let list: Vec<Value> = conditions
+            .iter()
+            .map(|(t, s, r)| json!({"type": t, "status": s, "reason": r, "message": format!("{t} says {r}")}))
+            .collect();
+        serde_json::from_value(json!({ "conditions": list })).unwrap()
+    }
+
+    /// A status that is rolling out 4.17.1 over a completed 4.17.0.
+    fn upgrading(mut s: HostedClusterStatus) -> HostedClusterStatus {
+        s.version = serde_json::from_value(json!({
+            "desired": {"version": "4.17.1"},
+            "history": [{"state": "Partial", "version": "4.17.1"}, {"state": "Completed", "version": "4.17.0"}]
+        }))
+        .unwrap();
+        s
+    }
+
+    /// The condition in the state the row names.
+    fn trigger(row: &HealthRow) -> (&'static str, &'static str, &'static str) {
+        (
+            row.condition,
+            row.status,
+            row.only_reason.unwrap_or("OperatorReason"),
+        )
+    }
+
+    #[test]
+    fn each_health_row_alone_gives_its_reason_with_the_operators_words() {
+        for row in &HEALTH_ROWS {
+            let (t, s, r) = trigger(row);
+            let h = health(&status(&[
+                ("Available", "False", "WaitingForAvailable"),
+                (t, s, r),
+            ]));
+            assert_eq!(
+                (h.status, h.reason.as_str()),
+                (ConditionStatus::False, row.reason),
+                "{t}={s}"
+            );
+            assert!(
+                h.message.contains(&format!("{t} says {r}")),
+                "{}",
+                h.message
+            );
+            if row.condition != types::DEGRADED {
+                assert!(
+                    h.message.contains(&format!("{t}={s} ({r})")),
+                    "{}",
+                    h.message
+                );
+            }
+            // During an upgrade the upgrade's reason, naming from and to.
+            let h = health(&upgrading(status(&[(t, s, r)])));
+            let expected = row.during_upgrade.map_or(row.reason, |(reason, _)| reason);
+            assert_eq!(h.reason, expected, "{t}={s} during an upgrade");
+            if row.during_upgrade.is_some() {
+                assert!(h.message.contains("from 4.17.0 to 4.17.1"), "{}", h.message);
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_matching_row_decides_and_the_others_are_named() {
+        // Every row at once: the list's order decides, worst first.
+        let all: Vec<(&str, &str, &str)> = HEALTH_ROWS.iter().map(trigger).collect();
+        for skip in 0..HEALTH_ROWS.len() {
+            let rest: Vec<_> = all[skip..].to_vec();
+            let h = health(&status(&rest));
+            assert_eq!(h.reason, HEALTH_ROWS[skip].reason, "rows from {skip}");
+        }
+        // The recorded blocked state: the release image first, Blocked named too.
+        let blocked = status(&[
+            ("Available", "False", "WaitingForAvailable"),
+            ("Progressing", "False", "Blocked"),
+            ("Degraded", "Unknown", "StatusUnknown"),
+            ("ValidReleaseImage", "False", "PayloadArchNotFound"),
+            ("ReconciliationSucceeded", "False", "ReconciliationError"),
+        ]);
+        let h = health(&blocked);
+        assert_eq!(h.reason, RELEASE_IMAGE_INVALID);
+        assert!(
+            h.message.starts_with("The HyperShift operator cannot use the release image: HostedCluster ValidReleaseImage=False (PayloadArchNotFound): ValidReleaseImage says PayloadArchNotFound. "),
+            "{}",
+            h.message
+        );
+        assert!(
+            h.message.ends_with("Also: Progressing=False (Blocked): Progressing says Blocked; ReconciliationSucceeded=False (ReconciliationError): ReconciliationSucceeded says ReconciliationError"),
+            "{}",
+            h.message
+        );
+    }
+
+    #[test]
+    fn states_that_need_no_person_stay_healthy() {
+        for conditions in [
+            // Unknown is not False: nothing exists yet to be unhealthy (the recordings).
+            &[
+                ("Degraded", "Unknown", "StatusUnknown"),
+                ("GCPEndpointAvailable", "Unknown", "StatusUnknown"),
+            ][..],
+            // A missing pull secret is reported while reconcile continues.
+            &[("ValidReleaseImage", "False", "SecretNotFound")][..],
+            // Progressing=False for another reason is "at the desired version".
+            &[("Progressing", "False", "AsExpected")][..],
+            // Written while the endpoint is being created or a GCP call is retried.
+            &[("GCPEndpointAvailable", "False", "GCPError")][..],
+            // A failed reconcile alone: retried by the operator with back-off.
+            &[("ReconciliationSucceeded", "False", "ReconciliationError")][..],
+            &[
+                ("ValidConfiguration", "True", "AsExpected"),
+                ("SupportedHostedCluster", "True", "AsExpected"),
+            ][..],
+        ] {
+            let h = health(&status(conditions));
+            assert_eq!(h.reason, "NoIssues", "{conditions:?}: {}", h.message);
+        }
+    }
+
+    #[test]
+    fn operator_messages_are_bounded_and_redacted() {
+        let s: HostedClusterStatus = serde_json::from_value(json!({"conditions": [
+            {"type": "ValidConfiguration", "status": "False", "reason": "InvalidConfiguration",
+             "message": format!("token=s3cr3t-value {}", "x".repeat(40_000))},
+        ]}))
+        .unwrap();
+        let h = health(&s);
+        assert_eq!(h.reason, INVALID_CONFIGURATION);
+        assert!(!h.message.contains("s3cr3t-value"), "{}", &h.message[..200]);
+        assert!(h.message.len() < 4096, "{}", h.message.len());
+        let a = available(&s, "", "");
+        assert!(!a.message.contains("s3cr3t-value"));
+    }
+
+    #[test]
+    fn available_is_blocked_only_by_rows_that_block() {
+        for row in &HEALTH_ROWS {
+            let (t, s, r) = trigger(row);
+            let a = available(
+                &status(&[("Available", "False", "WaitingForAvailable"), (t, s, r)]),
+                "",
+                "",
+            );
+            let expected = if row.blocks { BLOCKED } else { "NotReady" };
+            assert_eq!(a.reason, expected, "{t}={s}");
+            if row.blocks {
+                assert!(
+                    a.message.contains(&format!("Blocked by: {t}={s} ({r})")),
+                    "{}",
+                    a.message
+                );
+            }
+        }
+        // Progressing=True wins: the operator is working on it.
+        let a = available(
+            &status(&[
+                ("Progressing", "True", "Progressing"),
+                ("ValidConfiguration", "False", "InvalidConfiguration"),
+            ]),
+            "",
+            "",
+        );
+        assert_eq!(a.reason, "Provisioning");
+    }
+
+    #[test]
+    fn every_type_read_is_listed_once() {
+        let mut all = types::ALL.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), types::ALL.len());
+        for row in &HEALTH_ROWS {
+            assert!(types::ALL.contains(&row.condition), "{}", row.condition);
+        }
+    }
 }

@@ -6,11 +6,16 @@
 //!   rollout, is progress; a `Valid*` condition, `UpdateManagementEnabled` or
 //!   `AutoscalingEnabled`/`ValidationFailed` False, an unsupported version skew, or
 //!   `AllMachinesReady=False` for longer than a limit (quota, machine type, permissions) need a
-//!   person.
+//!   person. While HyperShift refuses part of the NodePool and it is not ready, Available is False
+//!   [`BLOCKED`] (the controller stops at the refusal: nothing is created or rolled out).
 //! - **None**: there are no machines (`Ready`, `AllMachinesReady`, `AllNodesHealthy` and
 //!   `replicas` say nothing); ready when the ignition payload is generated
 //!   (`ValidGeneratedPayload=True`) and `status.version` is set; `ReachedIgnitionEndpoint` tells
-//!   whether any VM has fetched it.
+//!   whether any VM has fetched it. A refusal while the payload is not generated is [`BLOCKED`]
+//!   too.
+//!
+//! The condition types read are [`types::ALL`]; HyperShift's own messages are quoted bounded and
+//! with credentials removed.
 //!
 //! NodePool conditions are not `metav1.Condition`: `reason` may be empty and there is a
 //! `severity`.
@@ -20,7 +25,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::duration::{friendly, is_past};
-use crate::message::{cond, no_issues, or_none, quote};
+use crate::message::{cond, no_issues, or_none, quote, redact};
 
 /// Available reasons.
 pub const NODE_POOL_READY: &str = "NodePoolReady";
@@ -28,12 +33,76 @@ pub const PROVISIONING: &str = "Provisioning";
 pub const SCALING: &str = "Scaling";
 pub const UPDATING: &str = "Updating";
 pub const NOT_READY: &str = "NotReady";
+/// Available's reason when HyperShift refuses part of the NodePool ([`REFUSED`]) and it is not
+/// ready: nothing rolls out until the spec is fixed.
+pub const BLOCKED: &str = "Blocked";
 /// Health reasons.
 pub const VALIDATION_FAILED: &str = "ValidationFailed";
 pub const UNSUPPORTED_VERSION_SKEW: &str = "UnsupportedVersionSkew";
 pub const MACHINES_STUCK: &str = "MachinesStuck";
 pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
 pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+
+/// The NodePool condition types this module reads (`hypershift-api.md` §4.2), in one place:
+/// whatever carries the status back (a feedback rule per value, say) must carry these.
+pub mod types {
+    pub const READY: &str = "Ready";
+    pub const ALL_MACHINES_READY: &str = "AllMachinesReady";
+    pub const ALL_NODES_HEALTHY: &str = "AllNodesHealthy";
+    pub const VALID_GENERATED_PAYLOAD: &str = "ValidGeneratedPayload";
+    pub const REACHED_IGNITION_ENDPOINT: &str = "ReachedIgnitionEndpoint";
+    pub const IGNITION_ENDPOINT_AVAILABLE: &str = "IgnitionEndpointAvailable";
+    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
+    pub const VALID_MACHINE_CONFIG: &str = "ValidMachineConfig";
+    pub const VALID_TUNING_CONFIG: &str = "ValidTuningConfig";
+    pub const VALID_PLATFORM_IMAGE: &str = "ValidPlatformImage";
+    pub const VALID_PLATFORM_CONFIG: &str = "ValidPlatformConfig";
+    pub const VALID_ARCH_PLATFORM: &str = "ValidArchPlatform";
+    pub const UPDATE_MANAGEMENT_ENABLED: &str = "UpdateManagementEnabled";
+    pub const AUTOSCALING_ENABLED: &str = "AutoscalingEnabled";
+    pub const SUPPORTED_VERSION_SKEW: &str = "SupportedVersionSkew";
+    pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
+    pub const RECONCILIATION_ACTIVE: &str = "ReconciliationActive";
+    pub const UPDATING_VERSION: &str = "UpdatingVersion";
+    pub const UPDATING_CONFIG: &str = "UpdatingConfig";
+    pub const UPDATING_PLATFORM_MACHINE_TEMPLATE: &str = "UpdatingPlatformMachineTemplate";
+
+    /// Every type above.
+    pub const ALL: [&str; 20] = [
+        READY,
+        ALL_MACHINES_READY,
+        ALL_NODES_HEALTHY,
+        VALID_GENERATED_PAYLOAD,
+        REACHED_IGNITION_ENDPOINT,
+        IGNITION_ENDPOINT_AVAILABLE,
+        VALID_RELEASE_IMAGE,
+        VALID_MACHINE_CONFIG,
+        VALID_TUNING_CONFIG,
+        VALID_PLATFORM_IMAGE,
+        VALID_PLATFORM_CONFIG,
+        VALID_ARCH_PLATFORM,
+        UPDATE_MANAGEMENT_ENABLED,
+        AUTOSCALING_ENABLED,
+        SUPPORTED_VERSION_SKEW,
+        CLUSTER_NETWORK_CIDR_CONFLICT,
+        RECONCILIATION_ACTIVE,
+        UPDATING_VERSION,
+        UPDATING_CONFIG,
+        UPDATING_PLATFORM_MACHINE_TEMPLATE,
+    ];
+}
+
+/// Conditions whose `False` means HyperShift refuses part of the NodePool (`hypershift-api.md`
+/// §4.3 "Failed (needs input)"); `AutoscalingEnabled` counts only with reason `ValidationFailed`.
+pub const REFUSED: [&str; 7] = [
+    types::VALID_RELEASE_IMAGE,
+    types::VALID_MACHINE_CONFIG,
+    types::VALID_TUNING_CONFIG,
+    types::VALID_PLATFORM_IMAGE,
+    types::VALID_PLATFORM_CONFIG,
+    types::VALID_ARCH_PLATFORM,
+    types::UPDATE_MANAGEMENT_ENABLED,
+];
 
 /// The subset of NodePool `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -176,10 +245,47 @@ fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
             "{type_}={} ({}): {}",
             c.status,
             or_none(&c.reason),
-            quote(&c.message)
+            if c.message.is_empty() {
+                quote(&c.message)
+            } else {
+                redact(&c.message)
+            }
         ),
         None => format!("{type_} not reported"),
     }
+}
+
+/// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
+/// `Type=False (Reason): message`.
+fn refusals(status: &NodePoolStatus) -> Vec<String> {
+    let mut refused: Vec<String> = REFUSED
+        .iter()
+        .filter_map(|t| status.is(t, "False"))
+        .map(|c| state(Some(c), &c.type_))
+        .collect();
+    if let Some(a) = status
+        .is(types::AUTOSCALING_ENABLED, "False")
+        .filter(|a| a.reason == "ValidationFailed")
+    {
+        refused.push(state(Some(a), types::AUTOSCALING_ENABLED));
+    }
+    refused
+}
+
+/// Available False [`BLOCKED`] naming the refusals, when there are any.
+fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
+    let refused = refusals(status);
+    (!refused.is_empty()).then(|| {
+        cond(
+            "Available",
+            ConditionStatus::False,
+            BLOCKED,
+            format!(
+                "{what}, and HyperShift refuses part of the NodePool: {}. Nothing rolls out until the NodePool spec is fixed (see Health)",
+                refused.join("; ")
+            ),
+        )
+    })
 }
 
 /// Available, per platform (module docs).
@@ -207,6 +313,15 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
                     status.version
                 ),
             );
+        }
+        if let Some(blocked) = blocked(
+            status,
+            &format!(
+                "The ignition payload is not generated: {}",
+                state(payload, "ValidGeneratedPayload")
+            ),
+        ) {
+            return blocked;
         }
         if !rollouts.is_empty() {
             return cond(
@@ -250,6 +365,9 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             format!("NodePool is ready: {counts}{version}{rolling}"),
         );
     }
+    if let Some(blocked) = blocked(status, &format!("The NodePool is not ready: {counts}")) {
+        return blocked;
+    }
     if !rollouts.is_empty() {
         return cond(
             "Available",
@@ -266,6 +384,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         state(ready, "Ready"),
         state(status.condition("AllMachinesReady"), "AllMachinesReady")
     );
+
     if have == 0 {
         let mut message = format!("Machines are being created: {counts}; {machines}");
         if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
@@ -301,26 +420,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 /// have not become ready for longer than the limit (GCP), reconciliation is paused; each with the
 /// NodePool's own words. Else True `NoIssues`.
 pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) -> Condition {
-    const REFUSED: [&str; 7] = [
-        "ValidReleaseImage",
-        "ValidMachineConfig",
-        "ValidTuningConfig",
-        "ValidPlatformImage",
-        "ValidPlatformConfig",
-        "ValidArchPlatform",
-        "UpdateManagementEnabled",
-    ];
-    let mut refused: Vec<String> = REFUSED
-        .iter()
-        .filter_map(|t| status.is(t, "False"))
-        .map(|c| state(Some(c), &c.type_))
-        .collect();
-    if let Some(a) = status
-        .is("AutoscalingEnabled", "False")
-        .filter(|a| a.reason == "ValidationFailed")
-    {
-        refused.push(state(Some(a), "AutoscalingEnabled"));
-    }
+    let refused = refusals(status);
     if !refused.is_empty() {
         return cond(
             "Health",
@@ -606,6 +706,71 @@ mod tests {
             reason(&health(&paused, &GCP3, clock())),
             (False, RECONCILIATION_PAUSED)
         );
+    }
+
+    #[test]
+    fn a_refused_node_pool_that_is_not_ready_is_blocked_not_provisioning() {
+        use ConditionStatus::{False, True};
+        // The recorded state: the release image cannot be looked up, nothing else reported.
+        let refused = [
+            ("AutoscalingEnabled", "False", "AsExpected"),
+            ("UpdateManagementEnabled", "True", "AsExpected"),
+            ("ValidReleaseImage", "False", "ValidationFailed"),
+        ];
+        for desired in [GCP3, NONE] {
+            let a = available(&status(0, &refused), &desired);
+            assert_eq!(reason(&a), (False, BLOCKED), "{desired:?}");
+            assert!(
+                a.message.contains(
+                    "HyperShift refuses part of the NodePool: ValidReleaseImage=False (ValidationFailed): ValidReleaseImage says ValidationFailed"
+                ),
+                "{}",
+                a.message
+            );
+            assert!(!a.message.contains("AutoscalingEnabled"), "{}", a.message);
+            assert_eq!(
+                reason(&health(&status(0, &refused), &desired, clock())),
+                (False, VALIDATION_FAILED)
+            );
+        }
+        // A refusal during a rollout is still blocked: nothing rolls out past it.
+        let rolling = status(
+            1,
+            &[
+                ("Ready", "False", "x"),
+                ("UpdatingVersion", "True", "AsExpected"),
+                ("ValidMachineConfig", "False", "ValidationFailed"),
+            ],
+        );
+        assert_eq!(reason(&available(&rolling, &GCP3)), (False, BLOCKED));
+        // A ready NodePool stays available; Health says what is refused.
+        let ready = status(
+            3,
+            &[
+                ("Ready", "True", "AsExpected"),
+                ("ValidMachineConfig", "False", "ValidationFailed"),
+            ],
+        );
+        assert_eq!(reason(&available(&ready, &GCP3)), (True, NODE_POOL_READY));
+        // Without a refusal the old reasons stay.
+        assert_eq!(
+            reason(&available(
+                &status(0, &[("ValidReleaseImage", "True", "AsExpected")]),
+                &GCP3
+            )),
+            (False, PROVISIONING)
+        );
+    }
+
+    #[test]
+    fn every_refused_type_is_a_type_read() {
+        for t in REFUSED {
+            assert!(types::ALL.contains(&t), "{t}");
+        }
+        let mut all = types::ALL.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), types::ALL.len());
     }
 
     #[test]

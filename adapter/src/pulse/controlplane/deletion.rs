@@ -8,7 +8,7 @@
 //! |---|---|---|---|---|
 //! | NodePools of the cluster still listed by the HyperFleet API (nothing deleted) | False `NodePoolsExist` | from the work's feedback; without a work False `NodePoolsExist` | True `NoIssues` | False `NodePoolsExist` |
 //! | the NodePool list cannot be read (API error; `--cluster-spec` without `--nodepools-file`; nothing deleted) | False `NodePoolsUnknown` | as above | False `NodePoolsUnknown` | False `NodePoolsUnknown` |
-//! | deletion of the work requested, the HostedCluster not yet reported as deleting | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
+//! | deletion of the work requested, the HostedCluster not yet reported as deleting, or already gone (the agent reports its manifest `Available=False`; the feedback it keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
 //! | the HostedCluster has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
 //! | any of the above, longer than `--deletion-stuck-after` after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
 //! | the work is gone from the management cluster | True `CleanupConfirmed` | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
@@ -472,6 +472,38 @@ mod tests {
             health.message.contains("applied-manifest-work-cleanup"),
             "{}",
             health.message
+        );
+    }
+
+    #[test]
+    fn a_gone_hosted_cluster_is_not_reported_with_the_finalizers_of_its_last_feedback() {
+        // The agent keeps the last feedback of an object that is gone: the recorded watch's
+        // DELETED event still lists the finalizer and the deletion timestamp.
+        let hc = ObjectDeletion::from_manifest(Some(&manifest(
+            &[
+                ("deletionTimestamp", json!("2026-11-26T14:37:59Z")),
+                ("finalizers", json!(["hypershift.openshift.io/finalizer"])),
+            ],
+            "False",
+        )));
+        assert!(hc.gone);
+        let report = report_deletion(
+            WORK,
+            HC,
+            &Stage::Requested { now: false, hc },
+            None,
+            DELETED_AT,
+            false,
+            Some(5),
+        );
+        let finalized = report.condition(FINALIZED).unwrap();
+        assert_eq!(finalized.reason, DELETION_REQUESTED);
+        assert!(
+            finalized
+                .message
+                .contains("is gone from management cluster"),
+            "{}",
+            finalized.message
         );
     }
 

@@ -47,9 +47,20 @@
 //! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
 //! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
 //! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
-//! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from Degraded |
-//! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from Degraded |
-//! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` (names blocking conditions) | from Degraded |
+//! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from the health rows |
+//! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from the health rows |
+//! | work found, otherwise, and a health row marked "blocks" matches | True `ManifestWorkApplied` | False `Blocked` (names each blocking condition) | from the health rows |
+//! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` | from the health rows |
+//! | health 1: HC `Degraded=True` | | | False `Degraded` |
+//! | health 2: HC `ClusterVersionSucceeding=False` or `ClusterVersionFailing=True` | | | False `UpgradeFailed` during an upgrade, else `ClusterVersionFailing` |
+//! | health 3 (blocks): HC `SupportedHostedCluster=False` | | | False `UnsupportedHostedCluster` |
+//! | health 4 (blocks): HC `ValidConfiguration=False` | | | False `InvalidConfiguration` |
+//! | health 5 (blocks): HC `ValidReleaseImage=False`, reason not `SecretNotFound` | | | False `UpgradeBlocked` during an upgrade, else `ReleaseImageInvalid` |
+//! | health 6 (blocks): HC `ValidGCPWorkloadIdentity=False` | | | False `InvalidWorkloadIdentity` |
+//! | health 7 (blocks): HC `PlatformCredentialsFound=False` | | | False `PlatformCredentialsNotFound` |
+//! | health 8: HC `ValidGCPCredentials=False` | | | False `InvalidGCPCredentials` |
+//! | health 9 (blocks): HC `Progressing=False` reason `Blocked` | | | False `UpgradeBlocked` during an upgrade, else `Blocked` |
+//! | no health row matches | | | True `NoIssues` |
 //! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
 //! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | Unknown `InvalidClusterSpec` | False `InvalidClusterSpec` |
 //! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
@@ -60,11 +71,17 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Health from the HostedCluster, worst first: Degraded=True → False `Degraded`;
-//! `ClusterVersionSucceeding=False` or `ClusterVersionFailing=True` → False `UpgradeFailed`
-//! during an upgrade, else `ClusterVersionFailing`; during an upgrade `Progressing=False`
-//! `Blocked` or `ValidReleaseImage=False` (not `SecretNotFound`) → False `UpgradeBlocked`; each
-//! with the HostedCluster's message; else True `NoIssues`.
+//! Health from the HostedCluster: the health rows above, worst first, are
+//! [`HEALTH_ROWS`](crate::hypershift::hostedcluster::status::HEALTH_ROWS) (`hypershift-api.md`
+//! §2.3: what is blocked by input, what needs attention). The first that matches gives the
+//! reason; the message quotes the operator's condition type, status, reason and message (bounded,
+//! credentials removed), says what to do, and names every other row that matches and a failed
+//! reconcile (`ReconciliationSucceeded=False`). A failed reconcile alone does not make Health
+//! False: the operator retries it with back-off and hypershift-api.md counts it as an operator or
+//! transient error; Available's message names it. `ValidReleaseImage=False` `SecretNotFound` (the
+//! pull secret not there yet) is left out for the same reason, and so is
+//! `GCPEndpointAvailable=False`: the Private Service Connect controller also writes it while the
+//! endpoint is still being created or a GCP call is retried.
 //!
 //! Upgrades: `status.version.desired` differing from the newest `Completed` history entry (after
 //! a first completed release) is an upgrade; Available=True then says "upgrading from A to B".
@@ -94,7 +111,9 @@ pub mod deletion;
 pub mod run;
 
 pub use crate::hypershift::hostedcluster::status::{
-    CLUSTER_VERSION_FAILING, UPGRADE_BLOCKED, UPGRADE_FAILED,
+    BLOCKED, CLUSTER_VERSION_FAILING, DEGRADED, HEALTH_ROWS, INVALID_CONFIGURATION,
+    INVALID_GCP_CREDENTIALS, INVALID_WORKLOAD_IDENTITY, PLATFORM_CREDENTIALS_NOT_FOUND,
+    RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER, UPGRADE_BLOCKED, UPGRADE_FAILED,
 };
 pub use crate::work::outcome::{
     APPLY_FAILED, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED, MANIFEST_WORK_UPDATED,
@@ -1096,7 +1115,7 @@ mod tests {
         ]});
         let report = report_found(WORK, Some(&status), None);
         let available = report.condition("Available").unwrap();
-        assert_eq!(available.reason, "NotReady");
+        assert_eq!(available.reason, BLOCKED);
         assert!(
             available
                 .message
@@ -1553,12 +1572,12 @@ mod tests {
                 "{reason}"
             );
         }
-        // Blocked without an upgrade is not an upgrade problem (Available says the rest).
+        // Blocked without an upgrade is not an upgrade problem, but it still needs a person.
         let mut status = upgrading("4.17.0", "4.17.0", &[]);
         status["conditions"][1] =
             json!({"type": "Progressing", "status": "False", "reason": "Blocked", "message": "x"});
         let report = report_found(WORK, Some(&status), Some(4));
-        assert_eq!(report.condition("Health").unwrap().reason, "NoIssues");
+        assert_eq!(report.condition("Health").unwrap().reason, BLOCKED);
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! | GCP: `Ready=True` and the desired replicas (or the autoscaler's min) available; None: ignition payload generated (`ValidGeneratedPayload=True`, version set) | True `ManifestWorkApplied` | True `NodePoolReady` (says what is rolling out, and for None whether a machine fetched the payload) | from the checks below |
 //! | GCP: no replica available yet; None: payload not generated yet | True `ManifestWorkApplied` | False `Provisioning` | from the checks below |
 //! | GCP: some, not all, replicas available | True `ManifestWorkApplied` | False `Scaling` | from the checks below |
+//! | not ready while HyperShift refuses part of the NodePool (the `ValidationFailed` row below; it stops there, nothing rolls out) | True `ManifestWorkApplied` | False `Blocked` (names each refusal) | from the checks below |
 //! | not ready while a version, config or machine template rollout runs | True `ManifestWorkApplied` | False `Updating` | from the checks below |
 //! | GCP: replicas there but not ready | True `ManifestWorkApplied` | False `NotReady` (Ready, AllMachinesReady, AllNodesHealthy named) | from the checks below |
 //! | a `Valid*` condition, `UpdateManagementEnabled`, or `AutoscalingEnabled` (reason `ValidationFailed`) False | | | False `ValidationFailed` |
