@@ -577,12 +577,9 @@ enum Input {
 
 async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
     if let Some(path) = &args.cluster_spec {
-        let text = tokio::fs::read_to_string(path).await.map_err(|e| {
-            Input::Unavailable(format!(
-                "cannot read the cluster spec file {}: {e}",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::CLUSTER_SPEC
+            .read_text(path)
+            .map_err(Input::Unavailable)?;
         return ClusterInput::from_json(&text)
             .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
     }
@@ -611,9 +608,7 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
 /// else from `--nodepools-file`; without either, why not (the deletion is then held).
 async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePools, String> {
     if let Some(path) = &args.nodepools_file {
-        let text = tokio::fs::read_to_string(path)
-            .await
-            .map_err(|e| format!("cannot read the NodePool list file {}: {e}", path.display()))?;
+        let text = crate::input_file::NODEPOOL_LIST.read_text(path)?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| format!("the NodePool list file {} is not JSON: {e}", path.display()))?;
         return NodePools::from_list(&value).ok_or_else(|| {

@@ -767,12 +767,9 @@ enum Input {
 
 async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Input> {
     if let Some(path) = &args.nodepool_spec {
-        let text = tokio::fs::read_to_string(path).await.map_err(|e| {
-            Input::Unavailable(format!(
-                "cannot read the NodePool spec file {}: {e}",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::NODEPOOL_SPEC
+            .read_text(path)
+            .map_err(Input::Unavailable)?;
         return NodePoolInput::from_json(&text)
             .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
     }

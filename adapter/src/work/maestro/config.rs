@@ -99,12 +99,9 @@ impl TokenSource {
             Self::None => Ok(None),
             Self::Static(t) => Ok(Some(t.clone())),
             Self::File(path) => {
-                let text =
-                    tokio::fs::read_to_string(path)
-                        .await
-                        .map_err(|e| WorkError::Config {
-                            message: format!("cannot read token file {}: {e}", path.display()),
-                        })?;
+                let text = crate::input_file::MAESTRO_TOKEN
+                    .read_text(path)
+                    .map_err(|message| WorkError::Config { message })?;
                 let token = text.trim();
                 Ok((!token.is_empty()).then(|| BearerToken::new(token)))
             }
