@@ -515,10 +515,12 @@ pub async fn execute(args: Args) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::Config(e)) => {
             tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "bad configuration; no report written");
+            super::super::write_termination_message(&format!("bad configuration: {e}"));
             ExitCode::from(EXIT_CONFIG)
         }
         Err(e @ RunError::Write { .. }) => {
             tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "no report written");
+            super::super::write_termination_message(&e.to_string());
             ExitCode::from(EXIT_NO_REPORT)
         }
     }
