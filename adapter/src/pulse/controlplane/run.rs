@@ -1536,6 +1536,43 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn an_endless_nodepool_list_file_is_node_pools_unknown_naming_the_limit() {
+        let why = load_nodepools(&args(&["--nodepools-file", "/dev/zero"]), None)
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            why.contains("the NodePool list file /dev/zero is larger than 1 MiB")
+                && why.contains("NODEPOOLS_FILE must name a file of at most 1 MiB"),
+            "{why}"
+        );
+        let fake = FakeWork::with(stored(3, |_| {}));
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Err(&why), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            report.condition("Finalized").unwrap().reason,
+            "NodePoolsUnknown"
+        );
+        let applied = report.condition("Applied").unwrap();
+        assert_eq!(applied.reason, "NodePoolsUnknown");
+        assert!(
+            applied
+                .message
+                .contains("the NodePool list file /dev/zero is larger than 1 MiB"),
+            "{}",
+            applied.message
+        );
+        assert_eq!(fake.calls(), ["get"], "nothing deleted");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn node_pools_or_an_unknown_list_hold_the_deletion() {
         let fake = FakeWork::with(stored(3, |_| {}));
         let report = run_with(
