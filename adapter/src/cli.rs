@@ -2,7 +2,8 @@
 //!
 //! `main.rs` only calls [`main`]; the local-pulse runner calls [`run_from`] with its own
 //! arguments. Exit codes: 0 a report was written (whatever it says), 1 no report could be
-//! written, 2 bad flags or configuration.
+//! written, 2 bad flags or configuration. On a non-zero exit (and on a panic) the cause is also
+//! the container's termination message ([`crate::pulse::write_termination_message`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -77,10 +78,14 @@ where
         Err(e) => {
             // --help/--version print to stdout and exit 0; usage errors exit 2.
             let _ = e.print();
+            if e.use_stderr() {
+                crate::pulse::write_termination_message(&format!("bad flags: {e}"));
+            }
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_CONFIG));
         }
     };
     init(&cli);
+    install_panic_message();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -88,10 +93,23 @@ where
         Ok(runtime) => runtime,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the async runtime");
+            crate::pulse::write_termination_message(&format!(
+                "cannot start the async runtime: {e}"
+            ));
             return ExitCode::from(EXIT_NO_REPORT);
         }
     };
     runtime.block_on(dispatch(cli))
+}
+
+/// A panic (a bug) also says why in the termination message, then runs the default hook (the
+/// message and location on stderr; the release build aborts).
+fn install_panic_message() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::pulse::write_termination_message(&format!("panic: {info}"));
+        default(info);
+    }));
 }
 
 /// Process-wide setup for `cli`: the rustls ring provider and the tracing subscriber (both keep
@@ -116,6 +134,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!(cluster_id, error = %e, "no report written");
+                    crate::pulse::write_termination_message(&format!("{e:#}"));
                     ExitCode::from(EXIT_NO_REPORT)
                 }
             }

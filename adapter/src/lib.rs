@@ -22,6 +22,7 @@ pub mod cli;
 pub mod duration;
 pub mod hyperfleet;
 pub mod hypershift;
+pub mod input_file;
 pub mod kubeconfig;
 pub mod message;
 pub mod pulse;

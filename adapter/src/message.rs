@@ -46,28 +46,15 @@ pub fn quote(message: &str) -> String {
 }
 
 /// `s` cut to at most `max` bytes on a character boundary, ending in `…` when cut.
-pub fn truncate(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let mut cut = max.saturating_sub('…'.len_utf8());
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push('…');
-    }
-    s
+pub fn truncate(s: String, max: usize) -> String {
+    job_report::truncate(s, max)
 }
 
 /// A server/transport error text, bounded, with credentials removed: the word after `Bearer`
-/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`).
+/// or `Basic`, and the value of `token`, `password`, `secret`-like keys (`k=v`, `k: v`, `"k":"v"`)
+/// ([`job_report::redact`], which the status-reporter uses too).
 pub fn redact(detail: &str) -> String {
-    let scheme = regex!(r"(?i)\b(bearer|basic)(\s+)[^\s,;]+");
-    let keyed = regex!(
-        r#"(?i)([a-z_-]*(?:token|password|passwd|secret|credential|api[_-]?key)[a-z_-]*)("?\s*[:=]\s*"?)[^\s",;&}]+"#
-    );
-    let once = scheme.replace_all(detail, "${1}${2}[REDACTED]");
-    let twice = keyed.replace_all(&once, "${1}${2}[REDACTED]");
-    truncate(twice.into_owned(), MAX_QUOTED)
+    truncate(job_report::redact(detail), MAX_QUOTED)
 }
 
 /// How a JSON value's type reads in a message ("a string", "an object", …).

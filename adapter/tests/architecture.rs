@@ -3,7 +3,7 @@
 //! ```text
 //! cli ─► pulse/{controlplane, nodepool, nodes} ─► hypershift ─► hyperfleet
 //!                                              └─► work
-//! (every layer may use the leaves: message, duration, kubeconfig)
+//! (every layer may use the leaves: message, duration, kubeconfig, input_file)
 //! ```
 //!
 //! - `hyperfleet/` (the input) uses nothing of the crate but the leaves;
@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-const LEAVES: [&str; 3] = ["message", "duration", "kubeconfig"];
+const LEAVES: [&str; 4] = ["message", "duration", "kubeconfig", "input_file"];
 const SUBCOMMANDS: [&str; 3] = ["controlplane", "nodepool", "nodes"];
 
 /// Where a file sits.

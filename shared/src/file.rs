@@ -11,9 +11,13 @@ use crate::{MAX_REPORT_BYTES, Report, Violation, validate};
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     #[error(
-        "report {path} is {size} bytes, more than the {MAX_REPORT_BYTES}-byte limit; write less into conditions and data"
+        "report {path} is larger than the {MAX_REPORT_BYTES}-byte limit; write less into conditions and data"
     )]
-    TooLarge { path: PathBuf, size: u64 },
+    TooLarge {
+        path: PathBuf,
+        /// The bytes read before stopping: one more than the limit.
+        size: u64,
+    },
     #[error("cannot read report {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
 }
@@ -29,38 +33,54 @@ pub enum WriteError {
     Io { path: PathBuf, source: io::Error },
 }
 
-/// Reads the report at `path`: `Ok(None)` when there is no file yet, an error when it is larger
-/// than [`MAX_REPORT_BYTES`] (never reading more than one byte past the limit) or unreadable.
-pub fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, ReadError> {
-    let io_err = |source| ReadError::Io {
+/// Why an input file could not be read by [`read_limited`].
+#[derive(Debug, thiserror::Error)]
+pub enum LimitedReadError {
+    /// More than `limit` bytes: the file, device or pipe was not read past `limit + 1`.
+    #[error("{path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    /// Missing, not permitted, a directory, …
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// Reads all of `path` when it holds at most `limit` bytes; never reads (nor allocates) more
+/// than `limit + 1` bytes, whatever the file is: a regular file, `/dev/zero`, a pipe fed
+/// forever. The size is not taken from `stat` (a device or pipe has none, and a file can grow
+/// between the stat and the read): the read itself is bounded.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, LimitedReadError> {
+    let io_err = |source| LimitedReadError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_err(e)),
-    };
-    let size = file.metadata().map_err(io_err)?.len();
-    if size > MAX_REPORT_BYTES {
-        return Err(ReadError::TooLarge {
-            path: path.to_owned(),
-            size,
-        });
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_REPORT_BYTES + 1)
+    let file = File::open(path).map_err(io_err)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io_err)?;
-    let read = bytes.len() as u64;
-    if read > MAX_REPORT_BYTES {
-        // The file grew while we read it.
-        return Err(ReadError::TooLarge {
+    if bytes.len() as u64 > limit {
+        return Err(LimitedReadError::TooLarge {
             path: path.to_owned(),
-            size: read,
+            limit,
         });
     }
-    Ok(Some(bytes))
+    Ok(bytes)
+}
+
+/// Reads the report at `path`: `Ok(None)` when there is no file yet, an error when it is larger
+/// than [`MAX_REPORT_BYTES`] (never reading more than one byte past the limit) or unreadable.
+pub fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, ReadError> {
+    match read_limited(path, MAX_REPORT_BYTES) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(LimitedReadError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(LimitedReadError::Io { path, source }) => Err(ReadError::Io { path, source }),
+        Err(LimitedReadError::TooLarge { path, limit }) => Err(ReadError::TooLarge {
+            path,
+            size: limit + 1,
+        }),
+    }
 }
 
 /// Validates `report` and writes it to `path` atomically: a temp file in the same directory,
@@ -165,6 +185,71 @@ mod tests {
         assert!(
             matches!(read_bounded(&path), Err(ReadError::TooLarge { size, .. }) if size == MAX_REPORT_BYTES + 1)
         );
+    }
+
+    #[test]
+    fn a_file_at_the_limit_is_read_and_one_byte_more_is_refused_naming_path_and_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        fs::write(&path, vec![b'a'; 64]).unwrap();
+        assert_eq!(read_limited(&path, 64).unwrap().len(), 64);
+        fs::write(&path, vec![b'a'; 65]).unwrap();
+        let err = read_limited(&path, 64).unwrap_err();
+        assert!(matches!(err, LimitedReadError::TooLarge { limit: 64, .. }));
+        let text = err.to_string();
+        assert!(
+            text.contains(&path.display().to_string()) && text.contains("64 bytes"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_endless_device_is_refused_after_limit_plus_one_bytes() {
+        // Unbounded, this read would never end (and exhaust memory).
+        let err = read_limited(Path::new("/dev/zero"), 4096).unwrap_err();
+        assert!(
+            matches!(err, LimitedReadError::TooLarge { limit: 4096, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pipe_fed_forever_is_refused_and_its_writer_sees_the_reader_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("spec.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let writer_path = fifo.clone();
+        // Writes until the reader closes its end (then a write fails with a broken pipe): the
+        // join below returns only because the reader stopped reading.
+        let writer = std::thread::spawn(move || {
+            let mut pipe = OpenOptions::new().write(true).open(writer_path).unwrap();
+            let chunk = [b' '; 8192];
+            let mut written = 0u64;
+            loop {
+                match pipe.write_all(&chunk) {
+                    Ok(()) => written += chunk.len() as u64,
+                    Err(e) => return (written, e.kind()),
+                }
+            }
+        });
+        let err = read_limited(&fifo, 64 * 1024).unwrap_err();
+        assert!(matches!(err, LimitedReadError::TooLarge { .. }), "{err}");
+        let (written, why) = writer.join().unwrap();
+        assert_eq!(why, io::ErrorKind::BrokenPipe);
+        assert!(written > 64 * 1024, "{written}");
+    }
+
+    #[test]
+    fn a_missing_input_file_is_an_io_error_naming_the_path() {
+        let err = read_limited(Path::new("/nonexistent-dir/token"), 10).unwrap_err();
+        assert!(
+            matches!(&err, LimitedReadError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+        );
+        assert!(err.to_string().contains("/nonexistent-dir/token"), "{err}");
     }
 
     #[test]

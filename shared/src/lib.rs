@@ -14,14 +14,16 @@ mod merge;
 mod names;
 mod report;
 pub mod team_folder;
+mod text;
 pub mod usage;
 mod validate;
 
 pub use annotations::{DataAnnotations, SkippedKey, data_annotation_value, data_annotations};
-pub use file::{ReadError, WriteError, read_bounded, write_atomic};
+pub use file::{LimitedReadError, ReadError, WriteError, read_bounded, read_limited, write_atomic};
 pub use merge::{Merged, StoredCondition, merge, same_second};
 pub use names::{NAME_PART_RULE, is_name_part};
 pub use report::{Condition, ConditionStatus, Report};
+pub use text::{MAX_TERMINATION_MESSAGE, one_line, redact, termination_message, truncate};
 pub use validate::{ParseError, Violation, parse, validate};
 
 /// Where the adapter writes and the status-reporter reads, unless configured otherwise.
@@ -36,6 +38,18 @@ pub const MAX_CONDITIONS: usize = 16;
 pub const MAX_REASON_LEN: usize = 1024;
 /// The longest `message`.
 pub const MAX_MESSAGE_LEN: usize = 32 * 1024;
+/// The largest cluster or NodePool spec file, and NodePool list file, in bytes: the
+/// framework's own limit on a file param (`hyperfleet-framework.md` §8).
+pub const MAX_SPEC_FILE_BYTES: u64 = 1024 * 1024;
+/// The largest bearer token file (HyperFleet API, Maestro, a kubeconfig's `tokenFile`, the
+/// service-account token), in bytes: a JWT is a few KiB; 64 KiB leaves room and stops a wrong
+/// file early.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+/// The largest PEM file (CA bundle, client certificate, client key) and kubeconfig, in bytes:
+/// each comes from a mounted Secret or ConfigMap, which Kubernetes caps at 1 MiB.
+pub const MAX_PEM_FILE_BYTES: u64 = 1024 * 1024;
+/// The largest kubeconfig file, in bytes (see [`MAX_PEM_FILE_BYTES`]).
+pub const MAX_KUBECONFIG_BYTES: u64 = 1024 * 1024;
 /// The newest report version this crate understands.
 pub const REPORT_VERSION: u32 = 1;
 /// Condition types the Job controller owns; a report may not set them.

@@ -129,6 +129,10 @@ pub fn shutdown_signal() -> impl Future<Output = ()> {
 pub enum ClientError {
     #[error("cannot load kubeconfig: {0}")]
     Kubeconfig(#[from] kube::config::KubeconfigError),
+    /// A kubeconfig, a file it names, or the in-cluster token or CA is unreadable or over its
+    /// limit (the message names the file and the limit).
+    #[error("{0}")]
+    File(String),
     #[error("no kubeconfig and not in a cluster: {0}")]
     Infer(#[from] kube::config::InferConfigError),
     #[error("cannot build the client: {0}")]
@@ -140,13 +144,132 @@ pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, Clie
     let mut config = match kubeconfig {
         // A single file; a `:`-separated list is left to the standard inference.
         Some(path) if !path.as_os_str().to_string_lossy().contains(':') => {
-            let file = kube::config::Kubeconfig::read_from(path)?;
+            let file = read_kubeconfig(path)?;
             kube::Config::from_custom_kubeconfig(file, &Default::default()).await?
         }
-        _ => kube::Config::infer().await?,
+        _ => {
+            check_in_cluster_files(
+                Path::new(SERVICE_ACCOUNT_TOKEN),
+                Path::new(SERVICE_ACCOUNT_CA),
+            )?;
+            kube::Config::infer().await?
+        }
     };
     config.connect_timeout = Some(Duration::from_secs(5));
     Ok(kube::Client::try_from(config)?)
+}
+
+/// Where the kubelet mounts the service-account token in a pod.
+const SERVICE_ACCOUNT_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+/// Where the kubelet mounts the service-account CA in a pod.
+const SERVICE_ACCOUNT_CA: &str = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+
+/// `path` read with a limit, naming the file, the limit and `setting` when over it.
+fn read_limited(
+    path: &Path,
+    limit: u64,
+    what: &str,
+    setting: &str,
+) -> Result<Vec<u8>, ClientError> {
+    job_report::read_limited(path, limit).map_err(|e| {
+        ClientError::File(match e {
+            job_report::LimitedReadError::TooLarge { path, limit } => format!(
+                "the {what} {} is larger than {limit} bytes; {setting} must name a file of at most {limit} bytes (not a device, a pipe or a different file)",
+                path.display()
+            ),
+            job_report::LimitedReadError::Io { path, source } => {
+                format!("cannot read the {what} {} ({setting}): {source}", path.display())
+            }
+        })
+    })
+}
+
+/// The kubeconfig at `path`, read with its limit ([`job_report::MAX_KUBECONFIG_BYTES`]); the
+/// files it names (relative to its directory, as kubectl takes them) are checked against theirs
+/// before kube-rs reads them.
+fn read_kubeconfig(path: &Path) -> Result<kube::config::Kubeconfig, ClientError> {
+    let bytes = read_limited(
+        path,
+        job_report::MAX_KUBECONFIG_BYTES,
+        "kubeconfig",
+        "KUBECONFIG",
+    )?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        ClientError::File(format!(
+            "the kubeconfig {} is not UTF-8 text ({}); check what KUBECONFIG names",
+            path.display(),
+            e.utf8_error()
+        ))
+    })?;
+    let mut config = kube::config::Kubeconfig::from_yaml(&text)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let absolute = |file: &mut String| {
+        if Path::new(file.as_str()).is_relative() {
+            *file = dir.join(file.as_str()).display().to_string();
+        }
+    };
+    let pem = job_report::MAX_PEM_FILE_BYTES;
+    let token = job_report::MAX_TOKEN_FILE_BYTES;
+    for cluster in config
+        .clusters
+        .iter_mut()
+        .filter_map(|c| c.cluster.as_mut())
+    {
+        if let Some(file) = cluster.certificate_authority.as_mut() {
+            absolute(file);
+            read_limited(
+                Path::new(file),
+                pem,
+                "certificate-authority file",
+                "the kubeconfig's certificate-authority",
+            )?;
+        }
+    }
+    for user in config
+        .auth_infos
+        .iter_mut()
+        .filter_map(|u| u.auth_info.as_mut())
+    {
+        for (file, limit, what) in [
+            (user.client_certificate.as_mut(), pem, "client-certificate"),
+            (user.client_key.as_mut(), pem, "client-key"),
+            (user.token_file.as_mut(), token, "tokenFile"),
+        ] {
+            if let Some(file) = file {
+                absolute(file);
+                read_limited(
+                    Path::new(file),
+                    limit,
+                    &format!("{what} file"),
+                    &format!("the kubeconfig's {what}"),
+                )?;
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// The in-cluster token and CA, when present, are within their limits before kube-rs reads
+/// them (files the kubelet writes).
+fn check_in_cluster_files(token: &Path, ca: &Path) -> Result<(), ClientError> {
+    let setting = "the pod's service-account token mount";
+    if token.exists() {
+        read_limited(
+            token,
+            job_report::MAX_TOKEN_FILE_BYTES,
+            "service-account token",
+            setting,
+        )?;
+    }
+    if ca.exists() {
+        read_limited(
+            ca,
+            job_report::MAX_PEM_FILE_BYTES,
+            "service-account CA",
+            setting,
+        )?;
+    }
+    Ok(())
 }
 
 /// Waits for the outcome and writes it onto the Job.
@@ -400,5 +523,54 @@ fn final_outcome(results: &mut ResultsFile, absent: impl FnOnce() -> Outcome) ->
         Look::Ready(report) => Outcome::Report(report),
         Look::Broken { why, .. } => Outcome::InvalidResultFormat(why),
         Look::Absent => absent(),
+    }
+}
+
+#[cfg(test)]
+mod client_file_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn an_endless_kubeconfig_is_refused_naming_kubeconfig_and_the_limit() {
+        let err = read_kubeconfig(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/dev/zero")
+                && err.contains("KUBECONFIG must name a file of at most 1048576 bytes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_oversized_token_file_named_by_the_kubeconfig_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token"), vec![b'a'; 64 * 1024 + 1]).unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:6443\"}\nusers:\n- name: u\n  user: {tokenFile: token}\n",
+        )
+        .unwrap();
+        let err = read_kubeconfig(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("tokenFile file")
+                && err.contains("65536 bytes")
+                && err.contains(&dir.path().join("token").display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn oversized_in_cluster_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("token");
+        std::fs::write(&ok, "t").unwrap();
+        assert!(check_in_cluster_files(&ok, &ok).is_ok());
+        let err = check_in_cluster_files(Path::new("/dev/zero"), &ok).unwrap_err();
+        assert!(err.to_string().contains("service-account token"), "{err}");
+        let err = check_in_cluster_files(&ok, Path::new("/dev/zero")).unwrap_err();
+        assert!(err.to_string().contains("service-account CA"), "{err}");
     }
 }

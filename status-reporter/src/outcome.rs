@@ -18,6 +18,17 @@ impl Termination {
     pub fn oom_killed(&self) -> bool {
         self.reason.as_deref() == Some("OOMKilled")
     }
+
+    /// The termination message fit to quote in a condition: one line, credentials redacted, at
+    /// most 4096 bytes ([`job_report::termination_message`]); `None` when there is none. It is
+    /// what the adapter wrote to its termination log, or with `FallbackToLogsOnError` the kubelet's
+    /// tail of its log (JSON lines) when it wrote none and failed.
+    pub fn quoted_message(&self) -> Option<String> {
+        self.message
+            .as_deref()
+            .map(job_report::termination_message)
+            .filter(|m| !m.is_empty())
+    }
 }
 
 /// The one thing the reporter puts on the Job.
@@ -61,10 +72,17 @@ impl Outcome {
     pub fn into_report(self, failure_types: &[String]) -> Report {
         let message = match &self {
             Outcome::Report(_) => None,
-            Outcome::OomKilled(t) => Some(format!(
-                "The adapter container was killed for exceeding its memory limit (OOMKilled, exit code {}) before writing a report; raise its memory limit or look for a leak in its logs",
-                t.exit_code
-            )),
+            Outcome::OomKilled(t) => {
+                let mut m = format!(
+                    "The adapter container was killed for exceeding its memory limit (OOMKilled, exit code {}) before writing a report; raise its memory limit or look for a leak in its logs",
+                    t.exit_code
+                );
+                if let Some(tm) = t.quoted_message() {
+                    m.push_str("; its termination message: ");
+                    m.push_str(&tm);
+                }
+                Some(m)
+            }
             Outcome::ExitedWithError(t) => {
                 let mut m = format!(
                     "The adapter container exited with code {}{} before writing a report",
@@ -74,9 +92,9 @@ impl Outcome {
                         .map(|r| format!(" ({r})"))
                         .unwrap_or_default()
                 );
-                if let Some(tm) = t.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+                if let Some(tm) = t.quoted_message() {
                     m.push_str(": ");
-                    m.push_str(tm);
+                    m.push_str(&tm);
                 } else {
                     m.push_str("; see the adapter container's logs");
                 }
@@ -172,16 +190,70 @@ mod tests {
     }
 
     #[test]
-    fn huge_termination_messages_are_cut_to_a_valid_report() {
+    fn huge_termination_messages_are_quoted_to_4096_bytes_in_a_valid_report() {
         let t = Termination {
             exit_code: 1,
             reason: None,
             message: Some("é".repeat(40_000)),
         };
         let r = Outcome::ExitedWithError(t).into_report(&types());
-        assert!(r.conditions[0].message.len() <= MAX_MESSAGE);
-        assert!(r.conditions[0].message.ends_with("[truncated]"));
+        let prefix = "The adapter container exited with code 1 before writing a report: ";
+        let message = &r.conditions[0].message;
+        assert!(message.starts_with(prefix), "{message}");
+        assert!(message.len() <= prefix.len() + job_report::MAX_TERMINATION_MESSAGE);
+        assert!(
+            message.ends_with("é…"),
+            "cut on a character boundary and marked"
+        );
         assert_eq!(job_report::validate(&r), Ok(()));
+    }
+
+    #[test]
+    fn the_adapters_cause_is_quoted_on_one_line_with_credentials_redacted() {
+        let t = Termination {
+            exit_code: 1,
+            reason: Some("Error".into()),
+            message: Some(
+                "cannot write the report /results/adapter-report.json: cannot write report /results/adapter-report.json: Read-only file system (os error 30)\n\u{1b}[0mtoken=s3cr3t-v4lue\n".into(),
+            ),
+        };
+        let r = Outcome::ExitedWithError(t).into_report(&types());
+        assert_eq!(
+            r.conditions[0].message,
+            "The adapter container exited with code 1 (Error) before writing a report: cannot write the report /results/adapter-report.json: cannot write report /results/adapter-report.json: Read-only file system (os error 30) [0mtoken=[REDACTED]"
+        );
+    }
+
+    #[test]
+    fn an_oom_kill_quotes_the_termination_message_when_there_is_one() {
+        let with = Termination {
+            exit_code: 137,
+            reason: Some("OOMKilled".into()),
+            message: Some(
+                r#"{"timestamp":"2026-11-26T16:00:00Z","level":"INFO","message":"reading nodes","cluster_id":"019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}"#.into(),
+            ),
+        };
+        let r = Outcome::OomKilled(with).into_report(&types());
+        assert!(
+            r.conditions[0]
+                .message
+                .ends_with(r#"look for a leak in its logs; its termination message: {"timestamp":"2026-11-26T16:00:00Z","level":"INFO","message":"reading nodes","cluster_id":"019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}"#),
+            "{}",
+            r.conditions[0].message
+        );
+        let without = Termination {
+            exit_code: 137,
+            reason: Some("OOMKilled".into()),
+            message: Some(" \n".into()),
+        };
+        let r = Outcome::OomKilled(without).into_report(&types());
+        assert!(
+            r.conditions[0]
+                .message
+                .ends_with("look for a leak in its logs"),
+            "without a message today's text stays: {}",
+            r.conditions[0].message
+        );
     }
 
     #[test]

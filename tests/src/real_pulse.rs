@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::kube_api::ApiServer;
-use crate::kubelet::{play_kubelet, spawn};
+use crate::kubelet::{TerminationMessage, play_kubelet, spawn};
 use crate::pulse_job::PulseJob;
 
 /// The namespace of the pulse Jobs.
@@ -87,7 +87,8 @@ impl JobPulse {
 
 /// Runs one pulse of Job `job_name` in [`NAMESPACE`], its adapter container running
 /// `hypershift-adapter controlplane`: `adapter_env` is the adapter container's whole environment
-/// except `RESULTS_OUTPUT_PATH`; the reporter's is that of `manifests/job.yaml`
+/// except `RESULTS_OUTPUT_PATH` and `TERMINATION_MESSAGE_PATH` (an entry there overrides them);
+/// the adapter's termination message is read as the kubelet reads it; the reporter's is that of `manifests/job.yaml`
 /// ([`PulseJob::reporter_env`]) with a kubeconfig for `server`. `dir` is the Pod's emptyDir (the
 /// report of an earlier pulse is removed first) and holds the logs.
 ///
@@ -148,17 +149,29 @@ async fn run_check(
     )
     .expect("start the status-reporter");
     let results_env = ("RESULTS_OUTPUT_PATH".to_owned(), path(&results));
+    let termination = TerminationMessage::prepare(dir, "adapter", &logs("adapter"))
+        .expect("create the termination message file");
+    // The test's own entries come last, so it may move the report (e.g. somewhere unwritable).
     let mut adapter = spawn(
         "adapter",
         &crate::binaries::path("hypershift-adapter"),
         &[check],
-        adapter_env.iter().cloned().chain([results_env]),
+        [results_env, termination.env()]
+            .into_iter()
+            .chain(adapter_env.iter().cloned()),
         &logs("adapter"),
         false,
     )
     .expect("start the adapter");
-    let (adapter_code, reporter_code) =
-        play_kubelet(server, &job, &mut adapter.child, &mut reporter.child, true).await;
+    let (adapter_code, reporter_code) = play_kubelet(
+        server,
+        &job,
+        &mut adapter.child,
+        &mut reporter.child,
+        true,
+        Some(&termination),
+    )
+    .await;
     adapter.flush().await;
     reporter.flush().await;
     let read = |name: &str| std::fs::read_to_string(logs(name)).expect("read a container log");

@@ -317,6 +317,46 @@ fn every_manifest_parses_as_its_kubernetes_type_without_unknown_fields() {
     }
 }
 
+/// Issue 16: a crash says why. The adapter writes its fatal error where the kubelet reads the
+/// termination message (its default path, the file the kubelet mounts), and with
+/// `FallbackToLogsOnError` an adapter that wrote nothing and failed (abort, OOM kill) still gets
+/// its last log lines there; the status-reporter's own failures show the same way.
+#[test]
+fn both_jobs_make_the_adapters_crash_cause_its_termination_message() {
+    for (file, job) in [
+        ("manifests/job.yaml", job()),
+        (NODEPOOL_JOB, typed(NODEPOOL_JOB, &nodepool_job_doc())),
+    ] {
+        let pod = pod_spec(&job);
+        for name in ["adapter", "status-reporter"] {
+            let c = container(pod, name);
+            assert_eq!(
+                c.termination_message_policy.as_deref(),
+                Some("FallbackToLogsOnError"),
+                "{file}: container {name}"
+            );
+        }
+        let adapter = container(pod, "adapter");
+        // The adapter writes TERMINATION_MESSAGE_PATH, else the kubelet's default path: the Job
+        // must not move the file without telling the adapter.
+        let path = adapter
+            .termination_message_path
+            .as_deref()
+            .unwrap_or(hypershift_adapter::pulse::DEFAULT_TERMINATION_MESSAGE_PATH);
+        let told = adapter
+            .env
+            .iter()
+            .flatten()
+            .find(|e| e.name == "TERMINATION_MESSAGE_PATH")
+            .and_then(|e| e.value.as_deref())
+            .unwrap_or(hypershift_adapter::pulse::DEFAULT_TERMINATION_MESSAGE_PATH);
+        assert_eq!(
+            path, told,
+            "{file}: the adapter writes where the kubelet reads"
+        );
+    }
+}
+
 #[test]
 fn job_is_the_pulse_job_of_the_design() {
     let job = job();

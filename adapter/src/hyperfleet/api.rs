@@ -3,7 +3,7 @@
 //! (`GET …/clusters/{id}/nodepools/{nodepool_id}`), with an optional bearer token read from a
 //! file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::hyperfleet::cluster::{ClusterInput, InputError};
@@ -21,8 +21,9 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 /// Why the cluster could not be read from the HyperFleet API.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("cannot read the HyperFleet API token file {path}: {message}")]
-    TokenFile { path: PathBuf, message: String },
+    /// The token file could not be read; the message names it.
+    #[error("{message}")]
+    TokenFile { message: String },
     #[error("bad HyperFleet API URL {url:?}: {message}")]
     Url { url: String, message: String },
     #[error("GET {url} failed: {message}")]
@@ -116,13 +117,9 @@ async fn get(
     }
     let token = match token_file {
         Some(path) => {
-            let text =
-                tokio::fs::read_to_string(path)
-                    .await
-                    .map_err(|e| FetchError::TokenFile {
-                        path: path.to_owned(),
-                        message: e.to_string(),
-                    })?;
+            let text = crate::input_file::HYPERFLEET_TOKEN
+                .read_text(path)
+                .map_err(|message| FetchError::TokenFile { message })?;
             Some(text.trim().to_owned()).filter(|t| !t.is_empty())
         }
         None => None,

@@ -10,7 +10,7 @@
 //! edge: the shutdown signal and writing the report).
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use job_report::Report;
 
@@ -83,6 +83,46 @@ pub fn shutdown_signal() -> impl Future<Output = ()> {
     }
 }
 
+/// Where the kubelet reads a container's termination message (`terminationMessagePath`'s
+/// default); `TERMINATION_MESSAGE_PATH` names another file (the Job template's
+/// `terminationMessagePath`, if it sets one, or a test's).
+pub const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
+
+/// The termination message file: `TERMINATION_MESSAGE_PATH`, else
+/// [`DEFAULT_TERMINATION_MESSAGE_PATH`].
+pub fn termination_message_path() -> PathBuf {
+    std::env::var_os("TERMINATION_MESSAGE_PATH")
+        .filter(|p| !p.is_empty())
+        .map_or_else(
+            || PathBuf::from(DEFAULT_TERMINATION_MESSAGE_PATH),
+            PathBuf::from,
+        )
+}
+
+/// Writes `cause`, why the process exits non-zero, as the container's termination message, so
+/// the kubelet puts it in the container's `state.terminated.message` and the status-reporter
+/// quotes it: one line, credentials redacted, at most 4096 bytes (all the kubelet keeps)
+/// ([`job_report::termination_message`]). Never fails: outside a pod there is no such file, and
+/// it is not created (the kubelet creates and mounts it, writable, even on a read-only root
+/// file system); any error is only logged at debug level.
+pub fn write_termination_message(cause: &str) {
+    let path = termination_message_path();
+    if let Err(e) = write_termination_message_to(&path, cause) {
+        tracing::debug!(path = %path.display(), error = %e, "no termination message written");
+    }
+}
+
+/// [`write_termination_message`] to `path`: truncates and writes an existing file, never creates one.
+pub fn write_termination_message_to(path: &Path, cause: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)?;
+    file.write_all(job_report::termination_message(cause).as_bytes())?;
+    file.flush()
+}
+
 /// Writes `report` atomically to `path` and logs its reasons.
 pub fn write_report(
     path: &Path,
@@ -98,4 +138,43 @@ pub fn write_report(
     let (cluster_id, nodepool_id) = log_id;
     tracing::info!(cluster_id, nodepool_id, generation = report.observed_generation, path = %path.display(), reasons = ?reasons, "report written");
     Ok(())
+}
+
+#[cfg(test)]
+mod termination_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_fatal_error_is_written_to_an_existing_termination_log_one_line_redacted_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("termination-log");
+        std::fs::write(
+            &path,
+            "an earlier run's message that is longer than the new one",
+        )
+        .unwrap();
+        let cause = format!(
+            "cannot write the report /results/adapter-report.json: Read-only file system (os error 30)\nAuthorization: Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln {}",
+            "é".repeat(3000)
+        );
+        write_termination_message_to(&path, &cause).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(written.starts_with(
+            "cannot write the report /results/adapter-report.json: Read-only file system (os error 30) Authorization: Bearer [REDACTED]"
+        ), "{written}");
+        assert!(written.len() <= 4096, "{}", written.len());
+        assert!(!written.contains('\n') && !written.contains("eyJhbGci"));
+    }
+
+    #[test]
+    fn a_missing_termination_log_is_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("termination-log");
+        let err = write_termination_message_to(&path, "boom").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        assert!(!path.exists());
+        // And the public entry point does not fail outside a pod.
+        write_termination_message("boom");
+    }
 }

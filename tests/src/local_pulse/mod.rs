@@ -22,7 +22,7 @@ use clap::Parser;
 use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
-use crate::kubelet::{play_kubelet, spawn};
+use crate::kubelet::{TerminationMessage, play_kubelet, spawn};
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
@@ -492,11 +492,17 @@ async fn run_pulse(
         &reporter_log,
         cli.verbose,
     )?;
+    let termination = TerminationMessage::prepare(&pod_dir, "adapter", &adapter_log)
+        .context("cannot create the adapter's termination message file")?;
+    let (path_key, path_value) = termination.env();
     let mut adapter = spawn(
         "adapter",
         &exe,
         &pulse.adapter.args(),
-        adapter_env(bed, &results, pulse.generation, pulse.adapter, cli),
+        adapter_env(bed, &results, pulse.generation, pulse.adapter, cli)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .chain([(path_key, path_value)]),
         &adapter_log,
         cli.verbose,
     )?;
@@ -507,6 +513,7 @@ async fn run_pulse(
         &mut adapter.child,
         &mut reporter.child,
         pulse.adapter != Adapter::Hang,
+        Some(&termination),
     )
     .await;
     adapter.flush().await;

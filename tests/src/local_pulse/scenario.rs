@@ -122,7 +122,12 @@ impl Scenario {
                 adapter: Adapter::Crash,
                 expect: reporter_failure("AdapterExitedWithError"),
                 expect_data: vec![],
-                expect_messages: vec![],
+                // The stand-in writes no termination message; FallbackToLogsOnError gives the
+                // kubelet its last log lines, which the reporter quotes.
+                expect_messages: vec![(
+                    "Applied",
+                    "before writing a report: error: simulated crash (local-pulse --scenario adapter-crash)".to_owned(),
+                )],
             }],
             Scenario::Hang => vec![Pulse {
                 title: "the adapter hangs",

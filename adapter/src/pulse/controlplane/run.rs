@@ -515,10 +515,12 @@ pub async fn execute(args: Args) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::Config(e)) => {
             tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "bad configuration; no report written");
+            super::super::write_termination_message(&format!("bad configuration: {e}"));
             ExitCode::from(EXIT_CONFIG)
         }
         Err(e @ RunError::Write { .. }) => {
             tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "no report written");
+            super::super::write_termination_message(&e.to_string());
             ExitCode::from(EXIT_NO_REPORT)
         }
     }
@@ -577,12 +579,9 @@ enum Input {
 
 async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
     if let Some(path) = &args.cluster_spec {
-        let text = tokio::fs::read_to_string(path).await.map_err(|e| {
-            Input::Unavailable(format!(
-                "cannot read the cluster spec file {}: {e}",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::CLUSTER_SPEC
+            .read_text(path)
+            .map_err(Input::Unavailable)?;
         return ClusterInput::from_json(&text)
             .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
     }
@@ -611,9 +610,7 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
 /// else from `--nodepools-file`; without either, why not (the deletion is then held).
 async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePools, String> {
     if let Some(path) = &args.nodepools_file {
-        let text = tokio::fs::read_to_string(path)
-            .await
-            .map_err(|e| format!("cannot read the NodePool list file {}: {e}", path.display()))?;
+        let text = crate::input_file::NODEPOOL_LIST.read_text(path)?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| format!("the NodePool list file {} is not JSON: {e}", path.display()))?;
         return NodePools::from_list(&value).ok_or_else(|| {
@@ -1536,6 +1533,43 @@ mod tests {
         }
         assert_eq!(fake.calls(), ["get", "delete", "get", "get", "get", "get"]);
         assert!(fake.created.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_endless_nodepool_list_file_is_node_pools_unknown_naming_the_limit() {
+        let why = load_nodepools(&args(&["--nodepools-file", "/dev/zero"]), None)
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            why.contains("the NodePool list file /dev/zero is larger than 1 MiB")
+                && why.contains("NODEPOOLS_FILE must name a file of at most 1 MiB"),
+            "{why}"
+        );
+        let fake = FakeWork::with(stored(3, |_| {}));
+        let report = run_with(
+            &args(&[]),
+            &fake,
+            deleting_cluster(),
+            &inputs(Err(&why), 1),
+            never(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            report.condition("Finalized").unwrap().reason,
+            "NodePoolsUnknown"
+        );
+        let applied = report.condition("Applied").unwrap();
+        assert_eq!(applied.reason, "NodePoolsUnknown");
+        assert!(
+            applied
+                .message
+                .contains("the NodePool list file /dev/zero is larger than 1 MiB"),
+            "{}",
+            applied.message
+        );
+        assert_eq!(fake.calls(), ["get"], "nothing deleted");
     }
 
     #[tokio::test(start_paused = true)]

@@ -710,10 +710,12 @@ pub async fn execute(args: Args) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::Config(e)) => {
             tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation = args.generation, error = %e, "bad configuration; no report written");
+            super::super::write_termination_message(&format!("bad configuration: {e}"));
             ExitCode::from(EXIT_CONFIG)
         }
         Err(e @ RunError::Write { .. }) => {
             tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation = args.generation, error = %e, "no report written");
+            super::super::write_termination_message(&e.to_string());
             ExitCode::from(EXIT_NO_REPORT)
         }
     }
@@ -767,12 +769,9 @@ enum Input {
 
 async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Input> {
     if let Some(path) = &args.nodepool_spec {
-        let text = tokio::fs::read_to_string(path).await.map_err(|e| {
-            Input::Unavailable(format!(
-                "cannot read the NodePool spec file {}: {e}",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::NODEPOOL_SPEC
+            .read_text(path)
+            .map_err(Input::Unavailable)?;
         return NodePoolInput::from_json(&text)
             .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
     }

@@ -99,12 +99,9 @@ impl TokenSource {
             Self::None => Ok(None),
             Self::Static(t) => Ok(Some(t.clone())),
             Self::File(path) => {
-                let text =
-                    tokio::fs::read_to_string(path)
-                        .await
-                        .map_err(|e| WorkError::Config {
-                            message: format!("cannot read token file {}: {e}", path.display()),
-                        })?;
+                let text = crate::input_file::MAESTRO_TOKEN
+                    .read_text(path)
+                    .map_err(|message| WorkError::Config { message })?;
                 let token = text.trim();
                 Ok((!token.is_empty()).then(|| BearerToken::new(token)))
             }
@@ -178,5 +175,24 @@ mod tests {
             source.current().await,
             Err(WorkError::Config { .. })
         ));
+    }
+
+    /// A Config error is `AdapterMisconfigured` (work/outcome.rs).
+    #[tokio::test]
+    async fn an_oversized_or_endless_token_file_is_a_config_error_naming_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, vec![b'a'; 64 * 1024 + 1]).unwrap();
+        for file in [path, PathBuf::from("/dev/zero")] {
+            let err = TokenSource::File(file.clone()).current().await.unwrap_err();
+            let WorkError::Config { message } = &err else {
+                panic!("{err:?}");
+            };
+            assert!(
+                message.contains(&file.display().to_string())
+                    && message.contains("MAESTRO_TOKEN_FILE must name a file of at most 64 KiB"),
+                "{message}"
+            );
+        }
     }
 }

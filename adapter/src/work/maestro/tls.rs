@@ -9,10 +9,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use super::config::MaestroConfig;
 use crate::work::WorkError;
 
-fn read(path: &Path, what: &str) -> Result<Vec<u8>, WorkError> {
-    std::fs::read(path).map_err(|e| WorkError::Config {
-        message: format!("cannot read {what} {}: {e}", path.display()),
-    })
+fn read(path: &Path, kind: crate::input_file::Kind) -> Result<Vec<u8>, WorkError> {
+    kind.read(path)
+        .map_err(|message| WorkError::Config { message })
 }
 
 fn config_error(what: &str, e: impl std::fmt::Display) -> WorkError {
@@ -31,12 +30,13 @@ pub fn pem_material(
     let ca = config
         .ca_file
         .as_deref()
-        .map(|p| read(p, "CA file"))
+        .map(|p| read(p, crate::input_file::MAESTRO_CA))
         .transpose()?;
     let identity = match (&config.client_cert_file, &config.client_key_file) {
-        (Some(cert), Some(key)) => {
-            Some((read(cert, "client certificate")?, read(key, "client key")?))
-        }
+        (Some(cert), Some(key)) => Some((
+            read(cert, crate::input_file::MAESTRO_CLIENT_CERT)?,
+            read(key, crate::input_file::MAESTRO_CLIENT_KEY)?,
+        )),
         (None, None) => None,
         _ => {
             return Err(WorkError::Config {

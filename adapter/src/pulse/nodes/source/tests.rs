@@ -375,6 +375,30 @@ async fn run_reports_a_missing_kubeconfig() {
     assert!(path.exists());
 }
 
+#[tokio::test]
+async fn an_endless_kubeconfig_is_invalid_kubeconfig_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("adapter-report.json");
+    let source = KubeNodeSource::connect(
+        Some(std::path::Path::new("/dev/zero")),
+        500,
+        Duration::from_secs(1),
+    )
+    .await;
+    let report = crate::pulse::nodes::run(&args(&[]), &path, source, now())
+        .await
+        .unwrap();
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, "InvalidKubeconfig");
+    assert!(
+        applied
+            .message
+            .contains("the kubeconfig /dev/zero is larger than 1 MiB"),
+        "{}",
+        applied.message
+    );
+}
+
 #[test]
 fn synthetic_ages_straddle_thresholds() {
     // Guards the generator: the 5 000-node tests rely on problems of every kind existing and
