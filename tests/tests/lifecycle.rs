@@ -540,7 +540,7 @@ async fn a_deletion_waits_for_node_pools_then_deletes_then_is_finalized() {
             assert_eq!(
                 done.reasons(),
                 triples(&[
-                    ("Applied", "True", "CleanupConfirmed"),
+                    ("Applied", "False", "CleanupConfirmed"),
                     ("Available", "False", "Deleted"),
                     ("Health", "True", "NoIssues"),
                     ("Finalized", "True", "CleanupConfirmed"),
@@ -855,7 +855,7 @@ async fn the_status_reporter_puts_the_upgrade_and_finalized_on_the_job() {
     assert_eq!(
         conditions,
         triples(&[
-            ("Applied", "True", "CleanupConfirmed"),
+            ("Applied", "False", "CleanupConfirmed"),
             ("Available", "False", "Deleted"),
             ("Finalized", "True", "CleanupConfirmed"),
             ("Health", "True", "NoIssues"),

@@ -119,7 +119,7 @@ fn a_deletion_waits_for_node_pools_and_ends_finalized() {
             "management cluster: the HostedCluster carries finalizer hypershift.openshift.io/finalizer",
             "pulse 4: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
             "pulse 5: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
-            "pulse 6: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "pulse 6: Applied = False/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
             "All pulses ended with the expected conditions.",
         ],
     );
@@ -156,10 +156,10 @@ fn a_node_pool_waits_for_its_control_plane_scales_and_is_finalized_before_the_cl
             "pulse 10: Applied = False/NodePoolsExist   Available = True/ControlPlaneReady   Health = True/NoIssues   Finalized = False/NodePoolsExist   [as expected]",
             &np_job(3),
             "pulse 11: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
-            "pulse 12: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "pulse 12: Applied = False/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
             "HyperFleet removes it (GET …/nodepools lists none)",
             "pulse 13: Applied = True/DeletionRequested   Available = False/Deleting   Health = True/NoIssues   Finalized = False/DeletionRequested   [as expected]",
-            "pulse 14: Applied = True/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
+            "pulse 14: Applied = False/CleanupConfirmed   Available = False/Deleted   Health = True/NoIssues   Finalized = True/CleanupConfirmed   [as expected]",
             "All pulses ended with the expected conditions.",
         ],
     );

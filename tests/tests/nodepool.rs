@@ -1345,7 +1345,7 @@ const DELETION_REQUESTED: [(&str, &str, &str); 4] = [
 ];
 
 const CLEANUP_CONFIRMED: [(&str, &str, &str); 4] = [
-    ("Applied", "True", "CleanupConfirmed"),
+    ("Applied", "False", "CleanupConfirmed"),
     ("Available", "False", "Deleted"),
     ("Health", "True", "NoIssues"),
     ("Finalized", "True", "CleanupConfirmed"),

@@ -182,14 +182,44 @@ fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
     }
 }
 
-/// Available, per platform (module docs).
+/// Available, per platform (module docs). A version, config or machine template rollout makes
+/// it False [`UPDATING`] whatever else holds: the NodePool does not run the spec it was asked for
+/// yet (the nodes still serve the previous one, which the message says).
 pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
-    let rolling = if rollouts.is_empty() {
-        String::new()
-    } else {
-        format!("; rolling out {}", rollouts.join(" and "))
-    };
+    if !rollouts.is_empty() {
+        let serving = if desired.platform_none {
+            if status.version.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the ignition payload of release {} is served meanwhile",
+                    status.version
+                )
+            }
+        } else {
+            let version = if status.version.is_empty() {
+                String::new()
+            } else {
+                format!(" at version {}", status.version)
+            };
+            format!(
+                "; {} of {} replicas available{version} meanwhile ({})",
+                status.replicas,
+                desired.wanted(),
+                desired.describe()
+            )
+        };
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            UPDATING,
+            format!(
+                "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
+                rollouts.join(" and ")
+            ),
+        );
+    }
     if desired.platform_none {
         let payload = status.condition("ValidGeneratedPayload");
         if payload.is_some_and(|p| p.status == "True") && !status.version.is_empty() {
@@ -203,17 +233,9 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
                 ConditionStatus::True,
                 NODE_POOL_READY,
                 format!(
-                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}{rolling}",
+                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
                     status.version
                 ),
-            );
-        }
-        if !rollouts.is_empty() {
-            return cond(
-                "Available",
-                ConditionStatus::False,
-                UPDATING,
-                format!("The NodePool is rolling out {}", rollouts.join(" and ")),
             );
         }
         let mut message = format!(
@@ -247,18 +269,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             "Available",
             ConditionStatus::True,
             NODE_POOL_READY,
-            format!("NodePool is ready: {counts}{version}{rolling}"),
-        );
-    }
-    if !rollouts.is_empty() {
-        return cond(
-            "Available",
-            ConditionStatus::False,
-            UPDATING,
-            format!(
-                "The NodePool is rolling out {}: {counts}",
-                rollouts.join(" and ")
-            ),
+            format!("NodePool is ready: {counts}{version}"),
         );
     }
     let machines = format!(
@@ -472,7 +483,8 @@ mod tests {
                 "{replicas} {conditions:?}"
             );
         }
-        // Ready with a rollout: still available, and it says so.
+        // Ready with a rollout: not yet at the spec it was asked for (the nodes still serve the
+        // previous one), and it says so.
         let s = status(
             3,
             &[
@@ -481,7 +493,12 @@ mod tests {
             ],
         );
         let a = available(&s, &GCP3);
-        assert_eq!(reason(&a), (True, NODE_POOL_READY));
+        assert_eq!(reason(&a), (False, UPDATING));
+        assert!(
+            a.message.contains("3 of 3 replicas available"),
+            "{}",
+            a.message
+        );
         assert!(
             a.message.contains("rolling out a configuration update"),
             "{}",

@@ -462,7 +462,7 @@ async fn what_the_hosted_cluster_does_not_allow_is_refused_by_field() {
             rows(&report),
             [
                 ("Applied", False, INVALID_NODE_POOL_SPEC),
-                ("Available", Unknown, INVALID_NODE_POOL_SPEC),
+                ("Available", False, INVALID_NODE_POOL_SPEC),
                 ("Health", False, INVALID_NODE_POOL_SPEC),
             ],
             "{case}"
@@ -718,7 +718,7 @@ async fn someone_elses_work_is_left_alone() {
         rows(&report),
         [
             ("Applied", False, "OwnershipConflict"),
-            ("Available", Unknown, "OwnershipConflict"),
+            ("Available", False, "OwnershipConflict"),
             ("Health", False, "OwnershipConflict"),
         ]
     );
@@ -743,12 +743,18 @@ async fn a_newer_generation_scales_the_running_node_pool() {
         rows(&report),
         [
             ("Applied", True, "ManifestWorkUpdated"),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, "Updating"),
             ("Health", True, "NoIssues"),
         ]
     );
-    // HyperFleet must not count generation 2 as reconciled from the old NodePool's status.
-    assert_eq!(report.observed_generation, Some(1));
+    // HyperFleet must not count generation 2 as reconciled from the old NodePool's status: the
+    // report describes generation 2 as not yet reflected, and says what runs meanwhile.
+    assert_eq!(report.observed_generation, Some(2));
+    let available = &report.condition("Available").unwrap().message;
+    assert!(
+        available.contains("NodePool of generation 1") && available.contains("NodePoolReady"),
+        "{available}"
+    );
     let updated = fake.updated.lock().unwrap()[0].clone();
     assert_eq!(
         updated["spec"]["workload"]["manifests"][0]["spec"]["replicas"],
@@ -786,7 +792,7 @@ async fn an_immutable_change_is_refused_with_the_field_named() {
         rows(&report),
         [
             ("Applied", False, "ImmutableFieldChanged"),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, "ImmutableFieldChanged"),
             ("Health", False, "ImmutableFieldChanged"),
         ]
     );
@@ -797,7 +803,8 @@ async fn an_immutable_change_is_refused_with_the_field_named() {
     );
     assert!(message.contains("management.upgrade_type"), "{message}");
     assert!(fake.updated.lock().unwrap().is_empty());
-    assert_eq!(report.observed_generation, Some(1));
+    // The refusal is reported at the refused generation, so that HyperFleet stores it.
+    assert_eq!(report.observed_generation, Some(2));
     // Said without reading the control plane: it could not make the change possible.
     assert_eq!(fake.calls(), [format!("get {NP_WORK}")]);
     let unavailable =
@@ -823,11 +830,15 @@ async fn a_newer_generation_waits_for_the_control_plane_and_keeps_the_running_st
         rows(&report),
         [
             ("Applied", False, WAITING_FOR_CONTROL_PLANE),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, WAITING_FOR_CONTROL_PLANE),
             ("Health", True, "NoIssues"),
         ]
     );
-    assert_eq!(report.observed_generation, Some(1));
+    // Generation 2 is not reflected (not even sent); the running NodePool is named.
+    assert_eq!(report.observed_generation, Some(2));
+    assert!(report.condition("Available").unwrap().message.contains(
+        "NodePool of generation 1 on the management cluster: Available=True (NodePoolReady)"
+    ));
     assert!(fake.updated.lock().unwrap().is_empty());
     // A release the control plane does not run yet is refused, and the NodePool keeps running.
     let fake = FakeWorks::with([
@@ -845,10 +856,12 @@ async fn a_newer_generation_waits_for_the_control_plane_and_keeps_the_running_st
         rows(&report),
         [
             ("Applied", False, INVALID_NODE_POOL_SPEC),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, INVALID_NODE_POOL_SPEC),
             ("Health", False, INVALID_NODE_POOL_SPEC),
         ]
     );
+    // The refusal reaches HyperFleet at the refused generation (an Unknown would be discarded).
+    assert_eq!(report.observed_generation, Some(2));
     assert!(fake.updated.lock().unwrap().is_empty());
 }
 
@@ -917,7 +930,7 @@ async fn deletion_requests_then_waits_then_confirms() {
     assert_eq!(
         rows(&report),
         [
-            ("Applied", True, "CleanupConfirmed"),
+            ("Applied", False, "CleanupConfirmed"),
             ("Available", False, "Deleted"),
             ("Health", True, "NoIssues"),
             ("Finalized", True, "CleanupConfirmed"),
