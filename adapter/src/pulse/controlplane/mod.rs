@@ -1629,4 +1629,234 @@ mod tests {
         });
         assert_eq!(parse_feedback(&status).unwrap().upgrade(), None);
     }
+
+    /// What a row may say about Available at the generation it carries (README "Which generation
+    /// a report describes").
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Means {
+        /// The work carries G, the agent applied it, the HostedCluster is available at it.
+        Reflected,
+        /// The adapter knows G is not (yet) reflected or not available, or refused it.
+        NotReflected,
+        /// The adapter could not observe the management cluster or read its input.
+        CouldNotObserve,
+    }
+
+    /// Every row builder of the condition tables (module docs and [`deletion`]), with the
+    /// generation it must carry and what its Available may say. The rule, per row:
+    /// `observed_generation` = G (newest of pulse and work); Available True only for
+    /// [`Means::Reflected`], Unknown only for [`Means::CouldNotObserve`], else False. Against the
+    /// API (hyperfleet-framework.md §7.4): a False at a newer G is stored and keeps
+    /// LastKnownReconciled (generations/b); an Unknown is discarded once the adapter reported
+    /// (rule 13), so a refusal must never be Unknown.
+    #[test]
+    fn every_row_obeys_the_generation_rule() {
+        use Means::{CouldNotObserve, NotReflected, Reflected};
+        let ready = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "False", "AsExpected")]),
+            "controlPlaneEndpoint": {"host": "api.prod-eu-1.example.com", "port": 443},
+            "version": {"desired": {"version": "4.19.3"}, "history": [{"state": "Completed", "version": "4.19.3"}]}
+        });
+        let upgrading = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected"), ("Progressing", "True", "Progressing")]),
+            "version": {"desired": {"version": "4.19.4"}, "history": [
+                {"state": "Partial", "version": "4.19.4"}, {"state": "Completed", "version": "4.19.3"}]}
+        });
+        let partial_only = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected")]),
+            "version": {"desired": {"version": "4.19.3"}, "history": [
+                {"state": "Partial", "version": ""}, {"state": "Completed", "version": "4.19.3"}]}
+        });
+        // The work of generation 2 read by this pulse; the pulse is for generation 3.
+        let serving = || report_found(WORK, Some(&ready), Some(2));
+        let change = ImmutableChange {
+            kind: "HostedCluster",
+            field: "gcp_region",
+            path: "spec.platform.gcp.region".into(),
+            old: json!("europe-west2"),
+            new: json!("us-east1"),
+        };
+        let violation = SpecViolation {
+            field: "gcp_region",
+            problem: "must be a GCP region such as europe-west2".into(),
+        };
+        let found = Ownership::NotOurs {
+            found: vec![("hyperfleet.io/cluster-id".into(), Some(OTHER_ID.into()))],
+        };
+        let bad = FeedbackError::NotAnObject {
+            found: "a number",
+            kind: "HostedCluster",
+        };
+        let deleting = |stage: deletion::Stage, observed: Option<&Report>| {
+            deletion::report_deletion(
+                WORK,
+                ("clusters", "prod-eu-1"),
+                &stage,
+                observed,
+                "2026-11-26T10:00:00Z",
+                false,
+                Some(4),
+            )
+        };
+        let pools = crate::hyperfleet::nodepools::NodePools::from_list(&json!({
+            "items": [{"id": "019a6f20-0000-7000-8000-000000000001", "name": "workers-a"}],
+            "page": 1, "size": 1, "total": 1
+        }))
+        .unwrap();
+        let running = serving();
+        let rows: Vec<(&str, Report, i64, Means)> = vec![
+            (
+                "created now",
+                report_created(WORK, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, no feedback",
+                report_found(WORK, None, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, available",
+                report_found(WORK, Some(&ready), Some(3)),
+                3,
+                Reflected,
+            ),
+            (
+                "found, upgrading",
+                report_found(WORK, Some(&upgrading), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, newest history Partial",
+                report_found(WORK, Some(&partial_only), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "updated now",
+                report_updated(WORK, serving(), Some(2), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "immutable change",
+                report_immutable_change(WORK, serving(), &[change], Some(3), Some(2)),
+                3,
+                NotReflected,
+            ),
+            (
+                "stale pulse, the work's generation served",
+                report_stale_generation(WORK, report_found(WORK, Some(&ready), Some(5)), 4, 5),
+                5,
+                Reflected,
+            ),
+            (
+                "stale pulse, the work's generation upgrading",
+                report_stale_generation(WORK, report_found(WORK, Some(&upgrading), Some(5)), 4, 5),
+                5,
+                NotReflected,
+            ),
+            (
+                "invalid spec",
+                report_invalid_spec(&[violation], Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "ownership conflict",
+                report_ownership_conflict(WORK, ID, &found, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "invalid feedback",
+                report_invalid_feedback(WORK, &bad, Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "Maestro unavailable",
+                report_maestro_unavailable("us-east-mgmt-01", "connection refused", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "Maestro auth",
+                report_maestro_auth_failed("401 Unauthorized", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "consumer unknown",
+                report_consumer_not_found("us-east-mgmt-01", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "cluster unreadable",
+                report_cluster_unavailable("HTTP 503", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "work failed",
+                report_work_failed("us-east-mgmt-01", "HTTP 400", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "misconfigured",
+                report_adapter_misconfigured("CA file unreadable", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "deleting, NodePools exist",
+                deleting(deletion::Stage::NodePoolsExist(pools), Some(&running)),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, NodePools unknown",
+                deleting(
+                    deletion::Stage::NodePoolsUnknown("HTTP 503".into()),
+                    Some(&running),
+                ),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, requested",
+                deleting(
+                    deletion::Stage::Requested {
+                        now: true,
+                        hc: Default::default(),
+                    },
+                    None,
+                ),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, gone",
+                deleting(deletion::Stage::Gone, None),
+                4,
+                NotReflected,
+            ),
+        ];
+        for (row, report, generation, means) in rows {
+            assert_eq!(report.observed_generation, Some(generation), "{row}");
+            let available = report.condition("Available").unwrap();
+            let want = match means {
+                Reflected => True,
+                NotReflected => False,
+                CouldNotObserve => Unknown,
+            };
+            assert_eq!(available.status, want, "{row}: {}", available.message);
+            job_report::validate(&report).unwrap();
+        }
+    }
 }
