@@ -6,14 +6,17 @@
 #   2. control-plane pulse 1 (generation 1): the adapter creates ManifestWork hostedcluster-<clusterId>
 #      → Applied=True, Available=False;
 #   3. HostedCluster feedback injected into that work's status (what the work agent would send back);
-#   4. control-plane pulse 2 (generation 2, a new Job name): the adapter reads the feedback → Available=True;
+#   4. control-plane pulse 2 (generation 2, a new Job name): the adapter brings the work to generation 2 and
+#      reads the feedback → Available=False Updating, naming the generation-1 control plane that is
+#      Available=True (generation 2 is reflected once the agent applies it);
 #   5. NodePool pulse 1 (generation 1; the HyperFleet NodePool from a ConfigMap): the HostedCluster is reported
 #      Available=True, so the adapter creates ManifestWork nodepool-<nodepoolId> carrying NodePool
 #      <name>-<clusterId> in namespace clusters → Applied=True ManifestWorkCreated, Available=False Provisioning;
 #   6. NodePool feedback injected into that work's status (GCP: Ready=True, 2 of 2 replicas, version, nodesInfo);
 #   7. NodePool pulse 2 (generation 2, a new Job name; the ConfigMap's NodePool says generation 2 too, same spec):
 #      the adapter updates the work to generation 2 (Applied=True ManifestWorkUpdated) and reads the feedback
-#      → Available=True NodePoolReady, and the data.hyperfleet.io/* annotations (replicas, version, node versions).
+#      → Available=False Updating (the generation-1 NodePool is ready), and the data.hyperfleet.io/* annotations
+#      (replicas, version, node versions).
 # After each pulse: the Job's conditions and its data.hyperfleet.io/* annotations (written by the status-reporter).
 # Needs docker, kind, kubectl (with kustomize). Re-runnable: an existing cluster is reused.
 # tests/tests/manifests.rs checks this script parses (bash -n) and that every manifest it names exists, and runs it

@@ -186,8 +186,9 @@ fn ready_status(degraded: bool) -> Value {
              "message": if degraded { "etcd has lost quorum" } else { "" }}
         ],
         "controlPlaneEndpoint": {"host": "api.prod-eu-1.hcp.example.com", "port": 443},
-        "version": {"history": [
-            {"state": "Partial", "version": "4.17.1"},
+        // Serving 4.17.0 with no rollout (a `Partial` newest entry would be an upgrade in
+        // progress: Available False `Upgrading`).
+        "version": {"desired": {"version": "4.17.0"}, "history": [
             {"state": "Completed", "version": "4.17.0"}
         ]}
     })
@@ -418,7 +419,7 @@ async fn someone_elses_work_is_an_ownership_conflict() {
     let pod = Pod::new();
     let pulse = pod.run(&pod.maestro_env(&maestro)).await;
     pulse.assert_written();
-    assert_eq!(pulse.reasons(), error_row("OwnershipConflict"));
+    assert_eq!(pulse.reasons(), error_row_false("OwnershipConflict"));
     assert!(
         pulse
             .message("Applied")
@@ -436,7 +437,7 @@ async fn invalid_spec_names_the_fields_and_sends_nothing() {
     let pod = Pod::with_cluster(&cluster.to_string());
     let pulse = pod.run(&pod.maestro_env(&maestro)).await;
     pulse.assert_written();
-    assert_eq!(pulse.reasons(), error_row("InvalidClusterSpec"));
+    assert_eq!(pulse.reasons(), error_row_false("InvalidClusterSpec"));
     let applied = pulse.message("Applied");
     assert!(applied.contains("machine_network_cidr"), "{applied}");
     assert!(applied.contains("pull_secret_name"), "{applied}");

@@ -1058,6 +1058,114 @@ fn common_scenarios(shape: &Shape) -> Vec<Scenario> {
             });
         }
     }
+    // The same failures when this adapter's HypershiftSuccessful is True at the Job's generation
+    // (a steady pulse of a reconciled generation): Available Unknown, so that a crash does not
+    // turn LastKnownReconciled False (the API discards it, rule 13, and keeps its conclusion).
+    // Without a stored True (every scenario above: HypershiftSuccessful False at an older
+    // generation) it stays False, which reaches the API.
+    let reconciled: ConditionsEdit = |c| {
+        let generation = c
+            .iter()
+            .find(|c| c["type"] == "ValidationSuccessful")
+            .map(|c| c["observed_generation"].clone())
+            .unwrap();
+        for c in c.iter_mut().filter(|c| c["type"] == "HypershiftSuccessful") {
+            c["status"] = json!("True");
+            c["reason"] = json!("ControlPlaneReady");
+            c["observed_generation"] = generation.clone();
+        }
+    };
+    let no_verdict = |reason: &str| {
+        [
+            ("False", reason.to_owned()),
+            ("Unknown", reason.to_owned()),
+            ("False", reason.to_owned()),
+        ]
+    };
+    for (outcome, job_failed) in [
+        (Outcome::ExitedWithError(term(2, "Error")), true),
+        (Outcome::Timeout(std::time::Duration::from_secs(290)), false),
+        (Outcome::Terminated, false),
+    ] {
+        let reason = outcome.reason();
+        let types = types.clone();
+        out.push(Scenario {
+            object_edit: reconciled,
+            ..Scenario::new(
+                format!("reporter-detected failure {reason} at a reconciled generation"),
+                Box::new(move |m| {
+                    let report = outcome.clone().into_report(&types);
+                    let job = reported(&running(&created(m, t0), t0), &report, t0);
+                    Ok(if job_failed {
+                        finished(&job, false, t0)
+                    } else {
+                        job
+                    })
+                }),
+                Expect::Put {
+                    conditions: no_verdict(reason),
+                    finalized: not_deleting(),
+                    data: empty_data.clone(),
+                },
+            )
+        });
+    }
+    out.push(Scenario {
+        object_edit: reconciled,
+        ..Scenario::new(
+            "Job failed without a report at a reconciled generation",
+            Box::new(move |m| Ok(finished(&running(&created(m, t0), t0), false, t0))),
+            Expect::Put {
+                conditions: no_verdict("JobFailedWithoutReport"),
+                finalized: not_deleting(),
+                data: empty_data.clone(),
+            },
+        )
+    });
+    // An adapter verdict is never overturned: a report's False at a reconciled generation (the
+    // control plane really is gone) is sent as False.
+    out.push(Scenario {
+        object_edit: reconciled,
+        ..Scenario::new(
+            "the adapter's own False at a reconciled generation",
+            Box::new(move |m| {
+                let report = job_report::Report::new(vec![
+                    job_report::Condition::new(
+                        "Applied",
+                        job_report::ConditionStatus::True,
+                        "ManifestWorkApplied",
+                        "applied",
+                    ),
+                    job_report::Condition::new(
+                        "Available",
+                        job_report::ConditionStatus::False,
+                        "HostedClusterMissing",
+                        "gone",
+                    ),
+                    job_report::Condition::new(
+                        "Health",
+                        job_report::ConditionStatus::False,
+                        "HostedClusterMissing",
+                        "gone",
+                    ),
+                ]);
+                Ok(finished(
+                    &reported(&running(&created(m, t0), t0), &report, t0),
+                    true,
+                    t0,
+                ))
+            }),
+            Expect::Put {
+                conditions: [
+                    ("True", "ManifestWorkApplied".to_owned()),
+                    ("False", "HostedClusterMissing".to_owned()),
+                    ("False", "HostedClusterMissing".to_owned()),
+                ],
+                finalized: not_deleting(),
+                data: None,
+            },
+        )
+    });
     for deleting in [false, true] {
         let failed = Scenario::new(
             "Job failed without a report",

@@ -360,14 +360,23 @@ async fn a_generation_bump_updates_the_work_and_the_report_follows_the_upgrade()
             updated.reasons(),
             triples(&[
                 ("Applied", "True", "ManifestWorkUpdated"),
-                ("Available", "True", "ControlPlaneReady"),
+                ("Available", "False", "Updating"),
                 ("Health", "True", "NoIssues"),
             ]),
             "{b}: {}",
             updated.logs
         );
-        // Until the agent applies it, the management cluster holds generation 3.
-        assert_eq!(updated.report.observed_generation, Some(3), "{b}");
+        // The report describes generation 4, not reflected yet: the management cluster still
+        // runs generation 3's control plane, which the message names. (HyperFleet keeps
+        // LastKnownReconciled at 3 on a False about 4: generations/b.)
+        assert_eq!(updated.report.observed_generation, Some(4), "{b}");
+        assert!(
+            updated
+                .message("Available")
+                .contains("HostedCluster of generation 3 on the management cluster: Available=True"),
+            "{b}: {}",
+            updated.message("Available")
+        );
         assert_eq!(backend.writes(), 2, "{b}");
         let (meta, _) = backend.work().unwrap();
         assert_eq!(meta["annotations"]["hyperfleet.io/generation"], "4", "{b}");
@@ -380,14 +389,24 @@ async fn a_generation_bump_updates_the_work_and_the_report_follows_the_upgrade()
         assert!(hc.get("status").is_none(), "{b}");
         assert!(hc["spec"].get("infraID").is_none(), "{b}");
 
-        // Upgrade in progress: still Available, the message says from what to what.
+        // Upgrade in progress: generation 4 (4.17.1) is not available yet, the control plane
+        // still serves 4.17.0; nothing is wrong (Health True).
         backend.feedback(&hc_status("4.17.0", "4.17.1", &[]), None);
         let upgrading = pod.pulse(&backend, &v4, &[], &[]).await;
-        assert_eq!(upgrading.reason("Available"), "ControlPlaneReady", "{b}");
+        assert_eq!(
+            upgrading.reasons(),
+            triples(&[
+                ("Applied", "True", "ManifestWorkApplied"),
+                ("Available", "False", "Upgrading"),
+                ("Health", "True", "NoIssues"),
+            ]),
+            "{b}"
+        );
+        assert_eq!(upgrading.report.observed_generation, Some(4), "{b}");
         assert!(
             upgrading
                 .message("Available")
-                .contains("upgrading from 4.17.0 to 4.17.1"),
+                .contains("Upgrading from 4.17.0 to 4.17.1: the control plane still serves release 4.17.0"),
             "{b}: {}",
             upgrading.message("Available")
         );
@@ -407,13 +426,14 @@ async fn a_generation_bump_updates_the_work_and_the_report_follows_the_upgrade()
                 .contains("Could not update deployment openshift-apiserver/apiserver"),
             "{b}"
         );
-        assert_eq!(failed.report.condition("Available").unwrap().status.as_str(), "True");
+        assert_eq!(failed.reason("Available"), "Upgrading", "{b}");
 
         // Complete.
         backend.feedback(&hc_status("4.17.1", "4.17.1", &[]), None);
         let done = pod.pulse(&backend, &v4, &[], &[]).await;
         assert_eq!(done.reason("Health"), "NoIssues", "{b}");
-        assert!(!done.message("Available").contains("upgrading"), "{b}");
+        assert_eq!(done.reason("Available"), "ControlPlaneReady", "{b}");
+        assert_eq!(done.report.observed_generation, Some(4), "{b}");
         assert_eq!(done.data("version"), "4.17.1", "{b}");
         assert_eq!(done.data("desired_version"), "4.17.1", "{b}");
         assert_eq!(backend.writes(), 2, "{b}");
@@ -436,7 +456,7 @@ async fn an_immutable_change_and_an_older_generation_send_nothing() {
             refused.reasons(),
             triples(&[
                 ("Applied", "False", "ImmutableFieldChanged"),
-                ("Available", "True", "ControlPlaneReady"),
+                ("Available", "False", "ImmutableFieldChanged"),
                 ("Health", "False", "ImmutableFieldChanged"),
             ]),
             "{b}"
@@ -448,7 +468,7 @@ async fn an_immutable_change_and_an_older_generation_send_nothing() {
             "{b}: {}",
             refused.message("Applied")
         );
-        assert_eq!(refused.report.observed_generation, Some(3), "{b}");
+        assert_eq!(refused.report.observed_generation, Some(4), "{b}");
         assert_eq!(backend.writes(), 1, "{b}");
         assert_eq!(backend.hosted_cluster(), before, "{b}");
 
@@ -492,7 +512,7 @@ async fn a_deletion_waits_for_node_pools_then_deletes_then_is_finalized() {
             held.reasons(),
             triples(&[
                 ("Applied", "False", "NodePoolsExist"),
-                ("Available", "True", "ControlPlaneReady"),
+                ("Available", "False", "NodePoolsExist"),
                 ("Health", "True", "NoIssues"),
                 ("Finalized", "False", "NodePoolsExist"),
             ]),
@@ -540,7 +560,7 @@ async fn a_deletion_waits_for_node_pools_then_deletes_then_is_finalized() {
             assert_eq!(
                 done.reasons(),
                 triples(&[
-                    ("Applied", "True", "CleanupConfirmed"),
+                    ("Applied", "False", "CleanupConfirmed"),
                     ("Available", "False", "Deleted"),
                     ("Health", "True", "NoIssues"),
                     ("Finalized", "True", "CleanupConfirmed"),
@@ -814,11 +834,13 @@ async fn the_status_reporter_puts_the_upgrade_and_finalized_on_the_job() {
         pod.pulse(&backend, &cluster(3, |_| {}), &[], &[]),
     )
     .await;
+    // The work carries generation 3, whose spec asks for 4.17.0 while the HostedCluster rolls
+    // out 4.17.1: a rollout in progress is not available at the generation reported.
     assert_eq!(
         conditions,
         triples(&[
             ("Applied", "True", "ManifestWorkApplied"),
-            ("Available", "True", "ControlPlaneReady"),
+            ("Available", "False", "Upgrading"),
             ("Health", "True", "NoIssues"),
         ])
     );
@@ -855,7 +877,7 @@ async fn the_status_reporter_puts_the_upgrade_and_finalized_on_the_job() {
     assert_eq!(
         conditions,
         triples(&[
-            ("Applied", "True", "CleanupConfirmed"),
+            ("Applied", "False", "CleanupConfirmed"),
             ("Available", "False", "Deleted"),
             ("Finalized", "True", "CleanupConfirmed"),
             ("Health", "True", "NoIssues"),

@@ -3755,9 +3755,24 @@ async fn kind_demo_replays_to_a_ready_nodepool_with_the_real_adapter() {
             report(0).condition("Available").unwrap().status.as_str(),
             "False"
         );
+        // Pulse 2 is generation 2 (same spec): the work is brought to it, and generation 2 is not
+        // reflected until the agent applies it; the message names the serving control plane.
         assert_eq!(
-            report(1).condition("Available").unwrap().status.as_str(),
-            "True"
+            reasons(report(1)),
+            [
+                t("Applied", "True", "ManifestWorkUpdated"),
+                t("Available", "False", "Updating"),
+                t("Health", "True", "NoIssues"),
+            ],
+            "the second control-plane pulse: {:?}",
+            report(1).conditions
+        );
+        assert!(
+            report(1).condition("Available").unwrap().message.contains(
+                "HostedCluster of generation 1 on the management cluster: Available=True (ControlPlaneReady)"
+            ),
+            "{:?}",
+            report(1).conditions
         );
         assert_eq!(
             reasons(report(2)),
@@ -3775,7 +3790,7 @@ async fn kind_demo_replays_to_a_ready_nodepool_with_the_real_adapter() {
             reasons(ready),
             [
                 t("Applied", "True", "ManifestWorkUpdated"),
-                t("Available", "True", "NodePoolReady"),
+                t("Available", "False", "Updating"),
                 t("Health", "True", "NoIssues"),
             ],
             "the second NodePool pulse: {:?}",

@@ -420,7 +420,8 @@ fn assert_conditions(pulse: &JobPulse, want: &[(&str, &str, &str)]) {
     assert_eq!(pulse.conditions(), triples(want), "{}", pulse.explain());
 }
 
-/// Applied and Health False, Available Unknown, all with `reason`: a row that sent nothing.
+/// Applied and Health False, Available Unknown, all with `reason`: a row where the adapter
+/// could not observe (backend or input unreadable).
 fn error_row(reason: &str) -> [(&str, &str, &str); 3] {
     [
         ("Applied", "False", reason),
@@ -1010,7 +1011,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     let mut bad = np(1, spec);
     bad["name"] = json!("workers-euw2-a12");
     let (pulse, requests) = counted(&bed, bed.nodepool(&bad)).await;
-    assert_conditions(&pulse, &error_row("InvalidNodePoolSpec"));
+    assert_conditions(&pulse, &all_false("InvalidNodePoolSpec"));
     assert_says(
         &pulse,
         "Applied",
@@ -1043,7 +1044,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     ];
     for (case, object, says) in cases {
         let (pulse, requests) = counted(&bed, bed.nodepool(&object)).await;
-        assert_conditions(&pulse, &error_row("InvalidNodePoolSpec"));
+        assert_conditions(&pulse, &all_false("InvalidNodePoolSpec"));
         assert_says(&pulse, "Applied", &[says]);
         assert_eq!(requests, (2, 0), "{backend:?}: {case}");
     }
@@ -1055,13 +1056,14 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     let mut spec = gcp_spec(3, VERSION);
     spec["platform"]["gcp"]["zone"] = json!("us-east1-b");
     let (refused, requests) = counted(&bed, bed.nodepool(&np(2, spec))).await;
-    assert_conditions(
+    // The refusal reaches HyperFleet: False at the refused generation (an Unknown would be
+    // discarded by rule 13); the message says the NodePool of generation 1 still serves.
+    assert_conditions(&refused, &all_false("InvalidNodePoolSpec"));
+    assert_observed_generation(&refused, 2);
+    assert_says(
         &refused,
-        &[
-            ("Applied", "False", "InvalidNodePoolSpec"),
-            ("Available", "True", "NodePoolReady"),
-            ("Health", "False", "InvalidNodePoolSpec"),
-        ],
+        "Available",
+        &["NodePool of generation 1 on the management cluster: Available=True (NodePoolReady)"],
     );
     assert_says(
         &refused,
@@ -1069,13 +1071,13 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
         &["Generation 2 was not sent", "platform.gcp.zone"],
     );
     assert_eq!(requests, (2, 0), "{backend:?}");
-    assert_observed_generation(&refused, 1);
     assert_eq!(bed.stored_generation(), "1");
 }
 
 /// Generation bumps update the work: more replicas, autoscaling, a release upgrade within the
 /// supported skew. Each update pulse reads both works and publishes once; until the agent
-/// applies it the Job says what runs (observed generation the work's older one).
+/// applies it the Job reports the new generation as not yet available (Available False
+/// `Updating`, saying what runs).
 async fn generation_bumps_update_the_work(backend: Backend) {
     let bed = Bed::start(backend).await;
     let older = "4.16.3";
@@ -1088,12 +1090,17 @@ async fn generation_bumps_update_the_work(backend: Backend) {
         &updated,
         &[
             ("Applied", "True", "ManifestWorkUpdated"),
-            ("Available", "True", "NodePoolReady"),
+            ("Available", "False", "Updating"),
             ("Health", "True", "NoIssues"),
         ],
     );
+    assert_says(
+        &updated,
+        "Available",
+        &["NodePool of generation 1", "NodePoolReady"],
+    );
     assert_eq!(requests, (2, 1), "{backend:?}");
-    assert_observed_generation(&updated, 1);
+    assert_observed_generation(&updated, 2);
     assert_eq!(bed.stored_generation(), "2");
     assert_eq!(bed.stored_node_pool()["spec"]["replicas"], 5);
 
@@ -1174,12 +1181,14 @@ async fn generation_bumps_update_the_work(backend: Backend) {
         );
     bed.node_pool(&rolling).await;
     let pulse = bed.nodepool(&upgraded).await;
-    assert_conditions(&pulse, &READY);
+    // Ready, but not at generation 4's release yet: Available False `Updating`.
+    assert_conditions(&pulse, &applied(("False", "Updating"), NO_ISSUES));
     assert_says(
         &pulse,
         "Available",
         &["rolling out a version update", "Target version: 4.17.0"],
     );
+    assert_observed_generation(&pulse, 4);
     assert_data(
         &pulse,
         &[("version", json!(older)), ("ready_nodes", json!(5))],
@@ -1235,7 +1244,7 @@ async fn what_a_generation_must_not_send(backend: Backend) {
         &immutable,
         &[
             ("Applied", "False", "ImmutableFieldChanged"),
-            ("Available", "True", "NodePoolReady"),
+            ("Available", "False", "ImmutableFieldChanged"),
             ("Health", "False", "ImmutableFieldChanged"),
         ],
     );
@@ -1248,7 +1257,8 @@ async fn what_a_generation_must_not_send(backend: Backend) {
             r#"management.upgrade_type (NodePool spec.management.upgradeType): "Replace" → "InPlace""#,
         ],
     );
-    assert_observed_generation(&immutable, 2);
+    // The refusal is stored by HyperFleet only at the refused generation.
+    assert_observed_generation(&immutable, 3);
     // One read: the change needs a person whatever the control plane does, so it is not read.
     assert_eq!(requests, (1, 0), "{backend:?}");
     assert_eq!(bed.stored_generation(), "2");
@@ -1261,7 +1271,7 @@ async fn what_a_generation_must_not_send(backend: Backend) {
         &waiting,
         &[
             ("Applied", "False", "WaitingForControlPlane"),
-            ("Available", "True", "NodePoolReady"),
+            ("Available", "False", "WaitingForControlPlane"),
             ("Health", "True", "NoIssues"),
         ],
     );
@@ -1271,7 +1281,7 @@ async fn what_a_generation_must_not_send(backend: Backend) {
         &["Generation 4 was not sent", "keeps the spec it has"],
     );
     assert_eq!(requests, (2, 0), "{backend:?}");
-    assert_observed_generation(&waiting, 2);
+    assert_observed_generation(&waiting, 4);
     bed.hosted_cluster(Stage::Ready).await;
     let (sent, requests) = counted(&bed, bed.nodepool(&fourth)).await;
     assert_eq!(
@@ -1320,7 +1330,7 @@ async fn someone_elses_work_is_left_alone(backend: Backend) {
     }
     let first = np(1, gcp_spec(3, VERSION));
     let (pulse, requests) = counted(&bed, bed.nodepool(&first)).await;
-    assert_conditions(&pulse, &error_row("OwnershipConflict"));
+    assert_conditions(&pulse, &all_false("OwnershipConflict"));
     assert_says(
         &pulse,
         "Applied",
@@ -1330,7 +1340,7 @@ async fn someone_elses_work_is_left_alone(backend: Backend) {
 
     let (deleting, requests) =
         counted(&bed, bed.nodepool(&deleted(1, gcp_spec(3, VERSION), 1))).await;
-    let mut want = error_row("OwnershipConflict").to_vec();
+    let mut want = all_false("OwnershipConflict").to_vec();
     want.push(("Finalized", "False", "OwnershipConflict"));
     assert_conditions(&deleting, &want);
     assert_eq!(requests, (1, 0), "{backend:?}");
@@ -1345,7 +1355,7 @@ const DELETION_REQUESTED: [(&str, &str, &str); 4] = [
 ];
 
 const CLEANUP_CONFIRMED: [(&str, &str, &str); 4] = [
-    ("Applied", "True", "CleanupConfirmed"),
+    ("Applied", "False", "CleanupConfirmed"),
     ("Available", "False", "Deleted"),
     ("Health", "True", "NoIssues"),
     ("Finalized", "True", "CleanupConfirmed"),
@@ -1372,7 +1382,7 @@ async fn a_deletion_goes_to_finalized_and_frees_the_control_plane(backend: Backe
         held.conditions(),
         triples(&[
             ("Applied", "False", "NodePoolsExist"),
-            ("Available", "True", "ControlPlaneReady"),
+            ("Available", "False", "NodePoolsExist"),
             ("Health", "True", "NoIssues"),
             ("Finalized", "False", "NodePoolsExist"),
         ]),

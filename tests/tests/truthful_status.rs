@@ -382,8 +382,10 @@ async fn feedback_not_synced(backend: Backend) {
     assert_eq!(again.conditions(), ready(), "{}", again.explain());
 }
 
-/// The work was created at generation 4: the pulse Job of generation 5 updates it, and says the
-/// management cluster still holds generation 4 (the agent has not applied 5 yet).
+/// The work was created at generation 4: the pulse Job of generation 5 updates it and reports
+/// generation 5 as not reflected yet (Available False `Updating`: the agent has not applied it),
+/// naming the generation-4 control plane that serves. (HyperFleet keeps LastKnownReconciled at 4
+/// on a False about 5: generations/b.)
 async fn an_older_works_generation(backend: Backend) {
     let bed = Bed::start(backend).await;
     let first = bed.pulse(4).await;
@@ -399,13 +401,20 @@ async fn an_older_works_generation(backend: Backend) {
         later.conditions(),
         triples(&[
             ("Applied", "True", "ManifestWorkUpdated"),
-            ("Available", "True", "ControlPlaneReady"),
+            ("Available", "False", "Updating"),
             ("Health", "True", "NoIssues"),
         ]),
         "{}",
         later.explain()
     );
-    assert_observed_generation(&later, 4);
+    assert_observed_generation(&later, 5);
+    assert!(
+        later
+            .message("Available")
+            .contains("HostedCluster of generation 4 on the management cluster: Available=True"),
+        "{}",
+        later.explain()
+    );
     assert_eq!(
         later.job["metadata"]["name"],
         controlplane_job_name(CLUSTER_ID, 5)
@@ -479,5 +488,5 @@ on_both_backends! {
     a_deleted_hosted_cluster_is_missing_despite_stale_feedback =>
         a_hosted_cluster_gone_with_stale_feedback;
     an_unsynced_feedback_is_unknown_not_available => feedback_not_synced;
-    observed_generation_is_the_works_not_the_pulses => an_older_works_generation;
+    observed_generation_is_the_newest_of_pulse_and_work => an_older_works_generation;
 }

@@ -35,8 +35,9 @@ pub enum RunError<C: std::error::Error + 'static> {
     },
 }
 
-/// Applied False, Available Unknown, Health False with `reason`: the `source` (`cluster`,
-/// `NodePool`) spec breaks rules; nothing was sent. Every violation is listed, by field.
+/// Applied False, Available False, Health False with `reason`: the `source` (`cluster`,
+/// `NodePool`) spec breaks rules; nothing was sent. A refusal, so Available is False (an
+/// `Unknown` would be discarded by the HyperFleet API once the adapter has reported before). Every violation is listed, by field.
 pub fn invalid_spec_conditions(
     violations: &[crate::hyperfleet::spec::SpecViolation],
     source: &str,
@@ -57,10 +58,10 @@ pub fn invalid_spec_conditions(
         "{noun} spec is invalid, nothing was sent to the management cluster. Fix these fields in the HyperFleet {source} spec and update the {source}:{details}"
     );
     let other = format!(
-        "Not checked: the {source} spec is invalid (fields: {}); see the Applied condition",
+        "Not applied: the {source} spec is invalid (fields: {}); see the Applied condition",
         fields.join(", ")
     );
-    crate::work::outcome::error_conditions(reason, applied, other)
+    crate::work::outcome::refusal_conditions(reason, applied, other)
 }
 
 /// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are

@@ -6,8 +6,11 @@
 //! | deletion of the work requested, the object not yet reported as deleting, or already gone (manifest `Available=False`; the feedback the agent keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
 //! | the object has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
 //! | either, longer than the stuck limit after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
-//! | the work is gone from the management cluster | True `CleanupConfirmed` | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//! | the work is gone from the management cluster | False `CleanupConfirmed` (nothing applied any more) | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
 //!
+//! Every stage describes the deletion generation (the one HyperFleet's DELETE bumped): `Applied`
+//! says whether our resources still exist on the management cluster, `Available` whether they
+//! are available at that generation (never: it asks for none), as in the framework's examples.
 //! `Available` is never `Unknown` here: the HyperFleet API discards a report whose `Available` is
 //! `Unknown` once the adapter has reported before (rule 13, `hyperfleet-framework.md` §7.4), and
 //! with it the `Finalized` it carries.
@@ -149,10 +152,10 @@ pub fn stage(d: &Deleting<'_>, progress: &Progress) -> (Conditions, Condition) {
             [
                 cond(
                     "Applied",
-                    ConditionStatus::True,
+                    ConditionStatus::False,
                     CLEANUP_CONFIRMED,
                     format!(
-                        "ManifestWork {} is gone from management cluster {}: the {} was deleted",
+                        "Nothing is applied any more: ManifestWork {} is gone from management cluster {}, the {} was deleted",
                         work.name, work.consumer, object.kind
                     ),
                 ),

@@ -6,14 +6,20 @@
 //! |---|---|---|---|
 //! | work created now | True `ManifestWorkCreated` | (the pulse's) | (the pulse's) |
 //! | no usable status yet (none, or not reported `Available=True`, or older than that report) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | a manifest or the work `Applied=False` | False `ApplyFailed` | False `ApplyFailed`, or the object's fresh status | False `ApplyFailed` |
+//! | a manifest or the work `Applied=False` | False `ApplyFailed` | False `ApplyFailed` (says what the object's fresh status shows) | False `ApplyFailed` |
 //! | the object's manifest `Available=False` | True `ManifestWorkApplied` | False `<Kind>Missing` | False `<Kind>Missing` |
 //! | the object's manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
 //! | status present but not the object's | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | backend errors (unreachable, credentials, consumer, misconfigured, refused), someone else's work | False `<reason>` | Unknown `<reason>` | False `<reason>` |
+//! | work updated to the reported generation now | True `ManifestWorkUpdated` | False `Updating` (says what the held generation's object does) | (the running object's) |
+//! | newer generation refused: immutable fields | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what the held generation's object does) | False `ImmutableFieldChanged` |
+//! | someone else's work | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
+//! | backend errors (unreachable, credentials, consumer, misconfigured, refused) | False `<reason>` | Unknown `<reason>` | False `<reason>` |
 //!
-//! Available is `Unknown` in the error rows: the adapter did not see the object, and an earlier
-//! generation of it may still be serving. Health is `False` there because a person has to act.
+//! Available is `Unknown` only where the adapter could not observe the object (backend errors,
+//! feedback not synced or unreadable): the HyperFleet API discards such a report once the adapter
+//! has reported before (rule 13), so its conclusion stays what was last observed. A refusal
+//! (someone else's work, immutable fields) is `False`, so that it is stored. Health is `False`
+//! where a person has to act.
 
 use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
 use serde_json::Value;
@@ -374,10 +380,14 @@ pub const IMMUTABLE_FIELD_CHANGED: &str = "ImmutableFieldChanged";
 pub const MANIFEST_WORK_UPDATED: &str = "ManifestWorkUpdated";
 /// Reason when the pulse is older than the generation the work carries (nothing sent).
 pub const STALE_GENERATION: &str = "StaleGeneration";
+/// Available's reason when the work was updated to the reported generation and the agent has
+/// not applied it yet.
+pub const UPDATING: &str = "Updating";
 
-/// The work was updated to `generation` (from `held`): Applied says so; Available and Health
-/// stay those of `observed` (the object that runs until the agent applies the update), and so is
-/// `observed_generation`: `held`.
+/// The work was updated to `generation` (from `held`): Applied says so. The report describes
+/// `generation` (the newest the adapter knows of): Available is False [`UPDATING`] because the
+/// management cluster does not reflect it yet, its message saying what the object of `held`
+/// (`observed`, read before the update) does meanwhile; Health stays `observed`'s.
 pub fn updated(
     work: WorkRef<'_>,
     object: &ObjectRef<'_>,
@@ -407,16 +417,85 @@ pub fn updated(
     );
     // The management cluster runs the held generation's spec until the agent applies the update:
     // HyperFleet must not count the new generation as reconciled from the old object's status.
-    // The next pulse of this generation (a new Job, after the TTL) reads the work at the new
-    // generation, by then applied.
-    observed.observed_generation = held;
+    // Reporting the new generation as not yet available keeps LastKnownReconciled (sticky at the
+    // last reconciled generation); the next pulse reads the work at the new generation.
+    not_yet(
+        &mut observed,
+        UPDATING,
+        format!(
+            "The {} of {to} is not applied yet (sent now; the work agent applies it next)",
+            object.kind
+        ),
+        object,
+        held,
+    );
+    observed.observed_generation = generation;
     observed
 }
 
+/// The pulse's update found the work already brought to `generation` (or newer) by another
+/// pulse: nothing sent. The report describes `generation`, not yet reflected as far as this
+/// pulse read (`observed` is the work read before, of `held`): Available False [`UPDATING`].
+pub fn updated_meanwhile(
+    object: &ObjectRef<'_>,
+    mut observed: Report,
+    held: Option<i64>,
+    generation: Option<i64>,
+) -> Report {
+    let to = generation.map_or_else(
+        || "the current spec".to_owned(),
+        |g| format!("generation {g}"),
+    );
+    not_yet(
+        &mut observed,
+        UPDATING,
+        format!(
+            "Another pulse sent the {} of {to} meanwhile; the work agent applies it next",
+            object.kind
+        ),
+        object,
+        held,
+    );
+    observed.observed_generation = generation;
+    observed
+}
+
+/// Replaces `observed`'s Available with False `reason`: `what` (why the generation reported is
+/// not reflected), then what the object of `held` (the Available `observed` had) does meanwhile.
+pub fn not_yet(
+    observed: &mut Report,
+    reason: &str,
+    what: String,
+    object: &ObjectRef<'_>,
+    held: Option<i64>,
+) {
+    let held = held.map_or_else(String::new, |g| format!(" of generation {g}"));
+    let meanwhile = match observed.condition("Available") {
+        Some(a) => format!(
+            "; meanwhile the {}{held} on the management cluster: Available={} ({}): {}",
+            object.kind,
+            a.status,
+            or_none(&a.reason),
+            quote(&a.message)
+        ),
+        None => String::new(),
+    };
+    replace(
+        observed,
+        cond(
+            "Available",
+            ConditionStatus::False,
+            reason,
+            format!("{what}{meanwhile}"),
+        ),
+    );
+}
+
 /// `generation` would change immutable fields (`changes`, one line each, naming the field,
-/// `fields` their names): nothing was sent. Applied=False and Health=False
-/// [`IMMUTABLE_FIELD_CHANGED`]; Available is `observed`'s (the object of generation `held` keeps
-/// running), `observed_generation` stays `held`.
+/// `fields` their names): nothing was sent. Applied=False, Available=False and Health=False
+/// [`IMMUTABLE_FIELD_CHANGED`]; the report describes `generation` (a refusal must reach HyperFleet:
+/// an `Unknown` would be discarded, and False at the new generation keeps LastKnownReconciled),
+/// Available's message saying what the object of `held` does meanwhile.
 pub fn immutable_change(
     work: WorkRef<'_>,
     object: &ObjectRef<'_>,
@@ -453,7 +532,16 @@ pub fn immutable_change(
             ),
         ),
     );
-    observed.observed_generation = held;
+    not_yet(
+        &mut observed,
+        IMMUTABLE_FIELD_CHANGED,
+        format!(
+            "{pulse} is refused (immutable fields changed, see Applied) and will not be applied"
+        ),
+        object,
+        held,
+    );
+    observed.observed_generation = generation;
     observed
 }
 
@@ -490,10 +578,10 @@ pub fn ownership_conflict(work: WorkRef<'_>, owner: &Owner, found: &Ownership) -
         owner.describe()
     );
     let other = format!(
-        "Not checked: ManifestWork {} belongs to someone else (see Applied)",
+        "Nothing applied by this adapter: ManifestWork {} belongs to someone else (see Applied)",
         work.name
     );
-    error_conditions("OwnershipConflict", applied, other)
+    refusal_conditions("OwnershipConflict", applied, other)
 }
 
 /// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
@@ -548,7 +636,20 @@ pub fn adapter_misconfigured(detail: &str) -> Conditions {
     error_conditions("AdapterMisconfigured", applied, other)
 }
 
-/// Applied False, Available Unknown, Health False, all with `reason`.
+/// Applied False, Available False, Health False, all with `reason`: the adapter refused to send
+/// (invalid spec, someone else's work). Not `Unknown`: the HyperFleet API discards an `Unknown`
+/// Available once the adapter has reported (rule 13), and the refusal must reach it; False at
+/// the generation refused does not drop LastKnownReconciled (sticky at the last reconciled one).
+pub fn refusal_conditions(reason: &str, applied: String, other: String) -> Conditions {
+    [
+        cond("Applied", ConditionStatus::False, reason, applied),
+        cond("Available", ConditionStatus::False, reason, other.clone()),
+        cond("Health", ConditionStatus::False, reason, other),
+    ]
+}
+
+/// Applied False, Available Unknown, Health False, all with `reason`: the adapter could not
+/// observe the management cluster (or read its input).
 pub fn error_conditions(reason: &str, applied: String, other: String) -> Conditions {
     [
         cond("Applied", ConditionStatus::False, reason, applied),

@@ -163,10 +163,14 @@ pub enum GenerationCheck {
 }
 
 /// Compares the pulse's generation with the work's
-/// [`GENERATION_ANNOTATION`](super::manifestwork::GENERATION_ANNOTATION).
+/// [`GENERATION_ANNOTATION`](super::manifestwork::GENERATION_ANNOTATION). A work without the
+/// annotation holds a spec of no known generation: a pulse with a generation is newer (it
+/// stamps its own, after the same immutable-field checks), so that a report never claims a
+/// generation the work does not carry.
 pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationCheck {
     match (pulse, held) {
         (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
+        (Some(_), None) => GenerationCheck::Newer,
         (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
         _ => GenerationCheck::Current,
     }
@@ -265,6 +269,8 @@ mod tests {
         );
         assert_eq!(generation_check(Some(3), Some(3)), GenerationCheck::Current);
         assert_eq!(generation_check(None, Some(3)), GenerationCheck::Current);
-        assert_eq!(generation_check(Some(3), None), GenerationCheck::Current);
+        // A work without a generation is brought to the pulse's (it then carries it).
+        assert_eq!(generation_check(Some(3), None), GenerationCheck::Newer);
+        assert_eq!(generation_check(None, None), GenerationCheck::Current);
     }
 }

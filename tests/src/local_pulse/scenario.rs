@@ -507,10 +507,11 @@ fn upgrade() -> Vec<Pulse> {
             // The HostedCluster has not seen the new release yet.
             expect_data: versions(VERSION, VERSION),
             ..real(
-                "openshift_version 4.17.1 (generation 4): the adapter updates the ManifestWork",
+                "openshift_version 4.17.1 (generation 4): the adapter updates the ManifestWork; generation 4 is not available yet",
                 vec![],
                 Expected {
                     applied: Some(("True", "ManifestWorkUpdated")),
+                    available: ("False", "Updating"),
                     ..ready.clone()
                 },
             )
@@ -520,17 +521,22 @@ fn upgrade() -> Vec<Pulse> {
             expect_data: versions(VERSION, UPGRADE_VERSION),
             expect_messages: vec![(
                 "Available",
-                format!("upgrading from {VERSION} to {UPGRADE_VERSION}"),
+                format!(
+                    "Upgrading from {VERSION} to {UPGRADE_VERSION}: the control plane still serves release {VERSION}"
+                ),
             )],
             ..real(
-                "HostedCluster rolls out 4.17.1 and keeps serving",
+                "HostedCluster rolls out 4.17.1 and keeps serving 4.17.0: generation 4 not available yet",
                 vec![Management::Feedback(hosted_cluster_status(
                     Stage::Upgrading {
                         from: VERSION,
                         to: UPGRADE_VERSION,
                     },
                 ))],
-                ready.clone(),
+                Expected {
+                    available: ("False", "Upgrading"),
+                    ..ready.clone()
+                },
             )
         },
         Pulse {
@@ -575,7 +581,7 @@ fn delete() -> Vec<Pulse> {
                 vec![],
                 Expected {
                     applied: Some(("False", "NodePoolsExist")),
-                    available: ("True", "ControlPlaneReady"),
+                    available: ("False", "NodePoolsExist"),
                     health: NO_ISSUES,
                     finalized: Some(("False", "NodePoolsExist")),
                 },
@@ -621,7 +627,7 @@ fn delete() -> Vec<Pulse> {
                 "the finalizer is removed: the work is gone",
                 vec![Management::ReleaseDelete],
                 Expected {
-                    applied: Some(("True", "CleanupConfirmed")),
+                    applied: Some(("False", "CleanupConfirmed")),
                     available: ("False", "Deleted"),
                     health: NO_ISSUES,
                     finalized: Some(("True", "CleanupConfirmed")),
@@ -770,12 +776,13 @@ fn nodepool() -> Vec<Pulse> {
             // What runs until the agent applies generation 2.
             expect_data: vec![("current_replicas", count(NODEPOOL_REPLICAS))],
             ..nodepool_pulse(
-                "scale-up to 5 replicas (NodePool generation 2): the adapter updates the ManifestWork",
+                "scale-up to 5 replicas (NodePool generation 2): the adapter updates the ManifestWork; generation 2 is not available yet",
                 2,
                 vec![HyperFleet::ScaleNodePool(SCALED_REPLICAS)],
                 vec![],
                 Expected {
                     applied: Some(("True", "ManifestWorkUpdated")),
+                    available: ("False", "Updating"),
                     ..ready.clone()
                 },
             )
@@ -829,7 +836,7 @@ fn nodepool() -> Vec<Pulse> {
                 vec![],
                 Expected {
                     applied: Some(("False", "NodePoolsExist")),
-                    available: ("True", "ControlPlaneReady"),
+                    available: ("False", "NodePoolsExist"),
                     health: NO_ISSUES,
                     finalized: Some(("False", "NodePoolsExist")),
                 },
@@ -863,7 +870,7 @@ fn nodepool() -> Vec<Pulse> {
             vec![],
             vec![Management::NodePoolReleaseDelete],
             Expected {
-                applied: Some(("True", "CleanupConfirmed")),
+                applied: Some(("False", "CleanupConfirmed")),
                 available: ("False", "Deleted"),
                 health: NO_ISSUES,
                 finalized: Some(("True", "CleanupConfirmed")),
@@ -892,7 +899,7 @@ fn nodepool() -> Vec<Pulse> {
                 "the HostedCluster is deleted: the control plane's work is gone, Finalized=True",
                 vec![Management::ReleaseDelete],
                 Expected {
-                    applied: Some(("True", "CleanupConfirmed")),
+                    applied: Some(("False", "CleanupConfirmed")),
                     available: ("False", "Deleted"),
                     health: NO_ISSUES,
                     finalized: Some(("True", "CleanupConfirmed")),
@@ -1085,22 +1092,39 @@ mod tests {
         assert_eq!(problems(denial, &silent).len(), 1);
     }
 
-    /// A report that hides the rollout (no "upgrading" in Available, desired_version = version)
-    /// does not pass the rollout pulse.
+    /// A report that hides the rollout (Available True, or no "Upgrading from" in Available,
+    /// desired_version = version) does not pass the rollout pulse.
     #[test]
     fn the_rollout_pulse_refuses_a_report_that_hides_the_upgrade() {
         let pulses = Scenario::Upgrade.pulses();
         let rollout = &pulses[3];
         assert_eq!(rollout.generation, 4);
+        let old_rule = job(
+            &[
+                ("Applied", "True", "ManifestWorkApplied", ""),
+                (
+                    "Available",
+                    "True",
+                    "ControlPlaneReady",
+                    "Control plane is ready; version 4.17.0; upgrading from 4.17.0 to 4.17.1",
+                ),
+                ("Health", "True", "NoIssues", ""),
+            ],
+            &json!({"version": VERSION, "desired_version": UPGRADE_VERSION}),
+        );
+        assert!(
+            !problems(rollout, &old_rule).is_empty(),
+            "Available=True during the rollout passed"
+        );
         let conditions = |available: &'static str| {
             [
                 ("Applied", "True", "ManifestWorkApplied", ""),
-                ("Available", "True", "ControlPlaneReady", available),
+                ("Available", "False", "Upgrading", available),
                 ("Health", "True", "NoIssues", ""),
             ]
         };
         let hidden = job(
-            &conditions("Control plane is ready; version 4.17.0"),
+            &conditions("Control plane is not at the desired release"),
             &json!({"version": VERSION, "desired_version": VERSION}),
         );
         assert_eq!(
@@ -1110,7 +1134,9 @@ mod tests {
             problems(rollout, &hidden)
         );
         let shown = job(
-            &conditions("Control plane is ready; version 4.17.0; upgrading from 4.17.0 to 4.17.1"),
+            &conditions(
+                "Upgrading from 4.17.0 to 4.17.1: the control plane still serves release 4.17.0 at https://api.example.com:443",
+            ),
             &json!({"version": VERSION, "desired_version": UPGRADE_VERSION}),
         );
         assert!(
@@ -1150,7 +1176,7 @@ mod tests {
         );
         let done = &pulses[5];
         let gone = [
-            ("Applied", "True", "CleanupConfirmed", ""),
+            ("Applied", "False", "CleanupConfirmed", ""),
             ("Available", "False", "Deleted", ""),
             ("Health", "True", "NoIssues", ""),
         ];

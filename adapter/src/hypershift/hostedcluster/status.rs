@@ -118,15 +118,28 @@ impl HostedClusterStatus {
             .unwrap_or_default()
     }
 
-    /// The rollout in progress, if any: the desired release is not the newest completed one.
-    /// Compared by version when both have one, else by image.
+    /// The rollout in progress, if any: the desired release is not the newest completed one
+    /// (compared by version when both have one, else by image), or the newest history entry is
+    /// still `Partial` (`hypershift-api.md` §2.1: `completionTime` null while in progress).
     pub fn upgrade(&self) -> Option<Upgrade> {
         let version = self.version.as_ref()?;
-        let desired = version.desired.as_ref()?;
         let completed = version
             .history
             .iter()
             .find(|h| h.state == "Completed" && !h.version.is_empty())?;
+        if let Some(newest) = version.history.first().filter(|h| h.state == "Partial") {
+            let to = [&newest.version, &newest.image]
+                .into_iter()
+                .chain(version.desired.iter().flat_map(|d| [&d.version, &d.image]))
+                .find(|v| !v.is_empty())
+                .cloned()
+                .unwrap_or_else(|| "a new release".to_owned());
+            return Some(Upgrade {
+                from: completed.version.clone(),
+                to,
+            });
+        }
+        let desired = version.desired.as_ref()?;
         let same = if desired.version.is_empty() {
             desired.image.is_empty()
                 || completed.image.is_empty()
@@ -158,6 +171,9 @@ impl HostedClusterStatus {
             .unwrap_or_default()
     }
 }
+
+/// Available's reason while a release rollout runs on an available control plane.
+pub const UPGRADING: &str = "Upgrading";
 
 /// The HostedCluster condition types this module reads (`hypershift-api.md` §2.2), in one place:
 /// whatever carries the status back (a feedback rule per value, say) must carry these.
@@ -449,11 +465,36 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
     cond("Health", ConditionStatus::False, reason, message)
 }
 
-/// Available: True `ControlPlaneReady` when the HostedCluster says so; else False
-/// `Provisioning` while it progresses, [`BLOCKED`] when a row of [`HEALTH_ROWS`] that blocks
+/// Available: True `ControlPlaneReady` when the HostedCluster says so and no release rollout
+/// runs; during one, False [`UPGRADING`] (the control plane still serves the completed release,
+/// not the desired one the reported generation asks for); else False `Provisioning` while it
+/// progresses, [`BLOCKED`] when a row of [`HEALTH_ROWS`] that blocks
 /// matches (the message names each), `NotReady` otherwise.
 pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
     let hc_available = status.condition(types::AVAILABLE);
+    if let (Some(a), Some(u)) = (
+        hc_available.filter(|a| a.status == "True"),
+        status.upgrade(),
+    ) {
+        let at = if endpoint.is_empty() {
+            String::new()
+        } else {
+            format!(" at {endpoint}")
+        };
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            UPGRADING,
+            format!(
+                "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
+                u.from,
+                u.to,
+                u.from,
+                u.to,
+                quote(&a.message)
+            ),
+        );
+    }
     if let Some(a) = hc_available.filter(|a| a.status == "True") {
         let mut message = format!("Control plane is ready: {}", quote(&a.message));
         if !endpoint.is_empty() {
@@ -461,9 +502,6 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         }
         if !version.is_empty() {
             message.push_str(&format!("; version {version}"));
-        }
-        if let Some(u) = status.upgrade() {
-            message.push_str(&format!("; upgrading from {} to {}", u.from, u.to));
         }
         return cond(
             "Available",

@@ -288,14 +288,59 @@ fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
     })
 }
 
-/// Available, per platform (module docs).
+/// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside).
+fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
+    if desired.platform_none {
+        return status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty();
+    }
+    let (wanted, have) = (desired.wanted(), status.replicas);
+    (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
+}
+
+/// Available, per platform (module docs). A version, config or machine template rollout makes
+/// it False [`UPDATING`] whatever else holds: the NodePool does not run the spec it was asked for
+/// yet (the nodes still serve the previous one, which the message says).
 pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
-    let rolling = if rollouts.is_empty() {
-        String::new()
-    } else {
-        format!("; rolling out {}", rollouts.join(" and "))
-    };
+    if !rollouts.is_empty() && !is_ready(status, desired) {
+        // HyperShift stops at a refusal: nothing rolls out until the spec is fixed.
+        if let Some(blocked) = blocked(status, "The NodePool is not ready") {
+            return blocked;
+        }
+    }
+    if !rollouts.is_empty() {
+        let serving = if desired.platform_none {
+            if status.version.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the ignition payload of release {} is served meanwhile",
+                    status.version
+                )
+            }
+        } else {
+            let version = if status.version.is_empty() {
+                String::new()
+            } else {
+                format!(" at version {}", status.version)
+            };
+            format!(
+                "; {} of {} replicas available{version} meanwhile ({})",
+                status.replicas,
+                desired.wanted(),
+                desired.describe()
+            )
+        };
+        return cond(
+            "Available",
+            ConditionStatus::False,
+            UPDATING,
+            format!(
+                "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
+                rollouts.join(" and ")
+            ),
+        );
+    }
     if desired.platform_none {
         let payload = status.condition("ValidGeneratedPayload");
         if payload.is_some_and(|p| p.status == "True") && !status.version.is_empty() {
@@ -309,7 +354,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
                 ConditionStatus::True,
                 NODE_POOL_READY,
                 format!(
-                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}{rolling}",
+                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
                     status.version
                 ),
             );
@@ -322,14 +367,6 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             ),
         ) {
             return blocked;
-        }
-        if !rollouts.is_empty() {
-            return cond(
-                "Available",
-                ConditionStatus::False,
-                UPDATING,
-                format!("The NodePool is rolling out {}", rollouts.join(" and ")),
-            );
         }
         let mut message = format!(
             "The ignition payload is not generated yet: {}",
@@ -362,22 +399,11 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             "Available",
             ConditionStatus::True,
             NODE_POOL_READY,
-            format!("NodePool is ready: {counts}{version}{rolling}"),
+            format!("NodePool is ready: {counts}{version}"),
         );
     }
     if let Some(blocked) = blocked(status, &format!("The NodePool is not ready: {counts}")) {
         return blocked;
-    }
-    if !rollouts.is_empty() {
-        return cond(
-            "Available",
-            ConditionStatus::False,
-            UPDATING,
-            format!(
-                "The NodePool is rolling out {}: {counts}",
-                rollouts.join(" and ")
-            ),
-        );
     }
     let machines = format!(
         "{}; {}",
@@ -572,7 +598,8 @@ mod tests {
                 "{replicas} {conditions:?}"
             );
         }
-        // Ready with a rollout: still available, and it says so.
+        // Ready with a rollout: not yet at the spec it was asked for (the nodes still serve the
+        // previous one), and it says so.
         let s = status(
             3,
             &[
@@ -581,7 +608,12 @@ mod tests {
             ],
         );
         let a = available(&s, &GCP3);
-        assert_eq!(reason(&a), (True, NODE_POOL_READY));
+        assert_eq!(reason(&a), (False, UPDATING));
+        assert!(
+            a.message.contains("3 of 3 replicas available"),
+            "{}",
+            a.message
+        );
         assert!(
             a.message.contains("rolling out a configuration update"),
             "{}",

@@ -6,12 +6,15 @@
 //!
 //! | stage | Applied | Available | Health | Finalized |
 //! |---|---|---|---|---|
-//! | NodePools of the cluster still listed by the HyperFleet API (nothing deleted) | False `NodePoolsExist` | from the work's feedback; without a work False `NodePoolsExist` | True `NoIssues` | False `NodePoolsExist` |
+//! | NodePools of the cluster still listed by the HyperFleet API (nothing deleted) | False `NodePoolsExist` | False `NodePoolsExist` (says what the running control plane does) | True `NoIssues` | False `NodePoolsExist` |
 //! | the NodePool list cannot be read (API error; `--cluster-spec` without `--nodepools-file`; nothing deleted) | False `NodePoolsUnknown` | as above | False `NodePoolsUnknown` | False `NodePoolsUnknown` |
 //! | deletion of the work requested, the HostedCluster not yet reported as deleting, or already gone (the agent reports its manifest `Available=False`; the feedback it keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
 //! | the HostedCluster has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
 //! | any of the above, longer than `--deletion-stuck-after` after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
-//! | the work is gone from the management cluster | True `CleanupConfirmed` | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//! | the work is gone from the management cluster | False `CleanupConfirmed` (nothing applied any more) | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//!
+//! Every stage carries the deletion generation (the pulse's: the one the DELETE bumped), which
+//! asks for no control plane: `Available` is never True about it.
 //!
 //! `Available` is never `Unknown` here: the HyperFleet API discards a report whose `Available` is
 //! `Unknown` once the adapter has reported before (rule 13, `hyperfleet-framework.md` §7.4), and
@@ -158,19 +161,31 @@ pub fn report_deletion(
     with_finalized(report(generation, conditions, "", ""), finalized)
 }
 
-/// `Available` while nothing was deleted yet: the running control plane's, from the work's
-/// feedback (`observed`), unless that is `Unknown` (the API would discard the report, and its
-/// `Finalized` with it); else False `reason` with `message`.
+/// `Available` while nothing was deleted yet: False `reason` (the report describes the deletion
+/// generation, which asks for no control plane: never True about it, never `Unknown`, which the
+/// API would discard together with `Finalized`), the message saying what the running control
+/// plane does meanwhile (`observed`, from the work's feedback).
 fn observed_available_or(
     observed: Option<&Report>,
     reason: &str,
     message: impl FnOnce() -> String,
 ) -> Condition {
-    observed
+    let meanwhile = observed
         .and_then(|r| r.condition("Available"))
-        .filter(|a| a.status != ConditionStatus::Unknown)
-        .cloned()
-        .unwrap_or_else(|| cond("Available", ConditionStatus::False, reason, message()))
+        .map_or_else(String::new, |a| {
+            format!(
+                "; meanwhile the HostedCluster on the management cluster: Available={} ({}): {}",
+                a.status,
+                crate::message::or_none(&a.reason),
+                quote(&a.message)
+            )
+        });
+    cond(
+        "Available",
+        ConditionStatus::False,
+        reason,
+        format!("{}{meanwhile}", message()),
+    )
 }
 
 #[cfg(test)]
@@ -272,7 +287,9 @@ mod tests {
     }
 
     #[test]
-    fn node_pools_keep_the_observed_availability_unless_unknown() {
+    fn node_pools_hold_the_deletion_with_available_false_naming_what_serves() {
+        // Never True about the deletion generation (it asks for no control plane), never
+        // Unknown (the API would discard the report and its Finalized): False, saying what runs.
         let observed = super::super::report_created(WORK, Some(4));
         let report = report_deletion(
             WORK,
@@ -283,9 +300,15 @@ mod tests {
             false,
             Some(5),
         );
+        let available = report.condition("Available").unwrap();
         assert_eq!(
-            report.condition("Available").unwrap().reason,
-            "Provisioning"
+            (available.status, available.reason.as_str()),
+            (False, NODE_POOLS_EXIST)
+        );
+        assert!(
+            available.message.contains("Available=False (Provisioning)"),
+            "{}",
+            available.message
         );
         let unknown = super::super::report_invalid_feedback(
             WORK,
@@ -413,7 +436,7 @@ mod tests {
         assert_eq!(
             summary(&gone),
             [
-                ("Applied", True, CLEANUP_CONFIRMED),
+                ("Applied", False, CLEANUP_CONFIRMED),
                 ("Available", False, DELETED),
                 ("Health", True, "NoIssues"),
                 ("Finalized", True, CLEANUP_CONFIRMED),

@@ -20,11 +20,13 @@
 //!      [`STATUS_FEEDBACK_NAME`](crate::work::manifestwork::STATUS_FEEDBACK_NAME) when the agent's
 //!      conditions allow using it. `observed_generation` is then the work's
 //!      [`GENERATION_ANNOTATION`](crate::work::manifestwork::GENERATION_ANNOTATION) (the spec the
-//!      management cluster holds), not the pulse's;
+//!      management cluster holds), the newest the adapter knows of;
 //!    - present, ours, and the pulse's generation newer than the work's (and the work not being
 //!      deleted) → [`update::immutable_changes`] of the work's HostedCluster against the new one:
 //!      any → [`report_immutable_change`], nothing sent; none → `WorkClient::update` (one re-read
-//!      and retry on a stale version) → [`report_updated`], `observed_generation` = the pulse's;
+//!      and retry on a stale version) → [`report_updated`], `observed_generation` = the pulse's
+//!      (Available False until a later pulse reads it applied); a work without the annotation is
+//!      treated as older;
 //!    - present, ours, the pulse's generation older → [`report_stale_generation`], nothing sent.
 //! 3. A cluster with `deleted_time`: never create or update; see [`deletion`] (the stages, the
 //!    fourth condition `Finalized`, `observed_generation` = the pulse's generation).
@@ -40,14 +42,17 @@
 //! |---|---|---|---|
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the HostedCluster's fresh feedback while an earlier apply still serves | False `ApplyFailed` |
-//! | work updated to a newer generation | True `ManifestWorkUpdated` | from the feedback (the running control plane) | from the feedback |
-//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | from the feedback | False `ImmutableFieldChanged` |
+//! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed` (says what the HostedCluster's fresh feedback shows while an earlier apply still serves) | False `ApplyFailed` |
+//! | work updated to a newer generation | True `ManifestWorkUpdated` | False `Updating` (says what the running control plane does) | from the feedback |
+//! | the update found the work already at this generation (another pulse; nothing sent) | from the feedback | False `Updating` | from the feedback |
+//! | newer generation, the work being deleted (nothing sent) | from the feedback | False `Deleting` | from the feedback |
+//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what runs) | False `ImmutableFieldChanged` |
 //! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
 //! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
 //! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
 //! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
-//! | work found, HC Available=True | True `ManifestWorkApplied` | True `ControlPlaneReady` | from the health rows |
+//! | work found, HC Available=True, no release rollout | True `ManifestWorkApplied` | True `ControlPlaneReady` | from the health rows |
+//! | work found, HC Available=True, a release rollout in progress (desired ≠ newest `Completed`, or newest history entry `Partial`) | True `ManifestWorkApplied` | False `Upgrading` (the old release still serves) | from the health rows |
 //! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from the health rows |
 //! | work found, otherwise, and a health row marked "blocks" matches | True `ManifestWorkApplied` | False `Blocked` (names each blocking condition) | from the health rows |
 //! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` | from the health rows |
@@ -62,8 +67,8 @@
 //! | health 9 (blocks): HC `Progressing=False` reason `Blocked` | | | False `UpgradeBlocked` during an upgrade, else `Blocked` |
 //! | no health row matches | | | True `NoIssues` |
 //! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | Unknown `InvalidClusterSpec` | False `InvalidClusterSpec` |
-//! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
+//! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | False `InvalidClusterSpec` | False `InvalidClusterSpec` |
+//! | work exists but is not ours | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
@@ -83,13 +88,19 @@
 //! `GCPEndpointAvailable=False`: the Private Service Connect controller also writes it while the
 //! endpoint is still being created or a GCP call is retried.
 //!
-//! Upgrades: `status.version.desired` differing from the newest `Completed` history entry (after
-//! a first completed release) is an upgrade; Available=True then says "upgrading from A to B".
-//! `data.version` is the completed version, `data.desired_version` the desired one.
+//! Upgrades: `status.version.desired` differing from the newest `Completed` history entry, or a
+//! newest history entry still `Partial` (after a first completed release) is an upgrade;
+//! Available is then False `Upgrading` ("the control plane still serves release A"): the
+//! generation asking for B is not reflected yet. `data.version` is the completed version,
+//! `data.desired_version` the desired one.
 //!
-//! In the error rows Available is `Unknown`: the adapter did not see the HostedCluster, and an
-//! earlier generation's control plane may still be serving. Health is `False` because a person
-//! has to act (fix the spec, the credentials, the consumer name or the conflicting work).
+//! Generation (README "Which generation a report describes"): every row carries G, the newest of
+//! the pulse's generation and the work's `hyperfleet.io/generation`; Available is True only when
+//! the work carries G, the agent reports it applied with usable feedback, and the HostedCluster is
+//! available with no rollout. Available is `Unknown` only where the adapter could not observe the
+//! management cluster or read its input (backend errors, unreadable cluster, feedback not synced
+//! or invalid); refusals (invalid spec, immutable change, someone else's work) are False so that
+//! HyperFleet stores them. Health is `False` where a person has to act.
 
 use job_report::{ConditionStatus, Report};
 use serde_json::{Map, Value};
@@ -113,7 +124,7 @@ pub mod run;
 pub use crate::hypershift::hostedcluster::status::{
     BLOCKED, CLUSTER_VERSION_FAILING, DEGRADED, HEALTH_ROWS, INVALID_CONFIGURATION,
     INVALID_GCP_CREDENTIALS, INVALID_WORKLOAD_IDENTITY, PLATFORM_CREDENTIALS_NOT_FOUND,
-    RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER, UPGRADE_BLOCKED, UPGRADE_FAILED,
+    RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER, UPGRADE_BLOCKED, UPGRADE_FAILED, UPGRADING,
 };
 pub use crate::work::outcome::{
     APPLY_FAILED, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED, MANIFEST_WORK_UPDATED,
@@ -269,27 +280,35 @@ pub fn report_observed(
             health,
             fresh,
         } => {
-            // An earlier apply may still be running: then its fresh status says whether it serves.
+            // An earlier apply may still be running: its fresh status says what serves, but the
+            // generation reported is not applied, so Available stays False `ApplyFailed`.
             if let Some(status) = fresh.and_then(|v| parse_feedback(v).ok()) {
                 let endpoint = status.control_plane_endpoint();
                 let version = status.completed_version();
-                let available = hc_status::available(&status, &endpoint, &version);
-                return report_versions(
+                let serving = hc_status::available(&status, &endpoint, &version);
+                let mut report = report_versions(
                     generation,
-                    [applied, available, health],
+                    [applied, serving, health],
                     &endpoint,
                     &version,
                     &status.desired_version(),
                 );
+                outcome::not_yet(
+                    &mut report,
+                    APPLY_FAILED,
+                    available.message,
+                    &hosted_cluster_object(hc),
+                    None,
+                );
+                return report;
             }
             report(generation, [applied, available, health], "", "")
         }
     }
 }
 
-/// The work was updated to `generation` (from `held`): Applied says so; Available and Health
-/// are those of `observed` (the control plane that runs until the agent applies the update), and
-/// so is `observed_generation`: `held`.
+/// The work was updated to `generation` (from `held`): see [`outcome::updated`] (reported at
+/// `generation`, Available False `Updating` naming what the control plane of `held` does).
 pub fn report_updated(
     work: WorkRef<'_>,
     observed: Report,
@@ -300,9 +319,9 @@ pub fn report_updated(
 }
 
 /// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
-/// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is
-/// `observed`'s (the control plane of generation `held` keeps running), `observed_generation`
-/// stays `held`.
+/// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is False
+/// with the same reason, reported at `generation` (the control plane of `held` keeps running, the
+/// message says how).
 pub fn report_immutable_change(
     work: WorkRef<'_>,
     observed: Report,
@@ -934,7 +953,8 @@ mod tests {
                 "",
             ),
             (
-                // an update that failed while the earlier HostedCluster still serves
+                // an update that failed while the earlier HostedCluster still serves: the
+                // generation reported is not applied (False), the message says what serves
                 inline_work(
                     ("False", "AppliedManifestWorkFailed"),
                     &[
@@ -946,7 +966,7 @@ mod tests {
                 ),
                 [
                     ("Applied", False, APPLY_FAILED),
-                    ("Available", True, "ControlPlaneReady"),
+                    ("Available", False, APPLY_FAILED),
                     ("Health", False, APPLY_FAILED),
                 ],
                 "https://api.x.example.com:443",
@@ -1304,7 +1324,7 @@ mod tests {
             summary(&report),
             [
                 ("Applied", False, "InvalidClusterSpec"),
-                ("Available", Unknown, "InvalidClusterSpec"),
+                ("Available", False, "InvalidClusterSpec"),
                 ("Health", False, "InvalidClusterSpec"),
             ]
         );
@@ -1329,11 +1349,18 @@ mod tests {
                 ("hyperfleet.io/adapter".into(), None),
             ],
         };
+        // A refusal reaches HyperFleet: Available False (an Unknown would be discarded).
+        let report = report_ownership_conflict(WORK, ID, &found, Some(1));
+        assert_valid(&report);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", False, "OwnershipConflict"),
+                ("Available", False, "OwnershipConflict"),
+                ("Health", False, "OwnershipConflict")
+            ]
+        );
         let cases = [
-            (
-                report_ownership_conflict(WORK, ID, &found, Some(1)),
-                "OwnershipConflict",
-            ),
             (
                 report_maestro_unavailable("mgmt-1", "connection refused", Some(1)),
                 "MaestroUnavailable",
@@ -1439,20 +1466,23 @@ mod tests {
     }
 
     #[test]
-    fn an_upgrade_in_progress_keeps_available_true_and_says_from_what_to_what() {
+    fn an_upgrade_in_progress_is_not_available_at_the_new_generation_and_says_what_serves() {
+        // Generation 4 asks for 4.17.1; the control plane still serves 4.17.0: HyperFleet must
+        // not count generation 4 as reconciled yet. Health stays True: nothing is wrong.
         let report = report_found(WORK, Some(&upgrading("4.17.0", "4.17.1", &[])), Some(4));
         assert_valid(&report);
         assert_eq!(
             summary(&report),
             [
                 ("Applied", True, "ManifestWorkApplied"),
-                ("Available", True, "ControlPlaneReady"),
+                ("Available", False, UPGRADING),
                 ("Health", True, "NoIssues"),
             ]
         );
         let available = &report.condition("Available").unwrap().message;
         assert!(
-            available.contains("upgrading from 4.17.0 to 4.17.1"),
+            available.contains("Upgrading from 4.17.0 to 4.17.1")
+                && available.contains("still serves release 4.17.0"),
             "{available}"
         );
         assert_eq!(data(&report).1, "4.17.0");
@@ -1510,8 +1540,8 @@ mod tests {
                 "{}",
                 health.message
             );
-            // still serving
-            assert_eq!(report.condition("Available").unwrap().status, True);
+            // still serving the old release, not yet the new one
+            assert_eq!(report.condition("Available").unwrap().reason, UPGRADING);
         }
         // The same condition outside an upgrade.
         let report = report_found(
@@ -1617,5 +1647,235 @@ mod tests {
             "version": {"desired": {"version": ""}, "history": [{"state": "Completed", "version": "4.17.0"}]}
         });
         assert_eq!(parse_feedback(&status).unwrap().upgrade(), None);
+    }
+
+    /// What a row may say about Available at the generation it carries (README "Which generation
+    /// a report describes").
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Means {
+        /// The work carries G, the agent applied it, the HostedCluster is available at it.
+        Reflected,
+        /// The adapter knows G is not (yet) reflected or not available, or refused it.
+        NotReflected,
+        /// The adapter could not observe the management cluster or read its input.
+        CouldNotObserve,
+    }
+
+    /// Every row builder of the condition tables (module docs and [`deletion`]), with the
+    /// generation it must carry and what its Available may say. The rule, per row:
+    /// `observed_generation` = G (newest of pulse and work); Available True only for
+    /// [`Means::Reflected`], Unknown only for [`Means::CouldNotObserve`], else False. Against the
+    /// API (hyperfleet-framework.md §7.4): a False at a newer G is stored and keeps
+    /// LastKnownReconciled (generations/b); an Unknown is discarded once the adapter reported
+    /// (rule 13), so a refusal must never be Unknown.
+    #[test]
+    fn every_row_obeys_the_generation_rule() {
+        use Means::{CouldNotObserve, NotReflected, Reflected};
+        let ready = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected"), ("Degraded", "False", "AsExpected")]),
+            "controlPlaneEndpoint": {"host": "api.prod-eu-1.example.com", "port": 443},
+            "version": {"desired": {"version": "4.19.3"}, "history": [{"state": "Completed", "version": "4.19.3"}]}
+        });
+        let upgrading = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected"), ("Progressing", "True", "Progressing")]),
+            "version": {"desired": {"version": "4.19.4"}, "history": [
+                {"state": "Partial", "version": "4.19.4"}, {"state": "Completed", "version": "4.19.3"}]}
+        });
+        let partial_only = json!({
+            "conditions": conditions(&[("Available", "True", "AsExpected")]),
+            "version": {"desired": {"version": "4.19.3"}, "history": [
+                {"state": "Partial", "version": ""}, {"state": "Completed", "version": "4.19.3"}]}
+        });
+        // The work of generation 2 read by this pulse; the pulse is for generation 3.
+        let serving = || report_found(WORK, Some(&ready), Some(2));
+        let change = ImmutableChange {
+            kind: "HostedCluster",
+            field: "gcp_region",
+            path: "spec.platform.gcp.region".into(),
+            old: json!("europe-west2"),
+            new: json!("us-east1"),
+        };
+        let violation = SpecViolation {
+            field: "gcp_region",
+            problem: "must be a GCP region such as europe-west2".into(),
+        };
+        let found = Ownership::NotOurs {
+            found: vec![("hyperfleet.io/cluster-id".into(), Some(OTHER_ID.into()))],
+        };
+        let bad = FeedbackError::NotAnObject {
+            found: "a number",
+            kind: "HostedCluster",
+        };
+        let deleting = |stage: deletion::Stage, observed: Option<&Report>| {
+            deletion::report_deletion(
+                WORK,
+                ("clusters", "prod-eu-1"),
+                &stage,
+                observed,
+                "2026-11-26T10:00:00Z",
+                false,
+                Some(4),
+            )
+        };
+        let pools = crate::hyperfleet::nodepools::NodePools::from_list(&json!({
+            "items": [{"id": "019a6f20-0000-7000-8000-000000000001", "name": "workers-a"}],
+            "page": 1, "size": 1, "total": 1
+        }))
+        .unwrap();
+        let running = serving();
+        let rows: Vec<(&str, Report, i64, Means)> = vec![
+            (
+                "created now",
+                report_created(WORK, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, no feedback",
+                report_found(WORK, None, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, available",
+                report_found(WORK, Some(&ready), Some(3)),
+                3,
+                Reflected,
+            ),
+            (
+                "found, upgrading",
+                report_found(WORK, Some(&upgrading), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "found, newest history Partial",
+                report_found(WORK, Some(&partial_only), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "updated now",
+                report_updated(WORK, serving(), Some(2), Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "immutable change",
+                report_immutable_change(WORK, serving(), &[change], Some(3), Some(2)),
+                3,
+                NotReflected,
+            ),
+            (
+                "stale pulse, the work's generation served",
+                report_stale_generation(WORK, report_found(WORK, Some(&ready), Some(5)), 4, 5),
+                5,
+                Reflected,
+            ),
+            (
+                "stale pulse, the work's generation upgrading",
+                report_stale_generation(WORK, report_found(WORK, Some(&upgrading), Some(5)), 4, 5),
+                5,
+                NotReflected,
+            ),
+            (
+                "invalid spec",
+                report_invalid_spec(&[violation], Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "ownership conflict",
+                report_ownership_conflict(WORK, ID, &found, Some(3)),
+                3,
+                NotReflected,
+            ),
+            (
+                "invalid feedback",
+                report_invalid_feedback(WORK, &bad, Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "Maestro unavailable",
+                report_maestro_unavailable("us-east-mgmt-01", "connection refused", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "Maestro auth",
+                report_maestro_auth_failed("401 Unauthorized", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "consumer unknown",
+                report_consumer_not_found("us-east-mgmt-01", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "cluster unreadable",
+                report_cluster_unavailable("HTTP 503", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "work failed",
+                report_work_failed("us-east-mgmt-01", "HTTP 400", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "misconfigured",
+                report_adapter_misconfigured("CA file unreadable", Some(3)),
+                3,
+                CouldNotObserve,
+            ),
+            (
+                "deleting, NodePools exist",
+                deleting(deletion::Stage::NodePoolsExist(pools), Some(&running)),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, NodePools unknown",
+                deleting(
+                    deletion::Stage::NodePoolsUnknown("HTTP 503".into()),
+                    Some(&running),
+                ),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, requested",
+                deleting(
+                    deletion::Stage::Requested {
+                        now: true,
+                        hc: Default::default(),
+                    },
+                    None,
+                ),
+                4,
+                NotReflected,
+            ),
+            (
+                "deleting, gone",
+                deleting(deletion::Stage::Gone, None),
+                4,
+                NotReflected,
+            ),
+        ];
+        for (row, report, generation, means) in rows {
+            assert_eq!(report.observed_generation, Some(generation), "{row}");
+            let available = report.condition("Available").unwrap();
+            let want = match means {
+                Reflected => True,
+                NotReflected => False,
+                CouldNotObserve => Unknown,
+            };
+            assert_eq!(available.status, want, "{row}: {}", available.message);
+            job_report::validate(&report).unwrap();
+        }
     }
 }

@@ -16,11 +16,12 @@ use job_report::Report;
 use serde_json::Value;
 
 use super::args::{Args, ConfigError};
-use super::deletion::{self, FINALIZED, Stage};
+use super::deletion::{self, DELETING, FINALIZED, Stage};
 use super::{
-    IMMUTABLE_FIELD_CHANGED, WorkRef, owner, report, report_adapter_misconfigured,
-    report_cluster_unavailable, report_created, report_immutable_change, report_invalid_spec,
-    report_observed, report_ownership_conflict, report_stale_generation, report_updated,
+    IMMUTABLE_FIELD_CHANGED, WorkRef, hosted_cluster_object, owner, report,
+    report_adapter_misconfigured, report_cluster_unavailable, report_created,
+    report_immutable_change, report_invalid_spec, report_observed, report_ownership_conflict,
+    report_stale_generation, report_updated,
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
 use crate::hyperfleet::cluster::{
@@ -234,6 +235,23 @@ pub async fn run_with(
                                     work = work_name,
                                     "the work is being deleted; not updated"
                                 );
+                                // The report describes the pulse's generation, which the work
+                                // (being deleted) will never carry.
+                                let mut report = report;
+                                outcome::not_yet(
+                                    &mut report,
+                                    DELETING,
+                                    format!(
+                                        "{} is not sent: ManifestWork {work_name} is being deleted on management cluster {consumer}",
+                                        generation.map_or_else(
+                                            || "This spec".to_owned(),
+                                            |g| format!("Generation {g}")
+                                        )
+                                    ),
+                                    &hosted_cluster_object(hc),
+                                    held,
+                                );
+                                report.observed_generation = generation;
                                 report
                             }
                             GenerationCheck::Current => report,
@@ -357,7 +375,8 @@ async fn update_work(
                 work = ctx.work.name,
                 "the work was updated by another pulse meanwhile; nothing sent"
             );
-            report_observed(ctx.work, existing, hc, held)
+            let observed = report_observed(ctx.work, existing, hc, held);
+            outcome::updated_meanwhile(&hosted_cluster_object(hc), observed, held, ctx.generation)
         }
         Ok(Updated::Refused(changes)) => {
             let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
@@ -801,6 +820,8 @@ mod tests {
                     "controlplane".to_owned(),
                 ),
             ]),
+            // Built by a pulse of the fixture cluster's generation.
+            annotations: BTreeMap::from([("hyperfleet.io/generation".to_owned(), "3".to_owned())]),
             ..Default::default()
         }
     }
@@ -966,13 +987,16 @@ mod tests {
             .unwrap();
         assert_eq!(report.observed_generation, Some(2));
         assert_eq!(fake.calls(), ["get"]);
-        // Without the annotation the held generation is unknown: none is claimed.
+        // Without the annotation the work holds a spec of no known generation: the pulse brings
+        // it to its own and reports that generation, not yet applied.
         work.annotations.clear();
         let fake = FakeWork::with(work);
         let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
             .await
             .unwrap();
-        assert_eq!(report.observed_generation, None);
+        assert_eq!(report.observed_generation, Some(5));
+        assert_eq!(fake.calls(), ["get", "update"]);
+        assert_eq!(report.condition("Available").unwrap().status, False);
         // A work created now carries this pulse's generation.
         let fake = FakeWork::default();
         let report = run(&args(&["--generation", "5"]), &fake, cluster(), never())
@@ -1268,14 +1292,19 @@ mod tests {
             reasons(&report),
             [
                 ("Applied", True, "ManifestWorkUpdated"),
-                ("Available", True, "ControlPlaneReady"),
+                ("Available", False, "Updating"),
                 ("Health", True, "NoIssues"),
             ]
         );
-        assert_eq!(
-            report.observed_generation,
-            Some(2),
-            "the agent has not applied generation 3 yet"
+        // The report describes generation 3, not reflected yet (the agent has not applied it):
+        // False at the new generation keeps HyperFleet's LastKnownReconciled (generations/b).
+        assert_eq!(report.observed_generation, Some(3));
+        let available = &report.condition("Available").unwrap().message;
+        assert!(
+            available.contains("generation 3")
+                && available.contains("HostedCluster of generation 2")
+                && available.contains("Available=True (ControlPlaneReady)"),
+            "{available}"
         );
         let sent = fake.updated.lock().unwrap()[0].clone();
         assert_eq!(
@@ -1316,16 +1345,23 @@ mod tests {
             reasons(&report),
             [
                 ("Applied", False, "ImmutableFieldChanged"),
-                ("Available", True, "ControlPlaneReady"),
+                ("Available", False, "ImmutableFieldChanged"),
                 ("Health", False, "ImmutableFieldChanged"),
             ]
+        );
+        // The refusal is reported at the refused generation (3), so that HyperFleet stores it
+        // (an Unknown would be discarded by rule 13); the running control plane is named.
+        assert_eq!(report.observed_generation, Some(3));
+        assert!(
+            report.condition("Available").unwrap().message.contains(
+                "HostedCluster of generation 2 on the management cluster: Available=True"
+            )
         );
         let applied = &report.condition("Applied").unwrap().message;
         assert!(
             applied.contains(r#"gcp_region (HostedCluster spec.platform.gcp.region): "us-east1" → "europe-west2""#),
             "{applied}"
         );
-        assert_eq!(report.observed_generation, Some(2));
     }
 
     #[tokio::test(start_paused = true)]
@@ -1425,9 +1461,11 @@ mod tests {
         fake.stored.lock().unwrap().as_mut().unwrap().deleting =
             Some("2026-11-26T03:44:21Z".into());
         let report = run(&args(&[]), &fake, cluster(), never()).await.unwrap();
-        // A work being deleted is never updated.
+        // A work being deleted is never updated; the report describes the pulse's generation,
+        // which the management cluster will never reflect.
         assert_eq!(fake.calls(), ["get"]);
-        assert_eq!(report.observed_generation, Some(2));
+        assert_eq!(report.observed_generation, Some(3));
+        assert_eq!(report.condition("Available").unwrap().reason, "Deleting");
     }
 
     // ---- deletion ------------------------------------------------------------------------
@@ -1524,7 +1562,7 @@ mod tests {
             assert_eq!(
                 reasons(&report),
                 [
-                    ("Applied", True, "CleanupConfirmed"),
+                    ("Applied", False, "CleanupConfirmed"),
                     ("Available", False, "Deleted"),
                     ("Health", True, "NoIssues"),
                     ("Finalized", True, "CleanupConfirmed"),
@@ -1589,10 +1627,19 @@ mod tests {
             reasons(&report),
             [
                 ("Applied", False, "NodePoolsExist"),
-                ("Available", True, "ControlPlaneReady"),
+                ("Available", False, "NodePoolsExist"),
                 ("Health", True, "NoIssues"),
                 ("Finalized", False, "NodePoolsExist"),
             ]
+        );
+        // Never True about the deletion generation; the message says the control plane serves.
+        assert_eq!(report.observed_generation, Some(4));
+        assert!(
+            report
+                .condition("Available")
+                .unwrap()
+                .message
+                .contains("Available=True (ControlPlaneReady)")
         );
         assert!(
             report

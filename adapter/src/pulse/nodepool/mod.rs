@@ -27,19 +27,20 @@
 //! |---|---|---|---|
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | the cluster's control plane is not there yet (no HostedCluster work, not applied, not `Available=True`, being deleted): nothing sent | False `WaitingForControlPlane` | False `WaitingForControlPlane` | True `NoIssues` |
-//! | a newer generation waits for the control plane (nothing sent; the NodePool of the held generation keeps running) | False `WaitingForControlPlane` | from the feedback | from the feedback |
+//! | a newer generation waits for the control plane (nothing sent; the NodePool of the held generation keeps running) | False `WaitingForControlPlane` | False `WaitingForControlPlane` (says what runs) | from the feedback |
 //! | work found, no feedback yet (or not usable yet) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | agent could not apply the NodePool (manifest or work `Applied=False`) | False `ApplyFailed` (the agent's message) | False `ApplyFailed`, or from the NodePool's fresh feedback | False `ApplyFailed` |
+//! | agent could not apply the NodePool (manifest or work `Applied=False`) | False `ApplyFailed` (the agent's message) | False `ApplyFailed` (says what the NodePool's fresh feedback shows) | False `ApplyFailed` |
 //! | NodePool manifest `Available=False` (gone from the management cluster; stale feedback ignored) | True `ManifestWorkApplied` | False `NodePoolMissing` | False `NodePoolMissing` |
 //! | NodePool manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
-//! | work updated to a newer generation | True `ManifestWorkUpdated` | from the feedback (the running NodePool) | from the feedback |
-//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | from the feedback | False `ImmutableFieldChanged` |
+//! | work updated to a newer generation | True `ManifestWorkUpdated` | False `Updating` (says what the running NodePool does) | from the feedback |
+//! | the update found the work already at this generation (another pulse), or the work is being deleted (nothing sent) | from the feedback | False `Updating` / False `Deleting` | from the feedback |
+//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what runs) | False `ImmutableFieldChanged` |
 //! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
-//! | GCP: `Ready=True` and the desired replicas (or the autoscaler's min) available; None: ignition payload generated (`ValidGeneratedPayload=True`, version set) | True `ManifestWorkApplied` | True `NodePoolReady` (says what is rolling out, and for None whether a machine fetched the payload) | from the checks below |
+//! | GCP: `Ready=True` and the desired replicas (or the autoscaler's min) available; None: ignition payload generated (`ValidGeneratedPayload=True`, version set); no rollout running | True `ManifestWorkApplied` | True `NodePoolReady` (for None: whether a machine fetched the payload) | from the checks below |
 //! | GCP: no replica available yet; None: payload not generated yet | True `ManifestWorkApplied` | False `Provisioning` | from the checks below |
 //! | GCP: some, not all, replicas available | True `ManifestWorkApplied` | False `Scaling` | from the checks below |
 //! | not ready while HyperShift refuses part of the NodePool (the `ValidationFailed` row below; it stops there, nothing rolls out) | True `ManifestWorkApplied` | False `Blocked` (names each refusal) | from the checks below |
-//! | not ready while a version, config or machine template rollout runs | True `ManifestWorkApplied` | False `Updating` | from the checks below |
+//! | a version, config or machine template rollout runs (ready or not) | True `ManifestWorkApplied` | False `Updating` (says what serves meanwhile) | from the checks below |
 //! | GCP: replicas there but not ready | True `ManifestWorkApplied` | False `NotReady` (Ready, AllMachinesReady, AllNodesHealthy named) | from the checks below |
 //! | a `Valid*` condition, `UpdateManagementEnabled`, or `AutoscalingEnabled` (reason `ValidationFailed`) False | | | False `ValidationFailed` |
 //! | `SupportedVersionSkew=False` | | | False `UnsupportedVersionSkew` |
@@ -47,14 +48,19 @@
 //! | GCP with replicas wanted: `AllMachinesReady=False` for longer than `--machines-stuck-after` | | | False `MachinesStuck` |
 //! | `ReconciliationActive=False` | | | False `ReconciliationPaused` |
 //! | feedback not a NodePool status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | invalid NodePool spec, or not what the HostedCluster allows (nothing sent) | False `InvalidNodePoolSpec` | Unknown `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` |
-//! | work exists but is not ours | False `OwnershipConflict` | Unknown `OwnershipConflict` | False `OwnershipConflict` |
+//! | invalid NodePool spec, or not what the HostedCluster allows (nothing sent) | False `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` |
+//! | work exists but is not ours | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
 //! | NodePool input unreadable (file, HyperFleet API) | False `NodePoolSpecUnavailable` | Unknown `NodePoolSpecUnavailable` | False `NodePoolSpecUnavailable` |
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//!
+//! Generation, as for `controlplane` (README "Which generation a report describes"): every row
+//! carries G, the newest of the pulse's generation and the work's; Available is True only when the
+//! work carries G, the agent reports it applied with usable feedback, and the NodePool is ready
+//! with no rollout; `Unknown` only where the adapter could not observe; refusals are False.
 //!
 //! Health from the NodePool ("the checks below" above) is the first of the five Health rows that
 //! applies, in table order, with the NodePool's message; else True `NoIssues`.
@@ -239,9 +245,15 @@ pub fn report_waiting(why: &str, desired: Option<&Desired>, generation: Option<i
     )
 }
 
-/// A newer generation was not sent because the control plane is not available (`why`);
-/// Available and Health stay `observed`'s, `observed_generation` the held one.
-pub fn report_update_waiting(mut observed: Report, why: &str, generation: Option<i64>) -> Report {
+/// A newer generation (`generation`, the one reported) was not sent because the control plane is
+/// not available (`why`): Available is False [`WAITING_FOR_CONTROL_PLANE`], its message saying
+/// what the NodePool of `held` (`observed`) does meanwhile; Health stays `observed`'s.
+pub fn report_update_waiting(
+    mut observed: Report,
+    why: &str,
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
     let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
     crate::message::replace(
         &mut observed,
@@ -254,6 +266,61 @@ pub fn report_update_waiting(mut observed: Report, why: &str, generation: Option
             ),
         ),
     );
+    outcome::not_yet(
+        &mut observed,
+        WAITING_FOR_CONTROL_PLANE,
+        format!("{pulse} is not sent yet: {why}"),
+        &unnamed(),
+        held,
+    );
+    observed.observed_generation = generation;
+    observed
+}
+
+/// A newer generation (`generation`) does not fit the cluster's HostedCluster (`violations`):
+/// nothing was sent. Applied, Available and Health False [`INVALID_NODE_POOL_SPEC`], reported at
+/// `generation` (a refusal must reach HyperFleet), Available's message saying what the NodePool
+/// of `held` (`observed`) does meanwhile.
+pub fn report_refused_update(
+    mut observed: Report,
+    violations: &[SpecViolation],
+    generation: Option<i64>,
+    held: Option<i64>,
+) -> Report {
+    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
+    let fields: Vec<&str> = violations.iter().map(|v| v.field).collect();
+    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
+    crate::message::replace(
+        &mut observed,
+        cond(
+            "Applied",
+            ConditionStatus::False,
+            INVALID_NODE_POOL_SPEC,
+            format!(
+                "{pulse} was not sent: it does not fit the cluster's HostedCluster. The NodePool keeps the spec it has. Fix these fields in the HyperFleet NodePool spec:{details}"
+            ),
+        ),
+    );
+    crate::message::replace(
+        &mut observed,
+        cond(
+            "Health",
+            ConditionStatus::False,
+            INVALID_NODE_POOL_SPEC,
+            format!(
+                "A person must act: the NodePool spec does not fit the HostedCluster ({}); see Applied",
+                fields.join(", ")
+            ),
+        ),
+    );
+    outcome::not_yet(
+        &mut observed,
+        INVALID_NODE_POOL_SPEC,
+        format!("{pulse} is refused (see Applied) and will not be applied"),
+        &unnamed(),
+        held,
+    );
+    observed.observed_generation = generation;
     observed
 }
 
@@ -279,15 +346,24 @@ pub fn report_observed(
             health,
             fresh,
         } => {
-            // An earlier apply may still be running: then its fresh status says whether it serves.
+            // An earlier apply may still be running: its fresh status says what serves, but the
+            // generation reported is not applied, so Available stays False `ApplyFailed`.
             if let Some(status) = fresh.and_then(|v| parse_feedback(v).ok()) {
-                let available = np_status::available(&status, desired);
-                return report(
+                let serving = np_status::available(&status, desired);
+                let mut report = report(
                     generation,
-                    [applied, available, health],
+                    [applied, serving, health],
                     Some(desired),
                     Some(&status),
                 );
+                outcome::not_yet(
+                    &mut report,
+                    outcome::APPLY_FAILED,
+                    available.message,
+                    &node_pool_object(np),
+                    None,
+                );
+                return report;
             }
             report(
                 generation,

@@ -31,7 +31,7 @@ use crate::hypershift::hostedcluster::status::HostedClusterStatus;
 use crate::hypershift::nodepool::status::{Desired, MachinesClock};
 use crate::hypershift::nodepool::{self, Placement};
 use crate::hypershift::{find_in, place_in};
-use crate::message::{cond, quote};
+use crate::message::quote;
 use crate::work::backend::WorkArgs;
 use crate::work::deletion::{self as work_deletion, Progress, with_finalized_unconfirmed};
 use crate::work::feedback::ObjectDeletion;
@@ -179,6 +179,23 @@ pub async fn run(
                                     work = work_name,
                                     "the work is being deleted; not updated"
                                 );
+                                // The report describes the pulse's generation, which the work
+                                // (being deleted) will never carry.
+                                let mut report = report;
+                                outcome::not_yet(
+                                    &mut report,
+                                    work_deletion::DELETING,
+                                    format!(
+                                        "{} is not sent: ManifestWork {work_name} is being deleted on the management cluster",
+                                        generation.map_or_else(
+                                            || "This spec".to_owned(),
+                                            |g| format!("Generation {g}")
+                                        )
+                                    ),
+                                    &super::node_pool_object(("", "")),
+                                    held,
+                                );
+                                report.observed_generation = generation;
                                 report
                             }
                             GenerationCheck::Current => report,
@@ -517,7 +534,7 @@ async fn update(
         Err(Gate::Failed(failure)) => return report_failure(ctx, failure),
         Err(Gate::Waiting(why)) => {
             let observed = observed(ctx, existing, fallback, spec, held);
-            let report = report_update_waiting(observed, &why, ctx.generation);
+            let report = report_update_waiting(observed, &why, ctx.generation, held);
             log_decision(ctx, super::WAITING_FOR_CONTROL_PLANE, &report);
             return report;
         }
@@ -525,7 +542,7 @@ async fn update(
     let violations = spec.check_against(&hc.facts);
     if !violations.is_empty() {
         let observed = observed(ctx, existing, fallback, spec, held);
-        return refused_update(ctx, observed, &violations);
+        return refused_update(ctx, observed, &violations, held);
     }
     let placement = Placement {
         namespace: &hc.namespace,
@@ -559,7 +576,15 @@ async fn update(
             let observed = observed(ctx, existing, fallback, spec, ctx.generation);
             report_updated(ctx.work, observed, held, ctx.generation)
         }
-        Ok(Updated::AlreadyCurrent) => observed(ctx, existing, fallback, spec, held),
+        Ok(Updated::AlreadyCurrent) => {
+            let observed = observed(ctx, existing, fallback, spec, held);
+            outcome::updated_meanwhile(
+                &super::node_pool_object(("", "")),
+                observed,
+                held,
+                ctx.generation,
+            )
+        }
         Ok(Updated::Refused(changes)) => {
             let observed = observed(ctx, existing, fallback, spec, held);
             report_immutable_change(ctx.work, observed, &changes, ctx.generation, held)
@@ -588,39 +613,17 @@ fn held_immutable_changes(
     nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement))
 }
 
-/// A newer generation does not fit the HostedCluster (`violations`): nothing was sent. Applied
-/// and Health say why, naming the fields; Available is the running NodePool's.
-fn refused_update(ctx: &Ctx<'_>, mut observed: Report, violations: &[SpecViolation]) -> Report {
-    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
+/// A newer generation does not fit the HostedCluster (`violations`): nothing was sent; see
+/// [`super::report_refused_update`].
+fn refused_update(
+    ctx: &Ctx<'_>,
+    observed: Report,
+    violations: &[SpecViolation],
+    held: Option<i64>,
+) -> Report {
     let fields: Vec<&str> = violations.iter().map(|v| v.field).collect();
-    let pulse = ctx
-        .generation
-        .map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
-    crate::message::replace(
-        &mut observed,
-        cond(
-            "Applied",
-            job_report::ConditionStatus::False,
-            super::INVALID_NODE_POOL_SPEC,
-            format!(
-                "{pulse} was not sent: it does not fit the cluster's HostedCluster. The NodePool keeps the spec it has. Fix these fields in the HyperFleet NodePool spec:{details}"
-            ),
-        ),
-    );
-    crate::message::replace(
-        &mut observed,
-        cond(
-            "Health",
-            job_report::ConditionStatus::False,
-            super::INVALID_NODE_POOL_SPEC,
-            format!(
-                "A person must act: the NodePool spec does not fit the HostedCluster ({}); see Applied",
-                fields.join(", ")
-            ),
-        ),
-    );
-    tracing::warn!(cluster_id = ctx.cluster_id, nodepool_id = ctx.nodepool_id, generation = ctx.generation, decision = super::INVALID_NODE_POOL_SPEC, fields = ?fields, "the newer generation does not fit the HostedCluster; nothing sent");
-    observed
+    tracing::warn!(cluster_id = ctx.cluster_id, nodepool_id = ctx.nodepool_id, generation = ctx.generation, held_generation = held, decision = super::INVALID_NODE_POOL_SPEC, fields = ?fields, "the newer generation does not fit the HostedCluster; nothing sent");
+    super::report_refused_update(observed, violations, ctx.generation, held)
 }
 
 /// The NodePool is being deleted: read the work; ours → request its deletion (once); report the

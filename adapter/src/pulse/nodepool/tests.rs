@@ -462,7 +462,7 @@ async fn what_the_hosted_cluster_does_not_allow_is_refused_by_field() {
             rows(&report),
             [
                 ("Applied", False, INVALID_NODE_POOL_SPEC),
-                ("Available", Unknown, INVALID_NODE_POOL_SPEC),
+                ("Available", False, INVALID_NODE_POOL_SPEC),
                 ("Health", False, INVALID_NODE_POOL_SPEC),
             ],
             "{case}"
@@ -718,7 +718,7 @@ async fn someone_elses_work_is_left_alone() {
         rows(&report),
         [
             ("Applied", False, "OwnershipConflict"),
-            ("Available", Unknown, "OwnershipConflict"),
+            ("Available", False, "OwnershipConflict"),
             ("Health", False, "OwnershipConflict"),
         ]
     );
@@ -743,12 +743,18 @@ async fn a_newer_generation_scales_the_running_node_pool() {
         rows(&report),
         [
             ("Applied", True, "ManifestWorkUpdated"),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, "Updating"),
             ("Health", True, "NoIssues"),
         ]
     );
-    // HyperFleet must not count generation 2 as reconciled from the old NodePool's status.
-    assert_eq!(report.observed_generation, Some(1));
+    // HyperFleet must not count generation 2 as reconciled from the old NodePool's status: the
+    // report describes generation 2 as not yet reflected, and says what runs meanwhile.
+    assert_eq!(report.observed_generation, Some(2));
+    let available = &report.condition("Available").unwrap().message;
+    assert!(
+        available.contains("NodePool of generation 1") && available.contains("NodePoolReady"),
+        "{available}"
+    );
     let updated = fake.updated.lock().unwrap()[0].clone();
     assert_eq!(
         updated["spec"]["workload"]["manifests"][0]["spec"]["replicas"],
@@ -786,7 +792,7 @@ async fn an_immutable_change_is_refused_with_the_field_named() {
         rows(&report),
         [
             ("Applied", False, "ImmutableFieldChanged"),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, "ImmutableFieldChanged"),
             ("Health", False, "ImmutableFieldChanged"),
         ]
     );
@@ -797,7 +803,8 @@ async fn an_immutable_change_is_refused_with_the_field_named() {
     );
     assert!(message.contains("management.upgrade_type"), "{message}");
     assert!(fake.updated.lock().unwrap().is_empty());
-    assert_eq!(report.observed_generation, Some(1));
+    // The refusal is reported at the refused generation, so that HyperFleet stores it.
+    assert_eq!(report.observed_generation, Some(2));
     // Said without reading the control plane: it could not make the change possible.
     assert_eq!(fake.calls(), [format!("get {NP_WORK}")]);
     let unavailable =
@@ -823,11 +830,15 @@ async fn a_newer_generation_waits_for_the_control_plane_and_keeps_the_running_st
         rows(&report),
         [
             ("Applied", False, WAITING_FOR_CONTROL_PLANE),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, WAITING_FOR_CONTROL_PLANE),
             ("Health", True, "NoIssues"),
         ]
     );
-    assert_eq!(report.observed_generation, Some(1));
+    // Generation 2 is not reflected (not even sent); the running NodePool is named.
+    assert_eq!(report.observed_generation, Some(2));
+    assert!(report.condition("Available").unwrap().message.contains(
+        "NodePool of generation 1 on the management cluster: Available=True (NodePoolReady)"
+    ));
     assert!(fake.updated.lock().unwrap().is_empty());
     // A release the control plane does not run yet is refused, and the NodePool keeps running.
     let fake = FakeWorks::with([
@@ -845,10 +856,12 @@ async fn a_newer_generation_waits_for_the_control_plane_and_keeps_the_running_st
         rows(&report),
         [
             ("Applied", False, INVALID_NODE_POOL_SPEC),
-            ("Available", True, "NodePoolReady"),
+            ("Available", False, INVALID_NODE_POOL_SPEC),
             ("Health", False, INVALID_NODE_POOL_SPEC),
         ]
     );
+    // The refusal reaches HyperFleet at the refused generation (an Unknown would be discarded).
+    assert_eq!(report.observed_generation, Some(2));
     assert!(fake.updated.lock().unwrap().is_empty());
 }
 
@@ -917,7 +930,7 @@ async fn deletion_requests_then_waits_then_confirms() {
     assert_eq!(
         rows(&report),
         [
-            ("Applied", True, "CleanupConfirmed"),
+            ("Applied", False, "CleanupConfirmed"),
             ("Available", False, "Deleted"),
             ("Health", True, "NoIssues"),
             ("Finalized", True, "CleanupConfirmed"),
@@ -1133,4 +1146,158 @@ async fn a_create_race_reads_the_work_and_checks_whose_it_is() {
             format!("get {NP_WORK}"),
         ]
     );
+}
+
+/// Every row of the NodePool table through the pulse, with the generation it must carry and what
+/// its Available may say (README "Which generation a report describes"): `observed_generation` =
+/// G, the newest of the pulse's (2 here) and the work's; Available True only when the work
+/// carries G, the agent applied it and the NodePool is ready with no rollout; Unknown only where
+/// the adapter could not observe; False otherwise, refusals included (the API discards an
+/// Unknown once the adapter has reported, rule 13, and keeps LastKnownReconciled on a False at a
+/// newer generation, generations/b).
+#[tokio::test(start_paused = true)]
+async fn every_row_obeys_the_generation_rule() {
+    let rollout = {
+        let mut s = ready_status(3);
+        s["conditions"].as_array_mut().unwrap().push(json!(
+            {"type": "UpdatingVersion", "status": "True", "reason": "AsExpected", "message": "4.17.0 → 4.17.1", "lastTransitionTime": "2026-11-26T11:00:00Z"}));
+        s
+    };
+    let theirs = {
+        let mut w = node_pool_work(|_| {}, 2, None);
+        w.labels
+            .insert("hyperfleet.io/nodepool-id".into(), "other".into());
+        w
+    };
+    let np = |generation, status| (NP_WORK, node_pool_work(|_| {}, generation, status));
+    let fit = |s: &mut serde_json::Map<String, Value>| {
+        s["release"]["image"] = json!("quay.io/openshift-release-dev/ocp-release:4.17.5-x86_64");
+    };
+    let cases: Vec<(&str, FakeWorks, NodePoolInput, i64, ConditionStatus)> = vec![
+        (
+            "created now",
+            FakeWorks::with([(CP_WORK, available_control_plane())]),
+            input(|_| {}),
+            2,
+            False,
+        ),
+        (
+            "waiting for the control plane",
+            FakeWorks::default(),
+            input(|_| {}),
+            2,
+            False,
+        ),
+        (
+            "current, ready",
+            FakeWorks::with([np(2, Some(ready_status(3)))]),
+            input(|_| {}),
+            2,
+            True,
+        ),
+        (
+            "current, rolling out",
+            FakeWorks::with([np(2, Some(rollout))]),
+            input(|_| {}),
+            2,
+            False,
+        ),
+        (
+            "current, no feedback",
+            FakeWorks::with([np(2, None)]),
+            input(|_| {}),
+            2,
+            False,
+        ),
+        (
+            "newer, updated",
+            FakeWorks::with([
+                np(1, Some(ready_status(3))),
+                (CP_WORK, available_control_plane()),
+            ]),
+            input(|s| s["replicas"] = json!(5)),
+            2,
+            False,
+        ),
+        (
+            "newer, waits for the control plane",
+            FakeWorks::with([np(1, Some(ready_status(3)))]),
+            input(|s| s["replicas"] = json!(5)),
+            2,
+            False,
+        ),
+        (
+            "newer, immutable change",
+            FakeWorks::with([np(1, Some(ready_status(3)))]),
+            input(|s| {
+                s.insert("arch".into(), json!("arm64"));
+            }),
+            2,
+            False,
+        ),
+        (
+            "newer, does not fit the HostedCluster",
+            FakeWorks::with([
+                np(1, Some(ready_status(3))),
+                (CP_WORK, available_control_plane()),
+            ]),
+            input(fit),
+            2,
+            False,
+        ),
+        (
+            "older pulse, the work's generation ready",
+            FakeWorks::with([np(3, Some(ready_status(3)))]),
+            input(|_| {}),
+            3,
+            True,
+        ),
+        (
+            "invalid spec",
+            FakeWorks::default(),
+            input(|s| {
+                s.remove("replicas");
+            }),
+            2,
+            False,
+        ),
+        (
+            "someone else's work",
+            FakeWorks::with([(NP_WORK, theirs)]),
+            input(|_| {}),
+            2,
+            False,
+        ),
+        (
+            "deleted, work gone",
+            FakeWorks::default(),
+            deleting(input(|_| {}), "2026-11-26T11:59:00Z"),
+            3,
+            False,
+        ),
+        (
+            "deleted, deletion requested",
+            FakeWorks::with([np(2, Some(ready_status(3)))]),
+            deleting(input(|_| {}), "2026-11-26T11:59:00Z"),
+            3,
+            False,
+        ),
+    ];
+    for (row, fake, input, generation, want) in cases {
+        let report = pulse(&fake, input).await;
+        assert_eq!(report.observed_generation, Some(generation), "{row}");
+        let available = report.condition("Available").unwrap();
+        assert_eq!(available.status, want, "{row}: {}", available.message);
+    }
+    // Could not observe: Unknown (the API keeps its last conclusion).
+    let fake = FakeWorks::default();
+    fake.get_failures
+        .lock()
+        .unwrap()
+        .push_back(WorkError::Unauthenticated {
+            message: "401 Unauthorized".into(),
+        });
+    let report = pulse(&fake, input(|_| {})).await;
+    assert_eq!(report.observed_generation, Some(2));
+    assert_eq!(report.condition("Available").unwrap().status, Unknown);
 }
