@@ -123,8 +123,8 @@ pub struct ObjectDeletion {
 }
 
 impl ObjectDeletion {
-    /// Reads the deletion timestamp (a string) and the finalizers (an array of strings, or a
-    /// string holding that JSON) fed back for `manifest`.
+    /// Reads the deletion timestamp (a string) and the finalizers (an array of strings, a string
+    /// holding that JSON, or one finalizer as a string: the hub's first) fed back for `manifest`.
     pub fn from_manifest(manifest: Option<&ManifestStatus>) -> ObjectDeletion {
         let Some(manifest) = manifest else {
             return ObjectDeletion::default();
@@ -136,7 +136,12 @@ impl ObjectDeletion {
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
         let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
-            Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).unwrap_or(Value::Null),
+            // A string holding the list's JSON, or (the hub's `.metadata.finalizers[*]`) one finalizer.
+            Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
+                Ok(list @ Value::Array(_)) => list,
+                _ if raw.is_empty() => Value::Null,
+                _ => Value::Array(vec![Value::String(raw.clone())]),
+            },
             Some(other) => other.clone(),
             None => Value::Null,
         };

@@ -148,6 +148,45 @@ pub fn manifest_work(
     })
 }
 
+/// JSONPath of the hub's `finalizers` value: `[*]` rather than the whole list, which the hub's
+/// agent refuses without its `RawFeedbackJsonString` gate (a list is not a scalar). It gives the
+/// first finalizer (gate off) or all of them (gate on; a list, or one string when there is one).
+pub const HUB_FINALIZERS_PATH: &str = ".metadata.finalizers[*]";
+
+/// Makes `work` (built by [`manifest_work`]) one a standard OCM hub can feed back: the feedback
+/// rule of each [`Delivery::Owned`] manifest (the one with the [`STATUS_FEEDBACK_NAME`] value)
+/// asks for the scalars of `status` instead of the whole `.status`
+/// ([`super::scalar_feedback`]), the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
+/// timestamp. The hub backend rebuilds the `status` value from them on read.
+pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::ScalarStatus) {
+    let Some(configs) = work
+        .pointer_mut("/spec/manifestConfigs")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for config in configs {
+        let Some(rules) = config
+            .get_mut("feedbackRules")
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for rule in rules {
+            let whole_status = rule["jsonPaths"]
+                .as_array()
+                .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
+            if !whole_status {
+                continue;
+            }
+            let mut paths = status.json_paths();
+            paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
+            paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
+            rule["jsonPaths"] = Value::Array(paths);
+        }
+    }
+}
+
 /// A Namespace object, for a [`Delivery::Shared`] manifest.
 pub fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
