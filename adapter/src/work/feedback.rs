@@ -164,3 +164,39 @@ impl ObjectDeletion {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn with_finalizers(value: Value) -> ManifestStatus {
+        ManifestStatus {
+            values: [(FINALIZERS_FEEDBACK_NAME.to_owned(), value)]
+                .into_iter()
+                .collect(),
+            ..ManifestStatus::default()
+        }
+    }
+
+    #[test]
+    fn finalizers_are_read_as_a_list_its_json_or_the_hubs_first_one() {
+        let read = |v: Value| ObjectDeletion::from_manifest(Some(&with_finalizers(v))).finalizers;
+        let both = [
+            "hypershift.openshift.io/finalizer",
+            "hypershift.io/gcp-oidc-discovery",
+        ];
+        assert_eq!(read(json!(both)), both);
+        assert_eq!(read(json!(json!(both).to_string())), both);
+        assert_eq!(
+            read(json!("hypershift.openshift.io/finalizer")),
+            ["hypershift.openshift.io/finalizer"],
+            "the hub's `.metadata.finalizers[*]`: one string"
+        );
+        assert!(read(json!("")).is_empty());
+        assert!(ObjectDeletion::from_manifest(None).finalizers.is_empty());
+    }
+}

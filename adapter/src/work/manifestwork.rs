@@ -418,4 +418,68 @@ mod tests {
         assert_eq!(g("x"), None);
         assert_eq!(work_generation([("other", "3")]), None);
     }
+
+    #[test]
+    fn scalar_feedback_replaces_only_the_whole_status_rule() {
+        use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
+        const SPEC: ScalarStatus = ScalarStatus {
+            conditions: &["Available"],
+            values: &[StatusValue::Field {
+                path: "replicas",
+                kind: ValueKind::Integer,
+            }],
+        };
+        let shared = WorkManifest {
+            object: namespace("clusters"),
+            identifier: ResourceIdentifier {
+                group: String::new(),
+                resource: "namespaces".into(),
+                namespace: String::new(),
+                name: "clusters".into(),
+            },
+            delivery: Delivery::Shared,
+        };
+        let mut work = manifest_work(
+            "w",
+            "mgmt-1",
+            &owner("nodepool"),
+            Some(1),
+            vec![shared, owned("a")],
+        );
+        let before = work.clone();
+        use_scalar_feedback(&mut work, &SPEC);
+        assert_eq!(
+            work["spec"]["manifestConfigs"][0], before["spec"]["manifestConfigs"][0],
+            "a CreateOnly manifest has no feedback"
+        );
+        let paths = &work["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"];
+        let pairs: Vec<(&str, &str)> = paths
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap(), p["path"].as_str().unwrap()))
+            .collect();
+        assert_eq!(pairs.len(), 5 + 1 + 2);
+        assert_eq!(
+            pairs[0],
+            (
+                "status.conditions[type=Available].status",
+                ".status.conditions[?(@.type==\"Available\")].status"
+            )
+        );
+        assert_eq!(pairs[5], ("status.replicas", ".status.replicas"));
+        assert_eq!(pairs[6], (FINALIZERS_FEEDBACK_NAME, HUB_FINALIZERS_PATH));
+        assert_eq!(
+            pairs[7],
+            (
+                DELETION_TIMESTAMP_FEEDBACK_NAME,
+                ".metadata.deletionTimestamp"
+            )
+        );
+        assert!(
+            !pairs.iter().any(|(name, _)| *name == STATUS_FEEDBACK_NAME),
+            "no whole status on a hub"
+        );
+        assert_eq!(work["spec"]["workload"], before["spec"]["workload"]);
+    }
 }

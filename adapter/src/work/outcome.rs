@@ -350,7 +350,7 @@ pub fn invalid_feedback(
     error: &FeedbackError,
 ) -> Conditions {
     let message = format!(
-        "Cannot read the {} status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
+        "Cannot read the {} status fed back through ManifestWork {} on {}: {error}. Check the work's feedback rules (Maestro: `status` <- JSONPath `.status`, with the work agent's raw JSON feedback; an OCM hub: one scalar per status field, `status.…` <- `.status.…`) and the work agent's version",
         object.kind, work.name, work.consumer
     );
     [
