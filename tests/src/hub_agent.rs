@@ -204,6 +204,66 @@ pub fn hub_status(bundle_status: &Value) -> Value {
 mod tests {
     use super::*;
 
+    fn agent_status(rules: Value) -> (Value, Value) {
+        let work = json!({"spec": {
+            "workload": {"manifests": [{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+                                        "metadata": {"name": "prod-eu-1", "namespace": "clusters"}}]},
+            "manifestConfigs": [{"resourceIdentifier": {"group": "hypershift.openshift.io", "resource": "hostedclusters",
+                                                        "namespace": "clusters", "name": "prod-eu-1"},
+                                 "feedbackRules": rules}],
+        }});
+        let whole = json!({"conditions": [{"type": "Available", "status": "True"}]});
+        let mut status = json!({"conditions": [], "resourceStatus": {"manifests": [{
+            "resourceMeta": {"group": "hypershift.openshift.io", "kind": "HostedCluster", "resource": "hostedclusters",
+                             "namespace": "clusters", "name": "prod-eu-1"},
+            "statusFeedback": {"values": [
+                {"name": WHOLE_STATUS, "fieldValue": {"type": "JsonRaw", "jsonRaw": whole.to_string()}},
+                {"name": WHOLE_METADATA, "fieldValue": {"type": "JsonRaw",
+                    "jsonRaw": r#"{"name":"prod-eu-1","finalizers":["hypershift.openshift.io/finalizer"]}"#}},
+            ]},
+            "conditions": [{"type": "StatusFeedbackSynced", "status": "True", "reason": "StatusFeedbackSynced", "message": ""}],
+        }]}});
+        agent_feedback(&work, &mut status);
+        let entry = status["resourceStatus"]["manifests"][0].clone();
+        (
+            entry["statusFeedback"].clone(),
+            entry["conditions"][0].clone(),
+        )
+    }
+
+    #[test]
+    fn the_hub_agent_feeds_back_by_the_works_own_rules() {
+        let (feedback, synced) = agent_status(json!([{"type": "JSONPaths", "jsonPaths": [
+            {"name": "status.conditions[type=Available].status", "path": ".status.conditions[?(@.type==\"Available\")].status"},
+            {"name": "finalizers", "path": ".metadata.finalizers[*]"},
+        ]}]));
+        assert_eq!(
+            feedback,
+            json!({"values": [
+                {"name": "status.conditions[type=Available].status", "fieldValue": {"type": "String", "string": "True"}},
+                {"name": "finalizers", "fieldValue": {"type": "String", "string": "hypershift.openshift.io/finalizer"}},
+            ]})
+        );
+        assert_eq!(synced["status"], "True");
+    }
+
+    #[test]
+    fn a_whole_status_rule_fails_the_sync_on_the_hub() {
+        let (feedback, synced) = agent_status(json!([{"type": "JSONPaths", "jsonPaths": [
+            {"name": "status", "path": ".status"},
+        ]}]));
+        assert_eq!(feedback, json!({}));
+        assert_eq!(synced["status"], "False");
+        assert_eq!(synced["reason"], "StatusFeedbackSyncFailed");
+        assert!(
+            synced["message"]
+                .as_str()
+                .unwrap()
+                .contains("the type map[string]interface {} of the value for status is not found"),
+            "{synced}"
+        );
+    }
+
     #[test]
     fn the_manifest_entries_move_under_resource_status_manifests() {
         let entry = json!({"resourceMeta": {"kind": "HostedCluster"}, "statusFeedback": {}, "conditions": []});
