@@ -17,6 +17,7 @@ pub mod kubelet;
 pub mod local_pulse;
 pub mod maestro;
 pub mod nodepool;
+pub mod ocm_feedback;
 // Test support only: a panic on a malformed fixture is a failed test.
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod openapi;

@@ -572,6 +572,20 @@ async fn hub_backend_creates_the_work_then_reads_its_feedback() {
             ]
         }]}
     });
+    // What the hub's agent feeds back for the work's own rules: scalars, no whole status.
+    let mut status = work["status"].take();
+    testbed::hub_agent::agent_feedback(&work, &mut status);
+    let names: Vec<&str> = status["resourceStatus"]["manifests"][0]["statusFeedback"]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"status.conditions[type=Available].status") && !names.contains(&"status"),
+        "{names:?}"
+    );
+    work["status"] = status;
     server.put_object(WORKS, Some(CONSUMER), work);
     let third = pod.run(&env).await;
     third.assert_written();
@@ -732,8 +746,46 @@ async fn hub_backend_retries_a_503_and_reports_a_rejected_token() {
     std::fs::write(&kubeconfig, text.replace(server.token(), "not-the-token")).unwrap();
     let pulse = pod.run(&env).await;
     pulse.assert_written();
-    assert_eq!(pulse.reasons(), error_row("MaestroAuthFailed"));
+    assert_eq!(pulse.reasons(), error_row("HubAuthFailed"));
+    let message = pulse.message("Applied");
+    assert!(
+        message.contains(&format!("KUBECONFIG={}", kubeconfig.display()))
+            && message.contains("on hub http")
+            && message.contains("401")
+            && !message.contains("Maestro"),
+        "the hub, in its own words: {message}"
+    );
     assert!(!pulse.logs.contains("not-the-token"), "token in logs");
+}
+
+/// The hub backend's failures in its own words: an unreachable hub is `HubUnavailable` naming
+/// the kubeconfig and the API server, never Maestro's words. (Every hub reason: the nodepool
+/// unit tests, `the_hub_backend_fails_in_its_own_words`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_hub_is_hub_unavailable_naming_the_hub() {
+    let server = ApiServer::start().await;
+    let pod = Pod::new();
+    let kubeconfig = server.write_kubeconfig(pod.dir.path());
+    let env = with(
+        pod.base_env(),
+        &[
+            ("WORK_BACKEND", "hub"),
+            ("KUBECONFIG", &kubeconfig.display().to_string()),
+            ("RETRY_BUDGET_SECONDS", "1"),
+        ],
+    );
+    let url = server.url();
+    server.shutdown();
+    let pulse = pod.run(&env).await;
+    pulse.assert_written();
+    assert_eq!(pulse.reasons(), error_row("HubUnavailable"));
+    let message = pulse.message("Applied");
+    assert!(
+        message.contains(&format!("on hub {url}"))
+            && message.contains(&format!("KUBECONFIG={}", kubeconfig.display()))
+            && !message.contains("Maestro"),
+        "{message}"
+    );
 }
 
 /// A Job pointed at the wrong endpoint gets a message naming the URL and what was expected, and
@@ -1019,10 +1071,12 @@ async fn hub_agent_truth_apply_failure_and_a_deleted_hosted_cluster() {
     );
     let name = format!("hostedcluster-{TRUTH_ID}");
     pod.run(&env).await.assert_written();
-    let set_status = |status: Value| {
+    let set_status = |mut status: Value| {
         let mut work = server
             .object(WORKS, "manifestworks", Some(CONSUMER), &name)
             .unwrap();
+        // Fed back as the hub's agent does it, by the work's own (scalar) rules.
+        testbed::hub_agent::agent_feedback(&work, &mut status);
         work["status"] = status;
         server.put_object(WORKS, Some(CONSUMER), work);
     };

@@ -26,6 +26,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hypershift_adapter::pulse::nodepool;
 use serde_json::{Value, json};
 use testbed::hub_agent::{HubAgent, WORKS};
 use testbed::ids::{CLUSTER_ID, LONGEST_CLUSTER_NAME, LONGEST_NODEPOOL_NAME, NODEPOOL_ID};
@@ -638,7 +639,19 @@ async fn waits_for_the_control_plane_then_creates(backend: Backend) {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(rules, ["status", "finalizers", "deletionTimestamp"]);
+    match backend {
+        Backend::Maestro => assert_eq!(rules, ["status", "finalizers", "deletionTimestamp"]),
+        // A standard hub carries scalars only: one rule per value the adapter reads.
+        Backend::Hub => {
+            let mut want: Vec<String> = nodepool::SCALAR_STATUS
+                .all()
+                .iter()
+                .map(|v| v.name())
+                .collect();
+            want.extend(["finalizers".to_owned(), "deletionTimestamp".to_owned()]);
+            assert_eq!(rules, want);
+        }
+    }
     assert_eq!(config["updateStrategy"]["type"], "ServerSideApply");
 
     // The agent has not reported on it yet: one read, nothing sent.
@@ -965,7 +978,15 @@ async fn what_the_agent_reports(backend: Backend) {
     assert!(agent.fail_feedback_sync(&np_work(), None));
     assert_conditions(&bed.nodepool(&first).await, &READY);
 
-    assert!(agent.set_feedback_raw(&np_work(), r#"{"replicas": "three", "conditions": ["#));
+    match backend {
+        Backend::Maestro => {
+            assert!(agent.set_feedback_raw(&np_work(), r#"{"replicas": "three", "conditions": ["#));
+        }
+        // A hub's agent sends scalars, never malformed JSON: a value of the wrong type it can.
+        Backend::Hub => {
+            assert!(agent.set_feedback(&np_work(), &json!({"replicas": "three"})));
+        }
+    }
     let invalid = bed.nodepool(&first).await;
     assert_conditions(
         &invalid,
@@ -1189,9 +1210,18 @@ async fn generation_bumps_update_the_work(backend: Backend) {
         &["rolling out a version update", "Target version: 4.17.0"],
     );
     assert_observed_generation(&pulse, 4);
+    // A hub feeds back the first `nodesInfo.nodeVersions` entry only (README, "Status feedback
+    // on a hub").
+    let ready_nodes = match backend {
+        Backend::Maestro => 5,
+        Backend::Hub => 3,
+    };
     assert_data(
         &pulse,
-        &[("version", json!(older)), ("ready_nodes", json!(5))],
+        &[
+            ("version", json!(older)),
+            ("ready_nodes", json!(ready_nodes)),
+        ],
     );
     bed.node_pool(
         &autoscaling

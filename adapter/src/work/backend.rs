@@ -74,7 +74,8 @@ pub struct WorkArgs {
 
     /// How long transient backend failures are retried (backoff 1 s → 60 s) before reporting
     /// `MaestroUnavailable`: seconds (`120`) or a duration (`2m`). Keep it below the Job's
-    /// `activeDeadlineSeconds` minus the status-reporter's margin.
+    /// `activeDeadlineSeconds` minus the status-reporter's margin (`HubUnavailable` with
+    /// `--backend hub`).
     #[arg(long, env = "RETRY_BUDGET_SECONDS", default_value = "120", value_parser = parse_budget)]
     pub retry_budget: Duration,
 
@@ -149,6 +150,19 @@ impl WorkArgs {
                 self.maestro_grpc_url.as_deref().unwrap_or_default(),
             )
         })
+    }
+
+    /// The backend as failure reports name it.
+    pub fn backend_ref(&self) -> super::outcome::BackendRef<'_> {
+        match self.backend {
+            Backend::Maestro => super::outcome::BackendRef::Maestro {
+                api: self.maestro_api_url.as_deref().unwrap_or_default(),
+                grpc: self.maestro_grpc_url.as_deref().unwrap_or_default(),
+            },
+            Backend::Hub => super::outcome::BackendRef::Hub {
+                kubeconfig: self.kubeconfig.as_deref(),
+            },
+        }
     }
 
     /// The Maestro client's settings; one call never outlives the retry budget by much.

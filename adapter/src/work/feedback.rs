@@ -123,8 +123,8 @@ pub struct ObjectDeletion {
 }
 
 impl ObjectDeletion {
-    /// Reads the deletion timestamp (a string) and the finalizers (an array of strings, or a
-    /// string holding that JSON) fed back for `manifest`.
+    /// Reads the deletion timestamp (a string) and the finalizers (an array of strings, a string
+    /// holding that JSON, or one finalizer as a string: the hub's first) fed back for `manifest`.
     pub fn from_manifest(manifest: Option<&ManifestStatus>) -> ObjectDeletion {
         let Some(manifest) = manifest else {
             return ObjectDeletion::default();
@@ -136,7 +136,12 @@ impl ObjectDeletion {
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
         let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
-            Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).unwrap_or(Value::Null),
+            // A string holding the list's JSON, or (the hub's `.metadata.finalizers[*]`) one finalizer.
+            Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
+                Ok(list @ Value::Array(_)) => list,
+                _ if raw.is_empty() => Value::Null,
+                _ => Value::Array(vec![Value::String(raw.clone())]),
+            },
             Some(other) => other.clone(),
             None => Value::Null,
         };
@@ -157,5 +162,41 @@ impl ObjectDeletion {
             finalizers,
             gone,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn with_finalizers(value: Value) -> ManifestStatus {
+        ManifestStatus {
+            values: [(FINALIZERS_FEEDBACK_NAME.to_owned(), value)]
+                .into_iter()
+                .collect(),
+            ..ManifestStatus::default()
+        }
+    }
+
+    #[test]
+    fn finalizers_are_read_as_a_list_its_json_or_the_hubs_first_one() {
+        let read = |v: Value| ObjectDeletion::from_manifest(Some(&with_finalizers(v))).finalizers;
+        let both = [
+            "hypershift.openshift.io/finalizer",
+            "hypershift.io/gcp-oidc-discovery",
+        ];
+        assert_eq!(read(json!(both)), both);
+        assert_eq!(read(json!(json!(both).to_string())), both);
+        assert_eq!(
+            read(json!("hypershift.openshift.io/finalizer")),
+            ["hypershift.openshift.io/finalizer"],
+            "the hub's `.metadata.finalizers[*]`: one string"
+        );
+        assert!(read(json!("")).is_empty());
+        assert!(ObjectDeletion::from_manifest(None).finalizers.is_empty());
     }
 }

@@ -16,7 +16,9 @@ use serde::Deserialize;
 
 use crate::kubeconfig::error_chain;
 use crate::work::maestro::bundle::ManifestWorkStatus;
-use crate::work::{ExistingWork, WorkClient, WorkError};
+use crate::work::manifestwork::STATUS_FEEDBACK_NAME;
+use crate::work::scalar_feedback;
+use crate::work::{ExistingWork, ManifestStatus, WorkClient, WorkError};
 
 /// Group, version, kind and plural of ManifestWork.
 pub const GROUP: &str = "work.open-cluster-management.io";
@@ -34,6 +36,8 @@ pub struct HubWorkClient {
     client: kube::Client,
     consumer: String,
     timeout: Duration,
+    /// The hub API server's URL, when known (named in every error message).
+    server: Option<String>,
 }
 
 impl std::fmt::Debug for HubWorkClient {
@@ -58,6 +62,15 @@ impl HubWorkClient {
             client,
             consumer: consumer.to_owned(),
             timeout,
+            server: None,
+        }
+    }
+
+    /// `what` and the hub it was sent to: `GET manifestwork ns/name on hub https://…`.
+    fn on_hub(&self, what: String) -> String {
+        match &self.server {
+            Some(server) => format!("{what} on hub {server}"),
+            None => what,
         }
     }
 
@@ -77,8 +90,11 @@ impl HubWorkClient {
             .await
             .map_err(config_error)?;
         crate::kubeconfig::tune(&mut config, timeout);
+        let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config).map_err(|e| config_error(error_chain(&e)))?;
-        Ok(Self::new(client, consumer, timeout))
+        let mut hub = Self::new(client, consumer, timeout);
+        hub.server = Some(server.trim_end_matches('/').to_owned());
+        Ok(hub)
     }
 
     async fn timed<T>(
@@ -106,7 +122,7 @@ impl HubWorkClient {
 
 impl WorkClient for HubWorkClient {
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
-        let what = format!("GET manifestwork {}/{name}", self.consumer);
+        let what = self.on_hub(format!("GET manifestwork {}/{name}", self.consumer));
         let object = self
             .timed(&what, self.api.get_opt(name))
             .await
@@ -131,11 +147,11 @@ impl WorkClient for HubWorkClient {
                 });
             }
         }
-        let what = format!(
+        let what = self.on_hub(format!(
             "POST manifestwork {}/{}",
             self.consumer,
             object.metadata.name.as_deref().unwrap_or("")
-        );
+        ));
         match self
             .timed(&what, self.api.create(&PostParams::default(), &object))
             .await
@@ -173,7 +189,7 @@ impl WorkClient for HubWorkClient {
                 message: "the work has no metadata.name".to_owned(),
             })?;
         let patch = update_patch(work, current)?;
-        let what = format!("PATCH manifestwork {}/{name}", self.consumer);
+        let what = self.on_hub(format!("PATCH manifestwork {}/{name}", self.consumer));
         let body = serde_json::to_vec(&patch).map_err(|e| WorkError::Invalid {
             message: format!("{what}: {e}"),
         })?;
@@ -196,7 +212,7 @@ impl WorkClient for HubWorkClient {
     /// DELETE; 404 → `NotFound`. An object with finalizers stays, with `deletionTimestamp`, until they
     /// are removed; a second DELETE of it answers 200 again.
     async fn delete(&self, name: &str) -> Result<(), WorkError> {
-        let what = format!("DELETE manifestwork {}/{name}", self.consumer);
+        let what = self.on_hub(format!("DELETE manifestwork {}/{name}", self.consumer));
         self.timed(&what, self.api.delete(name, &DeleteParams::default()))
             .await
             .map(drop)
@@ -313,7 +329,11 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
         labels: map(&meta.labels),
         annotations: map(&meta.annotations),
         source: None,
-        manifests: status.manifests()?,
+        manifests: status
+            .manifests()?
+            .into_iter()
+            .map(with_rebuilt_status)
+            .collect(),
         conditions: status
             .conditions
             .iter()
@@ -330,6 +350,21 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
             .unwrap_or_default(),
         resource_version: meta.resource_version.clone(),
     })
+}
+
+/// A manifest's scalar status values ([`crate::work::manifestwork::use_scalar_feedback`]) put
+/// together again as its [`STATUS_FEEDBACK_NAME`] value, the shape the Maestro backend delivers. A
+/// whole-status value (a work built with the `.status` rule, read by an agent with raw JSON
+/// feedback) is kept as it is.
+fn with_rebuilt_status(mut manifest: ManifestStatus) -> ManifestStatus {
+    if !manifest.values.contains_key(STATUS_FEEDBACK_NAME)
+        && let Some(status) = scalar_feedback::rebuild(&manifest.values)
+    {
+        manifest
+            .values
+            .insert(STATUS_FEEDBACK_NAME.to_owned(), status);
+    }
+    manifest
 }
 
 #[cfg(test)]

@@ -148,6 +148,45 @@ pub fn manifest_work(
     })
 }
 
+/// JSONPath of the hub's `finalizers` value: `[*]` rather than the whole list, which the hub's
+/// agent refuses without its `RawFeedbackJsonString` gate (a list is not a scalar). It gives the
+/// first finalizer (gate off) or all of them (gate on; a list, or one string when there is one).
+pub const HUB_FINALIZERS_PATH: &str = ".metadata.finalizers[*]";
+
+/// Makes `work` (built by [`manifest_work`]) one a standard OCM hub can feed back: the feedback
+/// rule of each [`Delivery::Owned`] manifest (the one with the [`STATUS_FEEDBACK_NAME`] value)
+/// asks for the scalars of `status` instead of the whole `.status`
+/// ([`super::scalar_feedback`]), the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
+/// timestamp. The hub backend rebuilds the `status` value from them on read.
+pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::ScalarStatus) {
+    let Some(configs) = work
+        .pointer_mut("/spec/manifestConfigs")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for config in configs {
+        let Some(rules) = config
+            .get_mut("feedbackRules")
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for rule in rules {
+            let whole_status = rule["jsonPaths"]
+                .as_array()
+                .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
+            if !whole_status {
+                continue;
+            }
+            let mut paths = status.json_paths();
+            paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
+            paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
+            rule["jsonPaths"] = Value::Array(paths);
+        }
+    }
+}
+
 /// A Namespace object, for a [`Delivery::Shared`] manifest.
 pub fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
@@ -378,5 +417,69 @@ mod tests {
         assert_eq!(g("0"), None);
         assert_eq!(g("x"), None);
         assert_eq!(work_generation([("other", "3")]), None);
+    }
+
+    #[test]
+    fn scalar_feedback_replaces_only_the_whole_status_rule() {
+        use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
+        const SPEC: ScalarStatus = ScalarStatus {
+            conditions: &["Available"],
+            values: &[StatusValue::Field {
+                path: "replicas",
+                kind: ValueKind::Integer,
+            }],
+        };
+        let shared = WorkManifest {
+            object: namespace("clusters"),
+            identifier: ResourceIdentifier {
+                group: String::new(),
+                resource: "namespaces".into(),
+                namespace: String::new(),
+                name: "clusters".into(),
+            },
+            delivery: Delivery::Shared,
+        };
+        let mut work = manifest_work(
+            "w",
+            "mgmt-1",
+            &owner("nodepool"),
+            Some(1),
+            vec![shared, owned("a")],
+        );
+        let before = work.clone();
+        use_scalar_feedback(&mut work, &SPEC);
+        assert_eq!(
+            work["spec"]["manifestConfigs"][0], before["spec"]["manifestConfigs"][0],
+            "a CreateOnly manifest has no feedback"
+        );
+        let paths = &work["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"];
+        let pairs: Vec<(&str, &str)> = paths
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap(), p["path"].as_str().unwrap()))
+            .collect();
+        assert_eq!(pairs.len(), 5 + 1 + 2);
+        assert_eq!(
+            pairs[0],
+            (
+                "status.conditions[type=Available].status",
+                ".status.conditions[?(@.type==\"Available\")].status"
+            )
+        );
+        assert_eq!(pairs[5], ("status.replicas", ".status.replicas"));
+        assert_eq!(pairs[6], (FINALIZERS_FEEDBACK_NAME, HUB_FINALIZERS_PATH));
+        assert_eq!(
+            pairs[7],
+            (
+                DELETION_TIMESTAMP_FEEDBACK_NAME,
+                ".metadata.deletionTimestamp"
+            )
+        );
+        assert!(
+            !pairs.iter().any(|(name, _)| *name == STATUS_FEEDBACK_NAME),
+            "no whole status on a hub"
+        );
+        assert_eq!(work["spec"]["workload"], before["spec"]["workload"]);
     }
 }

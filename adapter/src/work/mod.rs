@@ -13,6 +13,7 @@ pub mod hub;
 pub mod maestro;
 pub mod manifestwork;
 pub mod outcome;
+pub mod scalar_feedback;
 pub mod sync;
 
 /// A ManifestWork backend. Generic use only (no `dyn`).

@@ -15,6 +15,16 @@
 //! | someone else's work | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
 //! | backend errors (unreachable, credentials, consumer, misconfigured, refused) | False `<reason>` | Unknown `<reason>` | False `<reason>` |
 //!
+//! Backend errors, per backend (`WORK_BACKEND`):
+//!
+//! | error | `maestro` | `hub` |
+//! |---|---|---|
+//! | unreachable after the retry budget (connection refused, timeouts, 408/429/5xx), or stopped first | `MaestroUnavailable` (names both URLs) | `HubUnavailable` (names the hub kubeconfig and the API server) |
+//! | credentials refused (401, TLS client auth) or not allowed (403) | `MaestroAuthFailed` | `HubAuthFailed` (names the kubeconfig and the grants needed) |
+//! | the consumer is unknown | `ConsumerNotFound` (no such Maestro consumer) | `HubNamespaceNotFound` (no namespace of that name on the hub: no such managed cluster) |
+//! | own settings unusable | `AdapterMisconfigured` | `AdapterMisconfigured` |
+//! | refused otherwise | `ManifestWorkFailed` (Maestro's words) | `ManifestWorkFailed` (the hub API server's words) |
+//!
 //! Available is `Unknown` only where the adapter could not observe the object (backend errors,
 //! feedback not synced or unreadable): the HyperFleet API discards such a report once the adapter
 //! has reported before (rule 13), so its conclusion stays what was last observed. A refusal
@@ -346,7 +356,7 @@ pub fn invalid_feedback(
     error: &FeedbackError,
 ) -> Conditions {
     let message = format!(
-        "Cannot read the {} status fed back through ManifestWork {} on {}: {error}. Check that the work's feedback rule is `status` <- JSONPath `.status` and that the work agent on the management cluster supports raw JSON feedback",
+        "Cannot read the {} status fed back through ManifestWork {} on {}: {error}. Check the work's feedback rules (Maestro: `status` <- JSONPath `.status`, with the work agent's raw JSON feedback; an OCM hub: one scalar per status field, `status.…` <- `.status.…`) and the work agent's version",
         object.kind, work.name, work.consumer
     );
     [
@@ -614,6 +624,79 @@ pub fn consumer_not_found(consumer: &str, kind: &str) -> Conditions {
     error_conditions("ConsumerNotFound", applied, other)
 }
 
+/// Reasons of the hub backend's failures (`WORK_BACKEND=hub`), in its own words; Maestro's are
+/// `MaestroUnavailable`, `MaestroAuthFailed`, `ConsumerNotFound`.
+pub const HUB_UNAVAILABLE: &str = "HubUnavailable";
+pub const HUB_AUTH_FAILED: &str = "HubAuthFailed";
+pub const HUB_NAMESPACE_NOT_FOUND: &str = "HubNamespaceNotFound";
+
+/// `the hub kubeconfig <path>` or `the in-cluster hub credentials`, for messages.
+fn hub_settings(kubeconfig: Option<&std::path::Path>) -> String {
+    match kubeconfig {
+        Some(path) => format!("the hub kubeconfig KUBECONFIG={}", path.display()),
+        None => "the adapter's default kubeconfig (~/.kube/config, else in-cluster)".to_owned(),
+    }
+}
+
+/// The OCM hub's API server could not be reached (connection refused, timeouts, 408/429/5xx)
+/// within the retry budget, or the adapter was stopped first.
+pub fn hub_unavailable(
+    consumer: &str,
+    kubeconfig: Option<&std::path::Path>,
+    detail: &str,
+) -> Conditions {
+    let applied = format!(
+        "The OCM hub's API server was unreachable for management cluster {consumer} after retries: {}. The next pulse retries; if it persists, check the hub API server that {} points at, and the network from the adapter namespace to it",
+        redact(detail),
+        hub_settings(kubeconfig)
+    );
+    let other = "Not checked: the OCM hub is unavailable (see Applied)".to_owned();
+    error_conditions(HUB_UNAVAILABLE, applied, other)
+}
+
+/// The OCM hub refused the adapter's credentials (401) or its identity may not manage the works
+/// (403); not retried.
+pub fn hub_auth_failed(
+    consumer: &str,
+    kubeconfig: Option<&std::path::Path>,
+    detail: &str,
+) -> Conditions {
+    let applied = format!(
+        "The OCM hub rejected the adapter's credentials or permissions: {}. Check the token or client certificate of {}, and that its identity may get, create, patch and delete manifestworks (work.open-cluster-management.io) in namespace {consumer} on the hub; retrying will not help until that is fixed",
+        redact(detail),
+        hub_settings(kubeconfig)
+    );
+    let other = "Not checked: the OCM hub refused the adapter (see Applied)".to_owned();
+    error_conditions(HUB_AUTH_FAILED, applied, other)
+}
+
+/// The hub has no namespace named after the consumer: no managed cluster of that name is
+/// registered (the hub gives each one a namespace of its name for its ManifestWorks).
+pub fn hub_namespace_not_found(
+    consumer: &str,
+    kubeconfig: Option<&std::path::Path>,
+    kind: &str,
+) -> Conditions {
+    let applied = format!(
+        "The OCM hub ({}) has no namespace {consumer:?}, so the {kind} cannot be placed. MANAGEMENT_CLUSTER_CONSUMER must name a managed cluster registered with the hub (its ManifestWorks live in the namespace of its name); check the name, or register the management cluster with the hub",
+        hub_settings(kubeconfig)
+    );
+    let other = format!(
+        "Not checked: management cluster {consumer:?} is not registered with the OCM hub (see Applied)"
+    );
+    error_conditions(HUB_NAMESPACE_NOT_FOUND, applied, other)
+}
+
+/// The hub refused a work request for a reason retrying will not fix.
+pub fn hub_work_failed(consumer: &str, detail: &str) -> Conditions {
+    let applied = format!(
+        "The ManifestWork for management cluster {consumer} could not be read or written on the OCM hub: {}. Check the adapter's logs and the hub API server's answer quoted here (the ManifestWork CRD installed, admission webhooks)",
+        redact(detail)
+    );
+    let other = "Not checked: the ManifestWork request failed (see Applied)".to_owned();
+    error_conditions("ManifestWorkFailed", applied, other)
+}
+
 /// The work backend rejected the request for a reason that retrying will not fix (invalid work,
 /// unexpected answer, server-side error that is not transient).
 pub fn work_failed(consumer: &str, detail: &str) -> Conditions {
@@ -658,15 +741,41 @@ pub fn error_conditions(reason: &str, applied: String, other: String) -> Conditi
     ]
 }
 
-/// The settings a failure report names (the URLs, when the backend is Maestro).
+/// The backend a failure report names, with the settings a person checks.
+#[derive(Debug, Clone, Copy)]
+pub enum BackendRef<'a> {
+    /// `MAESTRO_API_URL`, `MAESTRO_GRPC_URL`.
+    Maestro { api: &'a str, grpc: &'a str },
+    /// The hub's `KUBECONFIG`, when given.
+    Hub {
+        kubeconfig: Option<&'a std::path::Path>,
+    },
+}
+
+/// The settings a failure report names (the backend and how it is reached).
 #[derive(Debug, Clone, Copy)]
 pub struct FailureContext<'a> {
     pub work: WorkRef<'a>,
     pub object_kind: &'static str,
     pub retry_budget: std::time::Duration,
-    /// `(MAESTRO_API_URL, MAESTRO_GRPC_URL)` with the Maestro backend.
-    pub maestro_urls: Option<(&'a str, &'a str)>,
+    pub backend: BackendRef<'a>,
     pub log: super::sync::LogContext<'a>,
+}
+
+impl FailureContext<'_> {
+    /// The backend is unreachable: `MaestroUnavailable` or `HubUnavailable`, `detail` quoted.
+    fn unavailable(&self, detail: &str) -> (&'static str, Conditions) {
+        let consumer = self.work.consumer;
+        match self.backend {
+            BackendRef::Maestro { .. } => {
+                ("MaestroUnavailable", maestro_unavailable(consumer, detail))
+            }
+            BackendRef::Hub { kubeconfig } => (
+                HUB_UNAVAILABLE,
+                hub_unavailable(consumer, kubeconfig, detail),
+            ),
+        }
+    }
 }
 
 /// The conditions when the backend did not answer usefully (retry budget spent, SIGTERM, or a
@@ -681,35 +790,37 @@ pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
             attempts,
             elapsed,
         } => {
-            tracing::warn!(cluster_id, nodepool_id, generation, consumer, decision = "MaestroUnavailable", attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
             let mut detail = format!(
                 "{error} ({attempts} attempts over {:.1} s, retry budget {} s)",
                 elapsed.as_secs_f64(),
                 ctx.retry_budget.as_secs()
             );
-            if let Some((api, grpc)) = ctx.maestro_urls {
+            if let BackendRef::Maestro { api, grpc } = ctx.backend {
                 detail.push_str(&format!(
                     "; MAESTRO_API_URL {api}, MAESTRO_GRPC_URL {grpc} (a server with TLS needs https://)"
                 ));
             }
-            maestro_unavailable(consumer, &detail)
+            let (decision, conditions) = ctx.unavailable(&detail);
+            tracing::warn!(cluster_id, nodepool_id, generation, consumer, decision, attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
+            conditions
         }
         Failure::Interrupted { last } => {
-            tracing::warn!(
-                cluster_id,
-                nodepool_id,
-                generation,
-                consumer,
-                decision = "MaestroUnavailable",
-                "stopped (SIGTERM) before the backend answered"
-            );
             let detail = match last {
                 Some(e) => format!(
                     "the adapter was stopped before the work backend answered; last error: {e}"
                 ),
                 None => "the adapter was stopped before the work backend answered".to_owned(),
             };
-            maestro_unavailable(consumer, &detail)
+            let (decision, conditions) = ctx.unavailable(&detail);
+            tracing::warn!(
+                cluster_id,
+                nodepool_id,
+                generation,
+                consumer,
+                decision,
+                "stopped (SIGTERM) before the backend answered"
+            );
+            conditions
         }
         Failure::Permanent(error) => {
             let (decision, conditions) = for_error(ctx, &error);
@@ -721,14 +832,28 @@ pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
 
 fn for_error(ctx: &FailureContext<'_>, error: &WorkError) -> (&'static str, Conditions) {
     let consumer = ctx.work.consumer;
+    let hub = match ctx.backend {
+        BackendRef::Hub { kubeconfig } => Some(kubeconfig),
+        BackendRef::Maestro { .. } => None,
+    };
     match error {
-        WorkError::Unauthenticated { .. } | WorkError::Forbidden { .. } => {
-            ("MaestroAuthFailed", maestro_auth_failed(&error.to_string()))
-        }
-        WorkError::ConsumerNotFound { .. } => (
-            "ConsumerNotFound",
-            consumer_not_found(consumer, ctx.object_kind),
-        ),
+        WorkError::Unauthenticated { .. } | WorkError::Forbidden { .. } => match hub {
+            Some(kubeconfig) => (
+                HUB_AUTH_FAILED,
+                hub_auth_failed(consumer, kubeconfig, &error.to_string()),
+            ),
+            None => ("MaestroAuthFailed", maestro_auth_failed(&error.to_string())),
+        },
+        WorkError::ConsumerNotFound { .. } => match hub {
+            Some(kubeconfig) => (
+                HUB_NAMESPACE_NOT_FOUND,
+                hub_namespace_not_found(consumer, kubeconfig, ctx.object_kind),
+            ),
+            None => (
+                "ConsumerNotFound",
+                consumer_not_found(consumer, ctx.object_kind),
+            ),
+        },
         WorkError::MalformedFeedback {
             manifest,
             feedback,
@@ -767,7 +892,10 @@ fn for_error(ctx: &FailureContext<'_>, error: &WorkError) -> (&'static str, Cond
         | WorkError::Protocol { .. }
         | WorkError::Internal { .. } => (
             "ManifestWorkFailed",
-            work_failed(consumer, &error.to_string()),
+            match hub {
+                Some(_) => hub_work_failed(consumer, &error.to_string()),
+                None => work_failed(consumer, &error.to_string()),
+            },
         ),
     }
 }

@@ -104,6 +104,35 @@ pub const REFUSED: [&str; 7] = [
     types::UPDATE_MANAGEMENT_ENABLED,
 ];
 
+/// Every NodePool condition type `hypershift-api.md` §4.2 documents for GCP and None NodePools, in
+/// its order: what a hub without raw JSON feedback feeds back of the conditions (each one's status,
+/// reason, message, observedGeneration and lastTransitionTime, by type). A condition this module
+/// reads must be listed here, or the hub backend never sees it (a test checks the types named in
+/// this file).
+pub const FED_BACK_CONDITIONS: &[&str] = &[
+    "Ready",
+    "AllMachinesReady",
+    "AllNodesHealthy",
+    "ValidGeneratedPayload",
+    "ReachedIgnitionEndpoint",
+    "ValidReleaseImage",
+    "ValidMachineConfig",
+    "ValidTuningConfig",
+    "ValidPlatformImage",
+    "ValidPlatformConfig",
+    "ValidArchPlatform",
+    "IgnitionEndpointAvailable",
+    "SupportedVersionSkew",
+    "UpdateManagementEnabled",
+    "AutoscalingEnabled",
+    "AutorepairEnabled",
+    "UpdatingVersion",
+    "UpdatingConfig",
+    "UpdatingPlatformMachineTemplate",
+    "ReconciliationActive",
+    "ClusterNetworkCIDRConflict",
+];
+
 /// The subset of NodePool `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct NodePoolStatus {
@@ -509,6 +538,65 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     no_issues("No NodePool problem reported")
+}
+
+#[cfg(test)]
+mod fed_back_tests {
+    use super::FED_BACK_CONDITIONS;
+
+    /// The condition types this file reads: the literal after `condition("`, `is("` and
+    /// `is_true("`, every literal of a `const …: [&str; N]` list, and the first literal of a tuple
+    /// line `("Type", …)`.
+    fn read_here(source: &str) -> Vec<String> {
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = code
+            .split("pub const FED_BACK_CONDITIONS")
+            .collect::<Vec<_>>();
+        let code = format!(
+            "{}{}",
+            code[0],
+            code.get(1)
+                .and_then(|rest| rest.split_once("];"))
+                .map_or("", |(_, after)| after)
+        );
+        let mut found = Vec::new();
+        let literal = |after: &str| after.split('"').next().unwrap_or_default().to_owned();
+        for call in ["condition(\"", ".is(\"", "is_true(\""] {
+            found.extend(code.split(call).skip(1).map(literal));
+        }
+        for list in code.split(": [&str; ").skip(1) {
+            let body = list.split("];").next().unwrap_or_default();
+            found.extend(body.split('"').skip(1).step_by(2).map(str::to_owned));
+        }
+        for line in code.lines() {
+            if let Some(after) = line.trim_start().strip_prefix("(\"") {
+                found.push(literal(after));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_condition_type_constant_is_fed_back_by_the_hub() {
+        for type_ in super::types::ALL {
+            assert!(
+                FED_BACK_CONDITIONS.contains(&type_),
+                "{type_} is read (types::ALL) but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
+            );
+        }
+    }
+
+    #[test]
+    fn every_condition_read_here_is_fed_back_by_the_hub() {
+        let read = read_here(include_str!("status.rs"));
+        assert!(read.len() >= 8, "{read:?}");
+        for type_ in &read {
+            assert!(
+                FED_BACK_CONDITIONS.contains(&type_.as_str()),
+                "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
+            );
+        }
+    }
 }
 
 #[cfg(test)]

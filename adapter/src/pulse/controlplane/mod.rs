@@ -31,7 +31,8 @@
 //! 3. A cluster with `deleted_time`: never create or update; see [`deletion`] (the stages, the
 //!    fourth condition `Finalized`, `observed_generation` = the pulse's generation).
 //! 4. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
-//!    SIGTERM), [`report_maestro_auth_failed`] (401/403, also for the hub backend),
+//!    SIGTERM), [`report_maestro_auth_failed`] (401/403; the hub backend reports these rows in its
+//!    own words, see [`outcome`](crate::work::outcome)),
 //!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
 //!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
 //!    (anything else). An unreadable cluster → [`report_cluster_unavailable`].
@@ -72,6 +73,9 @@
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
+//! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
+//! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
 //! | cluster input unreadable (file, HyperFleet API) | False `ClusterSpecUnavailable` | Unknown `ClusterSpecUnavailable` | False `ClusterSpecUnavailable` |
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
@@ -112,10 +116,12 @@ use crate::hypershift::hostedcluster::status::{self as hc_status, HostedClusterS
 use crate::hypershift::immutable::ImmutableChange;
 use crate::message::{Conditions, cond, no_issues};
 use crate::work::ExistingWork;
+use crate::work::backend::Backend;
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed};
+use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
 pub mod deletion;
@@ -207,6 +213,61 @@ pub fn manifest_work(spec: &ClusterSpec, consumer: &str, generation: Option<i64>
         generation,
         manifests,
     )
+}
+
+/// What the hub backend feeds back of a HostedCluster's status, as scalars a standard OCM hub
+/// carries ([`crate::work::scalar_feedback`]): every documented condition
+/// ([`FED_BACK_CONDITIONS`](crate::hypershift::hostedcluster::status::FED_BACK_CONDITIONS)), the
+/// API endpoint, the desired release and the newest `Completed` history entry.
+pub const SCALAR_STATUS: ScalarStatus = ScalarStatus {
+    conditions: hc_status::FED_BACK_CONDITIONS,
+    values: &[
+        StatusValue::Field {
+            path: "controlPlaneEndpoint.host",
+            kind: ValueKind::String,
+        },
+        StatusValue::Field {
+            path: "controlPlaneEndpoint.port",
+            kind: ValueKind::Integer,
+        },
+        StatusValue::Field {
+            path: "version.desired.version",
+            kind: ValueKind::String,
+        },
+        StatusValue::Field {
+            path: "version.desired.image",
+            kind: ValueKind::String,
+        },
+        StatusValue::Where {
+            list: "version.history",
+            key: "state",
+            value: "Completed",
+            field: "version",
+            kind: ValueKind::String,
+        },
+        StatusValue::Where {
+            list: "version.history",
+            key: "state",
+            value: "Completed",
+            field: "image",
+            kind: ValueKind::String,
+        },
+    ],
+};
+
+/// [`manifest_work`] as `backend` ships it: on the hub, with scalar feedback
+/// ([`SCALAR_STATUS`]).
+pub fn manifest_work_for(
+    backend: Backend,
+    spec: &ClusterSpec,
+    consumer: &str,
+    generation: Option<i64>,
+) -> Value {
+    let mut work = manifest_work(spec, consumer, generation);
+    if backend == Backend::Hub {
+        manifestwork::use_scalar_feedback(&mut work, &SCALAR_STATUS);
+    }
+    work
 }
 
 /// Parses the `status` feedback value of a HostedCluster.

@@ -183,7 +183,7 @@ pub async fn run_with(
             return Ok(report_invalid_spec(&violations, generation));
         }
     };
-    let manifest = super::manifest_work(&spec, consumer, generation);
+    let manifest = super::manifest_work_for(work_args.backend, &spec, consumer, generation);
     let work_ref = ctx.work;
 
     let outcome = sync::with_retry(ctx.retry_budget(), &mut shutdown, ctx.log(), || {
@@ -317,7 +317,7 @@ fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
         work: ctx.work,
         object_kind: hostedcluster::KIND,
         retry_budget: ctx.retry_budget(),
-        maestro_urls: ctx.work_args.maestro_urls(),
+        backend: ctx.work_args.backend_ref(),
         log: ctx.log(),
     };
     report(

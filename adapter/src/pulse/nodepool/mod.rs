@@ -53,6 +53,9 @@
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
+//! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
+//! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
 //! | NodePool input unreadable (file, HyperFleet API) | False `NodePoolSpecUnavailable` | Unknown `NodePoolSpecUnavailable` | False `NodePoolSpecUnavailable` |
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
@@ -89,11 +92,13 @@ use crate::hypershift::nodepool::status::{
 use crate::hypershift::nodepool::{self, Placement};
 use crate::message::{Conditions, cond, no_issues, redact};
 use crate::work::ExistingWork;
+use crate::work::backend::Backend;
 use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
+use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
 pub mod run;
@@ -170,6 +175,61 @@ pub fn manifest_work(
             delivery: Delivery::Owned,
         }],
     )
+}
+
+/// What the hub backend feeds back of a NodePool's status, as scalars a standard OCM hub carries
+/// ([`crate::work::scalar_feedback`]): every documented condition
+/// ([`FED_BACK_CONDITIONS`](crate::hypershift::nodepool::status::FED_BACK_CONDITIONS)), `replicas`,
+/// `version`, and the first `nodesInfo.nodeVersions` entry (a list of unknown length cannot be
+/// read element by element without the agent failing on an index past its end).
+pub const SCALAR_STATUS: ScalarStatus = ScalarStatus {
+    conditions: crate::hypershift::nodepool::status::FED_BACK_CONDITIONS,
+    values: &[
+        StatusValue::Field {
+            path: "replicas",
+            kind: ValueKind::Integer,
+        },
+        StatusValue::Field {
+            path: "version",
+            kind: ValueKind::String,
+        },
+        StatusValue::First {
+            list: "nodesInfo.nodeVersions",
+            field: "ocpVersion",
+            kind: ValueKind::String,
+        },
+        StatusValue::First {
+            list: "nodesInfo.nodeVersions",
+            field: "kubeletVersion",
+            kind: ValueKind::String,
+        },
+        StatusValue::First {
+            list: "nodesInfo.nodeVersions",
+            field: "readyNodeCount",
+            kind: ValueKind::Integer,
+        },
+        StatusValue::First {
+            list: "nodesInfo.nodeVersions",
+            field: "unreadyNodeCount",
+            kind: ValueKind::Integer,
+        },
+    ],
+};
+
+/// [`manifest_work`] as `backend` ships it: on the hub, with scalar feedback
+/// ([`SCALAR_STATUS`]).
+pub fn manifest_work_for(
+    backend: Backend,
+    spec: &NodePoolSpec,
+    placement: &Placement<'_>,
+    consumer: &str,
+    generation: Option<i64>,
+) -> Value {
+    let mut work = manifest_work(spec, placement, consumer, generation);
+    if backend == Backend::Hub {
+        manifestwork::use_scalar_feedback(&mut work, &SCALAR_STATUS);
+    }
+    work
 }
 
 /// What the management cluster was asked for, from the pulse's spec (before anything is held).

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::args::{Args, ConfigError};
 use super::{
-    WorkRef, desired_of, manifest_work, owner, report, report_adapter_misconfigured,
+    WorkRef, desired_of, manifest_work_for, owner, report, report_adapter_misconfigured,
     report_created, report_deletion, report_immutable_change, report_invalid_spec,
     report_nodepool_unavailable, report_observed, report_ownership_conflict, report_update_waiting,
     report_updated, report_waiting,
@@ -290,7 +290,7 @@ fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
         work: ctx.work,
         object_kind: nodepool::KIND,
         retry_budget: ctx.retry_budget(),
-        maestro_urls: ctx.work_args.maestro_urls(),
+        backend: ctx.work_args.backend_ref(),
         log: ctx.log(),
     };
     report(
@@ -485,7 +485,13 @@ async fn create(
         cluster_name: &hc.name,
         default_subnet: hc.facts.psc_subnet.as_deref(),
     };
-    let manifest = manifest_work(spec, &placement, ctx.work.consumer, ctx.generation);
+    let manifest = manifest_work_for(
+        ctx.work_args.backend,
+        spec,
+        &placement,
+        ctx.work.consumer,
+        ctx.generation,
+    );
     let created = sync::with_retry(ctx.retry_budget(), shutdown, ctx.log(), || {
         sync::create_or_read(work, ctx.work.name, &manifest)
     })
@@ -549,7 +555,13 @@ async fn update(
         cluster_name: &hc.name,
         default_subnet: hc.facts.psc_subnet.as_deref(),
     };
-    let manifest = manifest_work(spec, &placement, ctx.work.consumer, ctx.generation);
+    let manifest = manifest_work_for(
+        ctx.work_args.backend,
+        spec,
+        &placement,
+        ctx.work.consumer,
+        ctx.generation,
+    );
     let request = UpdateRequest {
         name: ctx.work.name,
         owner: &ctx.owner,

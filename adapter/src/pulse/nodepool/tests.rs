@@ -1055,6 +1055,85 @@ async fn transient_failures_past_the_budget_are_maestro_unavailable() {
     );
 }
 
+/// With `--backend hub` every backend failure is reported in the hub's words, naming the hub
+/// kubeconfig; Maestro's reasons and wording are for the Maestro backend only.
+#[tokio::test(start_paused = true)]
+async fn the_hub_backend_fails_in_its_own_words() {
+    let hub = [
+        "--backend",
+        "hub",
+        "--kubeconfig",
+        "/var/run/secrets/hub/kubeconfig",
+    ];
+    for (error, reason, says) in [
+        (
+            WorkError::Unauthenticated {
+                message: "GET manifestwork mgmt-1/x on hub https://hub.example.com:6443: HTTP 401: Unauthorized".into(),
+            },
+            "HubAuthFailed",
+            "manifestworks (work.open-cluster-management.io) in namespace mgmt-1",
+        ),
+        (
+            WorkError::Forbidden {
+                message: "HTTP 403".into(),
+            },
+            "HubAuthFailed",
+            "KUBECONFIG=/var/run/secrets/hub/kubeconfig",
+        ),
+        (
+            WorkError::ConsumerNotFound {
+                message: "namespace \"mgmt-1\" does not exist on the hub".into(),
+            },
+            "HubNamespaceNotFound",
+            "the NodePool cannot be placed. MANAGEMENT_CLUSTER_CONSUMER must name a managed cluster registered with the hub",
+        ),
+        (
+            WorkError::Internal {
+                message: "HTTP 418".into(),
+            },
+            "ManifestWorkFailed",
+            "on the OCM hub: backend error: HTTP 418",
+        ),
+    ] {
+        let fake = FakeWorks::default();
+        fake.get_failures.lock().unwrap().push_back(error);
+        let report = pulse_with(&fake, input(|_| {}), &hub).await;
+        assert_eq!(
+            rows(&report),
+            [
+                ("Applied", False, reason),
+                ("Available", Unknown, reason),
+                ("Health", False, reason),
+            ]
+        );
+        let message = &report.conditions[0].message;
+        assert!(message.contains(says), "{reason}: {message}");
+        assert!(!message.contains("Maestro"), "{reason}: {message}");
+    }
+    let fake = FakeWorks::default();
+    fake.get_failures.lock().unwrap().extend((0..100).map(|_| {
+        WorkError::Unavailable {
+            message:
+                "GET manifestwork mgmt-1/x on hub https://hub.example.com:6443: connection refused"
+                    .into(),
+        }
+    }));
+    let report = pulse_with(
+        &fake,
+        input(|_| {}),
+        &[hub.as_slice(), &["--retry-budget", "10"]].concat(),
+    )
+    .await;
+    assert_eq!(report.conditions[0].reason, "HubUnavailable");
+    let message = &report.conditions[0].message;
+    assert!(
+        message.contains("on hub https://hub.example.com:6443")
+            && message.contains("KUBECONFIG=/var/run/secrets/hub/kubeconfig")
+            && !message.contains("Maestro"),
+        "{message}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn ids_come_from_the_flags_or_the_object_and_must_agree() {
     let fake = FakeWorks::default();

@@ -1,0 +1,354 @@
+//! Status feedback a standard OCM hub can carry: one scalar value per JSONPath, and the object's
+//! `status` rebuilt from those values on read.
+//!
+//! Why (upstream `open-cluster-management-io/ocm`, `pkg/work/spoke/statusfeedback/reader.go`): the
+//! work agent evaluates each `jsonPaths[].path` with the Kubernetes JSONPath library
+//! (`AllowMissingKeys(true)`) on the whole object; no result or a `null` yields no value; with its
+//! alpha feature gate `RawFeedbackJsonString` off (the default, `feature/feature.go`) it keeps the
+//! first result and accepts only `int64`, `string` and `bool`, anything else (an object, a list, a
+//! float) is an error that turns the manifest's `StatusFeedbackSynced` False; with the gate on, a
+//! non-scalar becomes `JsonRaw`, at most `--max-json-raw-length` (default and CRD `maxLength` 1024)
+//! bytes. A whole HostedCluster `.status` is several KB, so the hub backend asks for scalars:
+//!
+//! | [`StatusValue`] | JSONPath | feedback name |
+//! |---|---|---|
+//! | `Field` | `.status.<a.b>` | `status.<a.b>` |
+//! | `Where` | `.status.<list>[?(@.<key>=="<value>")].<field>` | `status.<list>[<key>=<value>].<field>` |
+//! | `First` | `.status.<list>[*].<field>` | `status.<list>[*].<field>` |
+//!
+//! A filter never fails (an index out of range would: the library reports it as an error, which
+//! would fail the whole sync), and a filter or `[*]` that matches several elements gives the
+//! first (gate off) or a list (gate on; the reader takes its first element, as the agent without
+//! the gate would). Each condition of a [`ScalarStatus`] is read by its `type` with
+//! [`CONDITION_FIELDS`]; a condition that does not exist yields no value, so it is absent from the
+//! rebuilt status, as it is from the object.
+//!
+//! [`rebuild`] turns the values back into a `status` object by their names alone, so the reader
+//! needs no knowledge of the object's kind.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// Name prefix of every scalar status value.
+pub const STATUS_PREFIX: &str = "status.";
+
+/// The JSON type a value is declared with (the agent's `Integer`, `String`, `Boolean`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    String,
+    Integer,
+    Boolean,
+}
+
+/// The fields of a condition fed back one by one (`metav1.Condition` and HyperShift's
+/// `NodePoolCondition` share them).
+pub const CONDITION_FIELDS: [(&str, ValueKind); 5] = [
+    ("status", ValueKind::String),
+    ("reason", ValueKind::String),
+    ("message", ValueKind::String),
+    ("observedGeneration", ValueKind::Integer),
+    ("lastTransitionTime", ValueKind::String),
+];
+
+/// One scalar of an object's `.status` (paths are dotted, relative to `.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusValue {
+    /// `.status.<path>`.
+    Field { path: &'static str, kind: ValueKind },
+    /// `field` of the first element of the list `.status.<list>` whose `key` is `value`.
+    Where {
+        list: &'static str,
+        key: &'static str,
+        value: &'static str,
+        field: &'static str,
+        kind: ValueKind,
+    },
+    /// `field` of the first element of the list `.status.<list>`.
+    First {
+        list: &'static str,
+        field: &'static str,
+        kind: ValueKind,
+    },
+}
+
+impl StatusValue {
+    /// The feedback rule's name.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Field { path, .. } => format!("{STATUS_PREFIX}{path}"),
+            Self::Where {
+                list,
+                key,
+                value,
+                field,
+                ..
+            } => format!("{STATUS_PREFIX}{list}[{key}={value}].{field}"),
+            Self::First { list, field, .. } => format!("{STATUS_PREFIX}{list}[*].{field}"),
+        }
+    }
+
+    /// The feedback rule's JSONPath, on the whole object.
+    pub fn json_path(&self) -> String {
+        match self {
+            Self::Field { path, .. } => format!(".status.{path}"),
+            Self::Where {
+                list,
+                key,
+                value,
+                field,
+                ..
+            } => format!(".status.{list}[?(@.{key}==\"{value}\")].{field}"),
+            Self::First { list, field, .. } => format!(".status.{list}[*].{field}"),
+        }
+    }
+
+    /// The declared type of the value.
+    pub fn kind(&self) -> ValueKind {
+        match self {
+            Self::Field { kind, .. } | Self::Where { kind, .. } | Self::First { kind, .. } => *kind,
+        }
+    }
+}
+
+/// What of an object's status the hub feeds back: every field of each condition in
+/// `conditions` (by type), and `values`.
+#[derive(Debug, Clone, Copy)]
+pub struct ScalarStatus {
+    pub conditions: &'static [&'static str],
+    pub values: &'static [StatusValue],
+}
+
+impl ScalarStatus {
+    /// Every value, conditions first (in the order given), then `values`.
+    pub fn all(&self) -> Vec<StatusValue> {
+        let conditions = self.conditions.iter().flat_map(|t| {
+            CONDITION_FIELDS
+                .iter()
+                .map(move |(field, kind)| StatusValue::Where {
+                    list: "conditions",
+                    key: "type",
+                    value: t,
+                    field,
+                    kind: *kind,
+                })
+        });
+        conditions.chain(self.values.iter().copied()).collect()
+    }
+
+    /// The `jsonPaths` entries (`{name, path}`) of a feedback rule.
+    pub fn json_paths(&self) -> Vec<Value> {
+        self.all()
+            .iter()
+            .map(|v| serde_json::json!({"name": v.name(), "path": v.json_path()}))
+            .collect()
+    }
+}
+
+/// A `status` object rebuilt from the scalar values among `values` (those named
+/// `status.…`), or `None` when there is none. A list value (the agent's gate on, several
+/// matches) stands for its first element; `null` for no value.
+pub fn rebuild(values: &BTreeMap<String, Value>) -> Option<Value> {
+    let mut status = Map::new();
+    let mut any = false;
+    for (name, value) in values {
+        let Some(rest) = name.strip_prefix(STATUS_PREFIX) else {
+            continue;
+        };
+        let value = match value {
+            Value::Array(items) => match items.first() {
+                Some(first) => first.clone(),
+                None => continue,
+            },
+            Value::Null => continue,
+            other => other.clone(),
+        };
+        if place(&mut status, rest, value) {
+            any = true;
+        }
+    }
+    any.then_some(Value::Object(status))
+}
+
+/// Puts `value` where the name `rest` (without the prefix) says; false for a name this module
+/// does not write.
+fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
+    let Some((list, selector_and_field)) = rest.split_once('[') else {
+        return set_path(status, rest, value);
+    };
+    let Some((selector, field)) = selector_and_field.split_once("].") else {
+        return false;
+    };
+    let Some(items) = list_at(status, list) else {
+        return false;
+    };
+    let element = if selector == "*" {
+        if items.is_empty() {
+            items.push(Value::Object(Map::new()));
+        }
+        &mut items[0]
+    } else {
+        let Some((key, wanted)) = selector.split_once('=') else {
+            return false;
+        };
+        let at = items.iter().position(|e| e[key] == wanted);
+        let at = at.unwrap_or_else(|| {
+            let mut element = Map::new();
+            element.insert(key.to_owned(), Value::from(wanted));
+            items.push(Value::Object(element));
+            items.len() - 1
+        });
+        &mut items[at]
+    };
+    match element.as_object_mut() {
+        Some(object) => set_path(object, field, value),
+        None => false,
+    }
+}
+
+/// The list at the dotted `path`, created (with its parents) when missing.
+fn list_at<'a>(object: &'a mut Map<String, Value>, path: &str) -> Option<&'a mut Vec<Value>> {
+    let (parents, last) = match path.rsplit_once('.') {
+        Some((parents, last)) => (Some(parents), last),
+        None => (None, path),
+    };
+    let parent = match parents {
+        Some(parents) => object_at(object, parents)?,
+        None => object,
+    };
+    parent
+        .entry(last.to_owned())
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+}
+
+/// The object at the dotted `path`, created when missing; `None` when something else is there.
+fn object_at<'a>(
+    object: &'a mut Map<String, Value>,
+    path: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    let mut current = object;
+    for segment in path.split('.') {
+        current = current
+            .entry(segment.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()?;
+    }
+    Some(current)
+}
+
+fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> bool {
+    let (parents, last) = match path.rsplit_once('.') {
+        Some((parents, last)) => (Some(parents), last),
+        None => (None, path),
+    };
+    let parent = match parents {
+        Some(parents) => match object_at(object, parents) {
+            Some(parent) => parent,
+            None => return false,
+        },
+        None => object,
+    };
+    if last.is_empty() {
+        return false;
+    }
+    parent.insert(last.to_owned(), value);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    const SPEC: ScalarStatus = ScalarStatus {
+        conditions: &["Available"],
+        values: &[
+            StatusValue::Field {
+                path: "controlPlaneEndpoint.port",
+                kind: ValueKind::Integer,
+            },
+            StatusValue::Where {
+                list: "version.history",
+                key: "state",
+                value: "Completed",
+                field: "version",
+                kind: ValueKind::String,
+            },
+            StatusValue::First {
+                list: "nodesInfo.nodeVersions",
+                field: "readyNodeCount",
+                kind: ValueKind::Integer,
+            },
+        ],
+    };
+
+    #[test]
+    fn names_and_paths_follow_the_agents_jsonpath_syntax() {
+        let all = SPEC.all();
+        assert_eq!(all.len(), 5 + 3);
+        assert_eq!(all[0].name(), "status.conditions[type=Available].status");
+        assert_eq!(
+            all[0].json_path(),
+            ".status.conditions[?(@.type==\"Available\")].status"
+        );
+        assert_eq!(all[3].kind(), ValueKind::Integer);
+        assert_eq!(all[5].json_path(), ".status.controlPlaneEndpoint.port");
+        assert_eq!(
+            all[6].json_path(),
+            ".status.version.history[?(@.state==\"Completed\")].version"
+        );
+        assert_eq!(
+            all[7].name(),
+            "status.nodesInfo.nodeVersions[*].readyNodeCount"
+        );
+        assert_eq!(
+            all[7].json_path(),
+            ".status.nodesInfo.nodeVersions[*].readyNodeCount"
+        );
+        let names: std::collections::BTreeSet<String> = all.iter().map(StatusValue::name).collect();
+        assert_eq!(names.len(), all.len(), "names are unique");
+    }
+
+    #[test]
+    fn the_status_is_rebuilt_from_the_names_alone() {
+        let values: BTreeMap<String, Value> = [
+            ("status.conditions[type=Available].status", json!("True")),
+            (
+                "status.conditions[type=Available].observedGeneration",
+                json!(3),
+            ),
+            ("status.conditions[type=Degraded].status", json!("False")),
+            ("status.controlPlaneEndpoint.port", json!(443)),
+            (
+                "status.version.history[state=Completed].version",
+                json!(["4.19.3", "4.19.1"]),
+            ),
+            ("status.nodesInfo.nodeVersions[*].readyNodeCount", json!(2)),
+            ("status.ignored", Value::Null),
+            ("finalizers", json!("hypershift.openshift.io/finalizer")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        assert_eq!(
+            rebuild(&values).unwrap(),
+            json!({
+                "conditions": [
+                    {"type": "Available", "status": "True", "observedGeneration": 3},
+                    {"type": "Degraded", "status": "False"},
+                ],
+                "controlPlaneEndpoint": {"port": 443},
+                "version": {"history": [{"state": "Completed", "version": "4.19.3"}]},
+                "nodesInfo": {"nodeVersions": [{"readyNodeCount": 2}]},
+            })
+        );
+        let none: BTreeMap<String, Value> = [("finalizers".to_owned(), json!("x"))]
+            .into_iter()
+            .collect();
+        assert_eq!(rebuild(&none), None, "no status value, no status");
+    }
+}
