@@ -6,9 +6,10 @@
 //! - namespace `clusters` (seed 004), name = the cluster's name (or id), see [`ClusterSpec`];
 //! - optional fields are omitted rather than sent empty (`endpointAccess`, `sshKey`,
 //!   `serviceAccountSigningKey`, the cluster/service networks, which the API server defaults);
-//! - `infraID` is not sent: the operator generates `<name>-<random>` and owns it. A cluster id
-//!   starting with a digit would otherwise prefix GCP resources whose names must start with a
-//!   letter (e.g. the `<infraID>-worker` network tag);
+//! - `infraID` is sent only when the spec sets it (HyperFleet's `spec.infraID`, which must start
+//!   with a letter); otherwise the operator generates `<name>-<random>` and owns it. The cluster
+//!   id is never used for it: a UUIDv7 starts with a digit and would prefix GCP resources whose
+//!   names must start with a letter (e.g. the `<infraID>-worker` network tag);
 //! - `services` always holds the four required services, sorted by name, because the list is
 //!   immutable and compared in order after creation.
 
@@ -99,16 +100,26 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
 
     let mut networking = Map::new();
     networking.insert("networkType".into(), "OVNKubernetes".into());
-    if let Some(cidr) = &spec.cluster_network {
-        networking.insert("clusterNetwork".into(), json!([{"cidr": cidr.text}]));
+    if !spec.cluster_network.is_empty() {
+        let entries: Vec<Value> = spec
+            .cluster_network
+            .iter()
+            .map(|n| match n.host_prefix {
+                Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
+                None => json!({"cidr": n.cidr.text}),
+            })
+            .collect();
+        networking.insert("clusterNetwork".into(), entries.into());
     }
-    if let Some(cidr) = &spec.service_network {
-        networking.insert("serviceNetwork".into(), json!([{"cidr": cidr.text}]));
+    for (key, cidrs) in [
+        ("serviceNetwork", &spec.service_network),
+        ("machineNetwork", &spec.machine_network),
+    ] {
+        if !cidrs.is_empty() {
+            let entries: Vec<Value> = cidrs.iter().map(|c| json!({"cidr": c.text})).collect();
+            networking.insert(key.into(), entries.into());
+        }
     }
-    networking.insert(
-        "machineNetwork".into(),
-        json!([{"cidr": spec.machine_network.text}]),
-    );
 
     let mut hc_spec = json!({
         "release": {"image": spec.release_image},
@@ -120,6 +131,9 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
         "services": services(spec),
     });
     if let Some(object) = hc_spec.as_object_mut() {
+        if let Some(infra_id) = &spec.infra_id {
+            object.insert("infraID".into(), json!(infra_id));
+        }
         if let Some(name) = &spec.ssh_key_secret_name {
             object.insert("sshKey".into(), json!({"name": name}));
         }
