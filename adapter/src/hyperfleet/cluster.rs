@@ -1,10 +1,19 @@
 //! The cluster input: a HyperFleet cluster object (`{id, name, generation, spec}`) or a bare
 //! `spec`, and its validation into a typed [`ClusterSpec`].
 //!
+//! Two shapes of `spec` are read ([`SpecShape`], README "The cluster spec"): HyperFleet's own
+//! nested camelCase shape (`platform.gcp.projectID`, `release.image`,
+//! `networking.clusterNetwork[].cidr`, `dns.baseDomain`, `infraID`) with the adapter's extension
+//! keys at the HostedCluster's own paths (`platform.gcp.workloadIdentity.*`, `issuerURL`,
+//! `pullSecret.name`, …), which is the primary input; and the seed's flat keys (`gcp_project_id`,
+//! …). A spec with keys of both is refused ([`spec_shape`]).
+//!
 //! Validation applies the rules the HostedCluster CRD (TechPreviewNoUpgrade, `hypershift-api.md`
 //! §1) enforces on the fields we fill, plus checks the API server leaves to the operator (CIDR
 //! syntax and overlap, one IP family, distinct service accounts). Every violation is collected and
-//! names the spec field by its HyperFleet spec name, so one report lists everything to fix.
+//! names the field by its HyperFleet path (`spec.platform.gcp.projectID`, `spec.gcp_project_id`;
+//! a list entry as `spec.networking.clusterNetwork[].cidr`, the message saying which entry when
+//! there are two), so one report lists everything to fix.
 //!
 //! Input leniency: an optional field that is absent, `null` or `""` is treated as not set (the
 //! HostedCluster then omits it). Unknown spec fields are ignored, because the HyperFleet cluster

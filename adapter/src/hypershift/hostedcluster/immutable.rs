@@ -378,3 +378,96 @@ mod tests {
         assert_eq!(fields, ["spec.gcp_region", "spec.machine_network_cidr"]);
     }
 }
+
+/// The same comparison for a spec in HyperFleet's nested shape: fields are named by its paths.
+#[cfg(test)]
+mod nested_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::hyperfleet::cluster::{ClusterSpec, NESTED_PSC_FROM_SUBNET, fixture};
+    use crate::hypershift::hostedcluster::hosted_cluster;
+
+    fn nested(edit: impl FnOnce(&mut Value)) -> ClusterSpec {
+        fixture::nested_with(|spec| {
+            let mut value = Value::Object(std::mem::take(spec));
+            edit(&mut value);
+            *spec = value.as_object().cloned().unwrap_or_default();
+        })
+        .unwrap()
+    }
+
+    fn changed_fields(old: &ClusterSpec, new: &ClusterSpec) -> Vec<&'static str> {
+        immutable_changes(&hosted_cluster(old), &hosted_cluster(new), new.names)
+            .iter()
+            .map(|c| c.field)
+            .collect()
+    }
+
+    #[test]
+    fn nested_fields_are_named_by_their_hyperfleet_path() {
+        let old = nested(|_| {});
+        let cases: [(&str, Value, &str); 6] = [
+            (
+                "/platform/gcp/region",
+                json!("us-east1"),
+                "spec.platform.gcp.region",
+            ),
+            (
+                "/platform/gcp/subnet",
+                json!("other-subnet"),
+                "spec.platform.gcp.subnet",
+            ),
+            (
+                "/platform/gcp/workloadIdentity/poolID",
+                json!("other-pool"),
+                "spec.platform.gcp.workloadIdentity.poolID",
+            ),
+            (
+                "/networking/clusterNetwork/0/hostPrefix",
+                json!(24),
+                "spec.networking.clusterNetwork",
+            ),
+            (
+                "/dns/baseDomain",
+                json!("other.example.com"),
+                "spec.dns.baseDomain",
+            ),
+            (
+                "/issuerURL",
+                json!("https://storage.googleapis.com/other"),
+                "spec.issuerURL",
+            ),
+        ];
+        for (pointer, value, field) in cases {
+            let new = nested(|s| *s.pointer_mut(pointer).unwrap() = value.clone());
+            assert_eq!(changed_fields(&old, &new), [field], "{pointer}");
+        }
+        // A version change is an upgrade, not an immutable change.
+        let upgrade = nested(|s| s["release"]["version"] = json!("4.17.1"));
+        assert_eq!(changed_fields(&old, &upgrade), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn infra_id_set_later_or_removed_is_a_change() {
+        let without = nested(|_| {});
+        let with = nested(|s| s["infraID"] = json!("prod-eu-1-x7k2p"));
+        assert_eq!(changed_fields(&without, &with), ["spec.infraID"]);
+        assert_eq!(changed_fields(&with, &without), ["spec.infraID"]);
+        assert_eq!(changed_fields(&with, &with), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_flat_cluster_read_again_in_the_nested_shape_changes_nothing() {
+        // The nested fixture is the flat fixture's cluster (plus a hostPrefix, removed here).
+        let flat = fixture::spec();
+        let nested = nested(|s| {
+            s["networking"]["clusterNetwork"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("hostPrefix");
+        });
+        assert_eq!(nested.names, &NESTED_PSC_FROM_SUBNET);
+        assert_eq!(changed_fields(&flat, &nested), Vec::<&str>::new());
+    }
+}
