@@ -597,9 +597,11 @@ impl ClusterSpec {
         let root = Map::from_iter([("spec".to_owned(), Value::Object(spec))]);
         let mut c = Checker::new(&root);
         let (cluster_id, hosted_cluster_name) = identity(&mut c, cluster_id, cluster_name);
-        if shape == SpecShape::Nested {
-            nested_structure(&mut c);
-        }
+        let bad_objects = if shape == SpecShape::Nested {
+            nested_structure(&mut c)
+        } else {
+            Vec::new()
+        };
         let gcp = gcp(&mut c, names);
         let (release_image, architecture) = release(&mut c, names);
         let networks = networks(&mut c, names);
@@ -656,7 +658,11 @@ impl ClusterSpec {
         };
 
         if !c.violations.is_empty() {
-            return Err(c.violations);
+            // Under an object of the wrong type every key reads as missing: its own violation
+            // says it all.
+            let mut violations = c.violations;
+            violations.retain(|v| !bad_objects.iter().any(|o| is_under(v.field, o)));
+            return Err(violations);
         }
         let (
             Some(cluster_id),
@@ -734,10 +740,19 @@ fn set_at(spec: &mut Map<String, Value>, path: &str, value: Value) {
     object.insert(last.to_owned(), value);
 }
 
+/// Whether `field` is a key inside `object` (`spec.release.version` in `spec.release`).
+fn is_under(field: &str, object: &str) -> bool {
+    field
+        .strip_prefix(object)
+        .is_some_and(|rest| rest.starts_with(['.', '[']))
+}
+
 /// The nested shape's objects: each must be an object when present, `platform.type` must be
 /// `gcp`, and the keys the HostedCluster does not use (`zone`, `subnet` when
-/// `privateServiceConnectSubnet` is set, `channelGroup`) must at least be strings.
-fn nested_structure(c: &mut Checker<'_>) {
+/// `privateServiceConnectSubnet` is set, `channelGroup`) must at least be strings. Returns the
+/// objects found with another type.
+fn nested_structure(c: &mut Checker<'_>) -> Vec<&'static str> {
+    let mut bad = Vec::new();
     for (field, what) in [
         ("spec.platform", "{type, gcp}"),
         (
@@ -767,6 +782,7 @@ fn nested_structure(c: &mut Checker<'_>) {
                 field,
                 format!("must be an object {what}, found {}", json_kind(v)),
             );
+            bad.push(field);
         }
     }
     match c.get("spec.platform.type") {
@@ -800,6 +816,7 @@ fn nested_structure(c: &mut Checker<'_>) {
     {
         let _ = c.optional("spec.platform.gcp.subnet");
     }
+    bad
 }
 
 /// `infraID`: the CRD's rule, plus a lowercase letter first: it prefixes GCP resource names
@@ -2209,73 +2226,6 @@ mod nested_tests {
     }
 
     #[test]
-    fn each_nested_field_feeds_its_hosted_cluster_field() {
-        let spec = nested(|s| {
-            set(
-                s,
-                "/platform/gcp/privateServiceConnectSubnet",
-                json!("hcp-psc"),
-            );
-            set(s, "/infraID", json!("prod-eu-1-x7k2p"));
-        })
-        .unwrap();
-        assert_eq!(spec.names, &NESTED);
-        let hc = crate::hypershift::hostedcluster::hosted_cluster(&spec);
-        for (pointer, expected) in [
-            ("/spec/platform/gcp/project", json!("my-project-123")),
-            ("/spec/platform/gcp/region", json!("europe-west2")),
-            (
-                "/spec/platform/gcp/networkConfig/network/name",
-                json!("hcp-vpc"),
-            ),
-            (
-                "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name",
-                json!("hcp-psc"),
-            ),
-            (
-                "/spec/platform/gcp/endpointAccess",
-                json!("PublicAndPrivate"),
-            ),
-            (
-                "/spec/platform/gcp/workloadIdentity/projectNumber",
-                json!("123456789012"),
-            ),
-            (
-                "/spec/release/image",
-                json!("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
-            ),
-            (
-                "/spec/networking/clusterNetwork",
-                json!([{"cidr": "10.132.0.0/14", "hostPrefix": 23}]),
-            ),
-            (
-                "/spec/networking/serviceNetwork",
-                json!([{"cidr": "172.31.0.0/16"}]),
-            ),
-            (
-                "/spec/networking/machineNetwork",
-                json!([{"cidr": "10.0.0.0/16"}]),
-            ),
-            ("/spec/dns/baseDomain", json!("hcp.example.com")),
-            ("/spec/infraID", json!("prod-eu-1-x7k2p")),
-            ("/spec/pullSecret/name", json!("prod-eu-1-pull-secret")),
-            ("/spec/sshKey/name", json!("prod-eu-1-ssh-key")),
-            (
-                "/spec/serviceAccountSigningKey/name",
-                json!("prod-eu-1-sa-signing-key"),
-            ),
-        ] {
-            assert_eq!(hc.pointer(pointer), Some(&expected), "{pointer}");
-        }
-        // zone and channelGroup are read by no HostedCluster field.
-        let text = hc.to_string();
-        assert!(
-            !text.contains("europe-west2-a") && !text.contains("stable"),
-            "{text}"
-        );
-    }
-
-    #[test]
     fn the_psc_subnet_defaults_to_the_subnet_and_is_named_by_it() {
         let v = nested(|s| set(s, "/platform/gcp/subnet", json!("Bad_Subnet"))).unwrap_err();
         assert_eq!(fields(&v), ["spec.platform.gcp.subnet"]);
@@ -2351,11 +2301,8 @@ mod nested_tests {
         assert!(spec.cluster_network.is_empty());
         assert!(spec.service_network.is_empty());
         assert!(spec.machine_network.is_empty());
-        let hc = crate::hypershift::hostedcluster::hosted_cluster(&spec);
-        assert_eq!(
-            hc.pointer("/spec/networking"),
-            Some(&json!({"networkType": "OVNKubernetes"}))
-        );
+        assert_eq!(spec.gcp.endpoint_access, None);
+        assert_eq!(spec.ssh_key_secret_name, None);
         // Without a networking object at all, too.
         nested(|s| remove(s, "/networking")).unwrap();
     }
@@ -2465,10 +2412,8 @@ mod nested_tests {
         for (pointer, value, field) in cases {
             let v = nested(|s| set(s, pointer, value.clone()))
                 .expect_err(&format!("{pointer} = {value} must be refused"));
-            let named = v
-                .iter()
-                .find(|v| v.field == field)
-                .unwrap_or_else(|| panic!("{pointer} = {value}: {field} not named in {v:?}"));
+            assert_eq!(fields(&v), [field], "{pointer} = {value}: {v:?}");
+            let named = &v[0];
             assert!(
                 named.problem.contains("found") || named.problem.contains("must be"),
                 "{pointer} = {value}: the message says what type is expected: {named}"
@@ -2513,11 +2458,9 @@ mod nested_tests {
             {"cidr": "10.136.0.0/14", "hostPrefix": 23},
         ]);
         let spec = nested(|s| set(s, "/networking/clusterNetwork", two)).unwrap();
-        let hc = crate::hypershift::hostedcluster::hosted_cluster(&spec);
-        assert_eq!(
-            hc.pointer("/spec/networking/clusterNetwork/1"),
-            Some(&json!({"cidr": "10.136.0.0/14", "hostPrefix": 23}))
-        );
+        assert_eq!(spec.cluster_network.len(), 2);
+        assert_eq!(spec.cluster_network[1].cidr.text, "10.136.0.0/14");
+        assert_eq!(spec.cluster_network[1].host_prefix, Some(23));
         let mixed = json!([
             {"cidr": "10.132.0.0/14", "hostPrefix": 23},
             {"cidr": "fd01::/48", "hostPrefix": 64},

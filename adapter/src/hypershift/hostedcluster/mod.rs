@@ -299,3 +299,113 @@ mod tests {
         );
     }
 }
+
+/// HostedClusters built from HyperFleet's nested shape (`tests/fixtures/cluster-nested.json`).
+#[cfg(test)]
+mod nested_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::hyperfleet::cluster::fixture;
+    use serde_json::json;
+
+    fn nested(edit: impl FnOnce(&mut Value)) -> ClusterSpec {
+        fixture::nested_with(|spec| {
+            let mut value = Value::Object(std::mem::take(spec));
+            edit(&mut value);
+            *spec = value.as_object().cloned().unwrap_or_default();
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn each_nested_field_feeds_its_hosted_cluster_field() {
+        let spec = nested(|s| {
+            s["platform"]["gcp"]["privateServiceConnectSubnet"] = json!("hcp-psc");
+            s["infraID"] = json!("prod-eu-1-x7k2p");
+        });
+        let hc = hosted_cluster(&spec);
+        for (pointer, expected) in [
+            ("/spec/platform/gcp/project", json!("my-project-123")),
+            ("/spec/platform/gcp/region", json!("europe-west2")),
+            (
+                "/spec/platform/gcp/networkConfig/network/name",
+                json!("hcp-vpc"),
+            ),
+            (
+                "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name",
+                json!("hcp-psc"),
+            ),
+            (
+                "/spec/platform/gcp/endpointAccess",
+                json!("PublicAndPrivate"),
+            ),
+            (
+                "/spec/platform/gcp/workloadIdentity/projectNumber",
+                json!("123456789012"),
+            ),
+            (
+                "/spec/release/image",
+                json!("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
+            ),
+            (
+                "/spec/networking/clusterNetwork",
+                json!([{"cidr": "10.132.0.0/14", "hostPrefix": 23}]),
+            ),
+            (
+                "/spec/networking/serviceNetwork",
+                json!([{"cidr": "172.31.0.0/16"}]),
+            ),
+            (
+                "/spec/networking/machineNetwork",
+                json!([{"cidr": "10.0.0.0/16"}]),
+            ),
+            ("/spec/dns/baseDomain", json!("hcp.example.com")),
+            ("/spec/infraID", json!("prod-eu-1-x7k2p")),
+            ("/spec/pullSecret/name", json!("prod-eu-1-pull-secret")),
+            ("/spec/sshKey/name", json!("prod-eu-1-ssh-key")),
+            (
+                "/spec/serviceAccountSigningKey/name",
+                json!("prod-eu-1-sa-signing-key"),
+            ),
+        ] {
+            assert_eq!(hc.pointer(pointer), Some(&expected), "{pointer}");
+        }
+        // zone and channelGroup are read by no HostedCluster field.
+        let text = hc.to_string();
+        assert!(
+            !text.contains("europe-west2-a") && !text.contains("stable"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_nested_spec_without_networks_sends_only_the_network_type() {
+        let spec = nested(|s| {
+            s.as_object_mut().unwrap().remove("networking");
+        });
+        let hc = hosted_cluster(&spec);
+        assert_eq!(
+            hc.pointer("/spec/networking"),
+            Some(&json!({"networkType": "OVNKubernetes"}))
+        );
+        assert!(hc.pointer("/spec/infraID").is_none());
+    }
+
+    #[test]
+    fn two_cluster_networks_are_sent_in_order_with_their_host_prefixes() {
+        let spec = nested(|s| {
+            s["networking"]["clusterNetwork"] = json!([
+                {"cidr": "10.132.0.0/14", "hostPrefix": 23},
+                {"cidr": "10.136.0.0/14"},
+            ]);
+        });
+        assert_eq!(
+            hosted_cluster(&spec).pointer("/spec/networking/clusterNetwork"),
+            Some(&json!([
+                {"cidr": "10.132.0.0/14", "hostPrefix": 23},
+                {"cidr": "10.136.0.0/14"},
+            ]))
+        );
+    }
+}
