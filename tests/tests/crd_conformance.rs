@@ -18,6 +18,7 @@ use testbed::openapi::{Outcome, crd_schema, validate};
 static CRDS: LazyLock<Option<PathBuf>> =
     LazyLock::new(|| job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds"));
 const VALID: &str = include_str!("../../adapter/tests/fixtures/cluster-valid.json");
+const NESTED: &str = include_str!("../../adapter/tests/fixtures/cluster-nested.json");
 /// A HyperFleet cluster id (UUIDv7, 36 characters).
 const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 /// The longest cluster name the HyperFleet API accepts (53 characters).
@@ -52,10 +53,37 @@ fn spec(
     ClusterSpec::validate(id, name, &input.spec).unwrap()
 }
 
+/// A spec in HyperFleet's nested shape (the nested fixture, edited as a JSON value).
+fn nested(id: &str, name: Option<&str>, edit: impl FnOnce(&mut Value)) -> ClusterSpec {
+    let input = ClusterInput::from_json(NESTED).unwrap();
+    let mut spec = Value::Object(input.spec);
+    edit(&mut spec);
+    ClusterSpec::validate(id, name, spec.as_object().unwrap()).unwrap()
+}
+
 /// The specs we generate objects from: every optional branch of the builders.
 fn variants() -> Vec<(&'static str, ClusterSpec)> {
     let full = |_: &mut serde_json::Map<String, Value>| {};
     vec![
+        (
+            "nested shape: hostPrefix, infraID, PSC subnet",
+            nested(ID, Some(LONGEST_NAME), |s| {
+                s["infraID"] = json!("prod-eu-1-x7k2p");
+                s["platform"]["gcp"]["privateServiceConnectSubnet"] = json!("hcp-psc");
+            }),
+        ),
+        (
+            "nested shape: two cluster networks, no optional lists",
+            nested(ID, None, |s| {
+                s["networking"] = json!({"clusterNetwork": [
+                    {"cidr": "10.132.0.0/14", "hostPrefix": 23},
+                    {"cidr": "10.136.0.0/14", "hostPrefix": 23},
+                ]});
+                let spec = s.as_object_mut().unwrap();
+                spec.remove("sshKey");
+                spec.remove("serviceAccountSigningKey");
+            }),
+        ),
         ("full", spec(ID, Some("prod-eu-1"), full)),
         (
             "minimal",
@@ -558,4 +586,243 @@ mod validated_specs_always_conform {
             "only {accepted} of 200 generated specs were valid"
         );
     }
+}
+
+/// HyperFleet's own cluster payloads (`fixtures/hyperfleet/spec-shapes/` in the team folder).
+static SPEC_SHAPES: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
+    job_report::team_folder::find(
+        env!("CARGO_MANIFEST_DIR"),
+        "fixtures/hyperfleet/spec-shapes",
+    )
+});
+
+/// A TypeSpec value literal (`#{ key: "v", list: #[ … ], }`) as JSON: `#{`/`#[` open objects and
+/// lists, bare keys are quoted, trailing commas dropped. Strings are copied as they are.
+fn typespec_to_json(text: &str) -> Value {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push(c);
+                while let Some(c) = chars.next() {
+                    out.push(c);
+                    if c == '\\' {
+                        out.extend(chars.next());
+                    } else if c == '"' {
+                        break;
+                    }
+                }
+            }
+            '#' if matches!(chars.peek(), Some('{' | '[')) => {}
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let mut word = String::from(c);
+                while let Some(&n) = chars
+                    .peek()
+                    .filter(|n| n.is_ascii_alphanumeric() || **n == '_')
+                {
+                    word.push(n);
+                    chars.next();
+                }
+                out.push('"');
+                out.push_str(&word);
+                out.push('"');
+            }
+            c => out.push(c),
+        }
+    }
+    let no_trailing = regex::Regex::new(r",(\s*[}\]])").unwrap();
+    let json = no_trailing.replace_all(&out, "$1");
+    serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("not a TypeSpec value literal: {e}\n{json}"))
+}
+
+/// The first `<name>: #{ … }` literal in a TypeSpec file, as JSON.
+fn typespec_object(file: &str, name: &str) -> Value {
+    let start = file
+        .find(&format!("{name}: #{{"))
+        .unwrap_or_else(|| panic!("no {name} literal"))
+        + name.len()
+        + 2;
+    let mut depth = 0;
+    let mut in_string = false;
+    for (i, c) in file[start..].char_indices() {
+        match c {
+            '"' => in_string = !in_string,
+            '{' | '[' if !in_string => depth += 1,
+            '}' | ']' if !in_string => {
+                depth -= 1;
+                if depth == 0 {
+                    return typespec_to_json(&file[start..=start + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("unbalanced {name} literal")
+}
+
+/// What HyperFleet's model lacks and this adapter needs (README, "The cluster spec"): the
+/// Workload Identity extension keys (six service accounts in the spec's project), the issuer
+/// and the pull Secret. The e2e suite's provider-neutral `platform.type "template"` becomes
+/// `gcp`, its keys moved under `platform.gcp`.
+fn adapted_to_gcp(spec: &Value) -> Value {
+    let mut spec = spec.clone();
+    if spec["platform"]["type"] == "template" {
+        let template = spec["platform"]
+            .as_object_mut()
+            .unwrap()
+            .remove("template")
+            .unwrap();
+        spec["platform"] = json!({"type": "gcp", "gcp": template});
+    }
+    let project = spec["platform"]["gcp"]["projectID"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let email = |name: &str| json!(format!("{name}@{project}.iam.gserviceaccount.com"));
+    spec["platform"]["gcp"]["workloadIdentity"] = json!({
+        "projectNumber": "123456789012",
+        "poolID": "hyperfleet-pool",
+        "providerID": "hyperfleet-oidc",
+        "serviceAccountsEmails": {
+            "controlPlane": email("hc-control-plane"),
+            "nodePool": email("hc-nodepool"),
+            "cloudController": email("hc-cloud-controller"),
+            "storage": email("hc-storage"),
+            "imageRegistry": email("hc-image-registry"),
+            "network": email("hc-network"),
+        },
+    });
+    spec["issuerURL"] = json!(
+        "https://storage.googleapis.com/hyperfleet-oidc-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"
+    );
+    spec["pullSecret"] = json!({"name": "hyperfleet-pull-secret"});
+    spec
+}
+
+#[test]
+fn hyperfleets_own_cluster_payloads_adapted_to_gcp_are_accepted_and_admitted_by_the_crd() {
+    let (Some(_), Some(shapes)) = (CRDS.as_ref(), SPEC_SHAPES.as_ref()) else {
+        return;
+    };
+    let read = |rel: &str| std::fs::read_to_string(shapes.join(rel)).unwrap();
+    let json = |rel: &str| serde_json::from_str::<Value>(&read(rel)).unwrap();
+    let request = json("e2e-payloads/cluster-request.json");
+    let patch = json("e2e-payloads/cluster-patch.json");
+    let example = typespec_object(
+        &read("api-spec-gcp-models/cluster/example_cluster.tsp"),
+        "spec",
+    );
+    let post = typespec_object(
+        &read("api-spec-gcp-models/cluster/example_post.tsp"),
+        "spec",
+    );
+    let patch_tsp = typespec_object(
+        &read("api-spec-gcp-models/cluster/example_patch.tsp"),
+        "spec",
+    );
+    assert_eq!(example["platform"]["gcp"]["projectID"], "project-123");
+    // (what, id, name, spec): the e2e suite's name template filled in; the API's example ids.
+    let cases = [
+        (
+            "e2e cluster-request.json",
+            ID,
+            "hp-cluster-k3x9a",
+            &request["spec"],
+        ),
+        (
+            "e2e cluster-patch.json",
+            ID,
+            "hp-cluster-k3x9a",
+            &patch["spec"],
+        ),
+        (
+            "example_cluster.tsp",
+            "019466a0-8f8e-7abc-9def-0123456789ab",
+            "cluster-123",
+            &example,
+        ),
+        (
+            "example_post.tsp",
+            "019466a0-8f8e-7abc-9def-0123456789ab",
+            "cluster-123",
+            &post,
+        ),
+        (
+            "example_patch.tsp",
+            "019466a0-8f8e-7abc-9def-0123456789ab",
+            "cluster-123",
+            &patch_tsp,
+        ),
+        (
+            "e2e cluster-request.json, longest name",
+            ID,
+            LONGEST_NAME,
+            &request["spec"],
+        ),
+    ];
+    for (what, id, name, spec) in cases {
+        // As HyperFleet sends it, the adapter names what it lacks and where to set it.
+        let raw = ClusterSpec::validate(id, Some(name), spec.as_object().unwrap()).unwrap_err();
+        assert!(
+            raw.iter().all(|v| v.field.starts_with("spec.")),
+            "{what}: {raw:?}"
+        );
+        let adapted = adapted_to_gcp(spec);
+        let valid = ClusterSpec::validate(id, Some(name), adapted.as_object().unwrap())
+            .unwrap_or_else(|v| panic!("{what}: refused: {v:#?}"));
+        // Each HyperFleet field reached the HostedCluster.
+        let hc = hostedcluster::hosted_cluster(&valid);
+        let gcp = &adapted["platform"]["gcp"];
+        assert_eq!(
+            hc["spec"]["platform"]["gcp"]["project"], gcp["projectID"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["platform"]["gcp"]["region"], gcp["region"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["platform"]["gcp"]["networkConfig"]["network"]["name"], gcp["network"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["platform"]["gcp"]["networkConfig"]["privateServiceConnectSubnet"]["name"],
+            gcp["subnet"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["release"]["image"], adapted["release"]["image"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["networking"]["clusterNetwork"], adapted["networking"]["clusterNetwork"],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["networking"]["serviceNetwork"][0]["cidr"],
+            adapted["networking"]["serviceNetwork"][0],
+            "{what}"
+        );
+        assert_eq!(
+            hc["spec"]["dns"]["baseDomain"], adapted["dns"]["baseDomain"],
+            "{what}"
+        );
+        assert_conforms(what, &hosted_cluster_outcome(&hc));
+        let work = controlplane::manifest_work(&valid, "us-east-mgmt-01", Some(1));
+        assert_conforms(what, &validate(&MANIFEST_WORK_SCHEMA, &work));
+    }
+}
+
+#[test]
+fn the_typespec_reader_reads_literals_with_nesting_and_trailing_commas() {
+    let v = typespec_object(
+        r#"const x: T = #{ spec: #{ a: "x:y, #{z}", list: #[ #{ cidr: "10.0.0.0/16", n: 24 } ], }, };"#,
+        "spec",
+    );
+    assert_eq!(
+        v,
+        json!({"a": "x:y, #{z}", "list": [{"cidr": "10.0.0.0/16", "n": 24}]})
+    );
 }

@@ -87,7 +87,7 @@ fn an_upgrade_updates_the_work_and_is_followed_to_completion() {
     assert_contains(
         &out,
         &[
-            "hyperfleet api:     PATCH spec.openshift_version = 4.17.1 (cluster generation 4)",
+            "hyperfleet api:     PATCH spec.release.version = 4.17.1 (cluster generation 4)",
             "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3 ",
             "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4 ",
             "pulse 3: Applied = True/ManifestWorkUpdated   Available = False/Updating   Health = True/NoIssues   [as expected]",

@@ -3208,11 +3208,11 @@ fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
     assert_eq!(control_plane.platform, "GCP");
     assert_eq!(
         control_plane.region.as_deref(),
-        cluster["spec"]["gcp_region"].as_str()
+        cluster["spec"]["platform"]["gcp"]["region"].as_str()
     );
     assert_eq!(
         control_plane.version,
-        cluster["spec"]["openshift_version"].as_str().unwrap(),
+        cluster["spec"]["release"]["version"].as_str().unwrap(),
         "the script's HostedCluster status must report the release the cluster spec asks for"
     );
     let violations = spec.check_against(&control_plane);
@@ -3722,7 +3722,7 @@ async fn kind_demo_replays_to_a_ready_nodepool_with_the_real_adapter() {
     let nodepool: Value = serde_json::from_str(&read(KIND_NODEPOOL_SPEC)).unwrap();
     let cluster: Value = serde_json::from_str(&read(KIND_CLUSTER_SPEC)).unwrap();
     let replicas = nodepool["spec"]["replicas"].as_i64().unwrap();
-    let release = cluster["spec"]["openshift_version"].as_str().unwrap();
+    let release = cluster["spec"]["release"]["version"].as_str().unwrap();
     let mut replay = KindReplay {
         server: testbed::kube_api::ApiServer::start().await,
         dir: tempfile::tempdir().unwrap(),

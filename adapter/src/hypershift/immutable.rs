@@ -8,7 +8,7 @@ use serde_json::Value;
 pub struct ImmutableChange {
     /// The object's kind (`HostedCluster`, `NodePool`).
     pub kind: &'static str,
-    /// The HyperFleet spec field that sets it (e.g. `gcp_region`), or the resource's `name`; a
+    /// The HyperFleet spec field that sets it (e.g. `spec.platform.gcp.region`), or the resource's `name`; a
     /// field without a spec counterpart (`spec.platform.type`) is named by its object path.
     pub field: &'static str,
     /// The object path, e.g. `spec.platform.gcp.region`.

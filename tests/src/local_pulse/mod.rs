@@ -285,36 +285,50 @@ impl Bed {
     }
 }
 
-/// The HyperFleet cluster object the fake HyperFleet API serves.
-fn cluster_object() -> Value {
+/// The HyperFleet cluster object the fake HyperFleet API serves: HyperFleet's nested spec with
+/// the adapter's extension keys (README, "The cluster spec").
+pub fn cluster_object() -> Value {
     json!({
+        "kind": "Cluster",
         "id": CLUSTER_ID,
         "name": CLUSTER_NAME,
         "generation": GENERATION,
         "spec": {
-            "gcp_project_id": "my-project-123",
-            "gcp_project_number": "123456789012",
-            "gcp_region": "europe-west2",
-            "vpc_network_name": "hcp-vpc",
-            "psc_subnet_name": "hcp-psc-subnet",
-            "wif_pool_id": "hyperfleet-pool",
-            "wif_provider_id": "hyperfleet-oidc",
-            "control_plane_sa_email": "hc-control-plane@my-project-123.iam.gserviceaccount.com",
-            "nodepool_sa_email": "hc-nodepool@my-project-123.iam.gserviceaccount.com",
-            "cloud_controller_sa_email": "hc-cloud-controller@my-project-123.iam.gserviceaccount.com",
-            "storage_sa_email": "hc-storage@my-project-123.iam.gserviceaccount.com",
-            "image_registry_sa_email": "hc-image-registry@my-project-123.iam.gserviceaccount.com",
-            "network_sa_email": "hc-network@my-project-123.iam.gserviceaccount.com",
-            "endpoint_access": "PublicAndPrivate",
-            "openshift_version": scenario::VERSION,
-            "cluster_network_cidr": "10.132.0.0/14",
-            "service_network_cidr": "172.31.0.0/16",
-            "machine_network_cidr": "10.0.0.0/16",
-            "base_domain": "hcp.example.com",
-            "issuer_url": "https://storage.googleapis.com/hyperfleet-oidc-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
-            "service_account_signing_key_secret_name": "prod-eu-1-sa-signing-key",
-            "pull_secret_name": "prod-eu-1-pull-secret",
-            "ssh_key_secret_name": "prod-eu-1-ssh-key"
+            "platform": {
+                "type": "gcp",
+                "gcp": {
+                    "projectID": "my-project-123",
+                    "region": "europe-west2",
+                    "zone": "europe-west2-a",
+                    "network": "hcp-vpc",
+                    "subnet": "hcp-psc-subnet",
+                    "endpointAccess": "PublicAndPrivate",
+                    "workloadIdentity": {
+                        "projectNumber": "123456789012",
+                        "poolID": "hyperfleet-pool",
+                        "providerID": "hyperfleet-oidc",
+                        "serviceAccountsEmails": {
+                            "controlPlane": "hc-control-plane@my-project-123.iam.gserviceaccount.com",
+                            "nodePool": "hc-nodepool@my-project-123.iam.gserviceaccount.com",
+                            "cloudController": "hc-cloud-controller@my-project-123.iam.gserviceaccount.com",
+                            "storage": "hc-storage@my-project-123.iam.gserviceaccount.com",
+                            "imageRegistry": "hc-image-registry@my-project-123.iam.gserviceaccount.com",
+                            "network": "hc-network@my-project-123.iam.gserviceaccount.com"
+                        }
+                    }
+                }
+            },
+            "release": {"version": scenario::VERSION},
+            "networking": {
+                "clusterNetwork": [{"cidr": "10.132.0.0/14", "hostPrefix": 23}],
+                "serviceNetwork": ["172.31.0.0/16"],
+                "machineNetwork": [{"cidr": "10.0.0.0/16"}]
+            },
+            "dns": {"baseDomain": "hcp.example.com"},
+            "issuerURL": "https://storage.googleapis.com/hyperfleet-oidc-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+            "pullSecret": {"name": "prod-eu-1-pull-secret"},
+            "sshKey": {"name": "prod-eu-1-ssh-key"},
+            "serviceAccountSigningKey": {"name": "prod-eu-1-sa-signing-key"}
         }
     })
 }
@@ -581,8 +595,8 @@ fn same_generation(served: i64, pulse: &Pulse) -> anyhow::Result<()> {
 fn apply_hyperfleet(api: &FakeHyperfleetApi, change: &HyperFleet) -> String {
     match change {
         HyperFleet::OpenshiftVersion(version) => {
-            let generation = api.patch_spec("openshift_version", json!(version));
-            format!("PATCH spec.openshift_version = {version} (cluster generation {generation})")
+            let generation = api.patch_spec("release", json!({"version": version}));
+            format!("PATCH spec.release.version = {version} (cluster generation {generation})")
         }
         HyperFleet::Delete => {
             let deleted_time = jiff::Timestamp::now()

@@ -15,7 +15,7 @@ pub enum Scenario {
     /// Four pulses: work created, ready, the HostedCluster deleted on the management cluster (the
     /// agent keeps its last status feedback), re-created by the agent.
     ResourceGone,
-    /// Five pulses: work created, ready at 4.17.0, a new `openshift_version` (generation 4)
+    /// Five pulses: work created, ready at 4.17.0, a new `release.version` (generation 4)
     /// updates the work, the HostedCluster rolls out 4.17.1 while serving, then completes it.
     Upgrade,
     /// Six pulses: work created, ready, the cluster deleted in HyperFleet (generation 4) while a
@@ -82,7 +82,7 @@ impl Scenario {
                 "the HostedCluster is deleted on the management cluster; the agent keeps its old status"
             }
             Scenario::Upgrade => {
-                "a new openshift_version updates the work; the upgrade is followed to completion"
+                "a new release.version updates the work; the upgrade is followed to completion"
             }
             Scenario::Delete => {
                 "the cluster is deleted in HyperFleet: NodePools first, then the work, to Finalized=True"
@@ -223,7 +223,7 @@ pub struct Expected {
 /// What changes in HyperFleet before a pulse, as the API's PATCH and DELETE do it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HyperFleet {
-    /// A PATCH sets the cluster's `spec.openshift_version` (generation + 1).
+    /// A PATCH sets the cluster's `spec.release.version` (generation + 1).
     OpenshiftVersion(&'static str),
     /// A DELETE: `deleted_time` = now, `deleted_by` set, generation + 1 (and on its NodePools).
     Delete,
@@ -507,7 +507,7 @@ fn upgrade() -> Vec<Pulse> {
             // The HostedCluster has not seen the new release yet.
             expect_data: versions(VERSION, VERSION),
             ..real(
-                "openshift_version 4.17.1 (generation 4): the adapter updates the ManifestWork; generation 4 is not available yet",
+                "release.version 4.17.1 (generation 4): the adapter updates the ManifestWork; generation 4 is not available yet",
                 vec![],
                 Expected {
                     applied: Some(("True", "ManifestWorkUpdated")),

@@ -6,9 +6,10 @@
 //! - namespace `clusters` (seed 004), name = the cluster's name (or id), see [`ClusterSpec`];
 //! - optional fields are omitted rather than sent empty (`endpointAccess`, `sshKey`,
 //!   `serviceAccountSigningKey`, the cluster/service networks, which the API server defaults);
-//! - `infraID` is not sent: the operator generates `<name>-<random>` and owns it. A cluster id
-//!   starting with a digit would otherwise prefix GCP resources whose names must start with a
-//!   letter (e.g. the `<infraID>-worker` network tag);
+//! - `infraID` is sent only when the spec sets it (HyperFleet's `spec.infraID`, which must start
+//!   with a letter); otherwise the operator generates `<name>-<random>` and owns it. The cluster
+//!   id is never used for it: a UUIDv7 starts with a digit and would prefix GCP resources whose
+//!   names must start with a letter (e.g. the `<infraID>-worker` network tag);
 //! - `services` always holds the four required services, sorted by name, because the list is
 //!   immutable and compared in order after creation.
 
@@ -99,16 +100,26 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
 
     let mut networking = Map::new();
     networking.insert("networkType".into(), "OVNKubernetes".into());
-    if let Some(cidr) = &spec.cluster_network {
-        networking.insert("clusterNetwork".into(), json!([{"cidr": cidr.text}]));
+    if !spec.cluster_network.is_empty() {
+        let entries: Vec<Value> = spec
+            .cluster_network
+            .iter()
+            .map(|n| match n.host_prefix {
+                Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
+                None => json!({"cidr": n.cidr.text}),
+            })
+            .collect();
+        networking.insert("clusterNetwork".into(), entries.into());
     }
-    if let Some(cidr) = &spec.service_network {
-        networking.insert("serviceNetwork".into(), json!([{"cidr": cidr.text}]));
+    for (key, cidrs) in [
+        ("serviceNetwork", &spec.service_network),
+        ("machineNetwork", &spec.machine_network),
+    ] {
+        if !cidrs.is_empty() {
+            let entries: Vec<Value> = cidrs.iter().map(|c| json!({"cidr": c.text})).collect();
+            networking.insert(key.into(), entries.into());
+        }
     }
-    networking.insert(
-        "machineNetwork".into(),
-        json!([{"cidr": spec.machine_network.text}]),
-    );
 
     let mut hc_spec = json!({
         "release": {"image": spec.release_image},
@@ -120,6 +131,9 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
         "services": services(spec),
     });
     if let Some(object) = hc_spec.as_object_mut() {
+        if let Some(infra_id) = &spec.infra_id {
+            object.insert("infraID".into(), json!(infra_id));
+        }
         if let Some(name) = &spec.ssh_key_secret_name {
             object.insert("sshKey".into(), json!({"name": name}));
         }
@@ -282,6 +296,116 @@ mod tests {
         assert_eq!(
             hc["spec"]["release"]["image"],
             "quay.io/openshift-release-dev/ocp-release:4.17.0-aarch64"
+        );
+    }
+}
+
+/// HostedClusters built from HyperFleet's nested shape (`tests/fixtures/cluster-nested.json`).
+#[cfg(test)]
+mod nested_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::hyperfleet::cluster::fixture;
+    use serde_json::json;
+
+    fn nested(edit: impl FnOnce(&mut Value)) -> ClusterSpec {
+        fixture::nested_with(|spec| {
+            let mut value = Value::Object(std::mem::take(spec));
+            edit(&mut value);
+            *spec = value.as_object().cloned().unwrap_or_default();
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn each_nested_field_feeds_its_hosted_cluster_field() {
+        let spec = nested(|s| {
+            s["platform"]["gcp"]["privateServiceConnectSubnet"] = json!("hcp-psc");
+            s["infraID"] = json!("prod-eu-1-x7k2p");
+        });
+        let hc = hosted_cluster(&spec);
+        for (pointer, expected) in [
+            ("/spec/platform/gcp/project", json!("my-project-123")),
+            ("/spec/platform/gcp/region", json!("europe-west2")),
+            (
+                "/spec/platform/gcp/networkConfig/network/name",
+                json!("hcp-vpc"),
+            ),
+            (
+                "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name",
+                json!("hcp-psc"),
+            ),
+            (
+                "/spec/platform/gcp/endpointAccess",
+                json!("PublicAndPrivate"),
+            ),
+            (
+                "/spec/platform/gcp/workloadIdentity/projectNumber",
+                json!("123456789012"),
+            ),
+            (
+                "/spec/release/image",
+                json!("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
+            ),
+            (
+                "/spec/networking/clusterNetwork",
+                json!([{"cidr": "10.132.0.0/14", "hostPrefix": 23}]),
+            ),
+            (
+                "/spec/networking/serviceNetwork",
+                json!([{"cidr": "172.31.0.0/16"}]),
+            ),
+            (
+                "/spec/networking/machineNetwork",
+                json!([{"cidr": "10.0.0.0/16"}]),
+            ),
+            ("/spec/dns/baseDomain", json!("hcp.example.com")),
+            ("/spec/infraID", json!("prod-eu-1-x7k2p")),
+            ("/spec/pullSecret/name", json!("prod-eu-1-pull-secret")),
+            ("/spec/sshKey/name", json!("prod-eu-1-ssh-key")),
+            (
+                "/spec/serviceAccountSigningKey/name",
+                json!("prod-eu-1-sa-signing-key"),
+            ),
+        ] {
+            assert_eq!(hc.pointer(pointer), Some(&expected), "{pointer}");
+        }
+        // zone and channelGroup are read by no HostedCluster field.
+        let text = hc.to_string();
+        assert!(
+            !text.contains("europe-west2-a") && !text.contains("stable"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_nested_spec_without_networks_sends_only_the_network_type() {
+        let spec = nested(|s| {
+            s.as_object_mut().unwrap().remove("networking");
+        });
+        let hc = hosted_cluster(&spec);
+        assert_eq!(
+            hc.pointer("/spec/networking"),
+            Some(&json!({"networkType": "OVNKubernetes"}))
+        );
+        assert!(hc.pointer("/spec/infraID").is_none());
+    }
+
+    #[test]
+    fn two_cluster_networks_are_sent_in_order_with_their_host_prefixes() {
+        let spec = nested(|s| {
+            s["networking"]["clusterNetwork"] = json!([
+                {"cidr": "10.132.0.0/14", "hostPrefix": 23},
+                {"cidr": "10.136.0.0/14"},
+            ]);
+        });
+        assert_eq!(
+            hosted_cluster(&spec).pointer("/spec/networking/clusterNetwork"),
+            Some(&json!([
+                {"cidr": "10.132.0.0/14", "hostPrefix": 23},
+                {"cidr": "10.136.0.0/14"},
+            ]))
         );
     }
 }

@@ -69,15 +69,16 @@ pub struct Args {
     #[command(flatten)]
     pub work: WorkArgs,
 
-    /// Overrides the spec's `pull_secret_name`.
+    /// Replaces the spec's `pullSecret.name` (flat shape: `pull_secret_name`).
     #[arg(long, env = "PULL_SECRET_NAME")]
     pub pull_secret_name: Option<String>,
 
-    /// Overrides the spec's `ssh_key_secret_name`.
+    /// Replaces the spec's `sshKey.name` (flat shape: `ssh_key_secret_name`).
     #[arg(long, env = "SSH_KEY_SECRET_NAME")]
     pub ssh_key_secret_name: Option<String>,
 
-    /// Overrides the spec's `service_account_signing_key_secret_name`.
+    /// Replaces the spec's `serviceAccountSigningKey.name` (flat shape:
+    /// `service_account_signing_key_secret_name`).
     #[arg(long, env = "SERVICE_ACCOUNT_SIGNING_KEY_SECRET_NAME")]
     pub service_account_signing_key_secret_name: Option<String>,
 

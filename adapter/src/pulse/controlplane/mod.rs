@@ -1357,15 +1357,13 @@ mod tests {
         });
         insta::assert_json_snapshot!("report_ready", report_found(WORK, Some(&ready), Some(3)));
         insta::assert_json_snapshot!("report_created", report_created(WORK, Some(1)));
-        let input = crate::hyperfleet::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
-        let mut spec = input.spec;
-        spec.insert("machine_network_cidr".into(), json!("10.132.0.0/16"));
-        spec.insert(
-            "storage_sa_email".into(),
-            json!("hc-storage@other-project.iam.gserviceaccount.com"),
-        );
-        spec.remove("issuer_url");
-        let violations = ClusterSpec::validate(ID, None, &spec).unwrap_err();
+        let input = crate::hyperfleet::cluster::ClusterInput::from_json(fixture::NESTED).unwrap();
+        let mut spec = Value::Object(input.spec);
+        spec["networking"]["machineNetwork"] = json!([{"cidr": "10.132.0.0/16"}]);
+        spec["platform"]["gcp"]["workloadIdentity"]["serviceAccountsEmails"]["storage"] =
+            json!("hc-storage@other-project.iam.gserviceaccount.com");
+        spec.as_object_mut().unwrap().remove("issuerURL");
+        let violations = ClusterSpec::validate(ID, None, spec.as_object().unwrap()).unwrap_err();
         insta::assert_json_snapshot!(
             "report_invalid_spec",
             report_invalid_spec(&violations, Some(2))
@@ -1374,11 +1372,11 @@ mod tests {
 
     #[test]
     fn invalid_spec_names_every_bad_field() {
-        let mut input =
-            crate::hyperfleet::cluster::ClusterInput::from_json(fixture::VALID).unwrap();
-        input.spec.insert("gcp_region".into(), json!("nowhere"));
-        input.spec.remove("pull_secret_name");
-        let violations = ClusterSpec::validate(ID, None, &input.spec).unwrap_err();
+        let input = crate::hyperfleet::cluster::ClusterInput::from_json(fixture::NESTED).unwrap();
+        let mut spec = Value::Object(input.spec);
+        spec["platform"]["gcp"]["region"] = json!("nowhere");
+        spec.as_object_mut().unwrap().remove("pullSecret");
+        let violations = ClusterSpec::validate(ID, None, spec.as_object().unwrap()).unwrap_err();
         let report = report_invalid_spec(&violations, Some(4));
         assert_valid(&report);
         assert_eq!(
@@ -1390,15 +1388,15 @@ mod tests {
             ]
         );
         let applied = &report.conditions[0].message;
-        assert!(applied.contains("gcp_region:"), "{applied}");
+        assert!(applied.contains("spec.platform.gcp.region:"), "{applied}");
         assert!(
-            applied.contains("pull_secret_name: is required"),
+            applied.contains("spec.pullSecret.name: is required"),
             "{applied}"
         );
         assert!(
             report.conditions[1]
                 .message
-                .contains("gcp_region, pull_secret_name")
+                .contains("spec.platform.gcp.region, spec.pullSecret.name")
         );
     }
 

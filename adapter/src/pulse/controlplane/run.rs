@@ -25,7 +25,7 @@ use super::{
 };
 use crate::cli::{EXIT_CONFIG, EXIT_NO_REPORT};
 use crate::hyperfleet::cluster::{
-    ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SpecViolation,
+    ClusterInput, ClusterSpec, HOSTED_CLUSTER_NAMESPACE, SecretSettings, SpecNames, SpecViolation,
 };
 use crate::hyperfleet::nodepools::NodePools;
 use crate::hypershift::hostedcluster;
@@ -105,7 +105,7 @@ pub async fn run_with(
         name,
         generation: object_generation,
         deleted_time,
-        mut spec,
+        spec,
     } = cluster;
     let cluster_id_flag = cluster_id_flag.as_ref().filter(|id| !id.is_empty());
     let object_id = object_id.filter(|id| !id.is_empty());
@@ -121,18 +121,11 @@ pub async fn run_with(
         (None, None) => return Err(ConfigError::NoClusterId),
     };
     let generation = generation_flag.or(object_generation.filter(|g| *g >= 1));
-    for (key, value) in [
-        ("pull_secret_name", pull_secret_name),
-        ("ssh_key_secret_name", ssh_key_secret_name),
-        (
-            "service_account_signing_key_secret_name",
-            service_account_signing_key_secret_name,
-        ),
-    ] {
-        if let Some(value) = value {
-            spec.insert(key.to_owned(), value.clone().into());
-        }
-    }
+    let settings = SecretSettings {
+        pull_secret_name: pull_secret_name.clone(),
+        ssh_key_secret_name: ssh_key_secret_name.clone(),
+        service_account_signing_key_secret_name: service_account_signing_key_secret_name.clone(),
+    };
 
     let work_name = manifestwork::hosted_cluster_work_name(&cluster_id);
     let consumer = work_args.consumer.as_str();
@@ -169,7 +162,7 @@ pub async fn run_with(
         return Ok(run_deletion(&ctx, work, &deletion, &mut shutdown).await);
     }
 
-    let spec = match ClusterSpec::validate(&cluster_id, name.as_deref(), &spec) {
+    let spec = match ClusterSpec::validate_with(&cluster_id, name.as_deref(), &spec, &settings) {
         Ok(spec) => spec,
         Err(violations) => {
             let fields: Vec<&str> = violations.iter().map(|v| v.field).collect();
@@ -209,7 +202,9 @@ pub async fn run_with(
                 let held = manifestwork::work_generation(&existing.annotations);
                 match sync::generation_check(generation, held) {
                     GenerationCheck::Newer if existing.deleting.is_none() => {
-                        update_work(&ctx, work, &existing, &manifest, hc, &mut shutdown).await
+                        let names = spec.names;
+                        update_work(&ctx, work, &existing, (&manifest, names), hc, &mut shutdown)
+                            .await
                     }
                     check => {
                         // The management cluster holds the spec of the generation the work was
@@ -334,7 +329,7 @@ async fn update_work(
     ctx: &Ctx<'_>,
     work: &impl WorkClient,
     existing: &ExistingWork,
-    manifest: &Value,
+    (manifest, names): (&Value, &SpecNames),
     hc: (&str, &str),
     shutdown: &mut (impl Future<Output = ()> + Unpin),
 ) -> Report {
@@ -346,7 +341,7 @@ async fn update_work(
         log: ctx.log(),
     };
     let refuse = |current: &ExistingWork| {
-        let changes = changes_against(current, manifest);
+        let changes = changes_against(current, manifest, names);
         (!changes.is_empty()).then_some(changes)
     };
     let outcome = sync::with_retry(ctx.retry_budget(), shutdown, ctx.log(), || {
@@ -390,12 +385,16 @@ async fn update_work(
 
 /// Immutable fields of the work's HostedCluster that `manifest` would change. A work without a
 /// HostedCluster manifest has nothing to compare (the API server's own rules still apply).
-fn changes_against(existing: &ExistingWork, manifest: &Value) -> Vec<ImmutableChange> {
+fn changes_against(
+    existing: &ExistingWork,
+    manifest: &Value,
+    names: &SpecNames,
+) -> Vec<ImmutableChange> {
     let new = manifest["spec"]["workload"]["manifests"]
         .as_array()
         .and_then(|m| find_in(m, hostedcluster::KIND));
     match (find_in(&existing.workload, hostedcluster::KIND), new) {
-        (Some(old), Some(new)) => hostedcluster::immutable::immutable_changes(old, new),
+        (Some(old), Some(new)) => hostedcluster::immutable::immutable_changes(old, new, names),
         _ => Vec::new(),
     }
 }
