@@ -3132,9 +3132,11 @@ fn demo_control_plane() -> hypershift_adapter::hyperfleet::nodepool::ControlPlan
             .map(str::to_owned)
     };
     hypershift_adapter::hyperfleet::nodepool::ControlPlane {
+        name: text("/metadata/name").unwrap_or_default(),
         platform: text("/spec/platform/type").unwrap_or_default(),
         region: text("/spec/platform/gcp/region"),
         psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+        release_image: text("/spec/release/image"),
         version,
     }
 }

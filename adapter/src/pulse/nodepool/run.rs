@@ -323,7 +323,6 @@ fn observed(
 /// The cluster's HostedCluster as its work holds it, once it may take NodePools.
 struct HostedCluster {
     namespace: String,
-    name: String,
     facts: ControlPlane,
 }
 
@@ -431,13 +430,14 @@ async fn read_control_plane(
     }
     Ok(HostedCluster {
         facts: ControlPlane {
+            name: hc_name,
             platform: text("/spec/platform/type").unwrap_or_default(),
             region: text("/spec/platform/gcp/region"),
             psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+            release_image: text("/spec/release/image"),
             version: status.completed_version(),
         },
         namespace,
-        name: hc_name,
     })
 }
 
@@ -463,11 +463,7 @@ async fn create(
     if !violations.is_empty() {
         return invalid(ctx, &violations);
     }
-    let placement = Placement {
-        namespace: &hc.namespace,
-        cluster_name: &hc.name,
-        default_subnet: hc.facts.psc_subnet.as_deref(),
-    };
+    let placement = Placement::joining(&hc.namespace, &hc.facts);
     let manifest = manifest_work(spec, &placement, ctx.work.consumer, ctx.generation);
     let created = sync::with_retry(ctx.retry_budget(), shutdown, ctx.log(), || {
         sync::create_or_read(work, ctx.work.name, &manifest)
@@ -527,11 +523,7 @@ async fn update(
         let observed = observed(ctx, existing, fallback, spec, held);
         return refused_update(ctx, observed, &violations);
     }
-    let placement = Placement {
-        namespace: &hc.namespace,
-        cluster_name: &hc.name,
-        default_subnet: hc.facts.psc_subnet.as_deref(),
-    };
+    let placement = Placement::joining(&hc.namespace, &hc.facts);
     let manifest = manifest_work(spec, &placement, ctx.work.consumer, ctx.generation);
     let request = UpdateRequest {
         name: ctx.work.name,
@@ -544,7 +536,7 @@ async fn update(
             .as_array()
             .and_then(|m| find_in(m, nodepool::KIND));
         let changes = match (find_in(&current.workload, nodepool::KIND), new) {
-            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new),
+            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new, spec.shape),
             _ => Vec::new(),
         };
         (!changes.is_empty()).then_some(changes)
@@ -584,8 +576,10 @@ fn held_immutable_changes(
         namespace: text("/metadata/namespace").unwrap_or_default(),
         cluster_name: text("/spec/clusterName").unwrap_or_default(),
         default_subnet: text("/spec/platform/gcp/subnet"),
+        region: None,
+        release_image: text("/spec/release/image"),
     };
-    nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement))
+    nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement), spec.shape)
 }
 
 /// A newer generation does not fit the HostedCluster (`violations`): nothing was sent. Applied

@@ -231,6 +231,8 @@ fn node_pool_work(
         namespace: "clusters",
         cluster_name: "prod-eu-1",
         default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west2"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
     };
     let work = manifest_work(&spec, &placement, "mgmt-1", Some(generation));
     ExistingWork {
