@@ -1846,3 +1846,196 @@ fn the_other_transition_rules_hold_for_what_we_send() {
         "{problems}"
     );
 }
+
+// ---- HyperFleet's own NodePool payloads ------------------------------------------------------
+
+/// What HyperFleet's own projects put in a NodePool's `spec` (`fixtures/hyperfleet/spec-shapes/`);
+/// `None` (after one line saying so) without the team folder.
+fn spec_shapes() -> Option<PathBuf> {
+    job_report::team_folder::find(
+        env!("CARGO_MANIFEST_DIR"),
+        "fixtures/hyperfleet/spec-shapes",
+    )
+}
+
+/// The `spec: #{…}` value of the first example in a TypeSpec file, as JSON (`#{…}` objects,
+/// `#[…]` lists, bare keys, trailing commas).
+fn tsp_spec(text: &str) -> Map<String, Value> {
+    let start = text.find("spec: #{").expect("a spec") + "spec: #".len();
+    let mut depth = 0;
+    let mut end = start;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = start + i + 1;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = text[start..end].replace("#{", "{").replace("#[", "[");
+    let keys = regex::Regex::new(r"([{,\s])([A-Za-z_][A-Za-z0-9_]*)\s*:").unwrap();
+    let body = keys.replace_all(&body, "$1\"$2\":");
+    let trailing = regex::Regex::new(r",(\s*[}\]])").unwrap();
+    let body = trailing.replace_all(&body, "$1");
+    match serde_json::from_str(&body) {
+        Ok(Value::Object(spec)) => spec,
+        other => panic!("not a JSON object: {other:?}\n{body}"),
+    }
+}
+
+/// Validates `raw` as NodePool `name` of the test cluster, checks it against `hc` as the pulse
+/// does, builds it and holds the NodePool and its ManifestWork to the real CRDs.
+#[track_caller]
+fn accepted_and_admitted(what: &str, name: &str, raw: &Map<String, Value>, hc: &Value) -> Value {
+    let spec = NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(name), raw)
+        .unwrap_or_else(|v| panic!("{what}: refused: {v:#?}"));
+    let violations = spec.check_against(&control_plane(hc));
+    assert!(violations.is_empty(), "{what}: {violations:#?}");
+    let object = np::node_pool(&spec, &placement(hc));
+    assert_conforms(what, &validate(&NODE_POOL_SCHEMA, &object));
+    let work = manifest_work(&spec, &placement(hc), CONSUMER, Some(1));
+    assert_conforms(what, &validate(&MANIFEST_WORK_SCHEMA, &work));
+    object
+}
+
+fn fields_of(v: &[SpecViolation]) -> Vec<&str> {
+    v.iter().map(|v| v.field).collect()
+}
+
+/// HyperFleet's e2e GCP NodePool (`create_nodepool_gcp.json`: `clusterName`, `replicas`,
+/// `platform.gcp.instanceType`, `release.image`) and its NodePool PATCH (`nodepool-patch.json`,
+/// its provider-neutral `template` platform adapted to `gcp` and the GCP model's `diskSize`) are
+/// accepted, and the NodePools built from them are admitted by the real CRD. The e2e NodePool's
+/// name (17 characters) is longer than HyperFleet's NodePool names may be, and is refused naming
+/// `name`.
+#[test]
+fn hyperfleet_e2e_nodepool_payloads_are_accepted_and_admitted() {
+    let (Some(_), Some(dir)) = (CRDS.as_ref(), spec_shapes()) else {
+        return;
+    };
+    let read = |file: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("e2e-payloads").join(file)).unwrap())
+            .unwrap()
+    };
+    let create = read("create_nodepool_gcp.json");
+    let Value::Object(create_spec) = create["spec"].clone() else {
+        panic!("a spec");
+    };
+    let cluster_name = create_spec["clusterName"].as_str().unwrap();
+    let hc = hosted_cluster(Some(cluster_name));
+    let payload_name = create["name"].as_str().unwrap();
+    assert_eq!(payload_name, "hp-gcp-nodepool-1");
+    let v = NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(payload_name), &create_spec)
+        .unwrap_err();
+    assert_eq!(fields_of(&v), ["name"], "{v:#?}");
+
+    let created =
+        accepted_and_admitted("create_nodepool_gcp.json", LONGEST_NAME, &create_spec, &hc);
+    assert_eq!(created["spec"]["clusterName"], cluster_name);
+    assert_eq!(created["spec"]["replicas"], 2);
+    assert_eq!(
+        created["spec"]["platform"]["gcp"]["machineType"],
+        "n1-standard-8"
+    );
+    assert_eq!(created["spec"]["platform"]["gcp"]["zone"], "europe-west2-a");
+    assert_eq!(
+        created["spec"]["release"]["image"],
+        create_spec["release"]["image"]
+    );
+    // Its clusterName must be the owning cluster's.
+    let elsewhere =
+        NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(LONGEST_NAME), &create_spec)
+            .unwrap()
+            .check_against(&control_plane(&HOSTED_CLUSTERS[0]));
+    assert_eq!(fields_of(&elsewhere), ["clusterName"]);
+
+    let patch = read("nodepool-patch.json");
+    let mut patch_spec = patch["spec"].as_object().unwrap().clone();
+    assert_eq!(patch_spec["platform"]["type"], "template");
+    let mut platform = patch_spec["platform"]["template"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let disk = platform
+        .remove("diskSizeGb")
+        .expect("the template's diskSizeGb");
+    platform.insert("diskSize".into(), disk);
+    patch_spec.insert("platform".into(), json!({"type": "gcp", "gcp": platform}));
+    let patched =
+        accepted_and_admitted("nodepool-patch.json (gcp)", LONGEST_NAME, &patch_spec, &hc);
+    assert_eq!(patched["spec"]["replicas"], 3);
+    assert_eq!(
+        patched["spec"]["platform"]["gcp"]["bootDisk"],
+        json!({"diskSizeGB": 200, "diskType": "pd-ssd"})
+    );
+    assert_eq!(
+        patched["spec"]["platform"]["gcp"]["machineType"],
+        "n1-standard-16"
+    );
+    // The control plane's release when the spec names none.
+    assert_eq!(
+        patched["spec"]["release"]["image"],
+        hc["spec"]["release"]["image"]
+    );
+}
+
+/// The NodePool examples of HyperFleet's GCP API model (`example_nodepool.tsp`,
+/// `example_post.tsp`, `example_patch.tsp`) ask for two zones and a CPU utilization target,
+/// which a HyperShift NodePool cannot honour: exactly those are refused, by HyperFleet path; with
+/// one zone and no target the rest (machine type, disk, preemptible, labels, nodeCount within
+/// the enabled autoscaling bounds) is accepted and the NodePool is admitted by the real CRD.
+#[test]
+fn hyperfleet_api_model_nodepool_examples_are_read() {
+    let (Some(_), Some(dir)) = (CRDS.as_ref(), spec_shapes()) else {
+        return;
+    };
+    let hc = &HOSTED_CLUSTERS[0];
+    for file in [
+        "example_nodepool.tsp",
+        "example_post.tsp",
+        "example_patch.tsp",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join("api-spec-gcp-models/nodepool").join(file)).unwrap();
+        let raw = tsp_spec(&text);
+        assert_eq!(raw["nodeCount"], 3, "{file}");
+        let v =
+            NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(LONGEST_NAME), &raw).unwrap_err();
+        assert_eq!(
+            fields_of(&v),
+            ["platform.gcp.zones", "autoscaling.targetCPUUtilization"],
+            "{file}: {v:#?}"
+        );
+        let mut one_zone = raw.clone();
+        one_zone["platform"]["gcp"]["zones"] = json!(["europe-west2-a"]);
+        one_zone["autoscaling"]
+            .as_object_mut()
+            .unwrap()
+            .remove("targetCPUUtilization");
+        let object = accepted_and_admitted(file, LONGEST_NAME, &one_zone, hc);
+        let spec = &object["spec"];
+        assert_eq!(spec["autoScaling"], json!({"min": 1, "max": 10}), "{file}");
+        assert!(spec.get("replicas").is_none(), "{file}");
+        assert_eq!(
+            spec["platform"]["gcp"],
+            json!({
+                "machineType": "n1-standard-4",
+                "zone": "europe-west2-a",
+                "subnet": "hcp-psc-subnet",
+                "bootDisk": {"diskSizeGB": 100, "diskType": "pd-standard"},
+            }),
+            "{file}"
+        );
+        assert_eq!(
+            spec["nodeLabels"],
+            json!({"managedby": "hyperfleet", "team": "platform"}),
+            "{file}"
+        );
+        assert_eq!(spec["release"]["image"], hc["spec"]["release"]["image"]);
+    }
+}
