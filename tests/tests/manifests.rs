@@ -3181,7 +3181,7 @@ fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
     assert!(violations.is_empty(), "{violations:?}");
     // The same check refuses a zone elsewhere and a newer release.
     let mut other = input.spec.clone();
-    other["platform"]["gcp"]["zone"] = "us-central1-a".into();
+    other["platform"]["gcp"]["zones"] = serde_json::json!(["us-central1-a"]);
     other["release"]["image"] = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64".into();
     let other = NodePoolSpec::validate(&id, &spec.cluster_id, Some(&name), &other).unwrap();
     let fields: Vec<&str> = other
@@ -3189,7 +3189,7 @@ fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
         .iter()
         .map(|v| v.field)
         .collect();
-    assert_eq!(fields, ["platform.gcp.zone", "release.image"]);
+    assert_eq!(fields, ["platform.gcp.zones", "release.image"]);
 
     // The script names the same NodePool.
     let script = read(KIND_SCRIPT);
