@@ -20,13 +20,14 @@ pub fn release_image(version: &str) -> String {
 }
 
 /// The spec of a GCP NodePool in `europe-west2-a` (the fixture cluster's region) running
-/// `version` with `replicas` machines: `example-nodepool.json`'s spec. No subnet: the
+/// `version` with `replicas` machines, in HyperFleet's shape (its GCP API model's
+/// `platform.gcp.{machineType, zones, diskSize}`, its e2e suite's `replicas`). No subnet: the
 /// HostedCluster's Private Service Connect subnet is its default.
 pub fn gcp_spec(replicas: i64, version: &str) -> Value {
     json!({
         "platform": {
             "type": "gcp",
-            "gcp": {"machine_type": "n2-standard-8", "zone": "europe-west2-a", "boot_disk_size_gb": 128},
+            "gcp": {"machineType": "n2-standard-8", "zones": ["europe-west2-a"], "diskSize": 128},
         },
         "release": {"image": release_image(version)},
         "replicas": replicas,

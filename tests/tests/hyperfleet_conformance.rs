@@ -2357,9 +2357,9 @@ fn nodepool(generation: i64, edit: &dyn Fn(&mut Vec<Value>)) -> Value {
         "name": testbed::ids::LONGEST_NODEPOOL_NAME,
         "owner_references": {"href": format!("/api/hyperfleet/v1/clusters/{CLUSTER_ID}"), "id": CLUSTER_ID, "kind": "Cluster"},
         "spec": {
-            "platform": {"gcp": {"boot_disk_size_gb": 128, "machine_type": "n2-standard-8", "zone": "europe-west2-a"}, "type": "gcp"},
+            "platform": {"gcp": {"diskSize": 128, "machineType": "n2-standard-8", "zones": ["europe-west2-a"]}, "type": "gcp"},
             "release": {"image": "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64"},
-            "replicas": 3,
+            "nodeCount": 3,
         },
         "status": {"conditions": conditions}, "tenancy": {},
         "updated_by": "jdoe@example.com", "updated_time": "2026-11-26T03:40:10.552013Z",

@@ -3172,9 +3172,11 @@ fn demo_control_plane() -> hypershift_adapter::hyperfleet::nodepool::ControlPlan
             .map(str::to_owned)
     };
     hypershift_adapter::hyperfleet::nodepool::ControlPlane {
+        name: text("/metadata/name").unwrap_or_default(),
         platform: text("/spec/platform/type").unwrap_or_default(),
         region: text("/spec/platform/gcp/region"),
         psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+        release_image: text("/spec/release/image"),
         version,
     }
 }
@@ -3219,7 +3221,7 @@ fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
     assert!(violations.is_empty(), "{violations:?}");
     // The same check refuses a zone elsewhere and a newer release.
     let mut other = input.spec.clone();
-    other["platform"]["gcp"]["zone"] = "us-central1-a".into();
+    other["platform"]["gcp"]["zones"] = serde_json::json!(["us-central1-a"]);
     other["release"]["image"] = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64".into();
     let other = NodePoolSpec::validate(&id, &spec.cluster_id, Some(&name), &other).unwrap();
     let fields: Vec<&str> = other
@@ -3227,7 +3229,7 @@ fn kind_nodepool_is_valid_and_fits_the_demo_cluster() {
         .iter()
         .map(|v| v.field)
         .collect();
-    assert_eq!(fields, ["platform.gcp.zone", "release.image"]);
+    assert_eq!(fields, ["platform.gcp.zones", "release.image"]);
 
     // The script names the same NodePool.
     let script = read(KIND_SCRIPT);

@@ -1028,7 +1028,7 @@ async fn a_missing_namespace_fails_with_the_agents_words(backend: Backend) {
 async fn specs_that_cannot_be_sent(backend: Backend) {
     let bed = Bed::start(backend).await;
     let mut spec = gcp_spec(-1, VERSION);
-    spec["platform"]["gcp"]["zone"] = json!("europe-west2");
+    spec["platform"]["gcp"]["zones"] = json!(["europe-west2"]);
     let mut bad = np(1, spec);
     bad["name"] = json!("workers-euw2-a12");
     let (pulse, requests) = counted(&bed, bed.nodepool(&bad)).await;
@@ -1036,7 +1036,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     assert_says(
         &pulse,
         "Applied",
-        &["platform.gcp.zone", "replicas", "name", "nothing was sent"],
+        &["platform.gcp.zones", "replicas", "name", "nothing was sent"],
     );
     assert_eq!(requests, (0, 0), "{backend:?}");
 
@@ -1049,7 +1049,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     let cases: [(&str, Value, &str); 3] = [
         (
             "a zone of another region",
-            against(&|s| s["platform"]["gcp"]["zone"] = json!("us-east1-b")),
+            against(&|s| s["platform"]["gcp"]["zones"] = json!(["us-east1-b"])),
             "\"us-east1-b\" is not in the cluster's region europe-west2",
         ),
         (
@@ -1075,7 +1075,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     assert_conditions(&bed.nodepool(&first).await, &CREATED);
     bed.node_pool(&NodePoolStatus::gcp_ready(3, VERSION)).await;
     let mut spec = gcp_spec(3, VERSION);
-    spec["platform"]["gcp"]["zone"] = json!("us-east1-b");
+    spec["platform"]["gcp"]["zones"] = json!(["us-east1-b"]);
     let (refused, requests) = counted(&bed, bed.nodepool(&np(2, spec))).await;
     // The refusal reaches HyperFleet: False at the refused generation (an Unknown would be
     // discarded by rule 13); the message says the NodePool of generation 1 still serves.
@@ -1089,7 +1089,7 @@ async fn specs_that_cannot_be_sent(backend: Backend) {
     assert_says(
         &refused,
         "Applied",
-        &["Generation 2 was not sent", "platform.gcp.zone"],
+        &["Generation 2 was not sent", "platform.gcp.zones"],
     );
     assert_eq!(requests, (2, 0), "{backend:?}");
     assert_eq!(bed.stored_generation(), "1");
@@ -1147,7 +1147,7 @@ async fn generation_bumps_update_the_work(backend: Backend) {
 
     let mut spec = gcp_spec(5, older);
     spec.as_object_mut().unwrap().remove("replicas");
-    spec["autoscaling"] = json!({"min": 2, "max": 6});
+    spec["autoscaling"] = json!({"enabled": true, "minNodes": 2, "maxNodes": 6});
     let autoscaled = np(3, spec);
     let (pulse, requests) = counted(&bed, bed.nodepool(&autoscaled)).await;
     assert_eq!(
@@ -1268,7 +1268,7 @@ async fn what_a_generation_must_not_send(backend: Backend) {
 
     let mut spec = gcp_spec(4, VERSION);
     spec["arch"] = json!("arm64");
-    spec["management"] = json!({"upgrade_type": "InPlace"});
+    spec["management"] = json!({"upgradeType": "InPlace"});
     let (immutable, requests) = counted(&bed, bed.nodepool(&np(3, spec))).await;
     assert_conditions(
         &immutable,
@@ -1284,7 +1284,7 @@ async fn what_a_generation_must_not_send(backend: Backend) {
         &[
             "nothing was sent",
             r#"arch (NodePool spec.arch): "amd64" → "arm64""#,
-            r#"management.upgrade_type (NodePool spec.management.upgradeType): "Replace" → "InPlace""#,
+            r#"management.upgradeType (NodePool spec.management.upgradeType): "Replace" → "InPlace""#,
         ],
     );
     // The refusal is stored by HyperFleet only at the refused generation.

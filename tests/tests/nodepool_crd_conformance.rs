@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use hypershift_adapter::hyperfleet::cluster::{ClusterInput, ClusterSpec};
-use hypershift_adapter::hyperfleet::nodepool::{ControlPlane, NodePoolSpec};
+use hypershift_adapter::hyperfleet::nodepool::{ControlPlane, DEFAULT_MACHINE_TYPE, NodePoolSpec};
 use hypershift_adapter::hyperfleet::spec::SpecViolation;
 use hypershift_adapter::hyperfleet::{CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 use hypershift_adapter::hypershift::hostedcluster;
@@ -81,6 +81,10 @@ fn placement(hc: &Value) -> Placement<'_> {
         default_subnet: hc
             .pointer("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name")
             .and_then(Value::as_str),
+        region: hc
+            .pointer("/spec/platform/gcp/region")
+            .and_then(Value::as_str),
+        release_image: hc.pointer("/spec/release/image").and_then(Value::as_str),
     }
 }
 
@@ -88,9 +92,11 @@ fn placement(hc: &Value) -> Placement<'_> {
 fn control_plane(hc: &Value) -> ControlPlane {
     let text = |p: &str| hc.pointer(p).and_then(Value::as_str).map(str::to_owned);
     ControlPlane {
+        name: text("/metadata/name").unwrap(),
         platform: text("/spec/platform/type").unwrap(),
         region: text("/spec/platform/gcp/region"),
         psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+        release_image: text("/spec/release/image"),
         version: "4.17.0".to_owned(),
     }
 }
@@ -142,6 +148,17 @@ impl Variant {
             name: "workers".to_owned(),
             raw: raw(edit),
             hc: &HOSTED_CLUSTERS[0],
+        }
+    }
+
+    /// A variant in HyperFleet's shape: `spec` is the whole raw spec.
+    fn hyperfleet(what: &'static str, spec: Value) -> Self {
+        let Value::Object(raw) = spec else {
+            unreachable!()
+        };
+        Variant {
+            raw,
+            ..Variant::new(what, |_| {})
         }
     }
 
@@ -305,6 +322,56 @@ fn variants() -> Vec<Variant> {
                 s.insert("platform".into(), json!({"type": "none"}));
             })
         },
+        Variant::hyperfleet(
+            "HyperFleet shape: every key of its GCP model the adapter maps",
+            json!({
+                "clusterName": "prod-eu-1",
+                "platform": {"type": "gcp", "gcp": {
+                    "machineType": "n2-standard-8",
+                    "diskSize": 100,
+                    "diskType": "pd-standard",
+                    "zones": ["europe-west2-c"],
+                    "preemptible": true,
+                    "accelerators": [],
+                    "labels": {"team": "platform", "managedby": "hyperfleet", "node.example.com/pool": ""},
+                    "taints": [
+                        {"key": "dedicated", "value": "batch", "effect": "NoSchedule"},
+                        {"key": "example.com/spot", "effect": "NoExecute"},
+                        {"key": "x", "value": "", "effect": "PreferNoSchedule"},
+                    ],
+                    "subnet": "workers-subnet",
+                    "serviceAccount": {"email": "hc-nodepool@my-project-123.iam.gserviceaccount.com"},
+                    "networkTags": ["workers"],
+                    "resourceLabels": {"team": "platform"},
+                }},
+                "nodeCount": 3,
+                "autoscaling": {"enabled": true, "minNodes": 1, "maxNodes": 10},
+                "release": {"image": RELEASE},
+                "management": {"upgradeType": "Replace", "autoRepair": true},
+            }),
+        ),
+        Variant::hyperfleet(
+            "HyperFleet shape: only what its model requires; the rest defaults",
+            json!({"platform": {"type": "gcp", "gcp": {}}, "nodeCount": 0}),
+        ),
+        Variant::hyperfleet(
+            "HyperFleet shape at the taint and label bounds",
+            json!({
+                "platform": {"type": "gcp", "gcp": {
+                    "instanceType": "n1-standard-8",
+                    "labels": {
+                        format!("{}/{}", sized("a", 'b', ".c", 253 - 64), sized("n", '_', "9", 63)): sized("v", '.', "0", 63),
+                    },
+                    "taints": (0..50).map(|i| json!({
+                        "key": format!("{}/{}", sized(&format!("p{i}"), 'q', ".io", 253 - 64), sized("k", '-', "z", 63)),
+                        "value": sized("v", '_', "1", 253),
+                        "effect": "NoExecute",
+                    })).collect::<Vec<Value>>(),
+                }},
+                "replicas": 2147483647,
+                "autoscaling": {"enabled": false, "minNodes": 1, "maxNodes": 3},
+            }),
+        ),
     ]
 }
 
@@ -397,9 +464,16 @@ fn every_node_pool_the_adapter_builds_conforms_to_the_crd() {
         "spec.autoScaling.min",
         "spec.autoScaling.max",
         "spec.management.autoRepair",
+        "spec.taints[].key",
+        "spec.taints[].value",
+        "spec.taints[].effect",
     ] {
         assert!(sent.contains(path), "no variant sends {path}");
     }
+    assert!(
+        sent.iter().any(|p| p.starts_with("spec.nodeLabels.")),
+        "no variant sends spec.nodeLabels"
+    );
 }
 
 #[test]
@@ -695,8 +769,13 @@ fn unvalidated_node_pool(case: &Case) -> Value {
         Some(Value::Object(_)) => {
             let field = |f: &str| given(raw, &format!("platform.gcp.{f}"));
             let mut g = Map::new();
-            put(&mut g, "machineType", field("machine_type"));
-            put(&mut g, "zone", field("zone"));
+            put(
+                &mut g,
+                "machineType",
+                Some(field("machine_type").unwrap_or(&json!(DEFAULT_MACHINE_TYPE))),
+            );
+            let default_zone = placement.region.map(|r| Value::from(format!("{r}-a")));
+            put(&mut g, "zone", field("zone").or(default_zone.as_ref()));
             let default_subnet = placement.default_subnet.map(Value::from);
             put(
                 &mut g,
@@ -752,7 +831,12 @@ fn unvalidated_node_pool(case: &Case) -> Value {
         given(raw, "management.auto_repair"),
     );
     let mut release = Map::new();
-    put(&mut release, "image", given(raw, "release.image"));
+    let default_release = placement.release_image.map(Value::from);
+    put(
+        &mut release,
+        "image",
+        given(raw, "release.image").or(default_release.as_ref()),
+    );
     let mut spec = Map::new();
     spec.insert("clusterName".into(), placement.cluster_name.into());
     spec.insert("release".into(), Value::Object(release));
@@ -832,6 +916,16 @@ fn stricter_on_purpose(case: &Case, v: &SpecViolation) -> Option<&'static str> {
                 "the size is required (replicas, 0 allowed, or autoscaling; hypershift-api.md §6: replicas xor autoScaling): a forgotten size would silently mean no workers",
             )
         }
+        // The same in HyperFleet's shape, where the count is `nodeCount` (or `replicas`).
+        "nodeCount"
+            if given(raw, "nodeCount").is_none()
+                && given(raw, "replicas").is_none()
+                && given(raw, "autoscaling.enabled") != Some(&json!(true)) =>
+        {
+            Some(
+                "the size is required (nodeCount, 0 allowed, or autoscaling enabled with minNodes and maxNodes): a forgotten size would silently mean no workers",
+            )
+        }
         // Scale-from-zero is for AWS and Azure, which the adapter refuses anyway.
         "autoscaling.min"
             if given(raw, "autoscaling.min").and_then(Value::as_i64) == Some(0)
@@ -855,8 +949,9 @@ fn stricter_on_purpose(case: &Case, v: &SpecViolation) -> Option<&'static str> {
                 "platform.gcp is ignored on a None NodePool: refused so the fields are not silently dropped",
             )
         }
-        "platform.gcp.machine_type" | "platform.gcp.zone"
-            if !matches!(given(raw, "platform.gcp"), Some(Value::Object(_))) =>
+        "platform.gcp"
+            if !matches!(given(raw, "platform.gcp"), Some(Value::Object(_)))
+                && text("platform.type").is_some_and(|t| t.eq_ignore_ascii_case("gcp")) =>
         {
             Some(
                 "a GCP NodePool needs platform.gcp (hypershift-api.md §3.2); the CRD accepts a GCP NodePool without it, whose machines cannot be created",
@@ -1020,7 +1115,7 @@ fn values_the_crd_rejects_are_refused_naming_the_hyperfleet_field() {
                 json!("quay.io/ocp-release:4.17.0\t"),
                 json!("-quay.io/ocp-release:4.17.0"),
                 json!("q"),
-                json!(""),
+                // `""` is not set: the NodePool takes the HostedCluster's release image.
                 json!(sized("quay.io/", 'x', "", 254)),
             ],
         ),
@@ -1149,14 +1244,7 @@ fn where_the_adapter_is_stricter_than_the_crd_it_is_on_purpose() {
             })),
         ),
         ("platform.gcp", with("platform.type", json!("none"))),
-        (
-            "platform.gcp.machine_type",
-            with("platform", json!({"type": "gcp"})),
-        ),
-        (
-            "platform.gcp.zone",
-            with("platform", json!({"type": "gcp"})),
-        ),
+        ("platform.gcp", with("platform", json!({"type": "gcp"}))),
         (
             "platform.gcp.image",
             with(
@@ -1246,10 +1334,14 @@ mod validated_specs_and_the_crd_agree {
         // Mostly both bounds present.
         (n(), n(), prop::bool::weighted(0.9)).prop_map(|(min, max, both)| {
             let mut a = Map::new();
+            // Never `{}`: an autoscaling object without min or max is HyperFleet's shape
+            // (autoscaling not enabled), which the mapping here does not model.
             let (min, max) = if both {
                 (min.or(Some(json!(1))), max.or(Some(json!(3))))
+            } else if min.is_some() {
+                (min, None)
             } else {
-                (min, max)
+                (None, max.or(Some(json!(3))))
             };
             if let Some(min) = min {
                 a.insert("min".into(), min);
@@ -1558,7 +1650,7 @@ fn immutable_mismatches(schema: &Value) -> (Vec<String>, BTreeSet<String>) {
             if let Some(q) = crd_rule {
                 sent_immutable.insert((*q).to_owned());
             }
-            let changes = immutable_changes(&object, &changed(&object, &pointer));
+            let changes = immutable_changes(&object, &changed(&object, &pointer), v.spec().shape);
             match (expected, changes.as_slice()) {
                 (true, []) => failures.push(format!(
                     "{}: {path} is immutable ({}) but the adapter would send a change of it",
@@ -1649,9 +1741,10 @@ fn every_field_in_the_adapters_list_is_immutable_in_the_crd() {
     for v in variants() {
         let object = v.node_pool();
         let nothing = json!({});
-        for change in immutable_changes(&object, &nothing)
+        let shape = v.spec().shape;
+        for change in immutable_changes(&object, &nothing, shape)
             .into_iter()
-            .chain(immutable_changes(&nothing, &object))
+            .chain(immutable_changes(&nothing, &object, shape))
         {
             listed.insert(change.path);
         }
@@ -1752,4 +1845,197 @@ fn the_other_transition_rules_hold_for_what_we_send() {
         ),
         "{problems}"
     );
+}
+
+// ---- HyperFleet's own NodePool payloads ------------------------------------------------------
+
+/// What HyperFleet's own projects put in a NodePool's `spec` (`fixtures/hyperfleet/spec-shapes/`);
+/// `None` (after one line saying so) without the team folder.
+fn spec_shapes() -> Option<PathBuf> {
+    job_report::team_folder::find(
+        env!("CARGO_MANIFEST_DIR"),
+        "fixtures/hyperfleet/spec-shapes",
+    )
+}
+
+/// The `spec: #{…}` value of the first example in a TypeSpec file, as JSON (`#{…}` objects,
+/// `#[…]` lists, bare keys, trailing commas).
+fn tsp_spec(text: &str) -> Map<String, Value> {
+    let start = text.find("spec: #{").expect("a spec") + "spec: #".len();
+    let mut depth = 0;
+    let mut end = start;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = start + i + 1;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = text[start..end].replace("#{", "{").replace("#[", "[");
+    let keys = regex::Regex::new(r"([{,\s])([A-Za-z_][A-Za-z0-9_]*)\s*:").unwrap();
+    let body = keys.replace_all(&body, "$1\"$2\":");
+    let trailing = regex::Regex::new(r",(\s*[}\]])").unwrap();
+    let body = trailing.replace_all(&body, "$1");
+    match serde_json::from_str(&body) {
+        Ok(Value::Object(spec)) => spec,
+        other => panic!("not a JSON object: {other:?}\n{body}"),
+    }
+}
+
+/// Validates `raw` as NodePool `name` of the test cluster, checks it against `hc` as the pulse
+/// does, builds it and holds the NodePool and its ManifestWork to the real CRDs.
+#[track_caller]
+fn accepted_and_admitted(what: &str, name: &str, raw: &Map<String, Value>, hc: &Value) -> Value {
+    let spec = NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(name), raw)
+        .unwrap_or_else(|v| panic!("{what}: refused: {v:#?}"));
+    let violations = spec.check_against(&control_plane(hc));
+    assert!(violations.is_empty(), "{what}: {violations:#?}");
+    let object = np::node_pool(&spec, &placement(hc));
+    assert_conforms(what, &validate(&NODE_POOL_SCHEMA, &object));
+    let work = manifest_work(&spec, &placement(hc), CONSUMER, Some(1));
+    assert_conforms(what, &validate(&MANIFEST_WORK_SCHEMA, &work));
+    object
+}
+
+fn fields_of(v: &[SpecViolation]) -> Vec<&str> {
+    v.iter().map(|v| v.field).collect()
+}
+
+/// HyperFleet's e2e GCP NodePool (`create_nodepool_gcp.json`: `clusterName`, `replicas`,
+/// `platform.gcp.instanceType`, `release.image`) and its NodePool PATCH (`nodepool-patch.json`,
+/// its provider-neutral `template` platform adapted to `gcp` and the GCP model's `diskSize`) are
+/// accepted, and the NodePools built from them are admitted by the real CRD. The e2e NodePool's
+/// name (17 characters) is longer than HyperFleet's NodePool names may be, and is refused naming
+/// `name`.
+#[test]
+fn hyperfleet_e2e_nodepool_payloads_are_accepted_and_admitted() {
+    let (Some(_), Some(dir)) = (CRDS.as_ref(), spec_shapes()) else {
+        return;
+    };
+    let read = |file: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("e2e-payloads").join(file)).unwrap())
+            .unwrap()
+    };
+    let create = read("create_nodepool_gcp.json");
+    let Value::Object(create_spec) = create["spec"].clone() else {
+        panic!("a spec");
+    };
+    let cluster_name = create_spec["clusterName"].as_str().unwrap();
+    let hc = hosted_cluster(Some(cluster_name));
+    let payload_name = create["name"].as_str().unwrap();
+    assert_eq!(payload_name, "hp-gcp-nodepool-1");
+    let v = NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(payload_name), &create_spec)
+        .unwrap_err();
+    assert_eq!(fields_of(&v), ["name"], "{v:#?}");
+
+    let created =
+        accepted_and_admitted("create_nodepool_gcp.json", LONGEST_NAME, &create_spec, &hc);
+    assert_eq!(created["spec"]["clusterName"], cluster_name);
+    assert_eq!(created["spec"]["replicas"], 2);
+    assert_eq!(
+        created["spec"]["platform"]["gcp"]["machineType"],
+        "n1-standard-8"
+    );
+    assert_eq!(created["spec"]["platform"]["gcp"]["zone"], "europe-west2-a");
+    assert_eq!(
+        created["spec"]["release"]["image"],
+        create_spec["release"]["image"]
+    );
+    // Its clusterName must be the owning cluster's.
+    let elsewhere =
+        NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(LONGEST_NAME), &create_spec)
+            .unwrap()
+            .check_against(&control_plane(&HOSTED_CLUSTERS[0]));
+    assert_eq!(fields_of(&elsewhere), ["clusterName"]);
+
+    let patch = read("nodepool-patch.json");
+    let mut patch_spec = patch["spec"].as_object().unwrap().clone();
+    assert_eq!(patch_spec["platform"]["type"], "template");
+    let mut platform = patch_spec["platform"]["template"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let disk = platform
+        .remove("diskSizeGb")
+        .expect("the template's diskSizeGb");
+    platform.insert("diskSize".into(), disk);
+    patch_spec.insert("platform".into(), json!({"type": "gcp", "gcp": platform}));
+    let patched =
+        accepted_and_admitted("nodepool-patch.json (gcp)", LONGEST_NAME, &patch_spec, &hc);
+    assert_eq!(patched["spec"]["replicas"], 3);
+    assert_eq!(
+        patched["spec"]["platform"]["gcp"]["bootDisk"],
+        json!({"diskSizeGB": 200, "diskType": "pd-ssd"})
+    );
+    assert_eq!(
+        patched["spec"]["platform"]["gcp"]["machineType"],
+        "n1-standard-16"
+    );
+    // The control plane's release when the spec names none.
+    assert_eq!(
+        patched["spec"]["release"]["image"],
+        hc["spec"]["release"]["image"]
+    );
+}
+
+/// The NodePool examples of HyperFleet's GCP API model (`example_nodepool.tsp`,
+/// `example_post.tsp`, `example_patch.tsp`) ask for two zones and a CPU utilization target,
+/// which a HyperShift NodePool cannot honour: exactly those are refused, by HyperFleet path; with
+/// one zone and no target the rest (machine type, disk, preemptible, labels, nodeCount within
+/// the enabled autoscaling bounds) is accepted and the NodePool is admitted by the real CRD.
+#[test]
+fn hyperfleet_api_model_nodepool_examples_are_read() {
+    let (Some(_), Some(dir)) = (CRDS.as_ref(), spec_shapes()) else {
+        return;
+    };
+    let hc = &HOSTED_CLUSTERS[0];
+    for file in [
+        "example_nodepool.tsp",
+        "example_post.tsp",
+        "example_patch.tsp",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join("api-spec-gcp-models/nodepool").join(file)).unwrap();
+        let raw = tsp_spec(&text);
+        assert_eq!(raw["nodeCount"], 3, "{file}");
+        let v =
+            NodePoolSpec::validate(NODEPOOL_ID, CLUSTER_ID, Some(LONGEST_NAME), &raw).unwrap_err();
+        assert_eq!(
+            fields_of(&v),
+            ["platform.gcp.zones", "autoscaling.targetCPUUtilization"],
+            "{file}: {v:#?}"
+        );
+        let mut one_zone = raw.clone();
+        one_zone["platform"]["gcp"]["zones"] = json!(["europe-west2-a"]);
+        one_zone["autoscaling"]
+            .as_object_mut()
+            .unwrap()
+            .remove("targetCPUUtilization");
+        let object = accepted_and_admitted(file, LONGEST_NAME, &one_zone, hc);
+        let spec = &object["spec"];
+        assert_eq!(spec["autoScaling"], json!({"min": 1, "max": 10}), "{file}");
+        assert!(spec.get("replicas").is_none(), "{file}");
+        assert_eq!(
+            spec["platform"]["gcp"],
+            json!({
+                "machineType": "n1-standard-4",
+                "zone": "europe-west2-a",
+                "subnet": "hcp-psc-subnet",
+                "bootDisk": {"diskSizeGB": 100, "diskType": "pd-standard"},
+            }),
+            "{file}"
+        );
+        assert_eq!(
+            spec["nodeLabels"],
+            json!({"managedby": "hyperfleet", "team": "platform"}),
+            "{file}"
+        );
+        assert_eq!(spec["release"]["image"], hc["spec"]["release"]["image"]);
+    }
 }

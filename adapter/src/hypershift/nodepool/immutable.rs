@@ -3,33 +3,34 @@
 //! `platform.type`, `arch`, `management.upgradeType` — plus `metadata.name`/`namespace`
 //! (renaming would make the work agent delete the NodePool and create another one). Everything
 //! else (replicas, autoscaling, release, machine type, zone, disks, labels, tags) rolls out in
-//! place or through new machines.
+//! place or through new machines. Each is named by the spec field that sets it, in the spelling
+//! of the spec ([`Shape`]): `management.upgradeType` in HyperFleet's, `management.upgrade_type`
+//! in the flat one.
 
 use serde_json::Value;
 
+use crate::hyperfleet::nodepool::Shape;
 use crate::hypershift::immutable::{ImmutableChange, dotted};
 
 /// `(spec field, NodePool JSON pointer, value the API server defaults it to when omitted)`, in
-/// report order.
-const IMMUTABLE: &[(&str, &str, Option<&str>)] = &[
-    ("name", "/metadata/name", None),
-    ("metadata.namespace", "/metadata/namespace", None),
-    ("spec.clusterName", "/spec/clusterName", None),
-    ("platform.type", "/spec/platform/type", None),
-    ("arch", "/spec/arch", Some("amd64")),
-    (
-        "management.upgrade_type",
-        "/spec/management/upgradeType",
-        None,
-    ),
+/// report order; `None` as the field: the spec field of the upgrade type, in the spec's shape.
+const IMMUTABLE: &[(Option<&str>, &str, Option<&str>)] = &[
+    (Some("name"), "/metadata/name", None),
+    (Some("metadata.namespace"), "/metadata/namespace", None),
+    (Some("spec.clusterName"), "/spec/clusterName", None),
+    (Some("platform.type"), "/spec/platform/type", None),
+    (Some("arch"), "/spec/arch", Some("amd64")),
+    (None, "/spec/management/upgradeType", None),
 ];
 
 /// Every immutable field whose value differs between the NodePool on the management cluster
-/// (`old`) and the one built now (`new`), in a fixed order. Empty: the update may be sent.
-pub fn immutable_changes(old: &Value, new: &Value) -> Vec<ImmutableChange> {
+/// (`old`) and the one built now (`new`) from a spec of `shape`, in a fixed order. Empty: the
+/// update may be sent.
+pub fn immutable_changes(old: &Value, new: &Value, shape: Shape) -> Vec<ImmutableChange> {
     IMMUTABLE
         .iter()
         .filter_map(|(field, pointer, default)| {
+            let field = field.unwrap_or_else(|| shape.upgrade_type_field());
             let read = |v: &Value| match (v.pointer(pointer), default) {
                 (None | Some(Value::Null), Some(d)) => Value::from(*d),
                 (None, None) => Value::Null,
@@ -61,6 +62,8 @@ mod tests {
         namespace: "clusters",
         cluster_name: "prod-eu-1",
         default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west2"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
     };
 
     fn np(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
@@ -81,12 +84,12 @@ mod tests {
             gcp.insert("zone".into(), json!("europe-west2-b"));
         });
         assert_ne!(old, new);
-        assert!(immutable_changes(&old, &new).is_empty());
+        assert!(immutable_changes(&old, &new, Shape::Flat).is_empty());
         let autoscaled = np(|s| {
             s.remove("replicas");
             s.insert("autoscaling".into(), json!({"min": 1, "max": 4}));
         });
-        assert!(immutable_changes(&old, &autoscaled).is_empty());
+        assert!(immutable_changes(&old, &autoscaled, Shape::Flat).is_empty());
     }
 
     #[test]
@@ -96,7 +99,7 @@ mod tests {
             s.insert("platform".into(), json!({"type": "none"}));
             s.insert("arch".into(), json!("arm64"));
         });
-        let changes = immutable_changes(&old, &new);
+        let changes = immutable_changes(&old, &new, Shape::Flat);
         let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
         assert_eq!(fields, ["platform.type", "arch", "management.upgrade_type"]);
         assert_eq!(
@@ -109,14 +112,30 @@ mod tests {
     fn an_omitted_arch_is_amd64_and_a_rename_is_a_change() {
         let mut old = np(|_| {});
         old["spec"].as_object_mut().unwrap().remove("arch");
-        assert!(immutable_changes(&old, &np(|_| {})).is_empty());
+        assert!(immutable_changes(&old, &np(|_| {}), Shape::Flat).is_empty());
         let mut renamed = np(|_| {});
         renamed["metadata"]["name"] = json!("other-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b");
         renamed["spec"]["clusterName"] = json!("other");
-        let fields: Vec<&str> = immutable_changes(&old, &renamed)
+        let fields: Vec<&str> = immutable_changes(&old, &renamed, Shape::Flat)
             .iter()
             .map(|c| c.field)
             .collect();
         assert_eq!(fields, ["name", "spec.clusterName"]);
+    }
+
+    #[test]
+    fn hyperfleet_specs_name_the_upgrade_type_in_their_spelling() {
+        let old = node_pool(&fixture::hyperfleet_spec_with(|_| {}), &PLACEMENT);
+        let spec = fixture::hyperfleet_spec_with(|s| {
+            s.insert("management".into(), json!({"upgradeType": "InPlace"}));
+            s.insert("nodeCount".into(), json!(7));
+        });
+        let changes = immutable_changes(&old, &node_pool(&spec, &PLACEMENT), spec.shape);
+        let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+        assert_eq!(fields, ["management.upgradeType"]);
+        assert_eq!(
+            changes[0].to_string(),
+            r#"management.upgradeType (NodePool spec.management.upgradeType): "Replace" → "InPlace""#
+        );
     }
 }

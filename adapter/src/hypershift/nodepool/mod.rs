@@ -11,12 +11,16 @@
 //! - optional fields are omitted rather than sent empty (`image`, `bootDisk`, `serviceAccount`,
 //!   `networkTags`, `resourceLabels` fail `MinLength`/`MinItems` when empty);
 //! - a GCP NodePool without its own `subnet` uses the HostedCluster's Private Service Connect
-//!   subnet, as the upstream CLI does;
+//!   subnet, and one without a zone `<region>-a` of the HostedCluster's region, as the upstream
+//!   CLI does; one without a release image the HostedCluster's (never newer than the control
+//!   plane, whatever its version);
+//! - HyperFleet's `platform.gcp.labels` and `taints` are the NodePool's `nodeLabels` and `taints`
+//!   (HyperShift applies both to nodes when they are created);
 //! - `management.replace`/`inPlace` are left to the API server's defaults.
 
 use serde_json::{Map, Value, json};
 
-use crate::hyperfleet::nodepool::{NodePoolSpec, PlatformType, Scaling};
+use crate::hyperfleet::nodepool::{ControlPlane, NodePoolSpec, PlatformType, Scaling};
 use crate::hyperfleet::{CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 
 pub mod immutable;
@@ -47,6 +51,23 @@ pub struct Placement<'a> {
     pub cluster_name: &'a str,
     /// The HostedCluster's Private Service Connect subnet (a GCP NodePool's default subnet).
     pub default_subnet: Option<&'a str>,
+    /// The HostedCluster's region (a GCP NodePool's default zone is `<region>-a`).
+    pub region: Option<&'a str>,
+    /// The HostedCluster's release image (the default of a NodePool without one).
+    pub release_image: Option<&'a str>,
+}
+
+impl<'a> Placement<'a> {
+    /// Joining the HostedCluster `hc` in `namespace`.
+    pub fn joining(namespace: &'a str, hc: &'a ControlPlane) -> Self {
+        Placement {
+            namespace,
+            cluster_name: &hc.name,
+            default_subnet: hc.psc_subnet.as_deref(),
+            region: hc.region.as_deref(),
+            release_image: hc.release_image.as_deref(),
+        }
+    }
 }
 
 /// The NodePool object.
@@ -55,7 +76,13 @@ pub fn node_pool(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
         (PlatformType::Gcp, Some(gcp)) => {
             let mut g = Map::new();
             g.insert("machineType".into(), gcp.machine_type.clone().into());
-            g.insert("zone".into(), gcp.zone.clone().into());
+            let zone = gcp
+                .zone
+                .clone()
+                .or_else(|| placement.region.map(|r| format!("{r}-a")));
+            if let Some(zone) = zone {
+                g.insert("zone".into(), zone.into());
+            }
             if let Some(subnet) = gcp.subnet.as_deref().or(placement.default_subnet) {
                 g.insert("subnet".into(), subnet.into());
             }
@@ -98,9 +125,10 @@ pub fn node_pool(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
     if let Some(repair) = spec.auto_repair {
         management.insert("autoRepair".into(), repair.into());
     }
+    let release = spec.release_image.as_deref().or(placement.release_image);
     let mut np_spec = json!({
         "clusterName": placement.cluster_name,
-        "release": {"image": spec.release_image},
+        "release": {"image": release},
         "arch": spec.arch,
         "platform": platform,
         "management": management,
@@ -112,6 +140,30 @@ pub fn node_pool(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
             }
             Scaling::Autoscaling { min, max } => {
                 object.insert("autoScaling".into(), json!({"min": min, "max": max}));
+            }
+        }
+        if let Some(gcp) = &spec.gcp {
+            if !gcp.node_labels.is_empty() {
+                let labels: Map<String, Value> = gcp
+                    .node_labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone().into()))
+                    .collect();
+                object.insert("nodeLabels".into(), Value::Object(labels));
+            }
+            if !gcp.taints.is_empty() {
+                let taints: Vec<Value> = gcp
+                    .taints
+                    .iter()
+                    .map(|t| {
+                        let mut taint = json!({"key": t.key, "effect": t.effect});
+                        if let Some(value) = &t.value {
+                            taint["value"] = value.clone().into();
+                        }
+                        taint
+                    })
+                    .collect();
+                object.insert("taints".into(), Value::Array(taints));
             }
         }
     }
@@ -141,6 +193,8 @@ mod tests {
         namespace: "clusters",
         cluster_name: "prod-eu-1",
         default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west2"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
     };
 
     #[test]
@@ -206,5 +260,67 @@ mod tests {
             np["metadata"]["labels"]["hyperfleet.io/nodepool-id"],
             fixture::ID
         );
+    }
+
+    #[test]
+    fn hyperfleet_shape_feeds_every_node_pool_field() {
+        let np = node_pool(&fixture::hyperfleet_spec_with(|_| {}), &PLACEMENT);
+        let spec = &np["spec"];
+        assert_eq!(spec["replicas"], 3);
+        assert_eq!(spec["clusterName"], "prod-eu-1");
+        assert_eq!(
+            spec["platform"]["gcp"],
+            json!({
+                "machineType": "n2-standard-8",
+                "zone": "europe-west2-b",
+                "subnet": "hcp-psc-subnet",
+                "bootDisk": {"diskSizeGB": 128, "diskType": "pd-ssd"},
+                "provisioningModel": "Preemptible",
+            })
+        );
+        assert_eq!(
+            spec["nodeLabels"],
+            json!({"node.example.com/pool": "workers", "team": "platform"})
+        );
+        assert_eq!(
+            spec["taints"],
+            json!([
+                {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},
+                {"key": "example.com/batch", "effect": "PreferNoSchedule"},
+            ])
+        );
+        let autoscaled = node_pool(
+            &fixture::hyperfleet_spec_with(|s| {
+                s.insert(
+                    "autoscaling".into(),
+                    json!({"enabled": true, "minNodes": 1, "maxNodes": 10}),
+                );
+            }),
+            &PLACEMENT,
+        );
+        assert!(autoscaled["spec"].get("replicas").is_none());
+        assert_eq!(
+            autoscaled["spec"]["autoScaling"],
+            json!({"min": 1, "max": 10})
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_hosted_cluster() {
+        let spec = fixture::hyperfleet_spec_with(|s| {
+            s.remove("release");
+            s.insert("platform".into(), json!({"type": "gcp", "gcp": {}}));
+        });
+        let np = node_pool(&spec, &PLACEMENT);
+        assert_eq!(
+            np["spec"]["platform"]["gcp"],
+            json!({"machineType": "n2-standard-4", "zone": "europe-west2-a", "subnet": "hcp-psc-subnet"})
+        );
+        assert_eq!(
+            np["spec"]["release"]["image"],
+            PLACEMENT.release_image.unwrap()
+        );
+        assert!(np["spec"].get("nodeLabels").is_none());
+        assert!(np["spec"].get("taints").is_none());
     }
 }

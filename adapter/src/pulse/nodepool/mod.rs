@@ -12,8 +12,9 @@
 //!    - missing → read the control plane's work `hostedcluster-<clusterId>`: no work, not the
 //!      control-plane adapter's, being deleted, or its HostedCluster not reported
 //!      `Available=True` → `WaitingForControlPlane`, nothing sent; the NodePool checked against
-//!      the HostedCluster (GCP needs GCP, zone in its region, release skew) → violations are
-//!      `InvalidNodePoolSpec`; else create;
+//!      the HostedCluster (GCP needs GCP, zone in its region, release skew, HyperFleet's
+//!      `clusterName` its name) → violations are `InvalidNodePoolSpec`; else create, with the
+//!      defaults the HostedCluster gives (zone `<region>-a`, release image, PSC subnet);
 //!    - ours, generation newer → the immutable fields compared with the NodePool the work
 //!      holds (a change is refused without reading the control plane), then the same
 //!      control-plane gate (Applied False `WaitingForControlPlane` while it holds) and checks,

@@ -340,7 +340,6 @@ fn observed(
 /// The cluster's HostedCluster as its work holds it, once it may take NodePools.
 struct HostedCluster {
     namespace: String,
-    name: String,
     facts: ControlPlane,
 }
 
@@ -448,13 +447,14 @@ async fn read_control_plane(
     }
     Ok(HostedCluster {
         facts: ControlPlane {
+            name: hc_name,
             platform: text("/spec/platform/type").unwrap_or_default(),
             region: text("/spec/platform/gcp/region"),
             psc_subnet: text("/spec/platform/gcp/networkConfig/privateServiceConnectSubnet/name"),
+            release_image: text("/spec/release/image"),
             version: status.completed_version(),
         },
         namespace,
-        name: hc_name,
     })
 }
 
@@ -480,11 +480,7 @@ async fn create(
     if !violations.is_empty() {
         return invalid(ctx, &violations);
     }
-    let placement = Placement {
-        namespace: &hc.namespace,
-        cluster_name: &hc.name,
-        default_subnet: hc.facts.psc_subnet.as_deref(),
-    };
+    let placement = Placement::joining(&hc.namespace, &hc.facts);
     let manifest = manifest_work_for(
         ctx.work_args.backend,
         spec,
@@ -550,11 +546,7 @@ async fn update(
         let observed = observed(ctx, existing, fallback, spec, held);
         return refused_update(ctx, observed, &violations, held);
     }
-    let placement = Placement {
-        namespace: &hc.namespace,
-        cluster_name: &hc.name,
-        default_subnet: hc.facts.psc_subnet.as_deref(),
-    };
+    let placement = Placement::joining(&hc.namespace, &hc.facts);
     let manifest = manifest_work_for(
         ctx.work_args.backend,
         spec,
@@ -573,7 +565,7 @@ async fn update(
             .as_array()
             .and_then(|m| find_in(m, nodepool::KIND));
         let changes = match (find_in(&current.workload, nodepool::KIND), new) {
-            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new),
+            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new, spec.shape),
             _ => Vec::new(),
         };
         (!changes.is_empty()).then_some(changes)
@@ -621,8 +613,10 @@ fn held_immutable_changes(
         namespace: text("/metadata/namespace").unwrap_or_default(),
         cluster_name: text("/spec/clusterName").unwrap_or_default(),
         default_subnet: text("/spec/platform/gcp/subnet"),
+        region: None,
+        release_image: text("/spec/release/image"),
     };
-    nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement))
+    nodepool::immutable::immutable_changes(held, &nodepool::node_pool(spec, &placement), spec.shape)
 }
 
 /// A newer generation does not fit the HostedCluster (`violations`): nothing was sent; see

@@ -231,6 +231,8 @@ fn node_pool_work(
         namespace: "clusters",
         cluster_name: "prod-eu-1",
         default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west2"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
     };
     let work = manifest_work(&spec, &placement, "mgmt-1", Some(generation));
     ExistingWork {
@@ -1379,4 +1381,61 @@ async fn every_row_obeys_the_generation_rule() {
     let report = pulse(&fake, input(|_| {})).await;
     assert_eq!(report.observed_generation, Some(2));
     assert_eq!(report.condition("Available").unwrap().status, Unknown);
+}
+
+fn hyperfleet_input(spec: Value) -> NodePoolInput {
+    NodePoolInput::from_value(json!({
+        "id": ID,
+        "name": NAME,
+        "generation": 1,
+        "owner_references": {"id": CLUSTER_ID, "kind": "Cluster", "href": "/x"},
+        "spec": spec,
+    }))
+    .unwrap()
+}
+
+/// HyperFleet's minimal NodePool (the model's required keys, its e2e suite's `clusterName`) is
+/// created with what the control plane's work says: the HostedCluster's name, a zone of its
+/// region, its release image; a `clusterName` of another cluster is refused naming both and
+/// nothing is sent.
+#[tokio::test(start_paused = true)]
+async fn a_hyperfleet_spec_takes_its_defaults_from_the_hosted_cluster() {
+    let fake = FakeWorks::with([(CP_WORK, available_control_plane())]);
+    let spec =
+        json!({"clusterName": "prod-eu-1", "platform": {"type": "gcp", "gcp": {}}, "nodeCount": 2});
+    let report = pulse(&fake, hyperfleet_input(spec)).await;
+    assert_eq!(
+        report.condition("Applied").unwrap().reason,
+        "ManifestWorkCreated"
+    );
+    let created = fake.created.lock().unwrap()[0].clone();
+    let np = &created["spec"]["workload"]["manifests"][0];
+    let hc = crate::hypershift::hostedcluster::hosted_cluster(&cluster_fixture::spec());
+    assert_eq!(np["spec"]["clusterName"], hc["metadata"]["name"]);
+    assert_eq!(
+        np["spec"]["release"]["image"],
+        hc["spec"]["release"]["image"]
+    );
+    let region = hc["spec"]["platform"]["gcp"]["region"].as_str().unwrap();
+    assert_eq!(np["spec"]["platform"]["gcp"]["zone"], format!("{region}-a"));
+    assert_eq!(
+        np["spec"]["platform"]["gcp"]["machineType"],
+        "n2-standard-4"
+    );
+    assert_eq!(np["spec"]["replicas"], 2);
+
+    let fake = FakeWorks::with([(CP_WORK, available_control_plane())]);
+    let spec =
+        json!({"clusterName": "prod-us-1", "platform": {"type": "gcp", "gcp": {}}, "nodeCount": 2});
+    let report = pulse(&fake, hyperfleet_input(spec)).await;
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, INVALID_NODE_POOL_SPEC);
+    assert!(
+        applied.message.contains("clusterName")
+            && applied.message.contains("\"prod-us-1\"")
+            && applied.message.contains("\"prod-eu-1\""),
+        "{}",
+        applied.message
+    );
+    assert!(fake.created.lock().unwrap().is_empty());
 }
