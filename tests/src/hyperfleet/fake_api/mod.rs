@@ -343,6 +343,111 @@ impl FakeHyperfleetApi {
         self.shared.answer(method, path, query, body.unwrap_or(""))
     }
 
+    /// Puts `object` into the store as the state the real server would have reached through
+    /// its API (for tests that start mid-life, e.g. a cluster at generation 3): a resource
+    /// presentation with `kind` (configured), `id`, `name`, `generation`, and optionally `spec`,
+    /// `labels`, `owner_references.id` (a child's parent, which must be stored first),
+    /// `deleted_time`/`deleted_by`. Its conditions are computed as after a change; reports are
+    /// none. A stored resource with the same id is replaced (keeping its reports). Returns its
+    /// path.
+    ///
+    /// # Panics
+    /// When `object` lacks one of those fields, its kind is not configured or its parent is not
+    /// stored: a test set-up error.
+    pub fn seed(&self, object: &Value) -> String {
+        let shared = &self.shared;
+        let text = |key: &str| {
+            object[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("seed: `{key}` missing in {object}"))
+                .to_owned()
+        };
+        let kind = text("kind");
+        assert!(
+            shared.config.by_kind(&kind).is_some(),
+            "seed: kind {kind} is not configured"
+        );
+        let now = shared.clock.now();
+        let parse_time = |key: &str| {
+            object[key]
+                .as_str()
+                .and_then(|t| t.parse::<Timestamp>().ok())
+        };
+        let mut state = shared.state();
+        let owner = object["owner_references"]["id"].as_str().map(str::to_owned);
+        if let Some(owner) = &owner {
+            assert!(
+                state.resources.iter().any(|r| &r.id == owner),
+                "seed: the parent {owner} is not stored"
+            );
+        }
+        let id = text("id");
+        let previous = state.resources.iter().position(|r| r.id == id);
+        let resource = Resource {
+            id: id.clone(),
+            kind,
+            name: text("name"),
+            labels: object["labels"].as_object().cloned().unwrap_or_default(),
+            spec: match &object["spec"] {
+                Value::Null => json!({}),
+                spec => spec.clone(),
+            },
+            generation: object["generation"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("seed: `generation` missing in {object}")),
+            owner,
+            created_time: parse_time("created_time").unwrap_or(now),
+            updated_time: parse_time("updated_time").unwrap_or(now),
+            deleted_time: object
+                .get("deleted_time")
+                .map(|_| parse_time("deleted_time").unwrap_or(now)),
+            created_by: SYSTEM_USER.into(),
+            updated_by: SYSTEM_USER.into(),
+            deleted_by: object.get("deleted_time").map(|_| {
+                object["deleted_by"]
+                    .as_str()
+                    .unwrap_or(SYSTEM_USER)
+                    .to_owned()
+            }),
+            conditions: Vec::new(),
+            statuses: previous
+                .map(|i| state.resources[i].statuses.clone())
+                .unwrap_or_default(),
+        };
+        let index = match previous {
+            Some(i) => {
+                state.resources[i] = resource;
+                i
+            }
+            None => {
+                state.resources.push(resource);
+                state.resources.len() - 1
+            }
+        };
+        shared.recompute(&mut state, index);
+        shared.href(&state, &state.resources[index])
+    }
+
+    /// Removes resource `id`, its children and their reports, as the hard delete does once
+    /// every required adapter reported `Finalized=True` (for tests that skip those reports);
+    /// false when it was not stored.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut state = self.shared.state();
+        let before = state.resources.len();
+        let mut gone = vec![id.to_owned()];
+        while let Some(next) = gone.pop() {
+            let children: Vec<String> = state
+                .resources
+                .iter()
+                .filter(|r| r.owner.as_deref() == Some(next.as_str()))
+                .map(|r| r.id.clone())
+                .collect();
+            state.resources.retain(|r| r.id != next);
+            gone.extend(children);
+        }
+        state.resources.len() != before
+    }
+
     /// `call` for a JSON body, panicking on a non-2xx answer: returns the body.
     pub fn must(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
         let text = body.map(Value::to_string);
