@@ -6,7 +6,7 @@
 //!
 //! | route (prefix `/api/hyperfleet/v1`) | answers |
 //! |---|---|
-//! | `GET /{plural}` (`?search=`, see [`search`]) | list `{kind, items, page, size, total}` (one page); child kinds listed flat |
+//! | `GET /{plural}` (`?search=`, see [`search`]) | list `{items, page, size, total}` as recorded (one page; `page`/`size`/`order` are not applied); child kinds listed flat, or under their parent |
 //! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
 //! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
 //! | `PUT …/{id}/statuses` | §7.4 rules 1–14 in order: 400 / 404 / 204 / 201; a stored `Finalized=True` from every required adapter at the current generation with no child left hard-deletes (then 404) |
