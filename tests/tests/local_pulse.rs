@@ -111,7 +111,7 @@ fn a_deletion_waits_for_node_pools_and_ends_finalized() {
         &[
             "hyperfleet api:     GET …/nodepools lists NodePool workers-a",
             "hyperfleet api:     DELETE: deleted_time ",
-            "deleted_by jdoe@example.com (cluster generation 4)",
+            "deleted_by system@hyperfleet.local (cluster generation 4)",
             "kubectl get job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g4 ",
             "pulse 3: Applied = False/NodePoolsExist   Available = False/NodePoolsExist   Health = True/NoIssues   Finalized = False/NodePoolsExist   [as expected]",
             "still lists its NodePools: workers-a (019a6f20-3c4d-7e5f-8a9b-0c1d2e3f4a5b, deleting since ",

@@ -36,53 +36,97 @@ fn rejected(code: &'static str, detail: impl Into<String>) -> Answer {
     }
 }
 
+/// A status body that passed rules 1–7 (§7.4), decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub adapter: String,
+    pub observed_generation: i64,
+    /// `None` when absent or `null`: the server's time is used.
+    pub observed_time: Option<Timestamp>,
+    /// The condition objects as sent (each has a non-empty `type` and a valid `status`).
+    pub conditions: Vec<Value>,
+    /// `data` as sent (`None` when absent or `null`).
+    pub data: Option<Value>,
+    pub metadata: Option<Value>,
+}
+
+impl Request {
+    /// The status of condition `type_`, if reported.
+    pub fn status_of(&self, type_: &str) -> Option<&str> {
+        self.conditions
+            .iter()
+            .find(|c| c["type"] == type_)
+            .and_then(|c| c["status"].as_str())
+    }
+}
+
 /// Rules 1–7 and 9–14 of §7.4, in order, on the raw request body.
 pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
+    match check_request(body, now) {
+        Ok(request) => classify(&request, now, stored),
+        Err(answer) => answer,
+    }
+}
+
+/// Rules 1–7 of §7.4, in order: what the handler checks before it looks the resource up
+/// (rule 8). `Err` is the 400.
+pub fn check_request(body: &str, now: Timestamp) -> Result<Request, Answer> {
     // 1. empty body
     if body.trim().is_empty() {
-        return rejected(
+        return Err(rejected(
             "HYPERFLEET-VAL-006",
             "Request body is required but was empty",
-        );
+        ));
     }
     // 3 (bad JSON) is a decode error too; checked before types since nothing decodes.
     let value: Value = match serde_json::from_str(body) {
         Ok(v) => v,
+        // Go's decoder names a truncated body `unexpected EOF` (recording
+        // real-api/14-status-invalid-json.json); other syntax errors keep serde's words.
+        Err(e) if e.classify() == serde_json::error::Category::Eof => {
+            return Err(rejected(
+                "HYPERFLEET-VAL-006",
+                "Invalid request format: unexpected EOF",
+            ));
+        }
         Err(e) => {
-            return rejected("HYPERFLEET-VAL-006", format!("Invalid request format: {e}"));
+            return Err(rejected(
+                "HYPERFLEET-VAL-006",
+                format!("Invalid request format: {e}"),
+            ));
         }
     };
     let Value::Object(map) = &value else {
-        return rejected(
+        return Err(rejected(
             "HYPERFLEET-VAL-006",
             "Invalid request format: the body is not a JSON object",
-        );
+        ));
     };
     // 2. JSON type mismatches, as Go's decoder into the request struct sees them. `null`
     // decodes to the zero value without error.
     if let Some(answer) = type_mismatch(map) {
-        return answer;
+        return Err(answer);
     }
     // 3. unparsable observed_time
     let observed_time = match map.get("observed_time") {
         Some(Value::String(s)) => match s.parse::<Timestamp>() {
             Ok(t) if rfc3339_shape(s) => Some(t),
             _ => {
-                return rejected(
+                return Err(rejected(
                     "HYPERFLEET-VAL-006",
                     format!("Invalid request format: parsing time {s:?} as RFC 3339 failed"),
-                );
+                ));
             }
         },
         _ => None,
     };
     // 4. adapter
-    if map
+    let adapter = map
         .get("adapter")
         .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        return rejected("HYPERFLEET-VAL-000", "adapter is required");
+        .unwrap_or_default();
+    if adapter.is_empty() {
+        return Err(rejected("HYPERFLEET-VAL-000", "adapter is required"));
     }
     // 5. observed_generation
     let generation = map
@@ -90,7 +134,10 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
         .and_then(Value::as_i64)
         .unwrap_or(0);
     if generation < 1 {
-        return rejected("HYPERFLEET-VAL-000", "observed_generation must be >= 1");
+        return Err(rejected(
+            "HYPERFLEET-VAL-000",
+            "observed_generation must be >= 1",
+        ));
     }
     // 6. conditions
     let empty = Vec::new();
@@ -102,43 +149,58 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
     for (i, c) in conditions.iter().enumerate() {
         let type_ = c.get("type").and_then(Value::as_str).unwrap_or_default();
         if type_.is_empty() {
-            return rejected(
+            return Err(rejected(
                 "HYPERFLEET-VAL-000",
                 format!("condition type cannot be empty at index {i}"),
-            );
+            ));
         }
         if !seen.insert(type_) {
-            return rejected(
+            return Err(rejected(
                 "HYPERFLEET-VAL-000",
                 format!("duplicate condition type '{type_}' at index {i}"),
-            );
+            ));
         }
         let status = c.get("status").and_then(Value::as_str).unwrap_or_default();
         if !["True", "False", "Unknown"].contains(&status) {
-            return rejected(
+            return Err(rejected(
                 "HYPERFLEET-VAL-000",
                 format!(
                     "invalid status value '{status}' for condition at index {i} (type: {type_}): must be 'True', 'False', or 'Unknown'"
                 ),
-            );
+            ));
         }
     }
     // 7. observed_time window
     if let Some(t) = observed_time {
         if t > now + SignedDuration::from_mins(5) {
-            return rejected(
+            return Err(rejected(
                 "HYPERFLEET-VAL-000",
                 "observed_time must not be more than 5m0s in the future",
-            );
+            ));
         }
         if t < now - SignedDuration::from_mins(30) {
-            return rejected(
+            return Err(rejected(
                 "HYPERFLEET-VAL-000",
                 "observed_time must not be more than 30m0s in the past",
-            );
+            ));
         }
     }
-    let reported_at = observed_time.unwrap_or(now);
+    let non_null = |key: &str| map.get(key).filter(|v| !v.is_null()).cloned();
+    Ok(Request {
+        adapter: adapter.to_owned(),
+        observed_generation: generation,
+        observed_time,
+        conditions: conditions.clone(),
+        data: non_null("data"),
+        metadata: non_null("metadata"),
+    })
+}
+
+/// Rules 9–14 of §7.4, in order, for a body that passed [`check_request`] and a resource that
+/// exists (rule 8).
+pub fn classify(request: &Request, now: Timestamp, stored: Stored) -> Answer {
+    let generation = request.observed_generation;
+    let reported_at = request.observed_time.unwrap_or(now);
     // 9–11
     if generation > stored.generation {
         return Answer::Discarded(9);
@@ -153,7 +215,7 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
     }
     // 12. mandatory types
     for mandatory in ["Available", "Applied", "Health"] {
-        if !seen.contains(mandatory) {
+        if request.status_of(mandatory).is_none() {
             return rejected(
                 "HYPERFLEET-VAL-000",
                 format!(
@@ -163,11 +225,7 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
         }
     }
     // 13
-    let available = conditions
-        .iter()
-        .find(|c| c["type"] == "Available")
-        .and_then(|c| c["status"].as_str());
-    if available == Some("Unknown") && stored.report.is_some() {
+    if request.status_of("Available") == Some("Unknown") && stored.report.is_some() {
         return Answer::Discarded(13);
     }
     Answer::Stored

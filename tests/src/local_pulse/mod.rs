@@ -599,10 +599,7 @@ fn apply_hyperfleet(api: &FakeHyperfleetApi, change: &HyperFleet) -> String {
             format!("PATCH spec.release.version = {version} (cluster generation {generation})")
         }
         HyperFleet::Delete => {
-            let deleted_time = jiff::Timestamp::now()
-                .round(jiff::Unit::Second)
-                .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
-            let generation = api.delete_cluster(&deleted_time);
+            let generation = api.delete_cluster();
             let cluster = api.cluster();
             let pools: Vec<String> = api
                 .nodepools()
