@@ -37,6 +37,46 @@ pub fn place_in(workload: &[Value], kind: &str, fallback: (&str, &str)) -> (Stri
     (read("namespace", fallback.0), read("name", fallback.1))
 }
 
+/// Test support: fails unless every HostedCluster/NodePool condition type a `status.rs` reads —
+/// its `types` constants, and the literal after `condition("`, `.is("` and `is_true("`, in every
+/// `const …: [&str; N]` list and first in a tuple line `("Type", …)` — is in `fed_back`, the list a
+/// hub without raw JSON feedback carries back (work/scalar_feedback.rs).
+#[cfg(test)]
+pub(crate) fn assert_fed_back(source: &str, constants: &[&str], fed_back: &[&str]) {
+    let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+    let code = code
+        .split("pub const FED_BACK_CONDITIONS")
+        .collect::<Vec<_>>();
+    let code = format!(
+        "{}{}",
+        code[0],
+        code.get(1)
+            .and_then(|rest| rest.split_once("];"))
+            .map_or("", |(_, after)| after)
+    );
+    let mut read: Vec<String> = constants.iter().map(|c| (*c).to_owned()).collect();
+    let literal = |after: &str| after.split('"').next().unwrap_or_default().to_owned();
+    for call in ["condition(\"", ".is(\"", "is_true(\""] {
+        read.extend(code.split(call).skip(1).map(literal));
+    }
+    for list in code.split(": [&str; ").skip(1) {
+        let body = list.split("];").next().unwrap_or_default();
+        read.extend(body.split('"').skip(1).step_by(2).map(str::to_owned));
+    }
+    for line in code.lines() {
+        if let Some(after) = line.trim_start().strip_prefix("(\"") {
+            read.push(literal(after));
+        }
+    }
+    assert!(read.len() >= 8, "{read:?}");
+    for type_ in &read {
+        assert!(
+            fed_back.contains(&type_.as_str()),
+            "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

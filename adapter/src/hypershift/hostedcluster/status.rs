@@ -798,61 +798,12 @@ mod tests {
 
 #[cfg(test)]
 mod fed_back_tests {
-    use super::FED_BACK_CONDITIONS;
-
-    /// The condition types this file reads: the literal after `condition("`, `is("` and
-    /// `is_true("`, every literal of a `const …: [&str; N]` list, and the first literal of a tuple
-    /// line `("Type", …)`.
-    fn read_here(source: &str) -> Vec<String> {
-        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
-        let code = code
-            .split("pub const FED_BACK_CONDITIONS")
-            .collect::<Vec<_>>();
-        let code = format!(
-            "{}{}",
-            code[0],
-            code.get(1)
-                .and_then(|rest| rest.split_once("];"))
-                .map_or("", |(_, after)| after)
-        );
-        let mut found = Vec::new();
-        let literal = |after: &str| after.split('"').next().unwrap_or_default().to_owned();
-        for call in ["condition(\"", ".is(\"", "is_true(\""] {
-            found.extend(code.split(call).skip(1).map(literal));
-        }
-        for list in code.split(": [&str; ").skip(1) {
-            let body = list.split("];").next().unwrap_or_default();
-            found.extend(body.split('"').skip(1).step_by(2).map(str::to_owned));
-        }
-        for line in code.lines() {
-            if let Some(after) = line.trim_start().strip_prefix("(\"") {
-                found.push(literal(after));
-            }
-        }
-        found
-    }
-
-    #[test]
-    fn every_condition_type_constant_is_fed_back_by_the_hub() {
-        for type_ in super::types::ALL {
-            assert!(
-                FED_BACK_CONDITIONS.contains(&type_),
-                "{type_} is read (types::ALL) but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
-            );
-        }
-    }
-
     #[test]
     fn every_condition_read_here_is_fed_back_by_the_hub() {
-        // Literal reads, and the `types` constants the health rows and `available` read through.
-        let mut read = read_here(include_str!("status.rs"));
-        read.extend(super::types::ALL.map(str::to_owned));
-        assert!(read.len() >= 8, "{read:?}");
-        for type_ in &read {
-            assert!(
-                FED_BACK_CONDITIONS.contains(&type_.as_str()),
-                "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
-            );
-        }
+        crate::hypershift::assert_fed_back(
+            include_str!("status.rs"),
+            &super::types::ALL,
+            super::FED_BACK_CONDITIONS,
+        );
     }
 }
