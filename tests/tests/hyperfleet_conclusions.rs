@@ -263,6 +263,9 @@ struct World {
     /// The cluster's path on the API and its id.
     cluster: String,
     cluster_id: String,
+    /// The objects HyperFleet has concluded `LastKnownReconciled=True` for: from then on it
+    /// must stay True ([`World::put`]).
+    served: std::sync::Mutex<Vec<String>>,
 }
 
 impl World {
@@ -300,6 +303,7 @@ impl World {
             token_file,
             cluster,
             cluster_id,
+            served: std::sync::Mutex::default(),
         }
     }
 
@@ -316,7 +320,8 @@ impl World {
         format!("hostedcluster-{}", self.cluster_id)
     }
 
-    /// The adapter container's environment: it reads its object from the HyperFleet API.
+    /// The adapter container's environment: it reads its object from the HyperFleet API; `extra`
+    /// adds variables or replaces the ones set here.
     fn env(&self, extra: &[(&str, String)]) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = [
             ("HYPERFLEET_API_URL", self.api.url().to_owned()),
@@ -330,6 +335,7 @@ impl World {
             ("LOG_FORMAT", "json".to_owned()),
         ]
         .into_iter()
+        .filter(|(k, _)| extra.iter().all(|(e, _)| e != k))
         .chain(extra.iter().cloned())
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
@@ -340,19 +346,26 @@ impl World {
     /// One control-plane pulse of the Job the API's generation names.
     async fn controlplane_pulse(&self) -> JobPulse {
         let generation = generation(&self.api, &self.cluster);
-        let env = self.env(&[
+        let pulse = self.controlplane_pulse_with(generation, &[]).await;
+        assert!(pulse.ended_cleanly(), "{}", pulse.explain());
+        pulse
+    }
+
+    /// One control-plane pulse of the Job for `generation`, `extra` added to (or replacing) the
+    /// adapter's environment; whatever its containers' exit codes.
+    async fn controlplane_pulse_with(&self, generation: i64, extra: &[(&str, String)]) -> JobPulse {
+        let mut vars = vec![
             ("CLUSTER_ID", self.cluster_id.clone()),
             ("GENERATION", generation.to_string()),
-        ]);
-        let pulse = real_pulse::run(
+        ];
+        vars.extend(extra.iter().cloned());
+        real_pulse::run(
             &self.server,
             &self.dir.path().join("controlplane"),
             &controlplane_job_name(&self.cluster_id, i32::try_from(generation).unwrap()),
-            &env,
+            &self.env(&vars),
         )
-        .await;
-        assert!(pulse.ended_cleanly(), "{}", pulse.explain());
-        pulse
+        .await
     }
 
     /// One pulse of the NodePool at `nodepool` (its generation from the API).
@@ -548,4 +561,367 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     );
     let list = world.api.must("GET", &format!("{PREFIX}/clusters"), None);
     assert_eq!(list["total"], 0);
+}
+
+// -------------------------------------------------------------------------------------------
+// Through every kind of pulse: what HyperFleet concludes after each PUT, and two invariants
+// -------------------------------------------------------------------------------------------
+
+/// `Reconciled`, `LastKnownReconciled` and `HypershiftSuccessful` of an object: `(status,
+/// observed_generation, reason)` each, `None` while absent.
+type Conclusions = [Option<(String, i64, String)>; 3];
+
+const UPGRADE_VERSION: &str = "4.17.1";
+/// A closed port: the Maestro URLs of an unreachable Maestro.
+const CLOSED: &str = "http://127.0.0.1:9";
+
+/// The values (the strings) of every `hyperfleet.io/generation` key anywhere in `value`.
+fn generation_stamps(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "hyperfleet.io/generation" {
+                    out.push(v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+                } else {
+                    generation_stamps(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| generation_stamps(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether condition `type_` of a fed-back `.status` is True.
+fn fed_back_true(status: &Value, type_: &str) -> bool {
+    status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == type_ && c["status"] == "True")
+}
+
+impl World {
+    fn conclusions(&self, object: &str) -> Conclusions {
+        ["Reconciled", "LastKnownReconciled", "HypershiftSuccessful"]
+            .map(|t| conclusion(&self.api, object, t))
+    }
+
+    /// Whether the management cluster reflects `object` at generation `n`: its ManifestWork is
+    /// stamped `n`, and the object the agent feeds back is available at what the spec asks for
+    /// (the HostedCluster `Available=True`, its newest history entry `Completed` at the spec's
+    /// release and no other desired; the NodePool `Ready=True` with the spec's replicas).
+    fn reflects(&self, object: &str, n: i64) -> bool {
+        let served = self.api.must("GET", object, None);
+        let spec = &served["spec"];
+        let nodepool = object.contains("/nodepools/");
+        let work = if nodepool {
+            format!("nodepool-{}", object.rsplit('/').next().unwrap())
+        } else {
+            self.work()
+        };
+        let Some(resource) = self.maestro.resource(&work) else {
+            return false;
+        };
+        let mut stamps = Vec::new();
+        generation_stamps(&resource.to_rest(), &mut stamps);
+        if stamps.is_empty() || stamps.iter().any(|g| *g != n.to_string()) {
+            return false;
+        }
+        let Some(status) = resource
+            .feedback_raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+        else {
+            return false;
+        };
+        if nodepool {
+            fed_back_true(&status, "Ready") && status["replicas"] == spec["replicas"]
+        } else {
+            let wanted = spec["openshift_version"].as_str().unwrap();
+            let newest = &status["version"]["history"][0];
+            let desired = status["version"]["desired"]["version"]
+                .as_str()
+                .unwrap_or(wanted);
+            fed_back_true(&status, "Available")
+                && newest["state"] == "Completed"
+                && newest["version"] == wanted
+                && desired == wanted
+        }
+    }
+
+    /// After every PUT: once HyperFleet concluded `LastKnownReconciled=True` for `object` it
+    /// stays True; `Reconciled=True` only at the object's generation and only when the
+    /// management cluster reflects it.
+    fn check_invariants(&self, object: &str, after: &str) -> Conclusions {
+        let concluded = self.conclusions(object);
+        let [reconciled, last_known, _] = &concluded;
+        let known = last_known.as_ref().is_some_and(|c| c.0 == "True");
+        let mut served = self.served.lock().unwrap();
+        if served.iter().any(|o| o == object) {
+            assert!(
+                known,
+                "after {after}: LastKnownReconciled dropped: {concluded:?}"
+            );
+        } else if known {
+            served.push(object.to_owned());
+        }
+        if let Some((status, n, _)) = reconciled
+            && status == "True"
+        {
+            assert_eq!(
+                *n,
+                generation(&self.api, object),
+                "after {after}: Reconciled=True at another generation: {concluded:?}"
+            );
+            assert!(
+                self.reflects(object, *n),
+                "after {after}: Reconciled=True at {n}, which the management cluster does not reflect: {concluded:?}"
+            );
+        }
+        concluded
+    }
+
+    /// The pulse through the task config to the API (see [`World::report`]), then the
+    /// invariants: the API's answer and what it concludes.
+    fn put(&self, object: &str, pulse: &JobPulse) -> (Option<u16>, Conclusions) {
+        let answer = self.report(object, pulse);
+        let concluded = self.check_invariants(object, &pulse.explain());
+        (answer, concluded)
+    }
+
+    /// [`World::others_report`] (Available=True), the invariants checked after each PUT.
+    fn others_put(&self, object: &str) {
+        let others: &[&str] = if object.contains("/nodepools/") {
+            &["validation"]
+        } else {
+            &OTHER_CLUSTER_ADAPTERS
+        };
+        for adapter in others {
+            self.api.clock().advance(jiff::SignedDuration::from_secs(1));
+            assert_eq!(
+                other_adapter_reports(&self.api, object, adapter, true),
+                201,
+                "{adapter}"
+            );
+            self.check_invariants(object, adapter);
+        }
+    }
+
+    /// PATCHes `object`'s spec as `change` makes it; the other adapters report at the new
+    /// generation, which is returned.
+    fn patch_spec(&self, object: &str, change: impl FnOnce(&mut Value)) -> i64 {
+        let mut spec = self.api.must("GET", object, None)["spec"].clone();
+        change(&mut spec);
+        let before = generation(&self.api, object);
+        let patched = self
+            .api
+            .must("PATCH", object, Some(&json!({ "spec": spec })));
+        let after = patched["generation"].as_i64().unwrap();
+        assert_eq!(after, before + 1, "{patched}");
+        self.others_put(object);
+        after
+    }
+
+    /// A pulse at the object's generation whose Job says `Available` `status` `reason`.
+    async fn pulse_saying(&self, object: &str, status: &str, reason: &str) -> JobPulse {
+        let pulse = if object.contains("/nodepools/") {
+            self.nodepool_pulse(object).await
+        } else {
+            self.controlplane_pulse().await
+        };
+        assert!(
+            pulse
+                .conditions()
+                .contains(&("Available".into(), status.into(), reason.into())),
+            "{}",
+            pulse.explain()
+        );
+        pulse
+    }
+
+    /// The three conclusions at the object's current generation: Reconciled False,
+    /// LastKnownReconciled True at `last_known`, HypershiftSuccessful `successful`.
+    fn assert_not_yet(&self, object: &str, last_known: i64, successful: (&str, &str)) {
+        let g = generation(&self.api, object);
+        let [reconciled, known, ours] = self.conclusions(object);
+        assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), g)));
+        assert_eq!(known.map(|c| (c.0, c.1)), Some(("True".into(), last_known)));
+        assert_eq!(
+            ours,
+            Some((successful.0.into(), g, successful.1.into())),
+            "HypershiftSuccessful"
+        );
+    }
+
+    /// Create → provisioning → available at generation 1, every PUT checked.
+    async fn control_plane_serves(&self) {
+        self.others_put(&self.cluster);
+        let created = self
+            .pulse_saying(&self.cluster, "False", "Provisioning")
+            .await;
+        let (answer, [reconciled, known, _]) = self.put(&self.cluster, &created);
+        assert_eq!(answer, Some(201));
+        assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), 1)));
+        assert_ne!(known.map(|c| c.0), Some("True".into()));
+        self.hosted_cluster(Stage::Ready);
+        let available = self
+            .pulse_saying(&self.cluster, "True", "ControlPlaneReady")
+            .await;
+        assert_eq!(self.put(&self.cluster, &available).0, Some(201));
+        self.assert_reconciled(&self.cluster);
+    }
+}
+
+/// Create, update (a mutable field: generation 2), upgrade (`openshift_version`: generation 3),
+/// then an older generation's pulse: `LastKnownReconciled` never drops, `Reconciled` is True at a
+/// generation only once the management cluster reflects it, and the stale pulse regresses
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_update_upgrade_and_a_stale_pulse_hyperfleet_concludes_what_the_cluster_runs() {
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+
+    // Update: the SSH key secret (mutable) → generation 2, the work updated, not reflected yet.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["ssh_key_secret_name"] = "prod-eu-1-ssh-key-rotated".into();
+    });
+    assert_eq!(g, 2);
+    let updating = world.pulse_saying(&cluster, "False", "Updating").await;
+    assert_eq!(world.put(&cluster, &updating).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "Updating"));
+    world.hosted_cluster(Stage::Ready);
+    let reflected = world
+        .pulse_saying(&cluster, "True", "ControlPlaneReady")
+        .await;
+    assert_eq!(world.put(&cluster, &reflected).0, Some(201));
+    world.assert_reconciled(&cluster);
+
+    // Upgrade: release 4.17.1 → generation 3; rolled out while 4.17.0 serves, then completed.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["openshift_version"] = UPGRADE_VERSION.into();
+    });
+    assert_eq!(g, 3);
+    let updating = world.pulse_saying(&cluster, "False", "Updating").await;
+    assert_eq!(world.put(&cluster, &updating).0, Some(201));
+    world.assert_not_yet(&cluster, 2, ("False", "Updating"));
+    world.hosted_cluster(Stage::Upgrading {
+        from: VERSION,
+        to: UPGRADE_VERSION,
+    });
+    let upgrading = world.pulse_saying(&cluster, "False", "Upgrading").await;
+    assert_eq!(world.put(&cluster, &upgrading).0, Some(201));
+    world.assert_not_yet(&cluster, 2, ("False", "Upgrading"));
+    world.hosted_cluster(Stage::Upgraded(UPGRADE_VERSION));
+    let upgraded = world
+        .pulse_saying(&cluster, "True", "ControlPlaneReady")
+        .await;
+    assert_eq!(world.put(&cluster, &upgraded).0, Some(201));
+    world.assert_reconciled(&cluster);
+
+    // Stale: generation 2's pulse after generation 3's: whatever it PUTs regresses nothing.
+    let before = world.conclusions(&cluster);
+    let stale = world.controlplane_pulse_with(2, &[]).await;
+    assert!(stale.ended_cleanly(), "{}", stale.explain());
+    let (answer, after) = world.put(&cluster, &stale);
+    assert!(answer.is_some(), "{}", stale.explain());
+    assert_eq!(after, before, "{}", stale.explain());
+}
+
+/// The failure rows and refusals on a serving control plane: Maestro unreachable and an
+/// adapter crash at the reconciled generation (Available=Unknown: discarded, nothing changes),
+/// an immutable change (generation 2) and an invalid spec (generation 3) refused and stored,
+/// then a crash at a new valid generation (4): stored as False. `LastKnownReconciled` stays
+/// True at generation 1 throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_and_refusals_are_stored_or_discarded_and_never_drop_last_known_reconciled() {
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+    let reconciled = world.conclusions(&cluster);
+
+    // Maestro unreachable at the reconciled generation: Unknown, discarded (rule 13).
+    let down = world
+        .controlplane_pulse_with(
+            1,
+            &[
+                ("MAESTRO_API_URL", CLOSED.to_owned()),
+                ("MAESTRO_GRPC_URL", CLOSED.to_owned()),
+                ("RETRY_BUDGET_SECONDS", "1".to_owned()),
+            ],
+        )
+        .await;
+    assert!(down.ended_cleanly(), "{}", down.explain());
+    assert!(
+        down.conditions()
+            .iter()
+            .any(|(t, s, _)| t == "Available" && s == "Unknown"),
+        "{}",
+        down.explain()
+    );
+    let (answer, after) = world.put(&cluster, &down);
+    assert_eq!(answer, Some(204), "{}", down.explain());
+    assert_eq!(after, reconciled);
+
+    // The adapter crashes (its report cannot be written) at the reconciled generation: the
+    // reporter's AdapterExitedWithError, sent as Unknown since HypershiftSuccessful is True
+    // there: discarded.
+    let crash_env = |world: &World| {
+        let not_a_dir = world.dir.path().join("results-is-a-file");
+        std::fs::write(&not_a_dir, "").unwrap();
+        [(
+            "RESULTS_OUTPUT_PATH",
+            not_a_dir.join("adapter-report.json").display().to_string(),
+        )]
+    };
+    let crashed = world.controlplane_pulse_with(1, &crash_env(&world)).await;
+    assert_eq!(crashed.adapter_code, Some(1), "{}", crashed.explain());
+    assert!(
+        crashed.conditions().contains(&(
+            "Available".into(),
+            "False".into(),
+            "AdapterExitedWithError".into()
+        )),
+        "{}",
+        crashed.explain()
+    );
+    let (answer, after) = world.put(&cluster, &crashed);
+    assert_eq!(answer, Some(204), "{}", crashed.explain());
+    assert_eq!(after, reconciled);
+
+    // An immutable change (the region) at generation 2: refused, stored.
+    let fixture: Value = serde_json::from_str(CLUSTER_FIXTURE).unwrap();
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["gcp_region"] = "europe-west3".into();
+    });
+    assert_eq!(g, 2);
+    let immutable = world
+        .pulse_saying(&cluster, "False", "ImmutableFieldChanged")
+        .await;
+    assert_eq!(world.put(&cluster, &immutable).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "ImmutableFieldChanged"));
+
+    // An invalid spec at generation 3 (the region set back, the cluster network not a CIDR):
+    // refused, stored.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["gcp_region"] = fixture["spec"]["gcp_region"].clone();
+        spec["cluster_network_cidr"] = "10.132.0.0/33".into();
+    });
+    assert_eq!(g, 3);
+    let invalid = world
+        .pulse_saying(&cluster, "False", "InvalidClusterSpec")
+        .await;
+    assert_eq!(world.put(&cluster, &invalid).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "InvalidClusterSpec"));
+
+    // The spec set back (generation 4), and the adapter crashes: HypershiftSuccessful is not
+    // True at 4, so the reporter's False is sent and stored.
+    let g = world.patch_spec(&cluster, |spec| *spec = fixture["spec"].clone());
+    assert_eq!(g, 4);
+    let crashed = world.controlplane_pulse_with(4, &crash_env(&world)).await;
+    assert_eq!(crashed.adapter_code, Some(1), "{}", crashed.explain());
+    let (answer, _) = world.put(&cluster, &crashed);
+    assert_eq!(answer, Some(201), "{}", crashed.explain());
+    world.assert_not_yet(&cluster, 1, ("False", "AdapterExitedWithError"));
 }
