@@ -24,6 +24,7 @@ use testbed::hyperfleet::outcomes;
 use testbed::kube_api::ApiServer;
 use testbed::local_pulse::scenario::{Stage, VERSION, hosted_cluster_status};
 use testbed::maestro::{FakeMaestro, FakeOptions};
+use testbed::nodepool::NodePoolStatus;
 use testbed::pulse_job::{controlplane_job_name, nodepool_job_name};
 use testbed::real_pulse::{self, JobPulse};
 
@@ -657,7 +658,10 @@ impl World {
         let concluded = self.conclusions(object);
         let [reconciled, last_known, _] = &concluded;
         let known = last_known.as_ref().is_some_and(|c| c.0 == "True");
-        let mut served = self.served.lock().unwrap();
+        let mut served = self
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if served.iter().any(|o| o == object) {
             assert!(
                 known,
@@ -820,12 +824,26 @@ async fn through_update_upgrade_and_a_stale_pulse_hyperfleet_concludes_what_the_
     assert_eq!(world.put(&cluster, &upgraded).0, Some(201));
     world.assert_reconciled(&cluster);
 
-    // Stale: generation 2's pulse after generation 3's: whatever it PUTs regresses nothing.
+    // Stale: generation 2's pulse after generation 3's reports the work's generation (3,
+    // Applied `StaleGeneration`, nothing sent): stored, and it regresses nothing.
     let before = world.conclusions(&cluster);
     let stale = world.controlplane_pulse_with(2, &[]).await;
     assert!(stale.ended_cleanly(), "{}", stale.explain());
+    assert!(
+        stale
+            .conditions()
+            .contains(&("Applied".into(), "True".into(), "StaleGeneration".into())),
+        "{}",
+        stale.explain()
+    );
+    assert_eq!(
+        stale
+            .annotation("hyperfleet.io/observed-generation")
+            .as_deref(),
+        Some("3")
+    );
     let (answer, after) = world.put(&cluster, &stale);
-    assert!(answer.is_some(), "{}", stale.explain());
+    assert_eq!(answer, Some(201), "{}", stale.explain());
     assert_eq!(after, before, "{}", stale.explain());
 }
 
@@ -924,4 +942,119 @@ async fn failures_and_refusals_are_stored_or_discarded_and_never_drop_last_known
     let (answer, _) = world.put(&cluster, &crashed);
     assert_eq!(answer, Some(201), "{}", crashed.explain());
     world.assert_not_yet(&cluster, 1, ("False", "AdapterExitedWithError"));
+}
+
+/// A NodePool of a serving control plane: created → ready (Reconciled True @1), scaled to 5
+/// (generation 2: Updating, then Scaling 3 of 5, both stored with `LastKnownReconciled` True at
+/// 1, then ready: True @2), then an invalid spec (generation 3: negative replicas) refused and
+/// stored with `LastKnownReconciled` still True at 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_pool_through_scale_and_an_invalid_spec_keeps_last_known_reconciled() {
+    let world = World::start().await;
+    world.control_plane_serves().await;
+    let nodepool = world.create_nodepool();
+    let work = format!("nodepool-{}", nodepool.rsplit('/').next().unwrap());
+    world.others_put(&nodepool);
+
+    let created = world.pulse_saying(&nodepool, "False", "Provisioning").await;
+    let (answer, [reconciled, known, _]) = world.put(&nodepool, &created);
+    assert_eq!(answer, Some(201));
+    assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), 1)));
+    assert_ne!(known.map(|c| c.0), Some("True".into()));
+    let ready = |replicas: i64| NodePoolStatus::gcp_ready(replicas, VERSION).to_json();
+    assert!(world.maestro.set_feedback(&work, &ready(3)));
+    let available = world.pulse_saying(&nodepool, "True", "NodePoolReady").await;
+    assert_eq!(world.put(&nodepool, &available).0, Some(201));
+    world.assert_reconciled(&nodepool);
+
+    // Scale to 5: generation 2.
+    let g = world.patch_spec(&nodepool, |spec| spec["replicas"] = 5.into());
+    assert_eq!(g, 2);
+    let updating = world.pulse_saying(&nodepool, "False", "Updating").await;
+    assert_eq!(world.put(&nodepool, &updating).0, Some(201));
+    world.assert_not_yet(&nodepool, 1, ("False", "Updating"));
+    let scaling = NodePoolStatus::gcp_ready(5, VERSION)
+        .with_available(3)
+        .set(
+            "Ready",
+            "False",
+            "WaitingForAvailableMachines",
+            "Minimum availability requires 5 replicas, current 3 available",
+        )
+        .to_json();
+    assert!(world.maestro.set_feedback(&work, &scaling));
+    let scaling = world.pulse_saying(&nodepool, "False", "Scaling").await;
+    assert_eq!(world.put(&nodepool, &scaling).0, Some(201));
+    world.assert_not_yet(&nodepool, 1, ("False", "Scaling"));
+    assert!(world.maestro.set_feedback(&work, &ready(5)));
+    let scaled = world.pulse_saying(&nodepool, "True", "NodePoolReady").await;
+    assert_eq!(world.put(&nodepool, &scaled).0, Some(201));
+    world.assert_reconciled(&nodepool);
+
+    // An invalid spec at generation 3: refused, stored.
+    let g = world.patch_spec(&nodepool, |spec| spec["replicas"] = (-1).into());
+    assert_eq!(g, 3);
+    let invalid = world
+        .pulse_saying(&nodepool, "False", "InvalidNodePoolSpec")
+        .await;
+    assert_eq!(world.put(&nodepool, &invalid).0, Some(201));
+    world.assert_not_yet(&nodepool, 2, ("False", "InvalidNodePoolSpec"));
+    // The control plane's conclusions are untouched by its NodePool's reports.
+    world.assert_reconciled(&world.cluster);
+}
+
+/// The invariant check itself: a report claiming `Available=True` at a generation the
+/// management cluster does not reflect yet, and then `Available=False` about the generation
+/// HyperFleet last saw reconciled (`generations/a`), each make it fail, naming the broken
+/// invariant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_invariant_check_fails_on_an_unreflected_reconciled_and_a_dropped_last_known() {
+    use job_report::{Condition, ConditionStatus::False};
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+    world.patch_spec(&cluster, |spec| {
+        spec["ssh_key_secret_name"] = "prod-eu-1-ssh-key-rotated".into();
+    });
+    let put = |report: job_report::Report| {
+        world
+            .api
+            .clock()
+            .advance(jiff::SignedDuration::from_secs(1));
+        let reported = world
+            .controlplane
+            .report(&world.api, &cluster, &|m| reported_job(m, &report));
+        assert_eq!(reported.answer.unwrap().status, 201);
+    };
+    let failure = |after: &str| -> String {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.check_invariants(&cluster, after)
+        }))
+        .expect_err("the invariant check passed");
+        caught.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+
+    // The work still carries generation 1: True at 2 is claimed too early.
+    put(success_report(2));
+    assert_eq!(
+        conclusion(&world.api, &cluster, "Reconciled").map(|c| (c.0, c.1)),
+        Some(("True".into(), 2))
+    );
+    let message = failure("a premature True");
+    assert!(
+        message.contains("which the management cluster does not reflect"),
+        "{message}"
+    );
+
+    // False about the generation HyperFleet last saw reconciled drops LastKnownReconciled.
+    put(job_report::Report {
+        observed_generation: Some(2),
+        ..job_report::Report::new(vec![
+            Condition::new("Applied", False, "ApplyFailed", "apply failed"),
+            Condition::new("Available", False, "ApplyFailed", "not available"),
+            Condition::new("Health", False, "ApplyFailed", "apply failed"),
+        ])
+    });
+    let message = failure("a False about the reconciled generation");
+    assert!(message.contains("LastKnownReconciled dropped"), "{message}");
 }
