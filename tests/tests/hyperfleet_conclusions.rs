@@ -6,7 +6,11 @@
 //!
 //! The bridge tests use pulse Jobs written by the status-reporter's own functions
 //! (`testbed::hyperfleet::outcomes`); the end-to-end tests run the real binaries against the fake
-//! Kubernetes API server and fake Maestro ([`World`]).
+//! Kubernetes API server and fake Maestro ([`World`]), through create, update, upgrade, a stale
+//! pulse, failure rows, refusals and deletion, for the control plane and a NodePool; after every
+//! PUT [`World::check_invariants`] holds HyperFleet's conclusion to two rules: once
+//! `LastKnownReconciled` is True it stays True, and `Reconciled` is True at a generation only when
+//! the management cluster reflects that generation.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -449,26 +453,6 @@ impl World {
         );
     }
 
-    /// The control plane from create to available, every pulse reported: the other adapters
-    /// first (the task config waits for them), then pulses until the HostedCluster is available.
-    async fn control_plane_available(&self) {
-        self.others_report(&self.cluster, true);
-        let created = self.controlplane_pulse().await;
-        assert_eq!(self.report(&self.cluster, &created), Some(201));
-        self.hosted_cluster(Stage::Ready);
-        let available = self.controlplane_pulse().await;
-        assert!(
-            available.conditions().contains(&(
-                "Available".into(),
-                "True".into(),
-                "ControlPlaneReady".into()
-            )),
-            "{}",
-            available.explain()
-        );
-        assert_eq!(self.report(&self.cluster, &available), Some(201));
-    }
-
     /// Whether `object` is still served.
     fn exists(&self, object: &str) -> bool {
         match self.api.call("GET", object, None).status {
@@ -487,12 +471,13 @@ fn finalized(pulse: &JobPulse) -> bool {
         .any(|(t, s, _)| t == "Finalized" && s == "True")
 }
 
-/// Create to available: HyperFleet concludes `Reconciled=True`, `LastKnownReconciled=True` and
-/// `HypershiftSuccessful=True` at the cluster's generation.
+/// Create to available: the first report (provisioning) is stored without a reconciled
+/// conclusion; once available HyperFleet concludes `Reconciled=True`, `LastKnownReconciled=True`
+/// and `HypershiftSuccessful=True` at the cluster's generation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_control_plane_from_create_to_available_is_reconciled() {
     let world = World::start().await;
-    world.control_plane_available().await;
+    world.control_plane_serves().await;
     world.assert_reconciled(&world.cluster);
     assert_eq!(generation(&world.api, &world.cluster), 1);
 }
@@ -500,11 +485,12 @@ async fn a_control_plane_from_create_to_available_is_reconciled() {
 /// Deletion: DELETE the cluster (cascaded to its NodePool), the NodePool's pulses to
 /// `Finalized=True` with its other adapter: the NodePool is hard-deleted; then the control
 /// plane's pulses to `Finalized=True` with the other adapters: the cluster is hard-deleted.
+/// Every pulse's PUT is checked against the invariants ([`World::check_invariants`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     let world = World::start().await;
     let nodepool = world.create_nodepool();
-    world.control_plane_available().await;
+    world.control_plane_serves().await;
     assert_eq!(world.api.call("DELETE", &world.cluster, None).status, 202);
     assert_eq!(generation(&world.api, &world.cluster), 2);
     assert_eq!(generation(&world.api, &nodepool), 2, "cascaded");
@@ -514,7 +500,7 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     for _ in 0..3 {
         let pulse = world.nodepool_pulse(&nodepool).await;
         assert_eq!(
-            world.report(&nodepool, &pulse),
+            world.put(&nodepool, &pulse).0,
             Some(201),
             "{}",
             pulse.explain()
@@ -538,7 +524,7 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     for _ in 0..4 {
         let pulse = world.controlplane_pulse().await;
         assert_eq!(
-            world.report(&world.cluster, &pulse),
+            world.put(&world.cluster, &pulse).0,
             Some(201),
             "{}",
             pulse.explain()
