@@ -625,7 +625,11 @@ impl World {
         if nodepool {
             fed_back_true(&status, "Ready") && status["replicas"] == spec["replicas"]
         } else {
-            let wanted = spec["openshift_version"].as_str().unwrap();
+            // The release the spec asks for, in either shape the adapter accepts.
+            let wanted = spec["openshift_version"]
+                .as_str()
+                .or_else(|| spec.pointer("/release/version").and_then(Value::as_str))
+                .expect("the cluster's spec names its release version");
             let newest = &status["version"]["history"][0];
             let desired = status["version"]["desired"]["version"]
                 .as_str()
