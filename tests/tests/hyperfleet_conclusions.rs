@@ -6,7 +6,11 @@
 //!
 //! The bridge tests use pulse Jobs written by the status-reporter's own functions
 //! (`testbed::hyperfleet::outcomes`); the end-to-end tests run the real binaries against the fake
-//! Kubernetes API server and fake Maestro ([`World`]).
+//! Kubernetes API server and fake Maestro ([`World`]), through create, update, upgrade, a stale
+//! pulse, failure rows, refusals and deletion, for the control plane and a NodePool; after every
+//! PUT [`World::check_invariants`] holds HyperFleet's conclusion to two rules: once
+//! `LastKnownReconciled` is True it stays True, and `Reconciled` is True at a generation only when
+//! the management cluster reflects that generation.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -24,6 +28,7 @@ use testbed::hyperfleet::outcomes;
 use testbed::kube_api::ApiServer;
 use testbed::local_pulse::scenario::{Stage, VERSION, hosted_cluster_status};
 use testbed::maestro::{FakeMaestro, FakeOptions};
+use testbed::nodepool::NodePoolStatus;
 use testbed::pulse_job::{controlplane_job_name, nodepool_job_name};
 use testbed::real_pulse::{self, JobPulse};
 
@@ -263,6 +268,9 @@ struct World {
     /// The cluster's path on the API and its id.
     cluster: String,
     cluster_id: String,
+    /// The objects HyperFleet has concluded `LastKnownReconciled=True` for: from then on it
+    /// must stay True ([`World::put`]).
+    served: std::sync::Mutex<Vec<String>>,
 }
 
 impl World {
@@ -300,6 +308,7 @@ impl World {
             token_file,
             cluster,
             cluster_id,
+            served: std::sync::Mutex::default(),
         }
     }
 
@@ -316,7 +325,8 @@ impl World {
         format!("hostedcluster-{}", self.cluster_id)
     }
 
-    /// The adapter container's environment: it reads its object from the HyperFleet API.
+    /// The adapter container's environment: it reads its object from the HyperFleet API; `extra`
+    /// adds variables or replaces the ones set here.
     fn env(&self, extra: &[(&str, String)]) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = [
             ("HYPERFLEET_API_URL", self.api.url().to_owned()),
@@ -330,6 +340,7 @@ impl World {
             ("LOG_FORMAT", "json".to_owned()),
         ]
         .into_iter()
+        .filter(|(k, _)| extra.iter().all(|(e, _)| e != k))
         .chain(extra.iter().cloned())
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
@@ -340,19 +351,26 @@ impl World {
     /// One control-plane pulse of the Job the API's generation names.
     async fn controlplane_pulse(&self) -> JobPulse {
         let generation = generation(&self.api, &self.cluster);
-        let env = self.env(&[
+        let pulse = self.controlplane_pulse_with(generation, &[]).await;
+        assert!(pulse.ended_cleanly(), "{}", pulse.explain());
+        pulse
+    }
+
+    /// One control-plane pulse of the Job for `generation`, `extra` added to (or replacing) the
+    /// adapter's environment; whatever its containers' exit codes.
+    async fn controlplane_pulse_with(&self, generation: i64, extra: &[(&str, String)]) -> JobPulse {
+        let mut vars = vec![
             ("CLUSTER_ID", self.cluster_id.clone()),
             ("GENERATION", generation.to_string()),
-        ]);
-        let pulse = real_pulse::run(
+        ];
+        vars.extend(extra.iter().cloned());
+        real_pulse::run(
             &self.server,
             &self.dir.path().join("controlplane"),
             &controlplane_job_name(&self.cluster_id, i32::try_from(generation).unwrap()),
-            &env,
+            &self.env(&vars),
         )
-        .await;
-        assert!(pulse.ended_cleanly(), "{}", pulse.explain());
-        pulse
+        .await
     }
 
     /// One pulse of the NodePool at `nodepool` (its generation from the API).
@@ -435,26 +453,6 @@ impl World {
         );
     }
 
-    /// The control plane from create to available, every pulse reported: the other adapters
-    /// first (the task config waits for them), then pulses until the HostedCluster is available.
-    async fn control_plane_available(&self) {
-        self.others_report(&self.cluster, true);
-        let created = self.controlplane_pulse().await;
-        assert_eq!(self.report(&self.cluster, &created), Some(201));
-        self.hosted_cluster(Stage::Ready);
-        let available = self.controlplane_pulse().await;
-        assert!(
-            available.conditions().contains(&(
-                "Available".into(),
-                "True".into(),
-                "ControlPlaneReady".into()
-            )),
-            "{}",
-            available.explain()
-        );
-        assert_eq!(self.report(&self.cluster, &available), Some(201));
-    }
-
     /// Whether `object` is still served.
     fn exists(&self, object: &str) -> bool {
         match self.api.call("GET", object, None).status {
@@ -473,12 +471,13 @@ fn finalized(pulse: &JobPulse) -> bool {
         .any(|(t, s, _)| t == "Finalized" && s == "True")
 }
 
-/// Create to available: HyperFleet concludes `Reconciled=True`, `LastKnownReconciled=True` and
-/// `HypershiftSuccessful=True` at the cluster's generation.
+/// Create to available: the first report (provisioning) is stored without a reconciled
+/// conclusion; once available HyperFleet concludes `Reconciled=True`, `LastKnownReconciled=True`
+/// and `HypershiftSuccessful=True` at the cluster's generation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_control_plane_from_create_to_available_is_reconciled() {
     let world = World::start().await;
-    world.control_plane_available().await;
+    world.control_plane_serves().await;
     world.assert_reconciled(&world.cluster);
     assert_eq!(generation(&world.api, &world.cluster), 1);
 }
@@ -486,11 +485,12 @@ async fn a_control_plane_from_create_to_available_is_reconciled() {
 /// Deletion: DELETE the cluster (cascaded to its NodePool), the NodePool's pulses to
 /// `Finalized=True` with its other adapter: the NodePool is hard-deleted; then the control
 /// plane's pulses to `Finalized=True` with the other adapters: the cluster is hard-deleted.
+/// Every pulse's PUT is checked against the invariants ([`World::check_invariants`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     let world = World::start().await;
     let nodepool = world.create_nodepool();
-    world.control_plane_available().await;
+    world.control_plane_serves().await;
     assert_eq!(world.api.call("DELETE", &world.cluster, None).status, 202);
     assert_eq!(generation(&world.api, &world.cluster), 2);
     assert_eq!(generation(&world.api, &nodepool), 2, "cascaded");
@@ -500,7 +500,7 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     for _ in 0..3 {
         let pulse = world.nodepool_pulse(&nodepool).await;
         assert_eq!(
-            world.report(&nodepool, &pulse),
+            world.put(&nodepool, &pulse).0,
             Some(201),
             "{}",
             pulse.explain()
@@ -524,7 +524,7 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     for _ in 0..4 {
         let pulse = world.controlplane_pulse().await;
         assert_eq!(
-            world.report(&world.cluster, &pulse),
+            world.put(&world.cluster, &pulse).0,
             Some(201),
             "{}",
             pulse.explain()
@@ -548,4 +548,503 @@ async fn a_deleted_cluster_and_its_node_pool_are_hard_deleted() {
     );
     let list = world.api.must("GET", &format!("{PREFIX}/clusters"), None);
     assert_eq!(list["total"], 0);
+}
+
+// -------------------------------------------------------------------------------------------
+// Through every kind of pulse: what HyperFleet concludes after each PUT, and two invariants
+// -------------------------------------------------------------------------------------------
+
+/// `Reconciled`, `LastKnownReconciled` and `HypershiftSuccessful` of an object: `(status,
+/// observed_generation, reason)` each, `None` while absent.
+type Conclusions = [Option<(String, i64, String)>; 3];
+
+const UPGRADE_VERSION: &str = "4.17.1";
+/// A closed port: the Maestro URLs of an unreachable Maestro.
+const CLOSED: &str = "http://127.0.0.1:9";
+
+/// The values (the strings) of every `hyperfleet.io/generation` key anywhere in `value`.
+fn generation_stamps(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "hyperfleet.io/generation" {
+                    out.push(v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+                } else {
+                    generation_stamps(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| generation_stamps(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether condition `type_` of a fed-back `.status` is True.
+fn fed_back_true(status: &Value, type_: &str) -> bool {
+    status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == type_ && c["status"] == "True")
+}
+
+impl World {
+    fn conclusions(&self, object: &str) -> Conclusions {
+        ["Reconciled", "LastKnownReconciled", "HypershiftSuccessful"]
+            .map(|t| conclusion(&self.api, object, t))
+    }
+
+    /// Whether the management cluster reflects `object` at generation `n`: its ManifestWork is
+    /// stamped `n`, and the object the agent feeds back is available at what the spec asks for
+    /// (the HostedCluster `Available=True`, its newest history entry `Completed` at the spec's
+    /// release and no other desired; the NodePool `Ready=True` with the spec's replicas).
+    fn reflects(&self, object: &str, n: i64) -> bool {
+        let served = self.api.must("GET", object, None);
+        let spec = &served["spec"];
+        let nodepool = object.contains("/nodepools/");
+        let work = if nodepool {
+            format!("nodepool-{}", object.rsplit('/').next().unwrap())
+        } else {
+            self.work()
+        };
+        let Some(resource) = self.maestro.resource(&work) else {
+            return false;
+        };
+        let mut stamps = Vec::new();
+        generation_stamps(&resource.to_rest(), &mut stamps);
+        if stamps.is_empty() || stamps.iter().any(|g| *g != n.to_string()) {
+            return false;
+        }
+        let Some(status) = resource
+            .feedback_raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+        else {
+            return false;
+        };
+        if nodepool {
+            fed_back_true(&status, "Ready") && status["replicas"] == spec["replicas"]
+        } else {
+            // The release the spec asks for, in either shape the adapter accepts.
+            let wanted = spec["openshift_version"]
+                .as_str()
+                .or_else(|| spec.pointer("/release/version").and_then(Value::as_str))
+                .expect("the cluster's spec names its release version");
+            let newest = &status["version"]["history"][0];
+            let desired = status["version"]["desired"]["version"]
+                .as_str()
+                .unwrap_or(wanted);
+            fed_back_true(&status, "Available")
+                && newest["state"] == "Completed"
+                && newest["version"] == wanted
+                && desired == wanted
+        }
+    }
+
+    /// After every PUT: once HyperFleet concluded `LastKnownReconciled=True` for `object` it
+    /// stays True; `Reconciled=True` only at the object's generation and only when the
+    /// management cluster reflects it.
+    fn check_invariants(&self, object: &str, after: &str) -> Conclusions {
+        let concluded = self.conclusions(object);
+        let [reconciled, last_known, _] = &concluded;
+        let known = last_known.as_ref().is_some_and(|c| c.0 == "True");
+        let mut served = self
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if served.iter().any(|o| o == object) {
+            assert!(
+                known,
+                "after {after}: LastKnownReconciled dropped: {concluded:?}"
+            );
+        } else if known {
+            served.push(object.to_owned());
+        }
+        if let Some((status, n, _)) = reconciled
+            && status == "True"
+        {
+            assert_eq!(
+                *n,
+                generation(&self.api, object),
+                "after {after}: Reconciled=True at another generation: {concluded:?}"
+            );
+            assert!(
+                self.reflects(object, *n),
+                "after {after}: Reconciled=True at {n}, which the management cluster does not reflect: {concluded:?}"
+            );
+        }
+        concluded
+    }
+
+    /// The pulse through the task config to the API (see [`World::report`]), then the
+    /// invariants: the API's answer and what it concludes.
+    fn put(&self, object: &str, pulse: &JobPulse) -> (Option<u16>, Conclusions) {
+        let answer = self.report(object, pulse);
+        let concluded = self.check_invariants(object, &pulse.explain());
+        (answer, concluded)
+    }
+
+    /// [`World::others_report`] (Available=True), the invariants checked after each PUT.
+    fn others_put(&self, object: &str) {
+        let others: &[&str] = if object.contains("/nodepools/") {
+            &["validation"]
+        } else {
+            &OTHER_CLUSTER_ADAPTERS
+        };
+        for adapter in others {
+            self.api.clock().advance(jiff::SignedDuration::from_secs(1));
+            assert_eq!(
+                other_adapter_reports(&self.api, object, adapter, true),
+                201,
+                "{adapter}"
+            );
+            self.check_invariants(object, adapter);
+        }
+    }
+
+    /// PATCHes `object`'s spec as `change` makes it; the other adapters report at the new
+    /// generation, which is returned.
+    fn patch_spec(&self, object: &str, change: impl FnOnce(&mut Value)) -> i64 {
+        let mut spec = self.api.must("GET", object, None)["spec"].clone();
+        change(&mut spec);
+        let before = generation(&self.api, object);
+        let patched = self
+            .api
+            .must("PATCH", object, Some(&json!({ "spec": spec })));
+        let after = patched["generation"].as_i64().unwrap();
+        assert_eq!(after, before + 1, "{patched}");
+        self.others_put(object);
+        after
+    }
+
+    /// A pulse at the object's generation whose Job says `Available` `status` `reason`.
+    async fn pulse_saying(&self, object: &str, status: &str, reason: &str) -> JobPulse {
+        let pulse = if object.contains("/nodepools/") {
+            self.nodepool_pulse(object).await
+        } else {
+            self.controlplane_pulse().await
+        };
+        assert!(
+            pulse
+                .conditions()
+                .contains(&("Available".into(), status.into(), reason.into())),
+            "{}",
+            pulse.explain()
+        );
+        pulse
+    }
+
+    /// The three conclusions at the object's current generation: Reconciled False,
+    /// LastKnownReconciled True at `last_known`, HypershiftSuccessful `successful`.
+    fn assert_not_yet(&self, object: &str, last_known: i64, successful: (&str, &str)) {
+        let g = generation(&self.api, object);
+        let [reconciled, known, ours] = self.conclusions(object);
+        assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), g)));
+        assert_eq!(known.map(|c| (c.0, c.1)), Some(("True".into(), last_known)));
+        assert_eq!(
+            ours,
+            Some((successful.0.into(), g, successful.1.into())),
+            "HypershiftSuccessful"
+        );
+    }
+
+    /// Create → provisioning → available at generation 1, every PUT checked.
+    async fn control_plane_serves(&self) {
+        self.others_put(&self.cluster);
+        let created = self
+            .pulse_saying(&self.cluster, "False", "Provisioning")
+            .await;
+        let (answer, [reconciled, known, _]) = self.put(&self.cluster, &created);
+        assert_eq!(answer, Some(201));
+        assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), 1)));
+        assert_ne!(known.map(|c| c.0), Some("True".into()));
+        self.hosted_cluster(Stage::Ready);
+        let available = self
+            .pulse_saying(&self.cluster, "True", "ControlPlaneReady")
+            .await;
+        assert_eq!(self.put(&self.cluster, &available).0, Some(201));
+        self.assert_reconciled(&self.cluster);
+    }
+}
+
+/// Create, update (a mutable field: generation 2), upgrade (`openshift_version`: generation 3),
+/// then an older generation's pulse: `LastKnownReconciled` never drops, `Reconciled` is True at a
+/// generation only once the management cluster reflects it, and the stale pulse regresses
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_update_upgrade_and_a_stale_pulse_hyperfleet_concludes_what_the_cluster_runs() {
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+
+    // Update: the SSH key secret (mutable) → generation 2, the work updated, not reflected yet.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["ssh_key_secret_name"] = "prod-eu-1-ssh-key-rotated".into();
+    });
+    assert_eq!(g, 2);
+    let updating = world.pulse_saying(&cluster, "False", "Updating").await;
+    assert_eq!(world.put(&cluster, &updating).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "Updating"));
+    world.hosted_cluster(Stage::Ready);
+    let reflected = world
+        .pulse_saying(&cluster, "True", "ControlPlaneReady")
+        .await;
+    assert_eq!(world.put(&cluster, &reflected).0, Some(201));
+    world.assert_reconciled(&cluster);
+
+    // Upgrade: release 4.17.1 → generation 3; rolled out while 4.17.0 serves, then completed.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["openshift_version"] = UPGRADE_VERSION.into();
+    });
+    assert_eq!(g, 3);
+    let updating = world.pulse_saying(&cluster, "False", "Updating").await;
+    assert_eq!(world.put(&cluster, &updating).0, Some(201));
+    world.assert_not_yet(&cluster, 2, ("False", "Updating"));
+    world.hosted_cluster(Stage::Upgrading {
+        from: VERSION,
+        to: UPGRADE_VERSION,
+    });
+    let upgrading = world.pulse_saying(&cluster, "False", "Upgrading").await;
+    assert_eq!(world.put(&cluster, &upgrading).0, Some(201));
+    world.assert_not_yet(&cluster, 2, ("False", "Upgrading"));
+    world.hosted_cluster(Stage::Upgraded(UPGRADE_VERSION));
+    let upgraded = world
+        .pulse_saying(&cluster, "True", "ControlPlaneReady")
+        .await;
+    assert_eq!(world.put(&cluster, &upgraded).0, Some(201));
+    world.assert_reconciled(&cluster);
+
+    // Stale: generation 2's pulse after generation 3's reports the work's generation (3,
+    // Applied `StaleGeneration`, nothing sent): stored, and it regresses nothing.
+    let before = world.conclusions(&cluster);
+    let stale = world.controlplane_pulse_with(2, &[]).await;
+    assert!(stale.ended_cleanly(), "{}", stale.explain());
+    assert!(
+        stale
+            .conditions()
+            .contains(&("Applied".into(), "True".into(), "StaleGeneration".into())),
+        "{}",
+        stale.explain()
+    );
+    assert_eq!(
+        stale
+            .annotation("hyperfleet.io/observed-generation")
+            .as_deref(),
+        Some("3")
+    );
+    let (answer, after) = world.put(&cluster, &stale);
+    assert_eq!(answer, Some(201), "{}", stale.explain());
+    assert_eq!(after, before, "{}", stale.explain());
+}
+
+/// The failure rows and refusals on a serving control plane: Maestro unreachable and an
+/// adapter crash at the reconciled generation (Available=Unknown: discarded, nothing changes),
+/// an immutable change (generation 2) and an invalid spec (generation 3) refused and stored,
+/// then a crash at a new valid generation (4): stored as False. `LastKnownReconciled` stays
+/// True at generation 1 throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_and_refusals_are_stored_or_discarded_and_never_drop_last_known_reconciled() {
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+    let reconciled = world.conclusions(&cluster);
+
+    // Maestro unreachable at the reconciled generation: Unknown, discarded (rule 13).
+    let down = world
+        .controlplane_pulse_with(
+            1,
+            &[
+                ("MAESTRO_API_URL", CLOSED.to_owned()),
+                ("MAESTRO_GRPC_URL", CLOSED.to_owned()),
+                ("RETRY_BUDGET_SECONDS", "1".to_owned()),
+            ],
+        )
+        .await;
+    assert!(down.ended_cleanly(), "{}", down.explain());
+    assert!(
+        down.conditions()
+            .iter()
+            .any(|(t, s, _)| t == "Available" && s == "Unknown"),
+        "{}",
+        down.explain()
+    );
+    let (answer, after) = world.put(&cluster, &down);
+    assert_eq!(answer, Some(204), "{}", down.explain());
+    assert_eq!(after, reconciled);
+
+    // The adapter crashes (its report cannot be written) at the reconciled generation: the
+    // reporter's AdapterExitedWithError, sent as Unknown since HypershiftSuccessful is True
+    // there: discarded.
+    let crash_env = |world: &World| {
+        let not_a_dir = world.dir.path().join("results-is-a-file");
+        std::fs::write(&not_a_dir, "").unwrap();
+        [(
+            "RESULTS_OUTPUT_PATH",
+            not_a_dir.join("adapter-report.json").display().to_string(),
+        )]
+    };
+    let crashed = world.controlplane_pulse_with(1, &crash_env(&world)).await;
+    assert_eq!(crashed.adapter_code, Some(1), "{}", crashed.explain());
+    assert!(
+        crashed.conditions().contains(&(
+            "Available".into(),
+            "False".into(),
+            "AdapterExitedWithError".into()
+        )),
+        "{}",
+        crashed.explain()
+    );
+    let (answer, after) = world.put(&cluster, &crashed);
+    assert_eq!(answer, Some(204), "{}", crashed.explain());
+    assert_eq!(after, reconciled);
+
+    // An immutable change (the region) at generation 2: refused, stored.
+    let fixture: Value = serde_json::from_str(CLUSTER_FIXTURE).unwrap();
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["gcp_region"] = "europe-west3".into();
+    });
+    assert_eq!(g, 2);
+    let immutable = world
+        .pulse_saying(&cluster, "False", "ImmutableFieldChanged")
+        .await;
+    assert_eq!(world.put(&cluster, &immutable).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "ImmutableFieldChanged"));
+
+    // An invalid spec at generation 3 (the region set back, the cluster network not a CIDR):
+    // refused, stored.
+    let g = world.patch_spec(&cluster, |spec| {
+        spec["gcp_region"] = fixture["spec"]["gcp_region"].clone();
+        spec["cluster_network_cidr"] = "10.132.0.0/33".into();
+    });
+    assert_eq!(g, 3);
+    let invalid = world
+        .pulse_saying(&cluster, "False", "InvalidClusterSpec")
+        .await;
+    assert_eq!(world.put(&cluster, &invalid).0, Some(201));
+    world.assert_not_yet(&cluster, 1, ("False", "InvalidClusterSpec"));
+
+    // The spec set back (generation 4), and the adapter crashes: HypershiftSuccessful is not
+    // True at 4, so the reporter's False is sent and stored.
+    let g = world.patch_spec(&cluster, |spec| *spec = fixture["spec"].clone());
+    assert_eq!(g, 4);
+    let crashed = world.controlplane_pulse_with(4, &crash_env(&world)).await;
+    assert_eq!(crashed.adapter_code, Some(1), "{}", crashed.explain());
+    let (answer, _) = world.put(&cluster, &crashed);
+    assert_eq!(answer, Some(201), "{}", crashed.explain());
+    world.assert_not_yet(&cluster, 1, ("False", "AdapterExitedWithError"));
+}
+
+/// A NodePool of a serving control plane: created → ready (Reconciled True @1), scaled to 5
+/// (generation 2: Updating, then Scaling 3 of 5, both stored with `LastKnownReconciled` True at
+/// 1, then ready: True @2), then an invalid spec (generation 3: negative replicas) refused and
+/// stored with `LastKnownReconciled` still True at 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_pool_through_scale_and_an_invalid_spec_keeps_last_known_reconciled() {
+    let world = World::start().await;
+    world.control_plane_serves().await;
+    let nodepool = world.create_nodepool();
+    let work = format!("nodepool-{}", nodepool.rsplit('/').next().unwrap());
+    world.others_put(&nodepool);
+
+    let created = world.pulse_saying(&nodepool, "False", "Provisioning").await;
+    let (answer, [reconciled, known, _]) = world.put(&nodepool, &created);
+    assert_eq!(answer, Some(201));
+    assert_eq!(reconciled.map(|c| (c.0, c.1)), Some(("False".into(), 1)));
+    assert_ne!(known.map(|c| c.0), Some("True".into()));
+    let ready = |replicas: i64| NodePoolStatus::gcp_ready(replicas, VERSION).to_json();
+    assert!(world.maestro.set_feedback(&work, &ready(3)));
+    let available = world.pulse_saying(&nodepool, "True", "NodePoolReady").await;
+    assert_eq!(world.put(&nodepool, &available).0, Some(201));
+    world.assert_reconciled(&nodepool);
+
+    // Scale to 5: generation 2.
+    let g = world.patch_spec(&nodepool, |spec| spec["replicas"] = 5.into());
+    assert_eq!(g, 2);
+    let updating = world.pulse_saying(&nodepool, "False", "Updating").await;
+    assert_eq!(world.put(&nodepool, &updating).0, Some(201));
+    world.assert_not_yet(&nodepool, 1, ("False", "Updating"));
+    let scaling = NodePoolStatus::gcp_ready(5, VERSION)
+        .with_available(3)
+        .set(
+            "Ready",
+            "False",
+            "WaitingForAvailableMachines",
+            "Minimum availability requires 5 replicas, current 3 available",
+        )
+        .to_json();
+    assert!(world.maestro.set_feedback(&work, &scaling));
+    let scaling = world.pulse_saying(&nodepool, "False", "Scaling").await;
+    assert_eq!(world.put(&nodepool, &scaling).0, Some(201));
+    world.assert_not_yet(&nodepool, 1, ("False", "Scaling"));
+    assert!(world.maestro.set_feedback(&work, &ready(5)));
+    let scaled = world.pulse_saying(&nodepool, "True", "NodePoolReady").await;
+    assert_eq!(world.put(&nodepool, &scaled).0, Some(201));
+    world.assert_reconciled(&nodepool);
+
+    // An invalid spec at generation 3: refused, stored.
+    let g = world.patch_spec(&nodepool, |spec| spec["replicas"] = (-1).into());
+    assert_eq!(g, 3);
+    let invalid = world
+        .pulse_saying(&nodepool, "False", "InvalidNodePoolSpec")
+        .await;
+    assert_eq!(world.put(&nodepool, &invalid).0, Some(201));
+    world.assert_not_yet(&nodepool, 2, ("False", "InvalidNodePoolSpec"));
+    // The control plane's conclusions are untouched by its NodePool's reports.
+    world.assert_reconciled(&world.cluster);
+}
+
+/// The invariant check itself: a report claiming `Available=True` at a generation the
+/// management cluster does not reflect yet, and then `Available=False` about the generation
+/// HyperFleet last saw reconciled (`generations/a`), each make it fail, naming the broken
+/// invariant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_invariant_check_fails_on_an_unreflected_reconciled_and_a_dropped_last_known() {
+    use job_report::{Condition, ConditionStatus::False};
+    let world = World::start().await;
+    let cluster = world.cluster.clone();
+    world.control_plane_serves().await;
+    world.patch_spec(&cluster, |spec| {
+        spec["ssh_key_secret_name"] = "prod-eu-1-ssh-key-rotated".into();
+    });
+    let put = |report: job_report::Report| {
+        world
+            .api
+            .clock()
+            .advance(jiff::SignedDuration::from_secs(1));
+        let reported = world
+            .controlplane
+            .report(&world.api, &cluster, &|m| reported_job(m, &report));
+        assert_eq!(reported.answer.unwrap().status, 201);
+    };
+    let failure = |after: &str| -> String {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.check_invariants(&cluster, after)
+        }))
+        .expect_err("the invariant check passed");
+        caught.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+
+    // The work still carries generation 1: True at 2 is claimed too early.
+    put(success_report(2));
+    assert_eq!(
+        conclusion(&world.api, &cluster, "Reconciled").map(|c| (c.0, c.1)),
+        Some(("True".into(), 2))
+    );
+    let message = failure("a premature True");
+    assert!(
+        message.contains("which the management cluster does not reflect"),
+        "{message}"
+    );
+
+    // False about the generation HyperFleet last saw reconciled drops LastKnownReconciled.
+    put(job_report::Report {
+        observed_generation: Some(2),
+        ..job_report::Report::new(vec![
+            Condition::new("Applied", False, "ApplyFailed", "apply failed"),
+            Condition::new("Available", False, "ApplyFailed", "not available"),
+            Condition::new("Health", False, "ApplyFailed", "apply failed"),
+        ])
+    });
+    let message = failure("a False about the reconciled generation");
+    assert!(message.contains("LastKnownReconciled dropped"), "{message}");
 }
