@@ -1,0 +1,86 @@
+//! Placement across management clusters (README "Placement across management clusters"): the
+//! `ManagementCluster` entity and its health ([`entity`]), where the entities come from
+//! ([`inventory`]), the pure selection with the reasons candidates are passed over ([`select`]),
+//! and the report rows' texts (here).
+//!
+//! Modes (exactly one): `--consumer` (static, today's behaviour), `--management-clusters-file`,
+//! `--management-clusters-from-api`. The placement resource id is
+//! [`placement_resource_id`](crate::work::maestro::placement_resource_id).
+
+pub mod entity;
+pub mod inventory;
+pub mod select;
+
+use crate::message::{Conditions, cond};
+use job_report::ConditionStatus;
+
+/// `data` key: the Maestro consumer the work lives on (every mode).
+pub const DATA_MANAGEMENT_CLUSTER: &str = "management_cluster";
+
+/// No candidate can take a new control plane.
+pub const NO_MANAGEMENT_CLUSTER_AVAILABLE: &str = "NoManagementClusterAvailable";
+/// The inventory could not be read.
+pub const INVENTORY_UNAVAILABLE: &str = "InventoryUnavailable";
+/// A work whose agent never reported was withdrawn from an unavailable management cluster and
+/// placed again.
+pub const FAILED_OVER_BEFORE_APPLY: &str = "FailedOverBeforeApply";
+/// The management cluster of an applied control plane is unavailable.
+pub const MANAGEMENT_CLUSTER_UNAVAILABLE: &str = "ManagementClusterUnavailable";
+/// More than one of the cluster's control-plane works was applied.
+pub const DOUBLE_PLACEMENT: &str = "DoublePlacement";
+
+/// Applied False, Available False, Health False `NoManagementClusterAvailable`.
+pub fn no_management_cluster_conditions(applied: String) -> Conditions {
+    crate::work::outcome::refusal_conditions(
+        NO_MANAGEMENT_CLUSTER_AVAILABLE,
+        applied,
+        "Not placed: no management cluster can take this control plane (see Applied)".to_owned(),
+    )
+}
+
+/// Applied False, Available Unknown, Health False `InventoryUnavailable` (shaped like
+/// `MaestroUnavailable`: the adapter could not observe).
+pub fn inventory_unavailable_conditions(detail: &str) -> Conditions {
+    let applied = format!(
+        "Cannot read the management cluster inventory to place this control plane: {}. Nothing was sent. The next pulse retries; check MANAGEMENT_CLUSTERS_FILE, or the HyperFleet API URL and token",
+        crate::message::redact(detail)
+    );
+    crate::work::outcome::error_conditions(
+        INVENTORY_UNAVAILABLE,
+        applied,
+        "Not checked: the management cluster inventory could not be read (see Applied)".to_owned(),
+    )
+}
+
+/// The Health condition of an applied control plane whose management cluster is unavailable.
+pub fn management_cluster_unavailable(
+    name: &str,
+    consumer: &str,
+    detail: &str,
+) -> job_report::Condition {
+    cond(
+        "Health",
+        ConditionStatus::False,
+        MANAGEMENT_CLUSTER_UNAVAILABLE,
+        format!(
+            "Management cluster {name} (consumer {consumer}) is unavailable: {detail}. The hosted control plane stays there (HyperShift cannot move it): restore the management cluster or its work agent; the report recovers by itself; moving this cluster means deleting and recreating it"
+        ),
+    )
+}
+
+/// Health False `DoublePlacement`: more than one work of the cluster was applied; nothing deleted.
+pub fn double_placement(works: &[(String, String)]) -> job_report::Condition {
+    let list: Vec<String> = works
+        .iter()
+        .map(|(id, consumer)| format!("bundle {id} on management cluster {consumer}"))
+        .collect();
+    cond(
+        "Health",
+        ConditionStatus::False,
+        DOUBLE_PLACEMENT,
+        format!(
+            "The cluster's control plane was applied on more than one management cluster: {}. Nothing was deleted: two HostedClusters on the same infrastructure is a split brain; an operator must decide which one to keep and delete the other's work",
+            list.join(", ")
+        ),
+    )
+}
