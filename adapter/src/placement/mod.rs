@@ -84,3 +84,25 @@ pub fn double_placement(works: &[(String, String)]) -> job_report::Condition {
         ),
     )
 }
+
+/// Sets `data.management_cluster` to `consumer` (nothing when it is unknown, `""`).
+pub fn set_management_cluster(report: &mut job_report::Report, consumer: &str) {
+    if consumer.is_empty() {
+        return;
+    }
+    report
+        .data
+        .get_or_insert_with(serde_json::Map::new)
+        .insert(DATA_MANAGEMENT_CLUSTER.to_owned(), consumer.into());
+}
+
+/// Replaces the report's condition of the same type as `condition`.
+pub fn replace_condition(report: &mut job_report::Report, condition: job_report::Condition) {
+    if let Some(slot) = report
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == condition.type_)
+    {
+        *slot = condition;
+    }
+}

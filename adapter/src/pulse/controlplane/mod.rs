@@ -125,6 +125,7 @@ use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
 pub mod deletion;
+pub mod placed;
 pub mod run;
 
 pub use crate::hypershift::hostedcluster::status::{
@@ -524,7 +525,7 @@ pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Re
 }
 
 /// A report with `data` `control_plane_endpoint` and `version` (the others `""`).
-fn report(
+pub(super) fn report(
     generation: Option<i64>,
     conditions: Conditions,
     endpoint: &str,

@@ -101,7 +101,7 @@ pub async fn run(
         nodepool_id: &nodepool_id,
         generation,
         work: WorkRef {
-            consumer: &work_args.consumer,
+            consumer: work_args.static_consumer(),
             name: &work_name,
         },
         owner: owner(&cluster_id, &nodepool_id),

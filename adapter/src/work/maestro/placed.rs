@@ -228,6 +228,9 @@ pub(crate) mod fake {
         pub requests: Mutex<Vec<String>>,
         /// Fails every list with this.
         pub list_error: Option<WorkError>,
+        /// How many of the next cluster searches answer as if no work existed yet (a search that
+        /// ran before another pulse's create).
+        pub stale_searches: Mutex<u32>,
     }
 
     impl FakeMaestro {
@@ -250,7 +253,7 @@ pub(crate) mod fake {
                 "metadata": {"name": format!("hostedcluster-{cluster_id}"), "labels": {
                     ADAPTER_LABEL: CONTROLPLANE_ADAPTER, CLUSTER_ID_LABEL: cluster_id,
                     "hyperfleet.io/managed-by": "hyperfleet-hypershift-adapter"},
-                    "annotations": {"hyperfleet.io/generation": "1"}},
+                    "annotations": {"hyperfleet.io/generation": "3"}},
                 "manifests": [], "status": status,
             });
             self.bundles
@@ -290,6 +293,17 @@ pub(crate) mod fake {
             self.requests.lock().unwrap().push(format!("list {search}"));
             if let Some(e) = &self.list_error {
                 return Err(e.clone());
+            }
+            if search.contains(CLUSTER_ID_LABEL) {
+                let mut stale = self.stale_searches.lock().unwrap();
+                if *stale > 0 {
+                    *stale -= 1;
+                    return Ok(ResourceBundleList {
+                        kind: "ResourceBundleList".into(),
+                        page: 1,
+                        ..Default::default()
+                    });
+                }
             }
             let items: Vec<ResourceBundle> = self
                 .bundles
