@@ -11,7 +11,10 @@ pub mod entity;
 pub mod inventory;
 pub mod select;
 
+use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
 use crate::message::{Conditions, cond};
+use crate::work::WorkError;
+use crate::work::maestro::rest::label_search;
 use job_report::ConditionStatus;
 
 /// `data` key: the Maestro consumer the work lives on (every mode).
@@ -28,6 +31,28 @@ pub const FAILED_OVER_BEFORE_APPLY: &str = "FailedOverBeforeApply";
 pub const MANAGEMENT_CLUSTER_UNAVAILABLE: &str = "ManagementClusterUnavailable";
 /// More than one of the cluster's control-plane works was applied.
 pub const DOUBLE_PLACEMENT: &str = "DoublePlacement";
+
+/// The Maestro search finding every control-plane work of `cluster_id` (of this source), on any
+/// consumer.
+pub fn cluster_works_search(source: &str, cluster_id: &str) -> Result<String, WorkError> {
+    label_search(
+        source,
+        None,
+        &[
+            (ADAPTER_LABEL, CONTROLPLANE_ADAPTER),
+            (CLUSTER_ID_LABEL, cluster_id),
+        ],
+    )
+}
+
+/// The Maestro search counting the control planes of `consumer` (of this source).
+pub fn consumer_load_search(source: &str, consumer: &str) -> Result<String, WorkError> {
+    label_search(
+        source,
+        Some(consumer),
+        &[(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)],
+    )
+}
 
 /// Applied False, Available False, Health False `NoManagementClusterAvailable`.
 pub fn no_management_cluster_conditions(applied: String) -> Conditions {
@@ -104,5 +129,60 @@ pub fn replace_condition(report: &mut job_report::Report, condition: job_report:
         .find(|c| c.type_ == condition.type_)
     {
         *slot = condition;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::work::maestro::placed::count;
+    use crate::work::maestro::placed::fake::FakeMaestro;
+
+    const SOURCE: &str = "hyperfleet-hypershift-adapter";
+    const CLUSTER: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+
+    #[test]
+    fn the_searches_are_the_recorded_label_fragment_shape() {
+        assert_eq!(
+            cluster_works_search(SOURCE, CLUSTER).unwrap(),
+            format!(
+                r#"source='{SOURCE}' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane","hyperfleet.io/cluster-id":"{CLUSTER}"}}'"#
+            )
+        );
+        assert_eq!(
+            consumer_load_search(SOURCE, "mgmt-use1-a").unwrap(),
+            format!(
+                r#"source='{SOURCE}' and consumer_name='mgmt-use1-a' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane"}}'"#
+            )
+        );
+        assert!(cluster_works_search(SOURCE, "x'y").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_load_is_one_count_request_and_counts_only_that_consumer() {
+        let maestro = FakeMaestro::with_consumers(&["mgmt-use1-a", "mgmt-use1-b"]);
+        maestro.insert(
+            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6a",
+            "mgmt-use1-a",
+            CLUSTER,
+            None,
+        );
+        maestro.insert(
+            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6b",
+            "mgmt-use1-a",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6c",
+            None,
+        );
+        maestro.insert(
+            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6c",
+            "mgmt-use1-b",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6d",
+            None,
+        );
+        let load = |c: &str| consumer_load_search(SOURCE, c).unwrap();
+        assert_eq!(count(&maestro, &load("mgmt-use1-a")).await.unwrap(), 2);
+        assert_eq!(count(&maestro, &load("mgmt-use1-b")).await.unwrap(), 1);
+        assert_eq!(maestro.requests().len(), 2);
     }
 }

@@ -27,10 +27,11 @@ use crate::placement::entity::Health;
 use crate::placement::inventory::Inventory;
 use crate::placement::select::{self, PassedOver};
 use crate::placement::{self as placement_rows, set_management_cluster};
+use crate::placement::{cluster_works_search, consumer_load_search};
 use crate::work::backend::Backend;
 use crate::work::maestro::bundle::ResourceBundle;
 use crate::work::maestro::placed::{
-    BundleApi, PlacedWorkClient, cluster_works_search, find, is_live, load, never_reported,
+    BundleApi, PlacedWorkClient, count, find, is_live, never_reported,
 };
 use crate::work::maestro::placement_resource_id;
 use crate::work::manifestwork;
@@ -60,9 +61,11 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
     let source = args.work.maestro_source_id.as_str();
     let shutdown = shutdown.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
+    let searched = cluster_works_search(source, &cluster_id);
     let pulse = Pulse {
         args,
         placer: &placer,
+        search: searched.as_deref().unwrap_or_default(),
         cluster_id: &cluster_id,
         generation,
         work_name: &work_name,
@@ -89,12 +92,12 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
         None
     };
 
-    let search = match cluster_works_search(source, &cluster_id) {
-        Ok(search) => search,
-        Err(e) => return Ok(pulse.failure("", Failure::Permanent(e))),
+    let search = match &searched {
+        Ok(search) => search.as_str(),
+        Err(e) => return Ok(pulse.failure("", Failure::Permanent(e.clone()))),
     };
     let found = sync::with_retry(args.work.retry_budget, &mut shutdown, pulse.log(), || {
-        find(placer.api, &search)
+        find(placer.api, search)
     })
     .await;
     let mut found = match found {
@@ -131,6 +134,8 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
 struct Pulse<'a, A, I> {
     args: &'a Args,
     placer: &'a Placer<'a, A, I>,
+    /// The Maestro search finding the cluster's control-plane works.
+    search: &'a str,
     cluster_id: &'a str,
     generation: Option<i64>,
     work_name: &'a str,
@@ -195,7 +200,7 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
         let client = match PlacedWorkClient::new(
             self.placer.api,
             self.source,
-            self.cluster_id,
+            self.search,
             (&id, &consumer),
             primed,
         ) {
@@ -379,7 +384,7 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
         let client = PlacedWorkClient::new(
             self.placer.api,
             self.source,
-            self.cluster_id,
+            self.search,
             (&bundle.id, &bundle.consumer_name),
             None,
         )
@@ -455,21 +460,24 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
         let (eligible, mut passed) = select::screen(region, &inventory, exclude);
         let mut loaded = Vec::new();
         for candidate in eligible {
-            let count = load(self.placer.api, self.source, &candidate.consumer)
-                .await
-                .map_err(|e| e.to_string());
-            loaded.push((candidate, count));
+            let load = match consumer_load_search(self.source, &candidate.consumer) {
+                Ok(search) => count(self.placer.api, &search)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            loaded.push((candidate, load));
         }
         let ranked = select::rank(self.cluster_id, loaded, &mut passed);
         let id = placement_resource_id(self.source, self.work_name, after).to_string();
-        for (candidate, count) in ranked {
+        for (candidate, load_now) in ranked {
             let consumer = candidate.consumer.as_str();
             let manifest =
                 super::manifest_work_for(Backend::Maestro, spec, consumer, self.generation);
             let client = PlacedWorkClient::new(
                 self.placer.api,
                 self.source,
-                self.cluster_id,
+                self.search,
                 (&id, consumer),
                 None,
             )
@@ -490,7 +498,7 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
             };
             match created {
                 Ok(()) => {
-                    tracing::info!(cluster_id = self.cluster_id, generation = self.generation, management_cluster = consumer, load = count, work_id = id, decision = "ManifestWorkCreated", passed_over = ?passed.iter().map(ToString::to_string).collect::<Vec<_>>(), "control plane placed");
+                    tracing::info!(cluster_id = self.cluster_id, generation = self.generation, management_cluster = consumer, load = load_now, work_id = id, decision = "ManifestWorkCreated", passed_over = ?passed.iter().map(ToString::to_string).collect::<Vec<_>>(), "control plane placed");
                     let mut report = report_created(
                         WorkRef {
                             consumer,
@@ -547,10 +555,8 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
         &self,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) -> Result<Vec<ResourceBundle>, Failure> {
-        let search =
-            cluster_works_search(self.source, self.cluster_id).map_err(Failure::Permanent)?;
         sync::with_retry(self.args.work.retry_budget, shutdown, self.log(), || {
-            find(self.placer.api, &search)
+            find(self.placer.api, self.search)
         })
         .await
     }

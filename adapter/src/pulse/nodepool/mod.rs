@@ -633,3 +633,6 @@ fn report(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod placed_tests;

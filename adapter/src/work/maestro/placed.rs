@@ -10,8 +10,7 @@ use super::bundle::{ResourceBundle, ResourceBundleList};
 use super::client::{MaestroWorkClient, update_event};
 use super::cloudevent::CloudEvent;
 use super::manifestbundle::SpecEventBuilder;
-use super::rest::{ListQuery, MAX_LIST_PAGE_SIZE, count_query, label_search};
-use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
+use super::rest::{ListQuery, MAX_LIST_PAGE_SIZE, count_query};
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
 /// The two Maestro calls placement needs: a REST list and a gRPC publish.
@@ -23,6 +22,11 @@ pub trait BundleApi: Send + Sync {
     ) -> impl Future<Output = Result<ResourceBundleList, WorkError>> + Send;
     /// One gRPC Publish.
     fn publish(&self, event: &CloudEvent) -> impl Future<Output = Result<(), WorkError>> + Send;
+    /// `GET /resource-bundles/{id}`; `None` when there is no such bundle.
+    fn get(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ResourceBundle>, WorkError>> + Send;
 }
 
 impl BundleApi for MaestroWorkClient {
@@ -33,27 +37,10 @@ impl BundleApi for MaestroWorkClient {
     async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
         self.publisher().publish(event).await
     }
-}
 
-/// The search finding every control-plane work of `cluster_id` (of this source), on any consumer.
-pub fn cluster_works_search(source: &str, cluster_id: &str) -> Result<String, WorkError> {
-    label_search(
-        source,
-        None,
-        &[
-            (ADAPTER_LABEL, CONTROLPLANE_ADAPTER),
-            (CLUSTER_ID_LABEL, cluster_id),
-        ],
-    )
-}
-
-/// The search counting the control planes of `consumer` (of this source).
-pub fn consumer_load_search(source: &str, consumer: &str) -> Result<String, WorkError> {
-    label_search(
-        source,
-        Some(consumer),
-        &[(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)],
-    )
+    async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
+        self.rest().get(id).await
+    }
 }
 
 /// Every bundle of one search (soft-deleted ones included, oldest first): one request.
@@ -67,12 +54,10 @@ pub async fn find(api: &impl BundleApi, search: &str) -> Result<Vec<ResourceBund
     Ok(api.list(&query).await?.items)
 }
 
-/// How many control-plane bundles `consumer` holds (soft-deleted ones not yet acknowledged by
-/// their agent included): one `page=1&size=1` request.
-pub async fn load(api: &impl BundleApi, source: &str, consumer: &str) -> Result<u64, WorkError> {
-    let list = api
-        .list(&count_query(&consumer_load_search(source, consumer)?))
-        .await?;
+/// How many bundles match `search` (soft-deleted ones not yet acknowledged by their agent
+/// included): one `page=1&size=1` request.
+pub async fn count(api: &impl BundleApi, search: &str) -> Result<u64, WorkError> {
+    let list = api.list(&count_query(search)).await?;
     Ok(u64::try_from(list.total).unwrap_or(0))
 }
 
@@ -108,18 +93,19 @@ pub struct PlacedWorkClient<'a, A> {
 }
 
 impl<'a, A: BundleApi> PlacedWorkClient<'a, A> {
-    /// Bound to bundle `id` on `consumer`; `primed` is the first `get`'s answer.
+    /// Bound to bundle `id` on `consumer`; `primed` is the first `get`'s answer; `cluster_search`
+    /// finds the cluster's works again for a later `get`.
     pub fn new(
         api: &'a A,
         source: &str,
-        cluster_id: &str,
+        cluster_search: &str,
         (id, consumer): (&str, &str),
         primed: Option<ExistingWork>,
     ) -> Result<Self, WorkError> {
         Ok(Self {
             api,
             source: source.to_owned(),
-            cluster_search: cluster_works_search(source, cluster_id)?,
+            cluster_search: cluster_search.to_owned(),
             state: Mutex::new(Bound {
                 id: id.to_owned(),
                 consumer: consumer.to_owned(),
@@ -206,6 +192,113 @@ impl<A: BundleApi> WorkClient for PlacedWorkClient<'_, A> {
     }
 }
 
+/// A [`WorkClient`] on one consumer with the standard resource ids (UUIDv5 of source, consumer and
+/// name): the NodePool works beside a placed control plane.
+#[derive(Debug)]
+pub struct ConsumerWorkClient<'a, A> {
+    api: &'a A,
+    source: String,
+    consumer: String,
+}
+
+impl<'a, A: BundleApi> ConsumerWorkClient<'a, A> {
+    pub fn new(api: &'a A, source: &str, consumer: &str) -> Self {
+        Self {
+            api,
+            source: source.to_owned(),
+            consumer: consumer.to_owned(),
+        }
+    }
+
+    fn events(&self) -> SpecEventBuilder {
+        SpecEventBuilder::new(self.source.clone(), self.consumer.clone())
+    }
+}
+
+impl<A: BundleApi> WorkClient for ConsumerWorkClient<'_, A> {
+    async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+        let id = super::resource_id(&self.source, &self.consumer, name).to_string();
+        match self.api.get(&id).await? {
+            Some(bundle) => bundle.to_existing_work(Some(self.source.clone())).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn create(&self, work: &serde_json::Value) -> Result<(), WorkError> {
+        self.api.publish(&self.events().create_request(work)?).await
+    }
+
+    async fn update(
+        &self,
+        work: &serde_json::Value,
+        current: &ExistingWork,
+    ) -> Result<(), WorkError> {
+        self.api
+            .publish(&update_event(&self.events(), work, current)?)
+            .await
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), WorkError> {
+        let event = self
+            .events()
+            .delete_request(&serde_json::json!({"metadata": {"name": name}}))?;
+        self.api.publish(&event).await
+    }
+}
+
+/// The work named `placed_name` through `placed` (the control plane found by search), every other
+/// work through `rest` (standard ids on its consumer).
+#[derive(Debug)]
+pub struct RoutedWorkClient<'a, P, R> {
+    pub placed_name: &'a str,
+    pub placed: P,
+    pub rest: R,
+}
+
+impl<P: WorkClient + Sync, R: WorkClient + Sync> WorkClient for RoutedWorkClient<'_, P, R> {
+    async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
+        if name == self.placed_name {
+            self.placed.get(name).await
+        } else {
+            self.rest.get(name).await
+        }
+    }
+
+    async fn create(&self, work: &serde_json::Value) -> Result<(), WorkError> {
+        let name = work
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str);
+        if name == Some(self.placed_name) {
+            self.placed.create(work).await
+        } else {
+            self.rest.create(work).await
+        }
+    }
+
+    async fn update(
+        &self,
+        work: &serde_json::Value,
+        current: &ExistingWork,
+    ) -> Result<(), WorkError> {
+        let name = work
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str);
+        if name == Some(self.placed_name) {
+            self.placed.update(work, current).await
+        } else {
+            self.rest.update(work, current).await
+        }
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), WorkError> {
+        if name == self.placed_name {
+            self.placed.delete(name).await
+        } else {
+            self.rest.delete(name).await
+        }
+    }
+}
+
 /// An in-memory Maestro for the placement tests: bundles by id, a request log, Maestro's
 /// primary-key refusal of a duplicate id (also a soft-deleted one), and `maestro-9` for an
 /// unknown consumer.
@@ -245,16 +338,27 @@ pub(crate) mod fake {
             self.requests.lock().unwrap().clone()
         }
 
-        /// A bundle as the server lists it, with labels, optionally reported on.
+        /// A control-plane bundle as the server lists it, optionally reported on.
         pub fn insert(&self, id: &str, consumer: &str, cluster_id: &str, status: Option<Value>) {
+            let metadata = json!({"name": format!("hostedcluster-{cluster_id}"), "labels": {
+                "hyperfleet.io/adapter": "controlplane", "hyperfleet.io/cluster-id": cluster_id,
+                "hyperfleet.io/managed-by": "hyperfleet-hypershift-adapter"},
+                "annotations": {"hyperfleet.io/generation": "3"}});
+            self.insert_with(id, consumer, metadata, status);
+        }
+
+        /// Any bundle with `metadata` (name, labels, annotations).
+        pub fn insert_with(
+            &self,
+            id: &str,
+            consumer: &str,
+            metadata: Value,
+            status: Option<Value>,
+        ) {
             let bundle = json!({
                 "id": id, "kind": "ResourceBundle", "href": "", "name": id, "consumer_name": consumer,
                 "version": 1, "created_at": format!("2026-11-26T14:14:{:02}Z", self.bundles.lock().unwrap().len()),
-                "metadata": {"name": format!("hostedcluster-{cluster_id}"), "labels": {
-                    ADAPTER_LABEL: CONTROLPLANE_ADAPTER, CLUSTER_ID_LABEL: cluster_id,
-                    "hyperfleet.io/managed-by": "hyperfleet-hypershift-adapter"},
-                    "annotations": {"hyperfleet.io/generation": "3"}},
-                "manifests": [], "status": status,
+                "metadata": metadata, "manifests": [], "status": status,
             });
             self.bundles
                 .lock()
@@ -294,7 +398,7 @@ pub(crate) mod fake {
             if let Some(e) = &self.list_error {
                 return Err(e.clone());
             }
-            if search.contains(CLUSTER_ID_LABEL) {
+            if search.contains("hyperfleet.io/cluster-id") {
                 let mut stale = self.stale_searches.lock().unwrap();
                 if *stale > 0 {
                     *stale -= 1;
@@ -322,6 +426,17 @@ pub(crate) mod fake {
                 total,
                 items: items.into_iter().take(size).collect(),
             })
+        }
+
+        async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
+            self.requests.lock().unwrap().push(format!("get {id}"));
+            Ok(self
+                .bundles
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|b| b.id == id)
+                .cloned())
         }
 
         async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
@@ -352,12 +467,16 @@ pub(crate) mod fake {
                     });
                 }
                 let meta: Value = serde_json::from_str(&text("metadata")).unwrap();
-                let cluster_id = meta["labels"][CLUSTER_ID_LABEL]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
+                let metadata = json!({"name": meta["name"], "labels": meta["labels"],
+                                      "annotations": meta["annotations"]});
                 drop(bundles);
-                self.insert(&id, &consumer, &cluster_id, None);
+                self.insert_with(&id, &consumer, metadata, None);
+            } else if kind == "update_request" && !bundles.iter().any(|b| b.id == id) {
+                return Err(WorkError::NotFound {
+                    message: format!(
+                        "failed to update resource: maestro-7: Resource with id='{id}' not found"
+                    ),
+                });
             } else if kind == "delete_request"
                 && let Some(b) = bundles.iter_mut().find(|b| b.id == id)
             {
@@ -377,23 +496,7 @@ mod tests {
 
     const SOURCE: &str = "hyperfleet-hypershift-adapter";
     const CLUSTER: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
-
-    #[test]
-    fn the_searches_are_the_recorded_label_fragment_shape() {
-        assert_eq!(
-            cluster_works_search(SOURCE, CLUSTER).unwrap(),
-            format!(
-                r#"source='{SOURCE}' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane","hyperfleet.io/cluster-id":"{CLUSTER}"}}'"#
-            )
-        );
-        assert_eq!(
-            consumer_load_search(SOURCE, "mgmt-use1-a").unwrap(),
-            format!(
-                r#"source='{SOURCE}' and consumer_name='mgmt-use1-a' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane"}}'"#
-            )
-        );
-        assert!(cluster_works_search(SOURCE, "x'y").is_err());
-    }
+    const SEARCH: &str = r#"source='hyperfleet-hypershift-adapter' and payload->'metadata'->'labels'@>'{"hyperfleet.io/adapter":"controlplane","hyperfleet.io/cluster-id":"019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}'"#;
 
     #[tokio::test]
     async fn the_first_get_is_answered_from_the_search_without_a_request() {
@@ -404,15 +507,13 @@ mod tests {
             CLUSTER,
             None,
         );
-        let found = find(&maestro, &cluster_works_search(SOURCE, CLUSTER).unwrap())
-            .await
-            .unwrap();
+        let found = find(&maestro, SEARCH).await.unwrap();
         assert_eq!(found.len(), 1);
         let existing = found[0].to_existing_work(None).unwrap();
         let client = PlacedWorkClient::new(
             &maestro,
             SOURCE,
-            CLUSTER,
+            SEARCH,
             (&found[0].id, "mgmt-use1-a"),
             Some(existing),
         )
@@ -422,31 +523,8 @@ mod tests {
             .unwrap();
         assert!(matches!(seen, Seen::Found(_)));
         assert_eq!(maestro.requests().len(), 1, "{:?}", maestro.requests());
-    }
-
-    #[tokio::test]
-    async fn a_load_is_one_count_request_and_counts_only_that_consumer() {
-        let maestro = FakeMaestro::with_consumers(&["mgmt-use1-a", "mgmt-use1-b"]);
-        maestro.insert(
-            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6a",
-            "mgmt-use1-a",
-            CLUSTER,
-            None,
-        );
-        maestro.insert(
-            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6b",
-            "mgmt-use1-a",
-            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6c",
-            None,
-        );
-        maestro.insert(
-            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6c",
-            "mgmt-use1-b",
-            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6d",
-            None,
-        );
-        assert_eq!(load(&maestro, SOURCE, "mgmt-use1-a").await.unwrap(), 2);
-        assert_eq!(load(&maestro, SOURCE, "mgmt-use1-b").await.unwrap(), 1);
+        // A later get searches again.
+        assert!(client.get("hostedcluster-x").await.unwrap().is_some());
         assert_eq!(maestro.requests().len(), 2);
     }
 }
