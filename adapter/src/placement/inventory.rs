@@ -255,4 +255,135 @@ mod tests {
         );
         assert!(spec_search("region", "x' or '1'='1").is_err());
     }
+
+    /// A HyperFleet API serving `managementclusters` lists: `items` entities in pages, or an
+    /// error status with a body; every query it received.
+    struct FakeApi {
+        items: Vec<serde_json::Value>,
+        failure: Option<(u16, &'static str)>,
+        queries: std::sync::Mutex<Vec<std::collections::HashMap<String, String>>>,
+    }
+
+    async fn serve(fake: FakeApi) -> (std::sync::Arc<FakeApi>, String) {
+        use std::collections::HashMap;
+        use std::sync::Arc;
+
+        use axum::extract::{Query, State};
+        use axum::http::StatusCode;
+        use axum::routing::get;
+
+        // As the binary does at start (`cli.rs`): reqwest is built without a default provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let fake = Arc::new(fake);
+        let app = axum::Router::new()
+            .route(
+                MANAGEMENT_CLUSTERS_PATH,
+                get(
+                    |State(f): State<Arc<FakeApi>>, Query(q): Query<HashMap<String, String>>| async move {
+                        f.queries.lock().unwrap().push(q.clone());
+                        if let Some((status, body)) = f.failure {
+                            return (StatusCode::from_u16(status).unwrap(), body.to_owned());
+                        }
+                        let page: usize = q["page"].parse().unwrap();
+                        let size: usize = q["size"].parse().unwrap();
+                        let items: Vec<_> = f.items.iter().skip((page - 1) * size).take(size).cloned().collect();
+                        let body = serde_json::json!({"kind": "ManagementClusterList", "page": page,
+                            "size": items.len(), "total": f.items.len(), "items": items});
+                        (StatusCode::OK, body.to_string())
+                    },
+                ),
+            )
+            .with_state(fake.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (fake, format!("http://{addr}"))
+    }
+
+    fn entity(i: usize) -> serde_json::Value {
+        serde_json::json!({"id": format!("019a6f1e-4b7c-7d2e-9f3a-{i:012x}"), "kind": "ManagementCluster",
+            "name": format!("mgmt-use1-{i:03}"), "generation": 1,
+            "spec": {"region": "us-east1", "maestro_consumer": format!("mgmt-use1-{i:03}"), "max_hosted_clusters": 200}})
+    }
+
+    #[tokio::test]
+    async fn the_api_inventory_reads_every_page_of_the_region_search() {
+        let (fake, url) = serve(FakeApi {
+            items: (0..250).map(entity).collect(),
+            failure: None,
+            queries: std::sync::Mutex::new(Vec::new()),
+        })
+        .await;
+        let inventory = ApiInventory {
+            base_url: url,
+            token_file: None,
+        };
+        let found = inventory.candidates("us-east1").await.unwrap();
+        assert_eq!(found.len(), 250);
+        {
+            let queries = fake.queries.lock().unwrap();
+            assert_eq!(queries.len(), 3, "pages of {PAGE_SIZE}");
+            assert!(
+                queries
+                    .iter()
+                    .all(|q| q["search"] == "spec.region='us-east1'")
+            );
+        }
+        inventory.by_consumer("mgmt-use1-007").await.unwrap();
+        assert_eq!(
+            fake.queries.lock().unwrap()[3]["search"],
+            "spec.maestro_consumer='mgmt-use1-007'"
+        );
+    }
+
+    #[tokio::test]
+    async fn api_failures_are_named_with_the_status_and_the_servers_words() {
+        let cases = [
+            (
+                401,
+                r#"{"kind":"Error","code":"HYPERFLEET-AUT-001","reason":"Account authentication could not be verified"}"#,
+            ),
+            (404, "404 page not found"),
+            (500, r#"{"kind":"Error","reason":"internal error"}"#),
+            (
+                400,
+                r#"{"kind":"Error","code":"HYPERFLEET-VAL-000","reason":"Invalid search query"}"#,
+            ),
+        ];
+        for (status, body) in cases {
+            let (_fake, url) = serve(FakeApi {
+                items: Vec::new(),
+                failure: Some((status, body)),
+                queries: std::sync::Mutex::new(Vec::new()),
+            })
+            .await;
+            let inventory = ApiInventory {
+                base_url: url,
+                token_file: None,
+            };
+            let err = inventory.candidates("us-east1").await.unwrap_err();
+            assert!(
+                err.contains(&format!("HTTP {status}")) && err.contains(MANAGEMENT_CLUSTERS_PATH),
+                "{status}: {err}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_not_a_list_is_named() {
+        let (_fake, url) = serve(FakeApi {
+            items: Vec::new(),
+            failure: Some((200, r#"{"kind": "ManagementCluster"}"#)),
+            queries: std::sync::Mutex::new(Vec::new()),
+        })
+        .await;
+        let err = ApiInventory {
+            base_url: url,
+            token_file: None,
+        }
+        .candidates("us-east1")
+        .await
+        .unwrap_err();
+        assert!(err.contains("no `items` key"), "{err}");
+    }
 }
