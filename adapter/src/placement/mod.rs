@@ -20,6 +20,10 @@ use job_report::ConditionStatus;
 /// `data` key: the Maestro consumer the work lives on (every mode).
 pub const DATA_MANAGEMENT_CLUSTER: &str = "management_cluster";
 
+/// How messages name the management cluster while the cluster's work has not been found yet
+/// (the search failed); never a `data.management_cluster` value.
+pub const NOT_LOCATED: &str = "(not located yet: the search for the cluster's work failed)";
+
 /// No candidate can take a new control plane.
 pub const NO_MANAGEMENT_CLUSTER_AVAILABLE: &str = "NoManagementClusterAvailable";
 /// The inventory could not be read.
@@ -112,7 +116,7 @@ pub fn double_placement(works: &[(String, String)]) -> job_report::Condition {
 
 /// Sets `data.management_cluster` to `consumer` (nothing when it is unknown, `""`).
 pub fn set_management_cluster(report: &mut job_report::Report, consumer: &str) {
-    if consumer.is_empty() {
+    if consumer.is_empty() || consumer == NOT_LOCATED {
         return;
     }
     report

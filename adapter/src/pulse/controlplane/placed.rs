@@ -94,7 +94,9 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
 
     let search = match &searched {
         Ok(search) => search.as_str(),
-        Err(e) => return Ok(pulse.failure("", Failure::Permanent(e.clone()))),
+        Err(e) => {
+            return Ok(pulse.failure(placement_rows::NOT_LOCATED, Failure::Permanent(e.clone())));
+        }
     };
     let found = sync::with_retry(args.work.retry_budget, &mut shutdown, pulse.log(), || {
         find(placer.api, search)
@@ -102,7 +104,7 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
     .await;
     let mut found = match found {
         Ok(found) => found,
-        Err(failure) => return Ok(pulse.failure("", failure)),
+        Err(failure) => return Ok(pulse.failure(placement_rows::NOT_LOCATED, failure)),
     };
     found.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let live: Vec<&ResourceBundle> = found.iter().filter(|b| is_live(b)).collect();

@@ -130,7 +130,7 @@ where
             nodepool_id: &nodepool_id,
             generation,
             work: WorkRef {
-                consumer: "",
+                consumer: crate::placement::NOT_LOCATED,
                 name: &work_name,
             },
             owner: owner(&cluster_id, &nodepool_id),

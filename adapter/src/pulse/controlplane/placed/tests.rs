@@ -505,3 +505,23 @@ async fn an_invalid_spec_sends_nothing_and_reads_nothing() {
     assert_eq!(reason(&report, "Applied").1, "InvalidClusterSpec");
     assert!(maestro.requests().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_search_is_maestro_unavailable_naming_no_management_cluster() {
+    let mut maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a"]);
+    maestro.list_error = Some(crate::work::WorkError::Unavailable {
+        message: "connection refused".into(),
+    });
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 200)]);
+    let report = pulse(&maestro, &inventory, cluster()).await;
+    assert_eq!(reason(&report, "Applied").1, "MaestroUnavailable");
+    let message = &report.condition("Applied").unwrap().message;
+    assert!(message.contains(crate::placement::NOT_LOCATED), "{message}");
+    assert!(
+        report
+            .data
+            .as_ref()
+            .is_none_or(|d| d.get(crate::placement::DATA_MANAGEMENT_CLUSTER).is_none())
+    );
+    assert!(inventory.asked.lock().unwrap().is_empty());
+}
