@@ -56,7 +56,9 @@ pub fn work_link(s: &Settings, obs: &Observations, report: &Link) -> Link {
                 return Link::new(
                     ID,
                     Mark::Broken,
-                    format!("Maestro not read ({f}); the pulse reported {reason}: {message}"),
+                    format!(
+                        "the pulse reported {reason}: {message}; Maestro not read from here either: {f}"
+                    ),
                     "the pulse Job cannot reach Maestro either",
                     "check the Maestro server (MAESTRO_API_URL, MAESTRO_GRPC_URL) and the Job's Maestro credentials",
                 );

@@ -229,6 +229,8 @@ pub async fn execute(args: Args) -> ExitCode {
 /// Reads every system (concurrently, each under `--timeout-per-system`) and judges the chain at
 /// `now`.
 pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
+    // The TLS provider of every client (kept when already installed).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let (kind, id, cluster_id, common) = match &args.target {
         Target::Cluster { id, common } => (Kind::Cluster, id, id, common),
         Target::Nodepool {

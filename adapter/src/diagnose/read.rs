@@ -239,7 +239,10 @@ fn work_failure(error: &WorkError) -> Failure {
         WorkError::NotFound { .. } => Some(404),
         _ => None,
     };
-    Failure::new(status, &error.to_string())
+    // The request URL carries the whole search: keep the words, drop the query.
+    let full = error.to_string();
+    let text = regex!(r"\?search=[^\s)]*").replace_all(&full, "");
+    Failure::new(status, &text)
 }
 
 #[cfg(test)]
