@@ -364,6 +364,37 @@ fn assert_verdict(d: &Diagnosis, exit_code: u8, link: Option<&str>, words: &[&st
     }
 }
 
+/// `(apiGroup, resource, verb)` of every rule of the Role in `manifests/rbac-diagnose.yaml`.
+fn diagnose_role_rules() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../manifests/rbac-diagnose.yaml"
+    ))
+    .unwrap();
+    let role: Value = serde_saphyr::from_str(text.split("\n---\n").nth(1).unwrap()).unwrap();
+    assert_eq!(role["kind"], "Role");
+    assert_eq!(role["metadata"]["namespace"], NS);
+    let mut granted = Vec::new();
+    for rule in role["rules"].as_array().unwrap() {
+        for group in rule["apiGroups"].as_array().unwrap() {
+            for resource in rule["resources"].as_array().unwrap() {
+                for verb in rule["verbs"].as_array().unwrap() {
+                    granted.push((
+                        group.as_str().unwrap().to_owned(),
+                        resource.as_str().unwrap().to_owned(),
+                        verb.as_str().unwrap().to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+    let read_only = granted
+        .iter()
+        .all(|(_, _, verb)| verb == "get" || verb == "list");
+    assert!(read_only, "{granted:?}");
+    granted
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_healthy_cluster_is_reported_healthy_and_nothing_is_written() {
     let world = World::start().await;
@@ -386,6 +417,22 @@ async fn a_healthy_cluster_is_reported_healthy_and_nothing_is_written() {
         kube_new.iter().all(|r| r.method == http::Method::GET),
         "{kube_new:?}"
     );
+    // Every Kubernetes request is a LIST that manifests/rbac-diagnose.yaml grants, in the Jobs'
+    // namespace.
+    let granted = diagnose_role_rules();
+    for request in kube_new {
+        let (group, resource) = if request.path == format!("/apis/batch/v1/namespaces/{NS}/jobs") {
+            ("batch", "jobs")
+        } else if request.path == format!("/api/v1/namespaces/{NS}/pods") {
+            ("", "pods")
+        } else {
+            panic!("diagnose read {} {}", request.method, request.path)
+        };
+        assert!(
+            granted.contains(&(group.to_owned(), resource.to_owned(), "list".to_owned())),
+            "{group}/{resource} list is not granted: {granted:?}"
+        );
+    }
     let hyperfleet_new = &world.hyperfleet.served()[hyperfleet_before..];
     assert!(!hyperfleet_new.is_empty());
     assert!(

@@ -386,3 +386,6 @@ pub fn judge_all(s: &Settings, obs: &Observations) -> Diagnosis {
         links,
     )
 }
+
+#[cfg(test)]
+mod tests;
