@@ -265,8 +265,6 @@ impl World {
                 &self.kubeconfig.display().to_string(),
                 "--maestro-api-url",
                 &self.maestro.rest_url(),
-                "--timeout-per-system",
-                "5s",
             ]
             .iter()
             .map(|s| (*s).to_owned()),
@@ -1194,5 +1192,33 @@ async fn the_binary_prints_text_or_one_json_document_and_exits_with_the_verdict(
 
     let out = tokio::task::block_in_place(|| run(&["--timeout-per-system", "soon"]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout-per-system"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("invalid value 'soon' for '--timeout-per-system"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_that_never_answers_is_unreadable_after_its_timeout() {
+    use testbed::kube_api::{Fault, FaultAction};
+    let world = World::start().await;
+    world.healthy().await;
+    world.kube.inject(Fault::new(
+        &format!("/namespaces/{NS}/jobs"),
+        1,
+        FaultAction::Hang,
+    ));
+    let d = world
+        .diagnose_at(Timestamp::now(), &["--timeout-per-system", "1s"])
+        .await;
+    assert_verdict(
+        &d,
+        3,
+        Some("framework.job"),
+        &["timed out after 1s", "did not answer in time"],
+    );
+    // The other systems were read all the same.
+    assert_eq!(mark(&d, "maestro.work"), Mark::Ok, "{}", d.text());
+    assert_eq!(mark(&d, "hyperfleet.object"), Mark::Ok, "{}", d.text());
 }
