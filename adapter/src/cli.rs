@@ -2,8 +2,9 @@
 //!
 //! `main.rs` only calls [`main`]; the local-pulse runner calls [`run_from`] with its own
 //! arguments. Exit codes: 0 a report was written (whatever it says), 1 no report could be
-//! written, 2 bad flags or configuration (`diagnose` has its own, see [`crate::diagnose`]). On a non-zero exit (and on a panic) the cause is also
-//! the container's termination message ([`crate::pulse::write_termination_message`]).
+//! written, 2 bad flags or configuration (`diagnose` has its own, see [`crate::diagnose`]). On a
+//! non-zero exit (and on a panic) the cause is also the container's termination message
+//! ([`crate::pulse::write_termination_message`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
