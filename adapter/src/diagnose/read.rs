@@ -172,27 +172,37 @@ pub async fn pulses(
     let jobs = jobs
         .list(&params)
         .await
-        .map_err(|e| kube_failure("list jobs", namespace, &e))?
+        .map_err(|e| kube_failure("list jobs", namespace, &e, timeout))?
         .items;
     let pods: Api<Pod> = Api::namespaced(client, namespace);
     let pods = pods
         .list(&params)
         .await
         .map(|l| l.items)
-        .map_err(|e| kube_failure("list pods", namespace, &e));
+        .map_err(|e| kube_failure("list pods", namespace, &e, timeout));
     Ok(Pulses { jobs, pods })
 }
 
-fn kube_failure(verb: &str, namespace: &str, error: &kube::Error) -> Failure {
+/// The client's own read timeout (`timeout`, the same as the outer one) says so in the words of
+/// [`Failure::timeout`], whichever of the two fires first.
+fn kube_failure(verb: &str, namespace: &str, error: &kube::Error, timeout: Duration) -> Failure {
     match error {
         kube::Error::Api(status) => Failure::new(
             Some(status.code),
             &format!("{verb} in {namespace}: {}", status.message),
         ),
-        other => Failure::new(
-            None,
-            &format!("{verb} in {namespace}: {}", error_chain(other)),
-        ),
+        other => {
+            let chain = error_chain(other);
+            if chain.contains("timed out") {
+                let limit = crate::duration::friendly(timeout);
+                Failure::new(
+                    None,
+                    &format!("{verb} in {namespace}: timed out after {limit} ({chain})"),
+                )
+            } else {
+                Failure::new(None, &format!("{verb} in {namespace}: {chain}"))
+            }
+        }
     }
 }
 
@@ -270,6 +280,26 @@ mod tests {
         );
         let quoted = label_search("s'--", &[]).unwrap_err();
         assert!(quoted.detail.contains("contains a quote"), "{quoted}");
+    }
+
+    #[test]
+    fn the_clients_own_read_timeout_reads_like_the_outer_one() {
+        let error = kube::Error::Service(Box::new(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "connection error: timed out",
+        )));
+        let failure = kube_failure(
+            "list jobs",
+            "hyperfleet-system",
+            &error,
+            Duration::from_secs(1),
+        );
+        assert!(
+            failure
+                .detail
+                .starts_with("list jobs in hyperfleet-system: timed out after 1s"),
+            "{failure}"
+        );
     }
 
     #[test]
