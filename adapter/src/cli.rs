@@ -2,8 +2,9 @@
 //!
 //! `main.rs` only calls [`main`]; the local-pulse runner calls [`run_from`] with its own
 //! arguments. Exit codes: 0 a report was written (whatever it says), 1 no report could be
-//! written, 2 bad flags or configuration. On a non-zero exit (and on a panic) the cause is also
-//! the container's termination message ([`crate::pulse::write_termination_message`]).
+//! written, 2 bad flags or configuration (`diagnose` has its own, see [`crate::diagnose`]). On a
+//! non-zero exit (and on a panic) the cause is also the container's termination message
+//! ([`crate::pulse::write_termination_message`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,8 @@ pub enum Command {
     Nodepool(nodepool::Args),
     /// Check the Nodes of a cluster through its API.
     Nodes(nodes::Args),
+    /// Say where a cluster or NodePool is stuck, and why (reads only).
+    Diagnose(crate::diagnose::Args),
 }
 
 /// `--log-format`.
@@ -120,6 +123,7 @@ pub fn init(cli: &Cli) {
         Command::Controlplane(args) => init_tracing(args.log_format, args.log_level.as_deref()),
         Command::Nodepool(args) => init_tracing(args.log_format, args.log_level.as_deref()),
         Command::Nodes(args) => init_tracing(args.log_format, None),
+        Command::Diagnose(_) => init_tracing(LogFormat::Plain, Some("warn")),
     }
 }
 
@@ -128,6 +132,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Controlplane(args) => controlplane::execute(args).await,
         Command::Nodepool(args) => nodepool::execute(args).await,
+        Command::Diagnose(args) => crate::diagnose::execute(args).await,
         Command::Nodes(args) => {
             let cluster_id = args.cluster_id.clone().unwrap_or_default();
             match nodes::run_with_kube(args).await {

@@ -19,6 +19,7 @@ fn compile_literal_regex(pattern: &str) -> regex::Regex {
 }
 
 pub mod cli;
+pub mod diagnose;
 pub mod duration;
 pub mod hyperfleet;
 pub mod hypershift;

@@ -197,7 +197,15 @@ fn adapter_env_by_subcommand() -> BTreeMap<String, BTreeSet<String>> {
     assert!(!subs.is_empty(), "no subcommands found in:\n{top}");
     subs.into_iter()
         .map(|sub| {
-            let mut names = env_markers(&help("hypershift-adapter", &[&sub, "--help"]));
+            // A subcommand with subcommands of its own (`diagnose cluster|nodepool`): theirs.
+            let own = help("hypershift-adapter", &[&sub, "--help"]);
+            let mut names = env_markers(&own);
+            for nested in subcommands(&own) {
+                names.extend(env_markers(&help(
+                    "hypershift-adapter",
+                    &[&sub, &nested, "--help"],
+                )));
+            }
             assert!(
                 names.contains("CLUSTER_ID"),
                 "`hypershift-adapter {sub} --help` lists no CLUSTER_ID; the help parser is broken: {names:?}"

@@ -43,10 +43,12 @@ fn help(binary: &str, args: &[&str]) -> BTreeSet<(String, String)> {
     let mut flag: Option<String> = None;
     for line in text.lines() {
         let trimmed = line.trim_start();
-        if let Some(rest) = trimmed
-            .strip_prefix("--")
-            .or_else(|| trimmed.strip_prefix("-h, --"))
-        {
+        // `--flag`, or `-x, --flag` with a short form.
+        let long = match trimmed.as_bytes() {
+            [b'-', short, b',', b' ', ..] if short.is_ascii_alphabetic() => &trimmed[4..],
+            _ => trimmed,
+        };
+        if let Some(rest) = long.strip_prefix("--") {
             flag = Some(format!("--{}", rest.split([' ', '=']).next().unwrap()));
         }
         if let (Some(f), Some(i)) = (&flag, line.find("[env: ")) {
@@ -92,6 +94,22 @@ fn nodepool_table_matches_its_flags() {
         "hypershift-adapter nodepool",
         "hypershift-adapter",
         &["nodepool"],
+    );
+}
+
+#[test]
+fn diagnose_table_matches_its_flags() {
+    check(
+        "hypershift-adapter diagnose nodepool",
+        "hypershift-adapter",
+        &["diagnose", "nodepool"],
+    );
+    // `diagnose cluster` takes the same flags but `--cluster-id`.
+    let mut cluster = help("hypershift-adapter", &["diagnose", "cluster"]);
+    cluster.insert(("--cluster-id".to_owned(), "CLUSTER_ID".to_owned()));
+    assert_eq!(
+        cluster,
+        help("hypershift-adapter", &["diagnose", "nodepool"])
     );
 }
 

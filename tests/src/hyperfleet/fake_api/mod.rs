@@ -291,6 +291,8 @@ struct Shared {
     config: Config,
     clock: Clock,
     state: Mutex<State>,
+    /// Every request served over HTTP, `METHOD path`, in order.
+    served: Mutex<Vec<String>>,
 }
 
 /// The running fake; the server task ends with the runtime.
@@ -315,6 +317,7 @@ impl FakeHyperfleetApi {
             config,
             clock,
             state: Mutex::new(State::default()),
+            served: Mutex::new(Vec::new()),
         });
         let app = axum::Router::new()
             .fallback(serve)
@@ -334,6 +337,15 @@ impl FakeHyperfleetApi {
 
     pub fn clock(&self) -> &Clock {
         &self.shared.clock
+    }
+
+    /// Every request served over HTTP so far, as `METHOD path` (not [`Self::call`]s), in order.
+    pub fn served(&self) -> Vec<String> {
+        self.shared
+            .served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Answers `method path` (path under [`PREFIX`], may hold `?query`) with `body` as the
@@ -469,6 +481,11 @@ async fn serve(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    shared
+        .served
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(format!("{method} {}", uri.path()));
     let reply = match shared.refused(&headers, uri.path()) {
         Some(reply) => reply,
         None => shared.answer(

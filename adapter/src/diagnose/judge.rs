@@ -1,0 +1,599 @@
+//! The links of the HyperFleet side and of the pulse Job, judged from what the readers saw (pure:
+//! no I/O, `now` given). The links of the management cluster are in [`super::judge_work`].
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use job_report::OBSERVED_GENERATION_ANNOTATION;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+
+use super::chain::{Link, Mark};
+use super::read::{Failure, Pulses, Read};
+use crate::message::or_none;
+
+/// The Job annotation naming the generation it was created for (the task configs' `metadata`).
+pub const GENERATION_ANNOTATION: &str = "hyperfleet.io/generation";
+
+/// What is diagnosed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Cluster,
+    NodePool,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cluster => "cluster",
+            Kind::NodePool => "nodepool",
+        }
+    }
+}
+
+/// The settings every link is judged with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub kind: Kind,
+    pub id: String,
+    pub cluster_id: String,
+    /// The adapter's name in HyperFleet (`hypershift`).
+    pub adapter: String,
+    /// The adapters whose `Available=True` at the object's generation the task config waits on.
+    pub preconditions: Vec<String>,
+    /// The framework's namespace (the pulse Jobs').
+    pub namespace: String,
+    /// The Job and work label selector, as text (for messages).
+    pub selector: String,
+    pub source: String,
+    pub agent_stale_after: Duration,
+    pub deletion_stuck_after: Duration,
+    pub machines_stuck_after: Duration,
+    pub now: Timestamp,
+}
+
+/// Everything read, one result per read.
+#[derive(Debug)]
+pub struct Observations {
+    pub object: Read<Value>,
+    pub statuses: Read<Value>,
+    /// A deleting cluster's NodePools (`None` when not read: not a deleting cluster).
+    pub nodepools: Option<Read<Value>>,
+    pub pulses: Read<Pulses>,
+    pub works: Read<Vec<crate::work::maestro::bundle::ResourceBundle>>,
+}
+
+/// The condition `type_` of a HyperFleet object or status (`status.conditions[]` or `conditions[]`).
+pub fn hf_condition<'a>(conditions: &'a Value, type_: &str) -> Option<&'a Value> {
+    conditions
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(type_))
+}
+
+/// `Type=Status Reason` of a HyperFleet condition, with its generation when present.
+fn hf_describe(c: &Value) -> String {
+    let mut text = format!(
+        "{}={} {}",
+        c["type"].as_str().unwrap_or_default(),
+        c["status"].as_str().unwrap_or_default(),
+        or_none(c["reason"].as_str().unwrap_or_default())
+    );
+    if let Some(g) = c["observed_generation"].as_i64() {
+        text.push_str(&format!(" at generation {g}"));
+    }
+    if let Some(m) = c["message"].as_str().filter(|m| !m.is_empty()) {
+        text.push_str(&format!(" ({m})"));
+    }
+    text
+}
+
+/// The HyperFleet condition an adapter's `Available` is copied into: `dns` → `DnsSuccessful`.
+pub fn successful_type(adapter: &str) -> String {
+    let mut chars = adapter.chars();
+    chars.next().map_or_else(String::new, |first| {
+        format!("{}{}Successful", first.to_uppercase(), chars.as_str())
+    })
+}
+
+/// A link of a system that could not be read: `?` with the reason and what it takes.
+pub fn unreadable(id: &'static str, what: &str, setting: &str, failure: &Failure) -> Link {
+    let (meaning, action) = match failure.status {
+        Some(401) => (
+            format!("{what} refused the credentials"),
+            format!("check {setting}: it must hold credentials {what} accepts"),
+        ),
+        Some(403) => (
+            format!("{what} does not allow this read"),
+            format!("grant read access (see the README's diagnose section); {setting}"),
+        ),
+        Some(404) => (
+            format!("{what} has no such object, or the URL is not its API"),
+            format!("check the id and {setting}"),
+        ),
+        _ if failure.detail.contains("timed out") => (
+            format!("{what} did not answer in time"),
+            format!(
+                "check that {what} is up and reachable at {setting}, or raise --timeout-per-system"
+            ),
+        ),
+        _ => (
+            format!("{what} could not be read"),
+            format!("check {setting} and that {what} is up"),
+        ),
+    };
+    Link::new(id, Mark::Unknown, failure.to_string(), meaning, action)
+}
+
+/// The object's `generation`.
+pub fn generation(object: &Value) -> Option<i64> {
+    object["generation"].as_i64()
+}
+
+/// The object's `deleted_time`, when it is being deleted.
+pub fn deleted_time(object: &Value) -> Option<&str> {
+    object["deleted_time"].as_str().filter(|t| !t.is_empty())
+}
+
+/// This adapter's stored status in a `…/statuses` list.
+pub fn stored_status<'a>(statuses: &'a Value, adapter: &str) -> Option<&'a Value> {
+    statuses["items"]
+        .as_array()?
+        .iter()
+        .find(|s| s["adapter"].as_str() == Some(adapter))
+}
+
+/// `hyperfleet.object`: the object is readable; its generation, deletion and aggregated
+/// conditions as evidence.
+pub fn object_link(s: &Settings, obs: &Observations) -> Link {
+    let object = match &obs.object {
+        Ok(object) => object,
+        Err(f) => {
+            return unreadable(
+                "hyperfleet.object",
+                "the HyperFleet API",
+                "HYPERFLEET_API_URL / HYPERFLEET_API_TOKEN_FILE",
+                f,
+            );
+        }
+    };
+    let Some(g) = generation(object) else {
+        return Link::new(
+            "hyperfleet.object",
+            Mark::Unknown,
+            format!("the {} has no integer `generation`", s.kind.name()),
+            "the answer is not a HyperFleet object",
+            "check HYPERFLEET_API_URL: it must be the HyperFleet API",
+        );
+    };
+    let mut evidence = format!("generation {g}");
+    match deleted_time(object) {
+        Some(t) => evidence.push_str(&format!(", deleted at {t}")),
+        None => evidence.push_str(", not deleted"),
+    }
+    let conditions = &object["status"]["conditions"];
+    let own = successful_type(&s.adapter);
+    for type_ in ["Reconciled", "LastKnownReconciled", own.as_str()] {
+        match hf_condition(conditions, type_) {
+            Some(c) => evidence.push_str(&format!("; {}", hf_describe(c))),
+            None => evidence.push_str(&format!("; no {type_}")),
+        }
+    }
+    Link::ok("hyperfleet.object", evidence)
+}
+
+/// `hyperfleet.preconditions`: every precondition adapter reports `Available=True` at the
+/// object's generation (the task config's expressions), or the object is being deleted.
+pub fn preconditions_link(s: &Settings, obs: &Observations) -> Link {
+    const ID: &str = "hyperfleet.preconditions";
+    let Ok(object) = &obs.object else {
+        return Link::new(ID, Mark::Unknown, "the object was not read", "", "");
+    };
+    let Some(g) = generation(object) else {
+        return Link::new(ID, Mark::Unknown, "the object has no generation", "", "");
+    };
+    if deleted_time(object).is_some() {
+        return Link::ok(
+            ID,
+            "deleting: the task config skips the preconditions (isDeleting)",
+        );
+    }
+    let conditions = &object["status"]["conditions"];
+    let mut unmet = Vec::new();
+    for adapter in &s.preconditions {
+        let type_ = successful_type(adapter);
+        let met = hf_condition(conditions, &type_).is_some_and(|c| {
+            c["status"] == "True" && c["observed_generation"].as_i64().unwrap_or(0) == g
+        });
+        if met {
+            continue;
+        }
+        let seen =
+            hf_condition(conditions, &type_).map_or_else(|| format!("no {type_}"), hf_describe);
+        let stored = match &obs.statuses {
+            Ok(list) => match stored_status(list, adapter) {
+                Some(st) => format!(
+                    "; its report: generation {}, {}",
+                    st["observed_generation"],
+                    hf_condition(&st["conditions"], "Available")
+                        .map_or_else(|| "no Available".to_owned(), hf_describe)
+                ),
+                None => "; it has never reported".to_owned(),
+            },
+            Err(_) => String::new(),
+        };
+        unmet.push(format!("{adapter}: {seen}{stored}"));
+    }
+    if unmet.is_empty() {
+        return Link::ok(
+            ID,
+            format!(
+                "{} report Available=True at generation {g}",
+                s.preconditions.join(", ")
+            ),
+        );
+    }
+    Link::new(
+        ID,
+        Mark::Broken,
+        format!("not met at generation {g}: {}", unmet.join(" | ")),
+        format!(
+            "the framework creates no pulse Job and sends nothing until these adapters report Available=True at generation {g}"
+        ),
+        "look at the adapters named: their own reports (GET …/statuses) say why they are not Available at this generation",
+    )
+}
+
+/// The generation a pulse Job was created for.
+pub fn job_generation(job: &Job) -> Option<i64> {
+    job.metadata
+        .annotations
+        .as_ref()?
+        .get(GENERATION_ANNOTATION)?
+        .parse()
+        .ok()
+}
+
+/// The generation the Job's report describes (the status-reporter's annotation).
+pub fn job_reported_generation(job: &Job) -> Option<i64> {
+    job.metadata
+        .annotations
+        .as_ref()?
+        .get(OBSERVED_GENERATION_ANNOTATION)?
+        .parse()
+        .ok()
+}
+
+fn job_name(job: &Job) -> &str {
+    job.metadata.name.as_deref().unwrap_or_default()
+}
+
+fn created(job: &Job) -> Option<Timestamp> {
+    job.metadata.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// The pulse Job that decides: the newest for the object's generation (the newest of all when
+/// the generation is unknown), and how many share that generation.
+pub fn newest_job(jobs: &[Job], generation: Option<i64>) -> (Option<&Job>, usize) {
+    let candidates: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| generation.is_none() || job_generation(j) == generation)
+        .collect();
+    let count = candidates.len();
+    let newest = candidates
+        .into_iter()
+        .max_by_key(|j| (created(j), job_name(j).to_owned()));
+    (newest, count)
+}
+
+/// `framework.job`: a pulse Job exists for the object's generation.
+pub fn job_link(s: &Settings, obs: &Observations, preconditions: &Link) -> Link {
+    const ID: &str = "framework.job";
+    let pulses = match &obs.pulses {
+        Ok(p) => p,
+        Err(f) => {
+            let mut link = unreadable(ID, "the Kubernetes API", "KUBECONFIG", f);
+            if f.status == Some(403) {
+                link.action = format!(
+                    "apply manifests/rbac-diagnose.yaml (get, list on jobs and pods in {}) for the identity diagnose runs as",
+                    s.namespace
+                );
+            }
+            return link;
+        }
+    };
+    let g = obs.object.as_ref().ok().and_then(generation);
+    let (job, count) = newest_job(&pulses.jobs, g);
+    let at = g.map_or_else(String::new, |g| format!(" for generation {g}"));
+    if let Some(job) = job {
+        let mut evidence = format!(
+            "Job {}/{}{at}, created {}",
+            s.namespace,
+            job_name(job),
+            created(job).map_or_else(|| "at an unknown time".to_owned(), |t| t.to_string())
+        );
+        if count > 1 {
+            evidence.push_str(&format!(
+                "; {count} Jobs for this generation, the newest is read"
+            ));
+        }
+        return Link::ok(ID, evidence);
+    }
+    let newest = newest_job(&pulses.jobs, None).0.map_or_else(
+        || "none".to_owned(),
+        |j| {
+            format!(
+                "{} for generation {}",
+                job_name(j),
+                job_generation(j).map_or_else(|| "?".to_owned(), |g| g.to_string())
+            )
+        },
+    );
+    let stored = obs
+        .statuses
+        .as_ref()
+        .ok()
+        .and_then(|l| stored_status(l, &s.adapter))
+        .and_then(|st| st["observed_generation"].as_i64());
+    if let (Some(g), Some(stored)) = (g, stored)
+        && stored >= g
+    {
+        return Link::ok(
+            ID,
+            format!(
+                "no Job{at} in {} (a finished Job is deleted 60 s after it ends); the API holds this adapter's report at generation {stored}",
+                s.namespace
+            ),
+        );
+    }
+    if preconditions.mark != Mark::Ok {
+        return Link::new(
+            ID,
+            Mark::Waiting,
+            format!("no Job{at}: the framework waits on the preconditions"),
+            "",
+            "",
+        );
+    }
+    Link::new(
+        ID,
+        Mark::Broken,
+        format!(
+            "no Job labelled {}{at} in {} (newest: {newest})",
+            s.selector, s.namespace
+        ),
+        "the framework has not created this generation's pulse Job: it receives no events for this object, or it may not create Jobs here",
+        "read the framework Deployment's logs for this id; check its broker subscription and its Role (manifests/hyperfleet/rbac.yaml)",
+    )
+}
+
+/// The status-reporter's reasons for a Job without a usable report.
+pub const REPORTER_FAILURES: [&str; 6] = [
+    "AdapterExitedWithError",
+    "AdapterOOMKilled",
+    "AdapterTimeout",
+    "InvalidResultFormat",
+    "AdapterMissingResults",
+    "AdapterTerminated",
+];
+
+/// The adapter's reasons that the management-cluster links diagnose better than the Job.
+pub const TRANSPORT_REASONS: [&str; 8] = [
+    "ApplyFailed",
+    "MaestroUnavailable",
+    "MaestroAuthFailed",
+    "ConsumerNotFound",
+    "HubUnavailable",
+    "HubAuthFailed",
+    "HubNamespaceNotFound",
+    "FeedbackNotSynced",
+];
+
+/// Waiting reasons of a container that mean it will not start by itself.
+const STUCK_WAITING: [&str; 5] = [
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+];
+
+/// The Job's condition `type_` as `(status, reason, message)`.
+pub fn job_condition<'a>(job: &'a Job, type_: &str) -> Option<(&'a str, &'a str, &'a str)> {
+    job.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| {
+            (
+                c.status.as_str(),
+                c.reason.as_deref().unwrap_or_default(),
+                c.message.as_deref().unwrap_or_default(),
+            )
+        })
+}
+
+/// The container states of the Job's Pods, one phrase each, and whether one waits for good.
+fn pod_states(job: &Job, pods: &Read<Vec<Pod>>) -> (String, bool) {
+    let pods = match pods {
+        Ok(pods) => pods,
+        Err(f) => return (format!("Pods not read ({f})"), false),
+    };
+    let name = job_name(job);
+    let mine: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| {
+            p.metadata.labels.as_ref().is_some_and(|l| {
+                l.get("batch.kubernetes.io/job-name").map(String::as_str) == Some(name)
+                    || l.get("job-name").map(String::as_str) == Some(name)
+            })
+        })
+        .collect();
+    if mine.is_empty() {
+        return (
+            "no Pods (not created yet, or already deleted)".to_owned(),
+            false,
+        );
+    }
+    let mut phrases = Vec::new();
+    let mut stuck = false;
+    for pod in mine {
+        let statuses = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref());
+        for cs in statuses.into_iter().flatten() {
+            let state = cs.state.as_ref();
+            if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+                let mut p = format!("{} exited {}", cs.name, t.exit_code);
+                if let Some(r) = t.reason.as_deref().filter(|r| !r.is_empty()) {
+                    p.push_str(&format!(" {r}"));
+                }
+                if let Some(m) = t.message.as_deref().filter(|m| !m.is_empty()) {
+                    p.push_str(&format!(" ({})", m.trim()));
+                }
+                phrases.push(p);
+            } else if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
+                let reason = w.reason.as_deref().unwrap_or_default();
+                stuck |= STUCK_WAITING.contains(&reason);
+                let mut p = format!("{} waiting {}", cs.name, or_none(reason));
+                if let Some(m) = w.message.as_deref().filter(|m| !m.is_empty()) {
+                    p.push_str(&format!(" ({m})"));
+                }
+                phrases.push(p);
+            } else {
+                phrases.push(format!("{} running", cs.name));
+            }
+        }
+    }
+    if phrases.is_empty() {
+        phrases.push("Pod without container states yet".to_owned());
+    }
+    (phrases.join(", "), stuck)
+}
+
+/// What a reporter failure means and what to do (the README's troubleshooting).
+fn reporter_failure_help(reason: &str) -> (&'static str, &'static str) {
+    match reason {
+        "AdapterOOMKilled" => (
+            "the adapter container was killed for using more memory than its limit",
+            "raise the adapter container's memory limit in the Job template (manifests/job.yaml), or look for an oversized input (README: Input files and their limits)",
+        ),
+        "AdapterTimeout" => (
+            "the adapter did not write a report before the reporter's deadline",
+            "the adapter's logs say what it waited on; keep RETRY_BUDGET_SECONDS + 10 s below activeDeadlineSeconds − 10 s (README: Troubleshooting)",
+        ),
+        "InvalidResultFormat" => (
+            "the adapter's report broke the report contract",
+            "the message names each bad field with its JSON path and the rule",
+        ),
+        _ => (
+            "the adapter exited without a usable report",
+            "the message quotes the adapter's termination message; without one, read the adapter container's logs",
+        ),
+    }
+}
+
+/// `job.report`: the newest pulse Job reported (or why it did not).
+pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
+    const ID: &str = "job.report";
+    let Ok(pulses) = &obs.pulses else {
+        return Link::new(ID, Mark::Unknown, "the Jobs were not read", "", "");
+    };
+    let g = obs.object.as_ref().ok().and_then(generation);
+    let Some(job) = newest_job(&pulses.jobs, g).0 else {
+        let mark = if job_link.mark == Mark::Ok {
+            Mark::Ok
+        } else {
+            Mark::Waiting
+        };
+        return Link::new(ID, mark, "no Job to read", "", "");
+    };
+    let (pods, image_stuck) = pod_states(job, &pulses.pods);
+    let name = job_name(job);
+    if let Some((_, reason, message)) =
+        job_condition(job, "Available").filter(|(_, reason, _)| REPORTER_FAILURES.contains(reason))
+    {
+        let (meaning, action) = reporter_failure_help(reason);
+        return Link::new(
+            ID,
+            Mark::Broken,
+            format!("Job {name}: Available {reason}: {message}; {pods}"),
+            meaning,
+            action,
+        );
+    }
+    let reported = job_condition(job, "Applied").is_some();
+    let failed = job_condition(job, "Failed").filter(|(status, _, _)| *status == "True");
+    if let Some((_, reason, message)) = failed.filter(|_| !reported) {
+        return Link::new(
+            ID,
+            Mark::Broken,
+            format!("Job {name} failed without a report: {reason}: {message}; {pods}"),
+            if reason == "DeadlineExceeded" {
+                "the Job ran past its activeDeadlineSeconds before the status-reporter wrote anything"
+            } else {
+                "the Job failed before the status-reporter wrote anything"
+            },
+            "the Pods' container states say why (image pull, crash); the framework reports JobFailedWithoutReport",
+        );
+    }
+    if image_stuck {
+        return Link::new(
+            ID,
+            Mark::Broken,
+            format!("Job {name}: {pods}"),
+            "a container of the pulse Job cannot start",
+            "check the image reference and the pull secret of the Job template; the next pulse reports JobFailedWithoutReport",
+        );
+    }
+    if !reported {
+        return Link::new(
+            ID,
+            Mark::Waiting,
+            format!("Job {name} is running, no report yet; {pods}"),
+            "the pulse has not finished",
+            "wait for the Job to end (activeDeadlineSeconds)",
+        );
+    }
+    let conditions: Vec<String> = ["Applied", "Available", "Health", "Finalized"]
+        .into_iter()
+        .filter_map(|t| {
+            job_condition(job, t).map(|(status, reason, _)| format!("{t}={status} {reason}"))
+        })
+        .collect();
+    let at = job_reported_generation(job)
+        .map_or_else(|| "no generation".to_owned(), |g| format!("generation {g}"));
+    let evidence = format!("Job {name} reported {at}: {}", conditions.join(", "));
+    if let Some((_, reason, message)) = job_condition(job, "Applied")
+        .filter(|(status, reason, _)| *status == "False" && !TRANSPORT_REASONS.contains(reason))
+    {
+        return Link::new(
+            ID,
+            Mark::Broken,
+            format!("{evidence}; Applied: {message}"),
+            format!("the adapter refused or could not act ({reason})"),
+            format!(
+                "the message says what to fix; README: the {} condition tables",
+                s.kind.name()
+            ),
+        );
+    }
+    Link::ok(ID, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapter_names_map_to_their_hyperfleet_conditions() {
+        assert_eq!(successful_type("validation"), "ValidationSuccessful");
+        assert_eq!(successful_type("dns"), "DnsSuccessful");
+        assert_eq!(successful_type("pullsecret"), "PullsecretSuccessful");
+        assert_eq!(successful_type("hypershift"), "HypershiftSuccessful");
+    }
+}

@@ -1,0 +1,391 @@
+//! `hypershift-adapter diagnose cluster <id>` / `diagnose nodepool <id> --cluster-id <id>`: where
+//! a cluster (or NodePool) is stuck, and why, read across every system it passes through.
+//!
+//! It only reads (GET and LIST, nothing else), each system under its own timeout
+//! (`--timeout-per-system`), and never stops at a system it cannot read: that link is `?` with
+//! the reason (401, 403, 404, timed out, connection refused, not JSON). Every line is bounded and
+//! has credentials removed ([`chain::line`]).
+//!
+//! The chain, in order (link ids are stable; `-o json` uses them):
+//!
+//! | link | read from | ✗ when |
+//! |---|---|---|
+//! | `hyperfleet.object` | `GET …/clusters/{id}` (or `…/nodepools/{id}`): generation, `deleted_time`, `Reconciled`, `LastKnownReconciled`, `<Adapter>Successful` | — (`?` when unreadable) |
+//! | `hyperfleet.preconditions` | the object's `<Name>Successful` for each `--precondition`, and `GET …/statuses` | one is not True at the object's generation (not while deleting) |
+//! | `framework.job` | LIST Jobs labelled for the object in `--namespace` | no Job for the generation and no stored report at it |
+//! | `job.report` | the newest Job's conditions and annotations, its Pods' container states | a status-reporter failure (crash, OOM, timeout, invalid report), a Job failed without a report (deadline), a container that cannot start (image pull), a refusal (`Applied=False` for a reason that is not the transport's) |
+//! | `maestro.work` | Maestro REST, the work by its labels under `--maestro-source-id`, on any consumer | no work (with the pulse's `ConsumerNotFound`/`MaestroUnavailable`), a work older than the object's generation |
+//! | `agent.applied` | the work's status | no `Applied` for longer than `--agent-stale-after` (agent down), `Applied=False` (the admission message), an old version applied for that long |
+//! | `hypershift.hostedcluster` / `hypershift.nodepool` | the fed-back status, read with the adapter's own condition tables; while deleting, NodePools listed, finalizers | Health False (the operator's condition and message), not available past `--machines-stuck-after`, a deletion held past `--deletion-stuck-after` |
+//! | `hyperfleet.status` | this adapter's stored status in `…/statuses` | none stored although the Job reported; the Job's report discarded (older generation, or `Available=Unknown`) |
+//!
+//! Marks: ✓ holds, ✗ broken, ? could not be read, … in progress and not late. The verdict is the
+//! first ✗ or ?, else the first …; exit codes [`chain::EXIT_HEALTHY`] (0, every link ✓),
+//! [`chain::EXIT_STUCK`] (1, a ✗ first), [`chain::EXIT_BAD_FLAGS`] (2),
+//! [`chain::EXIT_UNREADABLE`] (3, a ? first), [`chain::EXIT_IN_PROGRESS`] (4, only … and ✓).
+
+pub mod chain;
+pub mod judge;
+pub mod judge_work;
+pub mod read;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::duration::parse_budget;
+use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
+use crate::work::backend::DEFAULT_SOURCE_ID;
+use crate::work::maestro::{MaestroConfig, TokenSource};
+use chain::{Diagnosis, Link};
+use judge::{Kind, Observations, Settings};
+use read::{Failure, HyperfleetReader};
+
+/// `--namespace` default: where the task configs create the pulse Jobs.
+pub const DEFAULT_NAMESPACE: &str = "hyperfleet-system";
+/// `--adapter` default: the adapter's name in HyperFleet (`adapter-config.yaml`).
+pub const DEFAULT_ADAPTER: &str = "hypershift";
+/// The preconditions of the shipped control-plane task config.
+pub const CLUSTER_PRECONDITIONS: [&str; 3] = ["validation", "dns", "pullsecret"];
+/// The precondition of the shipped NodePool task config.
+pub const NODEPOOL_PRECONDITIONS: [&str; 1] = ["validation"];
+
+/// Where a cluster or NodePool is stuck, and why: reads HyperFleet, the pulse Jobs, Maestro and
+/// the fed-back HostedCluster/NodePool (GET/LIST only). Exit 0 healthy, 1 stuck (a ✗ link
+/// first), 2 bad flags, 3 a link that decides could not be read (a ? first), 4 in progress (only
+/// … and ✓).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub target: Target,
+}
+
+/// The exit codes, as `--help` shows them.
+pub const EXIT_HELP: &str = "Exit codes: 0 healthy (every link ✓), 1 stuck (a ✗ link comes first), 2 bad flags, 3 could not read a link that decides (a ? comes first), 4 in progress (only … and ✓ links).";
+
+/// What to diagnose.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Target {
+    /// A cluster's control plane: `diagnose cluster <cluster-id>`.
+    #[command(after_help = EXIT_HELP)]
+    Cluster {
+        /// The HyperFleet cluster id.
+        #[arg(value_parser = parse_id)]
+        id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One NodePool: `diagnose nodepool <nodepool-id> --cluster-id <cluster-id>`.
+    #[command(after_help = EXIT_HELP)]
+    Nodepool {
+        /// The HyperFleet NodePool id.
+        #[arg(value_parser = parse_id)]
+        id: String,
+        /// The NodePool's cluster (the API serves NodePools under their cluster).
+        #[arg(long, env = "CLUSTER_ID", value_parser = parse_id)]
+        cluster_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    Text,
+    Json,
+}
+
+/// The flags of both targets; the adapter's names where it has them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// HyperFleet API base URL.
+    #[arg(long, env = "HYPERFLEET_API_URL", value_name = "URL", value_parser = parse_url)]
+    pub hyperfleet_api: String,
+
+    /// File holding the bearer token for the HyperFleet API (needs read access only).
+    #[arg(long, env = "HYPERFLEET_API_TOKEN_FILE", value_name = "FILE")]
+    pub hyperfleet_token_file: Option<PathBuf>,
+
+    /// Kubeconfig of the framework's cluster (where the pulse Jobs run); without it
+    /// `~/.kube/config` or in-cluster.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Namespace of the pulse Jobs (the task config's).
+    #[arg(long, env = "JOB_NAMESPACE", default_value = DEFAULT_NAMESPACE)]
+    pub namespace: String,
+
+    /// The adapter's name in HyperFleet (its statuses' `adapter`).
+    #[arg(long, env = "DIAGNOSE_ADAPTER", default_value = DEFAULT_ADAPTER)]
+    pub adapter: String,
+
+    /// Adapters the task config waits on (repeat, or a comma list); default the shipped task
+    /// config's: validation, dns, pullsecret for a cluster; validation for a NodePool.
+    #[arg(
+        long = "precondition",
+        env = "DIAGNOSE_PRECONDITIONS",
+        value_delimiter = ','
+    )]
+    pub preconditions: Vec<String>,
+
+    /// Maestro REST base URL (`http://` or `https://`).
+    #[arg(long, env = "MAESTRO_API_URL", value_name = "URL", value_parser = parse_url)]
+    pub maestro_api_url: String,
+
+    /// Maestro source id of the adapter's works.
+    #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
+    pub maestro_source_id: String,
+
+    /// PEM CA bundle trusted for an `https` Maestro URL.
+    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
+    pub maestro_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_CERT_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_key"
+    )]
+    pub maestro_client_cert: Option<PathBuf>,
+
+    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_KEY_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_cert"
+    )]
+    pub maestro_client_key: Option<PathBuf>,
+
+    /// File holding Maestro's bearer token (sent over TLS only).
+    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
+    pub maestro_token_file: Option<PathBuf>,
+
+    /// How long each system (HyperFleet, Kubernetes, Maestro) may take, all its reads together:
+    /// seconds or a duration (`5s`).
+    #[arg(long, env = "DIAGNOSE_TIMEOUT_PER_SYSTEM", default_value = "5s", value_parser = parse_budget)]
+    pub timeout_per_system: Duration,
+
+    /// A work with no `Applied` from the agent (or an older version applied) for longer than
+    /// this means the agent is not applying.
+    #[arg(long, env = "AGENT_STALE_AFTER", default_value = "5m", value_parser = parse_budget)]
+    pub agent_stale_after: Duration,
+
+    /// A deletion not finished this long after `deleted_time` is held (✗), not in progress.
+    #[arg(long, env = "DELETION_STUCK_AFTER", default_value = "30m", value_parser = parse_budget)]
+    pub deletion_stuck_after: Duration,
+
+    /// An object not available this long after the agent's last status is stuck (✗), not in
+    /// progress; also the NodePool's machines limit.
+    #[arg(long, env = "MACHINES_STUCK_AFTER", default_value = "15m", value_parser = parse_budget)]
+    pub machines_stuck_after: Duration,
+
+    /// `text` (the chain and the verdict) or `json` (one document).
+    #[arg(short = 'o', long, env = "DIAGNOSE_OUTPUT", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+/// A HyperFleet id: letters, digits and `-`, 1 to 64 characters (it goes into URLs, label
+/// selectors and Maestro searches).
+pub fn parse_id(s: &str) -> Result<String, String> {
+    let ok =
+        (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "{:?} is not a HyperFleet id: use 1 to 64 letters, digits and '-' (e.g. 019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b)",
+            crate::message::truncate(s.to_owned(), 80)
+        ))
+    }
+}
+
+/// An `http://` or `https://` URL.
+pub fn parse_url(s: &str) -> Result<String, String> {
+    if s.starts_with("http://") || s.starts_with("https://") {
+        Ok(s.to_owned())
+    } else {
+        Err(format!("{s:?} must start with http:// or https://"))
+    }
+}
+
+/// Runs the diagnosis and prints it on stdout; the exit code says healthy / stuck / could not read.
+pub async fn execute(args: Args) -> ExitCode {
+    let diagnosis = run(&args, Timestamp::now()).await;
+    let common = match &args.target {
+        Target::Cluster { common, .. } | Target::Nodepool { common, .. } => common,
+    };
+    match common.output {
+        Output::Text => print!("{}", diagnosis.text()),
+        Output::Json => println!("{}", diagnosis.json()),
+    }
+    ExitCode::from(diagnosis.exit_code)
+}
+
+/// Reads every system (concurrently, each under `--timeout-per-system`) and judges the chain at
+/// `now`.
+pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
+    // The TLS provider of every client (kept when already installed).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (kind, id, cluster_id, common) = match &args.target {
+        Target::Cluster { id, common } => (Kind::Cluster, id, id, common),
+        Target::Nodepool {
+            id,
+            cluster_id,
+            common,
+        } => (Kind::NodePool, id, cluster_id, common),
+    };
+    let (labels, object_path): (Vec<(&str, &str)>, String) = match kind {
+        Kind::Cluster => (
+            vec![(ADAPTER_LABEL, "controlplane"), (CLUSTER_ID_LABEL, id)],
+            format!("/{id}"),
+        ),
+        Kind::NodePool => (
+            vec![(ADAPTER_LABEL, "nodepool"), (NODEPOOL_ID_LABEL, id)],
+            format!("/{cluster_id}/nodepools/{id}"),
+        ),
+    };
+    let selector = labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let preconditions = if common.preconditions.is_empty() {
+        let defaults: &[&str] = match kind {
+            Kind::Cluster => &CLUSTER_PRECONDITIONS,
+            Kind::NodePool => &NODEPOOL_PRECONDITIONS,
+        };
+        defaults.iter().map(|s| (*s).to_owned()).collect()
+    } else {
+        common.preconditions.clone()
+    };
+    let settings = Settings {
+        kind,
+        id: id.clone(),
+        cluster_id: cluster_id.clone(),
+        adapter: common.adapter.clone(),
+        preconditions,
+        namespace: common.namespace.clone(),
+        selector: selector.clone(),
+        source: common.maestro_source_id.clone(),
+        agent_stale_after: common.agent_stale_after,
+        deletion_stuck_after: common.deletion_stuck_after,
+        machines_stuck_after: common.machines_stuck_after,
+        now,
+    };
+    let timeout = common.timeout_per_system.max(Duration::from_millis(100));
+    let hyperfleet = HyperfleetReader {
+        base_url: common.hyperfleet_api.clone(),
+        token_file: common.hyperfleet_token_file.clone(),
+        timeout,
+    };
+    let hyperfleet_reads = async {
+        let object = hyperfleet.get(&object_path).await;
+        let statuses = hyperfleet.get(&format!("{object_path}/statuses")).await;
+        let deleting = object.as_ref().ok().and_then(judge::deleted_time).is_some();
+        let nodepools = if kind == Kind::Cluster && deleting {
+            Some(hyperfleet.get(&format!("/{id}/nodepools")).await)
+        } else {
+            None
+        };
+        (object, statuses, nodepools)
+    };
+    let hyperfleet_reads = async {
+        tokio::time::timeout(timeout, hyperfleet_reads)
+            .await
+            .unwrap_or_else(|_| {
+                (
+                    Err(Failure::timeout(timeout)),
+                    Err(Failure::timeout(timeout)),
+                    None,
+                )
+            })
+    };
+    let kube_reads = read::within(
+        timeout,
+        read::pulses(
+            common.kubeconfig.as_deref(),
+            &common.namespace,
+            &selector,
+            timeout,
+        ),
+    );
+    let maestro_reads = read::within(
+        timeout,
+        read::works(maestro_config(common), &labels, timeout),
+    );
+    let ((object, statuses, nodepools), pulses, works) =
+        tokio::join!(hyperfleet_reads, kube_reads, maestro_reads);
+    let observations = Observations {
+        object,
+        statuses,
+        nodepools,
+        pulses,
+        works,
+    };
+    judge_all(&settings, &observations)
+}
+
+/// The Maestro REST settings of `common` (no gRPC: diagnose publishes nothing).
+fn maestro_config(common: &Common) -> MaestroConfig {
+    let mut config = MaestroConfig::new(
+        String::new(),
+        common.maestro_api_url.clone(),
+        common.maestro_source_id.clone(),
+        String::new(),
+    );
+    config.ca_file.clone_from(&common.maestro_ca_file);
+    config
+        .client_cert_file
+        .clone_from(&common.maestro_client_cert);
+    config
+        .client_key_file
+        .clone_from(&common.maestro_client_key);
+    if let Some(path) = &common.maestro_token_file {
+        config.token = TokenSource::File(path.clone());
+    }
+    config
+}
+
+/// Every link, in order, and the diagnosis.
+pub fn judge_all(s: &Settings, obs: &Observations) -> Diagnosis {
+    let object = judge::object_link(s, obs);
+    let preconditions = judge::preconditions_link(s, obs);
+    let job = judge::job_link(s, obs, &preconditions);
+    let report = judge::report_link(s, obs, &job);
+    let work = judge_work::work_link(s, obs, &report);
+    let current = obs
+        .works
+        .as_ref()
+        .ok()
+        .and_then(|w| judge_work::current_work(w));
+    let existing = current.and_then(|b| b.to_existing_work(Some(s.source.clone())).ok());
+    let agent = judge_work::agent_link(s, obs, existing.as_ref());
+    let managed = judge_work::object_link(s, obs, existing.as_ref());
+    let status = judge_work::status_link(s, obs);
+    let links: Vec<Link> = vec![
+        object,
+        preconditions,
+        job,
+        report,
+        work,
+        agent,
+        managed,
+        status,
+    ];
+    Diagnosis::new(
+        s.kind.name(),
+        &s.id,
+        &s.cluster_id,
+        obs.object.as_ref().ok().and_then(judge::generation),
+        current.map(|b| b.consumer_name.clone()),
+        links,
+    )
+}
+
+#[cfg(test)]
+mod tests;
