@@ -65,6 +65,7 @@ impl Service {
         }
         let action = segments[segments.len() - 1];
         let subresource = segments[segments.len() - 2];
+        self.shared.count(&format!("Publish {action}"));
         if subresource == "status" && action == "resync_request" {
             let ids: Vec<String> = {
                 let st = self.shared.lock();
