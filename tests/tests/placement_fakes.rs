@@ -460,3 +460,55 @@ async fn the_placement_world_serves_management_clusters_with_their_health() {
         .collect()
     );
 }
+
+/// A seeded work is stored as a create stores it (counted by the load search, its labels from
+/// the work, no publish counted) and refused like a create for a known id; a work name two
+/// bundles carry (one withdrawn, one re-placed elsewhere) names the live one.
+#[tokio::test]
+async fn seeded_works_count_as_load_and_a_work_name_names_the_live_bundle() {
+    let (fake, mut grpc) = two_consumers().await;
+    let seeded = fake.seed_work(SOURCE, EAST_A, &work(CLUSTER_2)).unwrap();
+    assert_eq!(fake.live_works(EAST_A, "controlplane"), 1);
+    assert_eq!(fake.counts(), MaestroCounts::default(), "nothing published");
+    let again = fake
+        .seed_work(SOURCE, EAST_A, &work(CLUSTER_2))
+        .unwrap_err();
+    assert!(again.to_string().contains("maestro-6"), "{again}");
+    assert!(
+        fake.seed_work(SOURCE, "mgmt-unknown", &work(CLUSTER_1))
+            .is_err()
+    );
+    let counted = list(
+        &fake,
+        &(search(&format!(
+            "source='{SOURCE}' and consumer_name='{EAST_A}' and payload->'metadata'->'labels'@>'{{\"hyperfleet.io/adapter\":\"controlplane\"}}'"
+        )) + "&page=1&size=1"),
+    )
+    .await;
+    assert_eq!(counted["total"], 1);
+    assert_eq!(fake.resource(&seeded).unwrap().consumer, EAST_A);
+
+    // Withdrawn from A (soft-deleted), re-placed on B with another id: the name finds B's.
+    publish(&mut grpc, &create(EAST_A, CLUSTER_1, None))
+        .await
+        .unwrap();
+    let name = format!("hostedcluster-{CLUSTER_1}");
+    let withdrawn = fake.resource(&name).unwrap().id;
+    fake.stop_agent(EAST_A);
+    http()
+        .delete(format!(
+            "{}/api/maestro/v1/resource-bundles/{withdrawn}",
+            fake.rest_url()
+        ))
+        .send()
+        .await
+        .unwrap();
+    publish(&mut grpc, &create(EAST_B, CLUSTER_1, Some(PLACED_ID)))
+        .await
+        .unwrap();
+    assert_eq!(fake.resource(&name).unwrap().id, PLACED_ID);
+    assert!(
+        fake.set_feedback(&name, &json!({"conditions": []})),
+        "B's agent runs"
+    );
+}

@@ -458,6 +458,41 @@ impl FakeMaestro {
             .count()
     }
 
+    /// Stores `work` (a ManifestWork) on `consumer` as if source `source` had published its
+    /// create (the spec event the adapter's own builder makes, so it carries the work's labels),
+    /// without a publish: another cluster's control plane already on a management cluster, for
+    /// a scenario or a bench that starts with load. The agent applies it as after a create.
+    /// Returns its resource id.
+    ///
+    /// # Errors
+    /// The create's refusal: the work cannot be encoded, the id exists (`maestro-6`) or the
+    /// consumer is unknown (`maestro-9`).
+    pub fn seed_work(&self, source: &str, consumer: &str, work: &Value) -> anyhow::Result<String> {
+        let event = hypershift_adapter::work::maestro::manifestbundle::SpecEventBuilder::new(
+            source, consumer,
+        )
+        .create_request(work)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let id = event
+            .extension("resourceid")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_string)
+            .ok_or_else(|| anyhow::anyhow!("the create event has no resourceid"))?;
+        let version = event
+            .extension("resourceversion")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_integer)
+            .unwrap_or(0);
+        let metadata: Value = event
+            .extension("metadata")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_string)
+            .and_then(|m| serde_json::from_str(&m).ok())
+            .unwrap_or_default();
+        self.shared
+            .insert_created(source, consumer, &id, version, event.to_json(), metadata)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        self.shared.schedule_apply(&id);
+        Ok(id)
+    }
+
     /// Stops the work agent of `consumer`: from now on it applies nothing, reports no status (also
     /// not on a resync request or when a test asks, e.g. [`Self::set_feedback`] then returns
     /// false) and acknowledges no deletion, so a deleted bundle stays soft-deleted (with

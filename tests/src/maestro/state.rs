@@ -199,7 +199,9 @@ impl Shared {
         false
     }
 
-    /// Resolves a resource id or a work name to the id.
+    /// Resolves a resource id or a work name to the id. A work name several bundles carry (a
+    /// withdrawn one, soft-deleted, and its re-placement on another consumer) names the live
+    /// one, else the newest.
     pub fn find_id(&self, key: &str) -> Option<String> {
         let st = self.lock();
         if st.resources.contains_key(key) {
@@ -207,8 +209,57 @@ impl Shared {
         }
         st.resources
             .values()
-            .find(|r| r.work_name() == Some(key))
+            .filter(|r| r.work_name() == Some(key))
+            .max_by_key(|r| (r.deleted_at.is_none(), r.created_at))
             .map(|r| r.id.clone())
+    }
+
+    /// Stores a created bundle as the server's create does (§3.7): `maestro-6` for an id that
+    /// exists (also soft-deleted, whatever its consumer), `maestro-9` for an unknown consumer;
+    /// the error text is the gRPC status message.
+    pub fn insert_created(
+        &self,
+        source: &str,
+        consumer: &str,
+        id: &str,
+        version: i64,
+        payload: Value,
+        metadata: Value,
+    ) -> Result<(), String> {
+        let mut st = self.lock();
+        if st.resources.contains_key(id) {
+            return Err(
+                "failed to create resource: maestro-6: This Resource already exists".into(),
+            );
+        }
+        if !st.consumers.contains(consumer) {
+            return Err(
+                "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)"
+                    .into(),
+            );
+        }
+        let now = jiff::Timestamp::now();
+        let version = if version == 0 { 1 } else { version };
+        let resource = Resource {
+            id: id.to_owned(),
+            source: source.to_owned(),
+            consumer: consumer.to_owned(),
+            version,
+            manifests_version: version,
+            payload,
+            metadata,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+            status: None,
+            feedback_raw: None,
+            apply_error: None,
+            gone_on_cluster: false,
+            feedback_sync_failure: None,
+            finalizers: Vec::new(),
+        };
+        st.resources.insert(id.to_owned(), resource);
+        Ok(())
     }
 
     /// Counts one more call of `kind` (a finer counter next to [`Self::enter`]'s per-method one).
