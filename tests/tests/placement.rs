@@ -316,7 +316,7 @@ async fn clusters_are_placed_by_region_and_load() {
 /// consumer Maestro does not know: two clusters fill the two (a create on the unknown consumer is
 /// answered `maestro-9` and the next candidate taken); the third is refused
 /// `NoManagementClusterAvailable` (Applied, Available, Health False, nothing published) with every
-/// candidate's reason. From the file inventory the other
+/// candidate's reason, and HyperFleet stores that report. From the file inventory the other
 /// region's management cluster is listed as passed over too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_cordoned_unhealthy_and_unknown_are_passed_over_and_none_left_is_refused() {
@@ -368,6 +368,16 @@ async fn full_cordoned_unhealthy_and_unknown_are_passed_over_and_none_left_is_re
         "only the unknown consumer was tried"
     );
     assert!(world.works(&third).is_empty());
+    // HyperFleet stores the refusal (the task config's preconditions need the other adapters).
+    let object = PlacementWorld::cluster_path(&third);
+    world.others_report(&object);
+    assert_eq!(world.report(&object, &refused), Some(201));
+    assert_eq!(
+        world
+            .conclusion(&object, "HypershiftSuccessful")
+            .map(|c| (c.0, c.2)),
+        Some(("False".into(), "NoManagementClusterAvailable".into()))
+    );
 
     let from_file = world
         .pulse_with(
