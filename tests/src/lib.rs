@@ -21,5 +21,6 @@ pub mod ocm_feedback;
 // Test support only: a panic on a malformed fixture is a failed test.
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod openapi;
+pub mod placement;
 pub mod pulse_job;
 pub mod real_pulse;

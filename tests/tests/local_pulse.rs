@@ -1,7 +1,8 @@
 //! The README's first command, `local-pulse`, as a smoke test: the built binary (what
 //! `cargo run -p testbed --bin local-pulse` runs) with its default lifecycle, with the
 //! management-cluster failures (apply failure, HostedCluster gone), with the day-two scenarios
-//! (upgrade, delete), with a NodePool's life next to its control plane's, with one container
+//! (upgrade, delete), with a NodePool's life next to its control plane's, with placement across
+//! two management clusters (a failover before apply, an outage after it), with one container
 //! failure and with `--all`; each must print the expected reasons and exit 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -170,6 +171,27 @@ fn a_node_pool_waits_for_its_control_plane_scales_and_is_finalized_before_the_cl
 }
 
 #[test]
+fn placement_fails_over_before_apply_and_reports_an_outage_after_it() {
+    let out = local_pulse(&["--scenario", "placement"]);
+    assert_contains(
+        &out,
+        &[
+            "ManagementCluster mgmt-europe-west2-a (region europe-west2, Maestro consumer mgmt-europe-west2-a, max_hosted_clusters 2) reported healthy by mgmt-health; it holds 1 other control plane(s)",
+            "ManagementCluster mgmt-europe-west2-b (region europe-west2, Maestro consumer mgmt-europe-west2-b, max_hosted_clusters 1)",
+            "adapter container:  hypershift-adapter controlplane (MANAGEMENT_CLUSTERS_FROM_API=true",
+            "pulse 1: Applied = True/ManifestWorkCreated   Available = False/Provisioning   Health = True/NoIssues   [as expected]",
+            "management cluster: management cluster mgmt-europe-west2-b goes down",
+            "pulse 2: Applied = True/FailedOverBeforeApply   Available = False/Provisioning   Health = True/NoIssues   [as expected]",
+            "pulse 3: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = True/NoIssues   [as expected]",
+            "pulse 4: Applied = True/ManifestWorkApplied   Available = True/ControlPlaneReady   Health = False/ManagementClusterUnavailable   [as expected]",
+            "data.hyperfleet.io/management_cluster: mgmt-europe-west2-a",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
+}
+
+#[test]
 fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
     let out = local_pulse(&["--all"]);
     let scenarios = [
@@ -183,6 +205,7 @@ fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
         ("invalid-report", 1),
         ("maestro-down", 1),
         ("nodepool", 14),
+        ("placement", 4),
     ];
     for (name, pulses) in scenarios {
         assert!(

@@ -199,6 +199,17 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
         );
         println!("  nodepool-<id>, once the cluster's HostedCluster is available.");
     }
+    if scenarios.contains(&Scenario::Placement) {
+        println!(
+            "  The placement scenario adds two ManagementCluster entities in region {PLACEMENT_REGION} on"
+        );
+        println!(
+            "  the HyperFleet API (each a Maestro consumer with its own work agent); the adapter runs with"
+        );
+        println!(
+            "  MANAGEMENT_CLUSTERS_FROM_API=true, places the cluster, reports where in data.management_cluster."
+        );
+    }
     println!(
         "  The Job's two containers run as two child processes with its environment pointed at the"
     );
@@ -239,6 +250,8 @@ struct Bed {
     hyperfleet_token: PathBuf,
     /// A URL nobody listens on (the `maestro-down` scenario).
     closed_url: String,
+    /// The `placement` scenario's management clusters: `(name, path on the HyperFleet API)`.
+    management_clusters: Vec<(String, String)>,
 }
 
 impl Bed {
@@ -281,9 +294,61 @@ impl Bed {
             maestro_token,
             hyperfleet_token,
             closed_url,
+            management_clusters: Vec::new(),
         })
     }
+
+    /// The `placement` scenario's management clusters
+    /// ([`scenario::PLACEMENT_MANAGEMENT_CLUSTERS`]): a `ManagementCluster` entity each on the
+    /// HyperFleet API, reported healthy by `mgmt-health`, a Maestro consumer each, and the
+    /// control planes of other clusters they already hold.
+    fn add_management_clusters(&mut self) -> anyhow::Result<()> {
+        let api = self.hyperfleet.api();
+        for (i, (name, max, others)) in scenario::PLACEMENT_MANAGEMENT_CLUSTERS
+            .into_iter()
+            .enumerate()
+        {
+            let path =
+                api.create_management_cluster(&crate::hyperfleet::fake_api::ManagementCluster {
+                    name: name.to_owned(),
+                    region: PLACEMENT_REGION.to_owned(),
+                    consumer: name.to_owned(),
+                    max_hosted_clusters: max,
+                    cordoned: false,
+                });
+            let status = api.report_management_cluster_health(&path, true);
+            anyhow::ensure!(status == 201, "mgmt-health report for {name}: {status}");
+            self.maestro.add_consumer(name);
+            for n in 0..others {
+                let other = format!("019a6f1e-7e0a-7b1c-8d2e-{:012x}", i * 100 + n);
+                self.maestro.seed_work(
+                    hypershift_adapter::work::backend::DEFAULT_SOURCE_ID,
+                    name,
+                    &json!({
+                        "metadata": {
+                            "name": format!("hostedcluster-{other}"),
+                            "labels": {"hyperfleet.io/adapter": "controlplane", "hyperfleet.io/cluster-id": other},
+                        },
+                        "spec": {"workload": {"manifests": [{
+                            "apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+                            "metadata": {"name": format!("other-{n}"), "namespace": "clusters"},
+                        }]}},
+                    }),
+                )?;
+            }
+            println!(
+                "   management cluster: ManagementCluster {name} (region {PLACEMENT_REGION}, Maestro consumer {name}, max_hosted_clusters {max}) reported healthy by mgmt-health; it holds {others} other control plane(s)"
+            );
+            self.management_clusters.push((name.to_owned(), path));
+        }
+        println!();
+        Ok(())
+    }
 }
+
+/// The simulated cluster's region (its `platform.gcp.region`), where the `placement` scenario's
+/// management clusters are.
+pub const PLACEMENT_REGION: &str = "europe-west2";
 
 /// The HyperFleet cluster object the fake HyperFleet API serves: HyperFleet's nested spec with
 /// the adapter's extension keys (README, "The cluster spec").
@@ -351,7 +416,11 @@ async fn run_scenario(
 ) -> anyhow::Result<Vec<(String, bool)>> {
     println!("== Scenario {}: {}", scenario.name(), scenario.story());
     println!();
-    let bed = Bed::start(dir).await?;
+    let mut bed = Bed::start(dir).await?;
+    if scenario == Scenario::Placement {
+        bed.add_management_clusters()?;
+    }
+    let bed = bed;
     let pulses = scenario.pulses();
     let total = pulses.len();
     let mut out = Vec::new();
@@ -440,6 +509,20 @@ async fn run_pulse(
                     node_pool_line(status)
                 ),
             ),
+            Management::Outage(name) => {
+                bed.maestro.stop_agent(name);
+                let reported = bed
+                    .management_clusters
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, path)| bed.hyperfleet.api().report_management_cluster_health(path, false));
+                (
+                    reported == Some(201),
+                    format!(
+                        "management cluster {name} goes down: its work agent stops (applies, reports and acknowledges nothing) and mgmt-health reports its ManagementCluster unavailable (LastKnownReconciled=False)"
+                    ),
+                )
+            }
             Management::NodePoolReleaseDelete => (
                 bed.maestro.release_delete(work),
                 "HyperShift has deleted the NodePool's machines and removed its finalizer: the work agent reports Deleted and the work is gone"
@@ -758,7 +841,11 @@ fn adapter_env(
         ("HYPERFLEET_API_URL", bed.hyperfleet.url().to_owned()),
         ("HYPERFLEET_API_TOKEN_FILE", path(&bed.hyperfleet_token)),
         ("WORK_BACKEND", "maestro".to_owned()),
-        ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER.to_owned()),
+        if adapter == Adapter::Placed {
+            ("MANAGEMENT_CLUSTERS_FROM_API", "true".to_owned())
+        } else {
+            ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER.to_owned())
+        },
         (
             "MAESTRO_SOURCE_ID",
             hypershift_adapter::work::backend::DEFAULT_SOURCE_ID.to_owned(),

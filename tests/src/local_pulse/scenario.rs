@@ -36,11 +36,16 @@ pub enum Scenario {
     /// `NodePoolsExist`) to `Finalized=True`; then the control plane's deletion goes ahead.
     #[value(name = "nodepool")]
     NodePool,
+    /// Four pulses in the HyperFleet inventory mode over two management clusters in the
+    /// cluster's region: placed on the least loaded one (which it fills), that one goes down
+    /// before applying it (failed over to the other, which it fills), applied and ready there,
+    /// then that one goes down too (the control plane stays: `ManagementClusterUnavailable`).
+    Placement,
 }
 
 impl Scenario {
     /// Every scenario, in the order `--all` runs them.
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 11] = [
         Scenario::Lifecycle,
         Scenario::ApplyFailure,
         Scenario::ResourceGone,
@@ -51,6 +56,7 @@ impl Scenario {
         Scenario::InvalidReport,
         Scenario::MaestroDown,
         Scenario::NodePool,
+        Scenario::Placement,
     ];
 
     /// The `--scenario` value.
@@ -66,6 +72,7 @@ impl Scenario {
             Scenario::InvalidReport => "invalid-report",
             Scenario::MaestroDown => "maestro-down",
             Scenario::NodePool => "nodepool",
+            Scenario::Placement => "placement",
         }
     }
 
@@ -102,6 +109,9 @@ impl Scenario {
             Scenario::NodePool => {
                 "a NodePool waits for its control plane, becomes ready, scales up, is deleted to Finalized=True"
             }
+            Scenario::Placement => {
+                "two management clusters in the region: placed, failed over before apply, ready, then an outage"
+            }
         }
     }
 
@@ -114,6 +124,7 @@ impl Scenario {
             Scenario::Upgrade => upgrade(),
             Scenario::Delete => delete(),
             Scenario::NodePool => nodepool(),
+            Scenario::Placement => placement(),
             Scenario::AdapterCrash => vec![Pulse {
                 title: "the adapter crashes",
                 generation: super::GENERATION,
@@ -175,6 +186,9 @@ pub enum Adapter {
     Real,
     /// The real adapter, Maestro URLs pointing at a closed port, `RETRY_BUDGET_SECONDS=3`.
     MaestroDown,
+    /// The real `hypershift-adapter controlplane` placing among management clusters: the
+    /// HyperFleet inventory (`MANAGEMENT_CLUSTERS_FROM_API=true`) instead of one consumer.
+    Placed,
     /// The real `hypershift-adapter nodepool`: the pulse Job of the NodePool
     /// ([`crate::ids::NODEPOOL_ID`]), named and labelled after it, its generation the NodePool's.
     NodePool,
@@ -187,7 +201,9 @@ impl Adapter {
     /// The hidden first argument and the rest of the child's arguments.
     pub fn args(self) -> Vec<&'static str> {
         match self {
-            Adapter::Real | Adapter::MaestroDown => vec![children::ADAPTER, "controlplane"],
+            Adapter::Real | Adapter::MaestroDown | Adapter::Placed => {
+                vec![children::ADAPTER, "controlplane"]
+            }
             Adapter::NodePool => vec![children::ADAPTER, "nodepool"],
             Adapter::Crash => vec![children::ADAPTER_CRASH],
             Adapter::Hang => vec![children::ADAPTER_HANG],
@@ -200,6 +216,9 @@ impl Adapter {
         match self {
             Adapter::Real => "hypershift-adapter controlplane",
             Adapter::MaestroDown => "hypershift-adapter controlplane (Maestro URLs: a closed port)",
+            Adapter::Placed => {
+                "hypershift-adapter controlplane (MANAGEMENT_CLUSTERS_FROM_API=true: placement among the ManagementClusters)"
+            }
             Adapter::NodePool => "hypershift-adapter nodepool",
             Adapter::Crash => "a stand-in that logs an error and exits 1",
             Adapter::Hang => "a stand-in that sleeps until killed",
@@ -262,6 +281,10 @@ pub enum Management {
     /// HyperShift has deleted the NodePool's machines and removed its finalizer: the agent
     /// finishes the deletion of the NodePool's work, which is gone.
     NodePoolReleaseDelete,
+    /// An outage of this management cluster (its name is its Maestro consumer): its work agent
+    /// stops (applies, reports and acknowledges nothing) and the `mgmt-health` adapter reports
+    /// its `ManagementCluster` unavailable (`LastKnownReconciled` False).
+    Outage(&'static str),
 }
 
 /// One pulse of a scenario.
@@ -926,6 +949,90 @@ pub enum Stage {
 }
 
 /// `status.version` of a HostedCluster at `completed` rolling out `desired` (newest first).
+/// The placement scenario's management clusters, in the cluster's region (europe-west2):
+/// `(name = Maestro consumer, max_hosted_clusters, control planes of other clusters it holds)`.
+/// A holds one of two (the least loaded is B, which the cluster fills); when B fails before
+/// applying, the cluster goes to A, which it fills.
+pub const PLACEMENT_MANAGEMENT_CLUSTERS: [(&str, u64, usize); 2] =
+    [(PLACEMENT_A, 2, 1), (PLACEMENT_B, 1, 0)];
+/// The management cluster that takes the control plane after the failover.
+pub const PLACEMENT_A: &str = "mgmt-europe-west2-a";
+/// The management cluster the control plane is placed on first.
+pub const PLACEMENT_B: &str = "mgmt-europe-west2-b";
+
+fn placed(title: &'static str, management: Vec<Management>, expect: Expected, on: &str) -> Pulse {
+    Pulse {
+        adapter: Adapter::Placed,
+        expect_data: vec![("management_cluster", on.to_owned())],
+        ..real(title, management, expect)
+    }
+}
+
+fn placement() -> Vec<Pulse> {
+    vec![
+        Pulse {
+            expect_messages: vec![("Applied", PLACEMENT_B.to_owned())],
+            ..placed(
+                "new cluster: placed on the least loaded management cluster of its region (B: 0 of 1; A holds 1 of 2)",
+                vec![],
+                Expected {
+                    applied: Some(("True", "ManifestWorkCreated")),
+                    available: ("False", "Provisioning"),
+                    health: NO_ISSUES,
+                    finalized: None,
+                },
+                PLACEMENT_B,
+            )
+        },
+        Pulse {
+            expect_messages: vec![
+                ("Applied", format!("management cluster {PLACEMENT_B}")),
+                ("Applied", format!("on management cluster {PLACEMENT_A}")),
+                ("Health", PLACEMENT_B.to_owned()),
+            ],
+            ..placed(
+                "B goes down before its agent applied the work: withdrawn, placed on A (now full)",
+                vec![Management::Outage(PLACEMENT_B)],
+                Expected {
+                    applied: Some(("True", "FailedOverBeforeApply")),
+                    available: ("False", "Provisioning"),
+                    health: NO_ISSUES,
+                    finalized: None,
+                },
+                PLACEMENT_A,
+            )
+        },
+        placed(
+            "A's agent applies it; the HostedCluster reports Available=True",
+            vec![Management::Feedback(hosted_cluster_status(Stage::Ready))],
+            Expected {
+                applied: Some(("True", "ManifestWorkApplied")),
+                available: ("True", "ControlPlaneReady"),
+                health: NO_ISSUES,
+                finalized: None,
+            },
+            PLACEMENT_A,
+        ),
+        Pulse {
+            expect_messages: vec![
+                ("Health", PLACEMENT_A.to_owned()),
+                ("Health", "restore the management cluster".to_owned()),
+            ],
+            ..placed(
+                "A goes down after applying it: the control plane stays there, Health says so",
+                vec![Management::Outage(PLACEMENT_A)],
+                Expected {
+                    applied: Some(("True", "ManifestWorkApplied")),
+                    available: ("True", "ControlPlaneReady"),
+                    health: ("False", "ManagementClusterUnavailable"),
+                    finalized: None,
+                },
+                PLACEMENT_A,
+            )
+        },
+    ]
+}
+
 fn version_status(completed: &str, desired: &str) -> Value {
     let image = |v: &str| format!("quay.io/openshift-release-dev/ocp-release:{v}-x86_64");
     let mut history = Vec::new();

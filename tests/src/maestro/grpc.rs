@@ -15,7 +15,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::state::{Resource, Shared};
+use super::state::Shared;
 
 /// gRPC service over the shared state.
 #[derive(Debug, Clone)]
@@ -65,6 +65,7 @@ impl Service {
         }
         let action = segments[segments.len() - 1];
         let subresource = segments[segments.len() - 2];
+        self.shared.count(&format!("Publish {action}"));
         if subresource == "status" && action == "resync_request" {
             let ids: Vec<String> = {
                 let st = self.shared.lock();
@@ -104,38 +105,9 @@ impl Service {
                         "failed to create resource: maestro-8: the manifest bundle in the resource is invalid, {reason}"
                     ))
                 })?;
-                {
-                    let mut st = self.shared.lock();
-                    if st.resources.contains_key(&id) {
-                        return Err(unknown(
-                            "failed to create resource: maestro-6: This Resource already exists",
-                        ));
-                    }
-                    if !st.consumers.contains(&cluster) {
-                        return Err(unknown(
-                            "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)",
-                        ));
-                    }
-                    let resource = Resource {
-                        id: id.clone(),
-                        source: event.source.clone(),
-                        consumer: cluster,
-                        version: if version == 0 { 1 } else { version },
-                        manifests_version: if version == 0 { 1 } else { version },
-                        payload,
-                        metadata,
-                        created_at: now,
-                        updated_at: now,
-                        deleted_at: None,
-                        status: None,
-                        feedback_raw: None,
-                        apply_error: None,
-                        gone_on_cluster: false,
-                        feedback_sync_failure: None,
-                        finalizers: Vec::new(),
-                    };
-                    st.resources.insert(id.clone(), resource);
-                }
+                self.shared
+                    .insert_created(&event.source, &cluster, &id, version, payload, metadata)
+                    .map_err(unknown)?;
                 self.shared.schedule_apply(&id);
                 Ok(())
             }

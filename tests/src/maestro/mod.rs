@@ -34,6 +34,57 @@ use tokio_stream::wrappers::TcpListenerStream;
 pub use state::Resource;
 pub use tls::TestPki;
 
+/// The label on every work's spec metadata naming the adapter that made it.
+pub const ADAPTER_LABEL: &str = "hyperfleet.io/adapter";
+
+/// Requests the fake received, by the kinds the placement cost rules count (P-design "Cost"):
+/// one steady-state pulse is one [`Self::list_find`]; a create adds a count per candidate, a
+/// publish and a find to read back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaestroCounts {
+    /// REST `GET /resource-bundles/{id}`.
+    pub get_by_id: u64,
+    /// REST lists other than counts (e.g. the search for a cluster's works).
+    pub list_find: u64,
+    /// REST lists with `size=1`, read for their `total` (the load of a consumer).
+    pub list_count: u64,
+    /// REST `DELETE /resource-bundles/{id}`.
+    pub rest_delete: u64,
+    /// gRPC publishes of `create_request` (refused ones included).
+    pub publish_create: u64,
+    /// gRPC publishes of `update_request`.
+    pub publish_update: u64,
+    /// gRPC publishes of `delete_request`.
+    pub publish_delete: u64,
+}
+
+impl MaestroCounts {
+    /// What was received after `earlier` (a snapshot taken before).
+    #[must_use]
+    pub fn since(self, earlier: MaestroCounts) -> MaestroCounts {
+        MaestroCounts {
+            get_by_id: self.get_by_id.saturating_sub(earlier.get_by_id),
+            list_find: self.list_find.saturating_sub(earlier.list_find),
+            list_count: self.list_count.saturating_sub(earlier.list_count),
+            rest_delete: self.rest_delete.saturating_sub(earlier.rest_delete),
+            publish_create: self.publish_create.saturating_sub(earlier.publish_create),
+            publish_update: self.publish_update.saturating_sub(earlier.publish_update),
+            publish_delete: self.publish_delete.saturating_sub(earlier.publish_delete),
+        }
+    }
+
+    /// Every request counted here.
+    pub fn total(self) -> u64 {
+        self.get_by_id
+            + self.list_find
+            + self.list_count
+            + self.rest_delete
+            + self.publish_create
+            + self.publish_update
+            + self.publish_delete
+    }
+}
+
 /// How to start the fake.
 #[derive(Debug, Clone)]
 pub struct FakeOptions {
@@ -374,6 +425,117 @@ impl FakeMaestro {
         self.shared.lock().resources.len()
     }
 
+    /// Every stored resource (soft-deleted ones included), oldest first (then by id), as the
+    /// REST list orders them.
+    pub fn resources(&self) -> Vec<Resource> {
+        let mut all: Vec<Resource> = self.shared.lock().resources.values().cloned().collect();
+        all.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        all
+    }
+
+    /// The registered consumers, sorted.
+    pub fn consumers(&self) -> Vec<String> {
+        self.shared.lock().consumers.iter().cloned().collect()
+    }
+
+    /// Live works (no `deleted_at`) on `consumer` whose spec metadata carries the label
+    /// `hyperfleet.io/adapter=<adapter>` (`controlplane`, `nodepool`): what a management cluster
+    /// holds.
+    pub fn live_works(&self, consumer: &str, adapter: &str) -> usize {
+        self.shared
+            .lock()
+            .resources
+            .values()
+            .filter(|r| {
+                r.consumer == consumer
+                    && r.deleted_at.is_none()
+                    && r.metadata["labels"][ADAPTER_LABEL] == adapter
+            })
+            .count()
+    }
+
+    /// Stores `work` (a ManifestWork) on `consumer` as if source `source` had published its
+    /// create (the spec event the adapter's own builder makes, so it carries the work's labels),
+    /// without a publish: another cluster's control plane already on a management cluster, for
+    /// a scenario or a bench that starts with load. The agent applies it as after a create.
+    /// Returns its resource id.
+    ///
+    /// # Errors
+    /// The create's refusal: the work cannot be encoded, the id exists (`maestro-6`) or the
+    /// consumer is unknown (`maestro-9`).
+    pub fn seed_work(&self, source: &str, consumer: &str, work: &Value) -> anyhow::Result<String> {
+        let event = hypershift_adapter::work::maestro::manifestbundle::SpecEventBuilder::new(
+            source, consumer,
+        )
+        .create_request(work)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let id = event
+            .extension("resourceid")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_string)
+            .ok_or_else(|| anyhow::anyhow!("the create event has no resourceid"))?;
+        let version = event
+            .extension("resourceversion")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_integer)
+            .unwrap_or(0);
+        let metadata: Value = event
+            .extension("metadata")
+            .and_then(hypershift_adapter::work::maestro::cloudevent::AttrValue::as_string)
+            .and_then(|m| serde_json::from_str(&m).ok())
+            .unwrap_or_default();
+        self.shared
+            .insert_created(source, consumer, &id, version, event.to_json(), metadata)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        self.shared.schedule_apply(&id);
+        Ok(id)
+    }
+
+    /// Stops the work agent of `consumer`: from now on it applies nothing, reports no status (also
+    /// not on a resync request or when a test asks, e.g. [`Self::set_feedback`] then returns
+    /// false) and acknowledges no deletion, so a deleted bundle stays soft-deleted (with
+    /// `deleted_at`), as the real server keeps it until the agent reports `Deleted=True`
+    /// (recordings `10r*`, `11w*`). Its bundles stay listed and readable.
+    pub fn stop_agent(&self, consumer: &str) {
+        self.shared
+            .lock()
+            .stopped_agents
+            .insert(consumer.to_owned());
+    }
+
+    /// Starts the work agent of `consumer` again. With an automatic agent (an agent delay) it
+    /// catches up after the delay: applies every live work whose current version it has not
+    /// reported and finishes every deletion it missed (unless deletes are held). An on-demand
+    /// agent reports when told, as before.
+    pub fn start_agent(&self, consumer: &str) {
+        let was_stopped = self.shared.lock().stopped_agents.remove(consumer);
+        if was_stopped {
+            self.shared.resync_agent(consumer);
+        }
+    }
+
+    /// Whether the work agent of `consumer` runs (every agent does until [`Self::stop_agent`]).
+    pub fn agent_running(&self, consumer: &str) -> bool {
+        !self.shared.lock().stopped_agents.contains(consumer)
+    }
+
+    /// Requests received so far, by the kinds the cost rules count.
+    pub fn counts(&self) -> MaestroCounts {
+        let st = self.shared.lock();
+        let n = |k: &str| st.calls.get(k).copied().unwrap_or(0);
+        MaestroCounts {
+            get_by_id: n("GET resource-bundle"),
+            list_find: n(rest::LIST_FIND),
+            list_count: n(rest::LIST_COUNT),
+            rest_delete: n("DELETE resource-bundle"),
+            publish_create: n("Publish create_request"),
+            publish_update: n("Publish update_request"),
+            publish_delete: n("Publish delete_request"),
+        }
+    }
+
     /// Agent delay from now on (`None` = on demand).
     pub fn set_agent_delay(&self, delay: Option<Duration>) {
         self.shared.lock().agent_delay = delay;
@@ -410,7 +572,10 @@ impl FakeMaestro {
     }
 
     /// Calls per method: `Publish`, `Subscribe`, `GET resource-bundle`, `LIST resource-bundles`,
-    /// `DELETE resource-bundle`.
+    /// `DELETE resource-bundle`; and finer: `LIST resource-bundles count` (`size=1`),
+    /// `LIST resource-bundles find` (any other list), `Publish <action>` (`create_request`,
+    /// `update_request`, `delete_request`, `resync_request`: each decodable event by its type,
+    /// refused ones included). [`Self::counts`] groups them.
     pub fn calls(&self, method: &str) -> u64 {
         self.shared.lock().calls.get(method).copied().unwrap_or(0)
     }

@@ -12,6 +12,11 @@ use serde_json::{Value, json};
 
 use super::state::{Resource, Shared};
 
+/// The counter of lists asking `size=1` (a count: the caller reads `total`).
+pub const LIST_COUNT: &str = "LIST resource-bundles count";
+/// The counter of every other list (a find).
+pub const LIST_FIND: &str = "LIST resource-bundles find";
+
 /// Maximum page size the server accepts.
 const MAX_PAGE_SIZE: i64 = 65500;
 
@@ -92,6 +97,12 @@ async fn list(
             "injected fault: service unavailable",
         );
     }
+    // The count idiom (`page=1&size=1`, read `total`) is told apart from a find.
+    shared.count(if query.get("size").map(String::as_str) == Some("1") {
+        LIST_COUNT
+    } else {
+        LIST_FIND
+    });
     let parse = |key: &str, default: i64| -> Result<i64, String> {
         match query.get(key) {
             None => Ok(default),

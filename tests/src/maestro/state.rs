@@ -124,6 +124,18 @@ pub struct State {
     /// Namespaces that exist on the simulated management cluster; `None` = every namespace. A
     /// work's Namespace manifest adds its namespace once the agent applies that work.
     pub cluster_namespaces: Option<BTreeSet<String>>,
+    /// Consumers whose work agent is stopped: it applies nothing, reports no status and
+    /// acknowledges no deletion until started again.
+    pub stopped_agents: BTreeSet<String>,
+}
+
+impl State {
+    /// Whether the work agent of `id`'s consumer runs (false for an unknown `id`).
+    fn agent_runs(&self, id: &str) -> bool {
+        self.resources
+            .get(id)
+            .is_some_and(|r| !self.stopped_agents.contains(&r.consumer))
+    }
 }
 
 /// Everything the servers share.
@@ -187,7 +199,9 @@ impl Shared {
         false
     }
 
-    /// Resolves a resource id or a work name to the id.
+    /// Resolves a resource id or a work name to the id. A work name several bundles carry (a
+    /// withdrawn one, soft-deleted, and its re-placement on another consumer) names the live
+    /// one, else the newest.
     pub fn find_id(&self, key: &str) -> Option<String> {
         let st = self.lock();
         if st.resources.contains_key(key) {
@@ -195,8 +209,118 @@ impl Shared {
         }
         st.resources
             .values()
-            .find(|r| r.work_name() == Some(key))
+            .filter(|r| r.work_name() == Some(key))
+            .max_by_key(|r| (r.deleted_at.is_none(), r.created_at))
             .map(|r| r.id.clone())
+    }
+
+    /// Stores a created bundle as the server's create does (§3.7): `maestro-6` for an id that
+    /// exists (also soft-deleted, whatever its consumer), `maestro-9` for an unknown consumer;
+    /// the error text is the gRPC status message.
+    pub fn insert_created(
+        &self,
+        source: &str,
+        consumer: &str,
+        id: &str,
+        version: i64,
+        payload: Value,
+        metadata: Value,
+    ) -> Result<(), String> {
+        let mut st = self.lock();
+        if st.resources.contains_key(id) {
+            return Err(
+                "failed to create resource: maestro-6: This Resource already exists".into(),
+            );
+        }
+        if !st.consumers.contains(consumer) {
+            return Err(
+                "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)"
+                    .into(),
+            );
+        }
+        let now = jiff::Timestamp::now();
+        let version = if version == 0 { 1 } else { version };
+        let resource = Resource {
+            id: id.to_owned(),
+            source: source.to_owned(),
+            consumer: consumer.to_owned(),
+            version,
+            manifests_version: version,
+            payload,
+            metadata,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+            status: None,
+            feedback_raw: None,
+            apply_error: None,
+            gone_on_cluster: false,
+            feedback_sync_failure: None,
+            finalizers: Vec::new(),
+        };
+        st.resources.insert(id.to_owned(), resource);
+        Ok(())
+    }
+
+    /// Counts one more call of `kind` (a finer counter next to [`Self::enter`]'s per-method one).
+    pub fn count(&self, kind: &str) {
+        *self.lock().calls.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    /// The agent of `consumer` comes back: with an automatic agent (an agent delay), after the
+    /// delay it applies every live work of that consumer whose current version it has not
+    /// reported, and reports and (unless deletes are held) acknowledges every deletion it missed,
+    /// as a real agent's resync does. An on-demand agent waits to be told, as before.
+    pub fn resync_agent(self: &Arc<Self>, consumer: &str) {
+        let Some(delay) = self.lock().agent_delay else {
+            return;
+        };
+        let shared = Arc::clone(self);
+        let consumer = consumer.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let (pending, deleting): (Vec<String>, Vec<String>) = {
+                let st = shared.lock();
+                let mine: Vec<&Resource> = st
+                    .resources
+                    .values()
+                    .filter(|r| r.consumer == consumer)
+                    .collect();
+                (
+                    mine.iter()
+                        .filter(|r| {
+                            r.deleted_at.is_none()
+                                && r.status
+                                    .as_ref()
+                                    .and_then(|s| s["ObservedVersion"].as_i64())
+                                    != Some(r.version)
+                        })
+                        .map(|r| r.id.clone())
+                        .collect(),
+                    mine.iter()
+                        .filter(|r| r.deleted_at.is_some())
+                        .map(|r| r.id.clone())
+                        .collect(),
+                )
+            };
+            for id in pending {
+                shared.apply(&id);
+            }
+            for id in deleting {
+                shared.report_deleting(&id);
+                let release = {
+                    let st = shared.lock();
+                    st.ack_deletes
+                        && st
+                            .resources
+                            .get(&id)
+                            .is_some_and(|r| r.finalizers.is_empty())
+                };
+                if release {
+                    shared.ack_delete(&id);
+                }
+            }
+        });
     }
 
     /// Schedules the agent to apply the current spec of `id` (after the agent delay; nothing when on demand).
@@ -261,6 +385,9 @@ impl Shared {
             let sequence = st.sequence;
             let as_string = st.status_version_as_string;
             let namespaces = st.cluster_namespaces.clone();
+            if !st.agent_runs(id) {
+                return false;
+            }
             let Some(res) = st.resources.get_mut(id) else {
                 return false;
             };
@@ -293,6 +420,9 @@ impl Shared {
             st.sequence += 1;
             let sequence = st.sequence;
             let as_string = st.status_version_as_string;
+            if !st.agent_runs(id) {
+                return false;
+            }
             let Some(res) = st.resources.get_mut(id) else {
                 return false;
             };
@@ -339,6 +469,9 @@ impl Shared {
             st.sequence += 1;
             let sequence = st.sequence;
             let as_string = st.status_version_as_string;
+            if !st.agent_runs(id) {
+                return false;
+            }
             let Some(res) = st.resources.remove(id) else {
                 return false;
             };

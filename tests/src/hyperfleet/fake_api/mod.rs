@@ -6,7 +6,7 @@
 //!
 //! | route (prefix `/api/hyperfleet/v1`) | answers |
 //! |---|---|
-//! | `GET /{plural}` (`?search=`, see [`search`]) | list `{items, page, size, total}` as recorded (one page; `page`/`size`/`order` are not applied); child kinds listed flat, or under their parent |
+//! | `GET /{plural}` (`?search=`, see [`search`]; `page`, `size`) | list `{items, page, size, total}` as recorded, newest first (`created_time desc`, the server's default order; `order` is not applied), one page of `size` (default 20, at most 100; 400 outside); child kinds listed flat, or under their parent |
 //! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
 //! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
 //! | `PUT …/{id}/statuses` | §7.4 rules 1–14 in order: 400 / 404 / 204 / 201; a stored `Finalized=True` from every required adapter at the current generation with no child left hard-deletes (then 404) |
@@ -22,6 +22,7 @@
 mod aggregation;
 #[cfg(test)]
 mod behaviour;
+pub mod management;
 pub mod search;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -34,6 +35,7 @@ use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
 pub use aggregation::condition_type;
+pub use management::ManagementCluster;
 
 use super::api::{self, Answer, Request, Stored};
 
@@ -291,8 +293,8 @@ struct Shared {
     config: Config,
     clock: Clock,
     state: Mutex<State>,
-    /// Every request served over HTTP, `METHOD path`, in order.
-    served: Mutex<Vec<String>>,
+    /// Every HTTP request served, `METHOD /path?query`, in order.
+    requests: Mutex<Vec<String>>,
 }
 
 /// The running fake; the server task ends with the runtime.
@@ -317,7 +319,7 @@ impl FakeHyperfleetApi {
             config,
             clock,
             state: Mutex::new(State::default()),
-            served: Mutex::new(Vec::new()),
+            requests: Mutex::default(),
         });
         let app = axum::Router::new()
             .fallback(serve)
@@ -335,17 +337,29 @@ impl FakeHyperfleetApi {
         &self.url
     }
 
+    /// Every request served over HTTP so far, `METHOD /path?query` (query as sent), in order
+    /// (not the in-process [`Self::call`]s): what a pulse cost.
+    pub fn requests(&self) -> Vec<String> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub fn clock(&self) -> &Clock {
         &self.shared.clock
     }
 
     /// Every request served over HTTP so far, as `METHOD path` (not [`Self::call`]s), in order.
     pub fn served(&self) -> Vec<String> {
-        self.shared
-            .served
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.requests()
+            .into_iter()
+            .map(|r| match r.split_once('?') {
+                Some((path, _)) => path.to_owned(),
+                None => r,
+            })
+            .collect()
     }
 
     /// Answers `method path` (path under [`PREFIX`], may hold `?query`) with `body` as the
@@ -482,10 +496,13 @@ async fn serve(
     body: Bytes,
 ) -> Response {
     shared
-        .served
+        .requests
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .push(format!("{method} {}", uri.path()));
+        .push(format!(
+            "{method} {}",
+            uri.path_and_query().map_or(uri.path(), |pq| pq.as_str())
+        ));
     let reply = match shared.refused(&headers, uri.path()) {
         Some(reply) => reply,
         None => shared.answer(
@@ -801,20 +818,36 @@ impl Shared {
                 None => return self.problem(Problem::Search, &search::unsupported(s), path),
             },
         };
-        let items: Vec<Value> = state
-            .resources
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| {
+        let (page, size) = match page_and_size(query) {
+            Ok(p) => p,
+            Err(detail) => return self.problem(Problem::Validation, &detail, path),
+        };
+        // The default order, `created_time desc`: the newest first (the later stored first
+        // among equal times).
+        let mut indices: Vec<usize> = (0..state.resources.len()).collect();
+        indices.sort_by(|&a, &b| {
+            let (ra, rb) = (&state.resources[a], &state.resources[b]);
+            rb.created_time.cmp(&ra.created_time).then(b.cmp(&a))
+        });
+        let matching: Vec<Value> = indices
+            .into_iter()
+            .filter(|&i| {
+                let r = &state.resources[i];
                 r.kind == entity.kind && owner.is_none_or(|o| r.owner.as_deref() == Some(o))
             })
-            .map(|(i, _)| self.present(state, i, Order::ByType))
+            .map(|i| self.present(state, i, Order::ByType))
             .filter(|v| search.as_ref().is_none_or(|s| s.matches(v)))
             .collect();
-        let n = items.len();
+        let total = matching.len();
+        let skip = usize::try_from((page - 1).saturating_mul(size)).unwrap_or(usize::MAX);
+        let items: Vec<Value> = matching
+            .into_iter()
+            .skip(skip)
+            .take(usize::try_from(size).unwrap_or(usize::MAX))
+            .collect();
         Reply::json(
             200,
-            json!({"items": items, "page": 1, "size": n, "total": n}),
+            json!({"items": items, "page": page, "size": items.len(), "total": total}),
         )
     }
 
@@ -1278,6 +1311,40 @@ fn name_error(name: &str, (min, max): (usize, usize)) -> Option<String> {
          letters, numbers, and hyphens"
             .to_owned()
     })
+}
+
+/// The default and largest list page size of the real API (`pkg/services` `NewListArguments`
+/// and `pkg/handlers/list_params.go` upstream: size 20 unless asked, at most 100, page ≥ 1).
+pub const DEFAULT_PAGE_SIZE: i64 = 20;
+/// The largest `size` a list accepts.
+pub const MAX_PAGE_SIZE: i64 = 100;
+
+/// `page` and `size` of a list query: defaults 1 and [`DEFAULT_PAGE_SIZE`]; a value that is not
+/// an integer, a page below 1 or a size outside 1..=[`MAX_PAGE_SIZE`] is refused with a detail
+/// naming the parameter (the real server answers 400 too; its exact words are not recorded).
+fn page_and_size(query: &[(String, String)]) -> Result<(i64, i64), String> {
+    let value = |key: &str, default: i64, range: std::ops::RangeInclusive<i64>| match query
+        .iter()
+        .find(|(k, _)| k == key)
+    {
+        None => Ok(default),
+        Some((_, v)) if v.trim().is_empty() => Ok(default),
+        Some((_, v)) => match v.trim().parse::<i64>() {
+            Ok(n) if range.contains(&n) => Ok(n),
+            Ok(n) => Err(format!(
+                "Invalid {key} parameter: {n} is outside {}..={}",
+                range.start(),
+                range.end()
+            )),
+            Err(_) => Err(format!(
+                "Invalid {key} parameter: must be a positive integer"
+            )),
+        },
+    };
+    Ok((
+        value("page", 1, 1..=i64::from(i32::MAX))?,
+        value("size", DEFAULT_PAGE_SIZE, 1..=MAX_PAGE_SIZE)?,
+    ))
 }
 
 /// `a=b&c=d` with `%xx` and `+` decoded.
