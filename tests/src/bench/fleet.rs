@@ -400,9 +400,9 @@ const DASHES: [&str; 4] = ["", "6 3", "2 2", "8 3 2 3"];
 /// A hand-written SVG of `series`: x = clusters placed, y = control planes per management
 /// cluster, one polyline each (its colour by its place in its region, its dash by the region), its
 /// capacity a thin dotted line of the same colour, and a legend.
-pub fn svg(title: &str, series: &[Series]) -> String {
-    let (width, height) = (960.0_f64, 540.0_f64);
-    let (left, right, top, bottom) = (70.0_f64, 250.0_f64, 50.0_f64, 60.0_f64);
+pub fn svg(title: &str, subtitle: &str, series: &[Series]) -> String {
+    let (width, height) = (1000.0_f64, 560.0_f64);
+    let (left, right, top, bottom) = (70.0_f64, 290.0_f64, 64.0_f64, 60.0_f64);
     let plot_w = width - left - right;
     let plot_h = height - top - bottom;
     let x_max = series
@@ -420,7 +420,8 @@ pub fn svg(title: &str, series: &[Series]) -> String {
     let x_step = nice_step(x_max);
     let y_step = nice_step(y_data);
     let x_top = x_max.div_ceil(x_step) * x_step;
-    let y_top = y_data.div_ceil(y_step) * y_step;
+    // At least 5 % above the highest line or capacity, so none runs along the frame.
+    let y_top = (y_data + y_data.div_ceil(20)).div_ceil(y_step) * y_step;
     let px = |x: u64| left + plot_w * x as f64 / x_top as f64;
     let py = |y: u64| top + plot_h - plot_h * y as f64 / y_top as f64;
     let mut out = String::new();
@@ -430,8 +431,10 @@ pub fn svg(title: &str, series: &[Series]) -> String {
     ));
     out.push_str(&format!(
         "<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n\
-         <text x=\"{left}\" y=\"28\" font-size=\"15\">{}</text>\n",
-        xml_escape(title)
+         <text x=\"{left}\" y=\"26\" font-size=\"15\">{}</text>\n\
+         <text x=\"{left}\" y=\"46\" fill=\"#555\">{}</text>\n",
+        xml_escape(title),
+        xml_escape(subtitle)
     ));
     // Grid and ticks.
     let mut x = 0;
@@ -508,7 +511,7 @@ pub fn svg(title: &str, series: &[Series]) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash_attr}/>\n\
-             <text x=\"{:.1}\" y=\"{:.1}\">{}{}</text>\n",
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}{}</text>\n",
             lx + 28.0,
             lx + 34.0,
             ly + 4.0,
@@ -699,7 +702,7 @@ mod tests {
                 points: vec![(0, 0), (200, 150)],
             },
         ];
-        let text = svg("fleet & load", &series);
+        let text = svg("fleet & load", "3 regions", &series);
         assert!(text.starts_with("<svg "), "{text}");
         assert!(text.trim_end().ends_with("</svg>"));
         assert_eq!(text.matches("<polyline").count(), 2);

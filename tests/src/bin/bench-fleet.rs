@@ -89,6 +89,9 @@ struct Args {
     /// Where the management clusters come from.
     #[arg(long, value_enum, default_value = "static")]
     inventory: Inventory,
+    /// The adapter binary (default: `hypershift-adapter` next to this bench, same profile).
+    #[arg(long)]
+    adapter: Option<PathBuf>,
     /// Where the plot of load per management cluster goes.
     #[arg(long, default_value = "docs/fleet-load.svg")]
     svg: PathBuf,
@@ -184,11 +187,24 @@ impl World {
                     STATIC_CONSUMER.to_owned(),
                 ));
             }
-            Inventory::Api | Inventory::File => {
-                bail!(
-                    "--inventory {:?} needs the placement modes of the adapter (branch p1-placement) and the ManagementCluster entities of the fakes (testbed::placement, branch p2): neither is on this branch yet; run --inventory static",
-                    args.inventory
-                );
+            Inventory::Api => {
+                register_management_clusters(&api, &mcs)?;
+                env.push(("MANAGEMENT_CLUSTERS_FROM_API".to_owned(), "true".to_owned()));
+            }
+            Inventory::File => {
+                register_management_clusters(&api, &mcs)?;
+                let file = dir.path().join("management-clusters.json");
+                let list = api.call("GET", &format!("{PREFIX}/{MC_PLURAL}"), None);
+                if list.status != 200 {
+                    bail!(
+                        "listing the management clusters: {} {}",
+                        list.status,
+                        list.body
+                    );
+                }
+                let items = list.body["items"].clone();
+                std::fs::write(&file, json!({ "items": items }).to_string())?;
+                env.push(("MANAGEMENT_CLUSTERS_FILE".to_owned(), path_text(&file)));
             }
         }
         let mut clusters = Vec::with_capacity(args.clusters);
@@ -210,6 +226,70 @@ impl World {
     fn mc_by_consumer(&self, consumer: &str) -> Option<&Mc> {
         self.mcs.iter().find(|m| m.consumer == consumer)
     }
+}
+
+/// The `ManagementCluster` kind's path segment (`fixtures/hyperfleet/real-api/47`).
+const MC_PLURAL: &str = "managementclusters";
+
+/// Creates each management cluster's entity on the API (the spec the README defines:
+/// `region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`) and has `mgmt-health` report it
+/// available at generation 1, in recording 49's shape, so its `Reconciled` is True.
+fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<()> {
+    for mc in mcs {
+        let reply = api.call(
+            "POST",
+            &format!("{PREFIX}/{MC_PLURAL}"),
+            Some(
+                &json!({
+                    "kind": "ManagementCluster",
+                    "name": mc.name,
+                    "labels": {"region": mc.region},
+                    "spec": {
+                        "region": mc.region,
+                        "maestro_consumer": mc.consumer,
+                        "max_hosted_clusters": mc.max,
+                        "cordoned": false,
+                    },
+                })
+                .to_string(),
+            ),
+        );
+        if reply.status != 201 {
+            bail!(
+                "the API refused management cluster {}: {} {}",
+                mc.name,
+                reply.status,
+                reply.body
+            );
+        }
+        let id = reply.body["id"].as_str().context("no id")?;
+        let report = json!({
+            "adapter": "mgmt-health",
+            "observed_generation": reply.body["generation"],
+            "observed_time": api.clock().now().to_string(),
+            "conditions": [
+                {"type": "Applied", "status": "True", "reason": "ManifestsApplied", "message": "resources applied"},
+                {"type": "Available", "status": "True", "reason": "Ready", "message": "available=True"},
+                {"type": "Health", "status": "True", "reason": "Healthy", "message": "adapter healthy"},
+                {"type": "Finalized", "status": "False", "reason": "NotFinalizing", "message": "finalized=False"}
+            ],
+            "data": {"hosted_clusters": 0, "capacity": mc.max}
+        });
+        let put = api.call(
+            "PUT",
+            &format!("{PREFIX}/{MC_PLURAL}/{id}/statuses"),
+            Some(&report.to_string()),
+        );
+        if put.status != 201 {
+            bail!(
+                "mgmt-health report for {}: {} {}",
+                mc.name,
+                put.status,
+                put.body
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Creates a cluster in `region` on the API, as HyperFleet would (generation 1); returns its id.
@@ -414,7 +494,11 @@ fn main() -> Result<()> {
 }
 
 async fn bench(args: Args) -> Result<()> {
-    let binary = testbed::binaries::path("hypershift-adapter");
+    let binary = match &args.adapter {
+        Some(path) if path.is_file() => path.clone(),
+        Some(path) => bail!("--adapter {}: no such file", path.display()),
+        None => testbed::binaries::path("hypershift-adapter"),
+    };
     let setup = Instant::now();
     let world = Arc::new(World::start(&args).await?);
     println!(
@@ -579,14 +663,15 @@ async fn bench(args: Args) -> Result<()> {
                 .collect(),
         })
         .collect();
-    let title = format!(
-        "Control planes per management cluster as {} clusters are placed ({} regions, {:?} inventory, concurrency {})",
-        args.clusters, args.regions, args.inventory, args.concurrency
+    let title = "Control planes per management cluster as the fleet is placed";
+    let subtitle = format!(
+        "{} clusters over {} regions, {} per region ({:?} inventory), {} pulses at a time; dotted: max_hosted_clusters",
+        args.clusters, args.regions, args.per_region, args.inventory, args.concurrency
     );
     if let Some(parent) = args.svg.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(&args.svg, svg(&title, &series))
+    std::fs::write(&args.svg, svg(title, &subtitle, &series))
         .with_context(|| format!("writing {}", args.svg.display()))?;
     println!("plot                 {}", args.svg.display());
     Ok(())
