@@ -708,6 +708,19 @@ fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) 
         ms(percentile(&wall, 99.0)),
         ms(percentile(&wall, 100.0))
     );
+    if pulses.len() >= 20 {
+        // The fakes scan their whole store per search: whether pulses slow down as it fills.
+        let tenth = pulses.len() / 10;
+        let first: Vec<Duration> = wall[..tenth].to_vec();
+        let last: Vec<Duration> = wall[wall.len() - tenth..].to_vec();
+        println!(
+            "  first / last tenth p50 {:.1} ms / {:.1} ms   p99 {:.1} ms / {:.1} ms",
+            ms(percentile(&first, 50.0)),
+            ms(percentile(&last, 50.0)),
+            ms(percentile(&first, 99.0)),
+            ms(percentile(&last, 99.0))
+        );
+    }
     println!(
         "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
         percentile(&rss, 50.0) as f64 / 1024.0,
