@@ -8,6 +8,7 @@
 //! | cluster spec | `CLUSTER_SPEC_FILE` | 1 MiB | `ClusterSpecUnavailable` |
 //! | NodePool spec | `NODEPOOL_SPEC_FILE` | 1 MiB | `NodePoolSpecUnavailable` |
 //! | NodePool list | `NODEPOOLS_FILE` | 1 MiB | `NodePoolsUnknown` |
+//! | management clusters (file inventory) | `MANAGEMENT_CLUSTERS_FILE` | 1 MiB | `InventoryUnavailable` |
 //! | HyperFleet API token | `HYPERFLEET_API_TOKEN_FILE` | 64 KiB | `ClusterSpecUnavailable` / `NodePoolSpecUnavailable` |
 //! | Maestro token | `MAESTRO_TOKEN_FILE` | 64 KiB | `AdapterMisconfigured` |
 //! | Maestro CA, client certificate, client key | `MAESTRO_CA_FILE`, `MAESTRO_CLIENT_CERT_FILE`, `MAESTRO_CLIENT_KEY_FILE` | 1 MiB each | `AdapterMisconfigured` |
@@ -48,6 +49,12 @@ pub const NODEPOOL_SPEC: Kind = Kind {
 pub const NODEPOOL_LIST: Kind = Kind {
     what: "NodePool list file",
     setting: "NODEPOOLS_FILE",
+    limit: MAX_SPEC_FILE_BYTES,
+};
+/// `MANAGEMENT_CLUSTERS_FILE`: the file inventory of management clusters.
+pub const MANAGEMENT_CLUSTERS: Kind = Kind {
+    what: "management clusters file",
+    setting: "MANAGEMENT_CLUSTERS_FILE",
     limit: MAX_SPEC_FILE_BYTES,
 };
 /// `HYPERFLEET_API_TOKEN_FILE`.
@@ -209,6 +216,7 @@ mod tests {
             CLUSTER_SPEC,
             NODEPOOL_SPEC,
             NODEPOOL_LIST,
+            MANAGEMENT_CLUSTERS,
             HYPERFLEET_TOKEN,
             MAESTRO_TOKEN,
             MAESTRO_CA,

@@ -25,5 +25,6 @@ pub mod hypershift;
 pub mod input_file;
 pub mod kubeconfig;
 pub mod message;
+pub mod placement;
 pub mod pulse;
 pub mod work;

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cli ─► pulse/{controlplane, nodepool, nodes} ─► hypershift ─► hyperfleet
+//!                                              ├─► placement ─► hyperfleet, work
 //!                                              └─► work
 //! (every layer may use the leaves: message, duration, kubeconfig, input_file)
 //! ```
@@ -9,6 +10,7 @@
 //! - `hyperfleet/` (the input) uses nothing of the crate but the leaves;
 //! - `hypershift/` (the objects) uses `hyperfleet/` (the validated specs it is built from);
 //! - `work/` (the transport) knows no HyperFleet or HyperShift type;
+//! - `placement/` (which management cluster) uses `hyperfleet/` and `work/`, never a subcommand;
 //! - a subcommand under `pulse/` never imports another; what they share lives below them (or in
 //!   `pulse/mod.rs`, the process edge).
 //!
@@ -27,6 +29,7 @@ enum Layer {
     Input,
     Objects,
     Transport,
+    Placement,
     /// `pulse/mod.rs`: the edge shared by the subcommands.
     PulseEdge,
     Subcommand(String),
@@ -45,6 +48,7 @@ fn layer(relative: &Path) -> Layer {
         "hyperfleet" => Layer::Input,
         "hypershift" => Layer::Objects,
         "work" => Layer::Transport,
+        "placement" => Layer::Placement,
         "pulse" if parts.len() == 2 && parts[1] == "mod.rs" => Layer::PulseEdge,
         "pulse" => Layer::Subcommand(parts[1].trim_end_matches(".rs").to_owned()),
         leaf if LEAVES.contains(&leaf) => Layer::Leaf,
@@ -65,6 +69,7 @@ fn forbidden(from: &Layer, target: &[&str]) -> Option<String> {
         Layer::Input => &["hyperfleet"],
         Layer::Objects => &["hypershift", "hyperfleet"],
         Layer::Transport => &["work"],
+        Layer::Placement => &["placement", "hyperfleet", "work"],
         Layer::Subcommand(own) => {
             if top == "pulse"
                 && let Some(sub) = target.get(1)
@@ -75,7 +80,14 @@ fn forbidden(from: &Layer, target: &[&str]) -> Option<String> {
                     "subcommand `{own}` imports subcommand `{sub}`: move what they share below pulse/"
                 ));
             }
-            &["pulse", "hyperfleet", "hypershift", "work", "cli"]
+            &[
+                "pulse",
+                "hyperfleet",
+                "hypershift",
+                "work",
+                "placement",
+                "cli",
+            ]
         }
     };
     (!allowed.contains(&top)).then(|| format!("{from:?} may not use `crate::{top}`"))

@@ -1256,7 +1256,7 @@ fn common_scenarios(shape: &Shape) -> Vec<Scenario> {
 
 /// The control plane's report `data` with every value `""` (its keys are all strings).
 fn controlplane_empty_data() -> Value {
-    json!({"control_plane_endpoint": "", "version": "", "desired_version": ""})
+    json!({"control_plane_endpoint": "", "version": "", "desired_version": "", "management_cluster": ""})
 }
 
 /// The control plane's outcomes: the shared ones, a report with keys beyond the contract's, and
@@ -1264,7 +1264,7 @@ fn controlplane_empty_data() -> Value {
 fn controlplane_scenarios() -> Vec<Scenario> {
     use testbed::hyperfleet::outcomes::{created, finished, reported, running};
     let t0 = now() - jiff::SignedDuration::from_secs(40);
-    let report_data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"});
+    let report_data = json!({"control_plane_endpoint": "https://api.prod-eu.example.com:443", "version": "4.19.3", "desired_version": "4.19.3", "management_cluster": "mgmt-eu-west2-01"});
     let reasons = ["ManifestWorkCreated", "ResourcesAvailable", "Healthy"];
     let shape = Shape {
         success_reasons: reasons,
@@ -2089,7 +2089,7 @@ fn the_readmes_dry_run_reports_the_successful_pulse() {
     assert_eq!(body["observed_generation"], json!(3));
     assert_eq!(
         body["data"],
-        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3", "desired_version": "4.19.3"})
+        json!({"control_plane_endpoint": "https://api.prod-eu-west2-a.hcp.example.com:443", "version": "4.19.3", "desired_version": "4.19.3", "management_cluster": "mgmt-eu-west2-01"})
     );
     assert_eq!(
         run.manifests["pulseJob"]["metadata"]["name"],
@@ -2410,6 +2410,7 @@ fn nodepool_data(
         "autoscaling_min": autoscaling.map(|a| a.0), "autoscaling_max": autoscaling.map(|a| a.1),
         "version": version, "node_versions": node_versions,
         "ready_nodes": sum("ready_nodes"), "unready_nodes": sum("unready_nodes"),
+        "management_cluster": "mgmt-eu-west2-01",
     })
 }
 
@@ -2434,6 +2435,7 @@ fn nodepool_empty_body_data() -> Value {
     json!({
         "desired_replicas": null, "current_replicas": null, "autoscaling_min": null, "autoscaling_max": null,
         "version": "", "node_versions": "", "ready_nodes": null, "unready_nodes": null,
+        "management_cluster": "",
     })
 }
 
@@ -2604,7 +2606,7 @@ fn the_nodepool_bodies_data_is_typed_as_the_interface_says() {
             "desired_replicas": null, "current_replicas": 4, "autoscaling_min": 2, "autoscaling_max": 6,
             "version": "4.19.3",
             "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":1}]"#,
-            "ready_nodes": 3, "unready_nodes": 1,
+            "ready_nodes": 3, "unready_nodes": 1, "management_cluster": "mgmt-eu-west2-01",
         })
     );
     // And the status-reporter writes exactly that text for node_versions, and "null" for null.
@@ -3085,7 +3087,7 @@ fn the_readmes_nodepool_dry_run_reports_the_successful_pulse() {
             "desired_replicas": 3, "current_replicas": 3, "autoscaling_min": null, "autoscaling_max": null,
             "version": "4.19.3",
             "node_versions": r#"[{"kubelet_version":"v1.32.5","ocp_version":"4.19.3","ready_nodes":3,"unready_nodes":0}]"#,
-            "ready_nodes": 3, "unready_nodes": 0,
+            "ready_nodes": 3, "unready_nodes": 0, "management_cluster": "mgmt-eu-west2-01",
         })
     );
     assert_eq!(

@@ -837,7 +837,12 @@ const AWAITED_CONDITIONS: [&str; 3] = [
 const REPORTED_TYPES: [&str; 4] = ["Applied", "Available", "Health", "Finalized"];
 /// Keys of the controlplane report's `data` (sorted), read back from the Job's `data.hyperfleet.io/<k>`
 /// annotations.
-const DATA_KEYS: [&str; 3] = ["control_plane_endpoint", "desired_version", "version"];
+const DATA_KEYS: [&str; 4] = [
+    "control_plane_endpoint",
+    "desired_version",
+    "management_cluster",
+    "version",
+];
 const TASK_CONFIG: &str = "manifests/hyperfleet/adapter-task-config.yaml";
 const NODEPOOL_TASK_CONFIG: &str = "manifests/hyperfleet/nodepool/adapter-task-config.yaml";
 const NODEPOOL_ADAPTER_CONFIG: &str = "manifests/hyperfleet/nodepool/adapter-config.yaml";
@@ -874,6 +879,7 @@ const CONTROLPLANE: Contract = Contract {
     data: &[
         ("control_plane_endpoint", DataKind::Text),
         ("desired_version", DataKind::Text),
+        ("management_cluster", DataKind::Text),
         ("version", DataKind::Text),
     ],
     status_url: "/clusters/{{ .clusterId }}/statuses",
@@ -895,6 +901,7 @@ const NODEPOOL: Contract = Contract {
         ("autoscaling_min", DataKind::Number),
         ("current_replicas", DataKind::Number),
         ("desired_replicas", DataKind::Number),
+        ("management_cluster", DataKind::Text),
         ("node_versions", DataKind::Text),
         ("ready_nodes", DataKind::Number),
         ("unready_nodes", DataKind::Number),

@@ -107,8 +107,33 @@ async fn get(
     token_file: Option<&Path>,
     timeout: Duration,
 ) -> Result<(String, String), FetchError> {
+    get_path(
+        base_url,
+        &format!("{CLUSTERS_PATH}/{cluster_id}{suffix}"),
+        &[],
+        token_file,
+        timeout,
+    )
+    .await
+}
+
+/// `GET {base}{path}?{query}`: the URL and the body text of a 2xx answer (at most 4 MiB).
+pub async fn get_path(
+    base_url: &str,
+    path: &str,
+    query: &[(&str, String)],
+    token_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<(String, String), FetchError> {
     let base = base_url.trim_end_matches('/');
-    let url = format!("{base}{CLUSTERS_PATH}/{cluster_id}{suffix}");
+    let mut url = format!("{base}{path}");
+    if !query.is_empty() {
+        let encoded: Vec<String> = query
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
+            .collect();
+        url = format!("{url}?{}", encoded.join("&"));
+    }
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(FetchError::Url {
             url: base_url.to_owned(),
@@ -159,4 +184,17 @@ async fn get(
     }
     let text = String::from_utf8_lossy(&body).into_owned();
     Ok((url, text))
+}
+
+/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
+fn percent_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }

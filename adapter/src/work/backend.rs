@@ -30,9 +30,26 @@ pub struct WorkArgs {
     #[arg(long, env = "WORK_BACKEND", value_enum, default_value_t = Backend::Maestro)]
     pub backend: Backend,
 
-    /// The management cluster: Maestro consumer name, and the work namespace on the hub.
+    /// Static placement: the management cluster's Maestro consumer name (the work namespace on
+    /// the hub). Exactly one of this, `--management-clusters-file` and
+    /// `--management-clusters-from-api`.
     #[arg(long, env = "MANAGEMENT_CLUSTER_CONSUMER")]
-    pub consumer: String,
+    pub consumer: Option<String>,
+
+    /// Placement from a file inventory of ManagementCluster entities (`{"items": [...]}` or an
+    /// array), re-read by every pulse (`--backend maestro` only).
+    #[arg(long, env = "MANAGEMENT_CLUSTERS_FILE", value_name = "FILE")]
+    pub management_clusters_file: Option<PathBuf>,
+
+    /// Placement from the HyperFleet API's ManagementCluster entities (needs `--hyperfleet-api`;
+    /// `--backend maestro` only).
+    #[arg(
+        long,
+        env = "MANAGEMENT_CLUSTERS_FROM_API",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub management_clusters_from_api: bool,
 
     /// Maestro source id: CloudEvent `source` and part of every resource id.
     #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
@@ -98,18 +115,32 @@ pub enum BackendConfigError {
         flag: &'static str,
         env: &'static str,
     },
+    #[error(
+        "{found}: set exactly one of --consumer (MANAGEMENT_CLUSTER_CONSUMER) for one static management cluster, --management-clusters-file (MANAGEMENT_CLUSTERS_FILE) or --management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API=true) to place among several"
+    )]
+    PlacementMode { found: String },
+    #[error(
+        "placement needs --backend maestro: {setting} chooses among Maestro consumers; with --backend hub (WORK_BACKEND=hub) set --consumer (MANAGEMENT_CLUSTER_CONSUMER) instead"
+    )]
+    PlacementNeedsMaestro { setting: &'static str },
+}
+
+/// Where a pulse's control plane goes (README "Placement across management clusters").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement<'a> {
+    /// `--consumer`: one management cluster, the standard resource id.
+    Static(&'a str),
+    /// `--management-clusters-file`.
+    File(&'a std::path::Path),
+    /// `--management-clusters-from-api`.
+    FromApi,
 }
 
 impl WorkArgs {
     /// Checks what clap cannot express: the Maestro URLs with `--backend maestro`, and non-empty
     /// names.
     pub fn check(&self) -> Result<(), BackendConfigError> {
-        if self.consumer.trim().is_empty() {
-            return Err(BackendConfigError::Empty {
-                flag: "--consumer",
-                env: "MANAGEMENT_CLUSTER_CONSUMER",
-            });
-        }
+        self.placement()?;
         if self.maestro_source_id.trim().is_empty() {
             return Err(BackendConfigError::Empty {
                 flag: "--maestro-source-id",
@@ -142,6 +173,61 @@ impl WorkArgs {
         Ok(())
     }
 
+    /// The placement mode: exactly one of the three settings; the inventory modes only with
+    /// `--backend maestro`.
+    pub fn placement(&self) -> Result<Placement<'_>, BackendConfigError> {
+        let mut set = Vec::new();
+        if self.consumer.is_some() {
+            set.push("--consumer (MANAGEMENT_CLUSTER_CONSUMER)");
+        }
+        if self.management_clusters_file.is_some() {
+            set.push("--management-clusters-file (MANAGEMENT_CLUSTERS_FILE)");
+        }
+        if self.management_clusters_from_api {
+            set.push("--management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API)");
+        }
+        if set.len() != 1 {
+            return Err(BackendConfigError::PlacementMode {
+                found: if set.is_empty() {
+                    "no placement is set".to_owned()
+                } else {
+                    format!("{} are all set", set.join(" and "))
+                },
+            });
+        }
+        if let Some(consumer) = &self.consumer {
+            if consumer.trim().is_empty() {
+                return Err(BackendConfigError::Empty {
+                    flag: "--consumer",
+                    env: "MANAGEMENT_CLUSTER_CONSUMER",
+                });
+            }
+            return Ok(Placement::Static(consumer));
+        }
+        if self.backend == Backend::Hub {
+            return Err(BackendConfigError::PlacementNeedsMaestro {
+                setting: if self.management_clusters_from_api {
+                    "--management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API)"
+                } else {
+                    "--management-clusters-file (MANAGEMENT_CLUSTERS_FILE)"
+                },
+            });
+        }
+        match &self.management_clusters_file {
+            Some(path) if path.as_os_str().is_empty() => Err(BackendConfigError::Empty {
+                flag: "--management-clusters-file",
+                env: "MANAGEMENT_CLUSTERS_FILE",
+            }),
+            Some(path) => Ok(Placement::File(path)),
+            None => Ok(Placement::FromApi),
+        }
+    }
+
+    /// The static consumer (`--consumer`), `""` in the inventory modes.
+    pub fn static_consumer(&self) -> &str {
+        self.consumer.as_deref().unwrap_or_default()
+    }
+
     /// `(MAESTRO_API_URL, MAESTRO_GRPC_URL)` with the Maestro backend, for failure messages.
     pub fn maestro_urls(&self) -> Option<(&str, &str)> {
         (self.backend == Backend::Maestro).then(|| {
@@ -171,7 +257,7 @@ impl WorkArgs {
             self.maestro_grpc_url.clone().unwrap_or_default(),
             self.maestro_api_url.clone().unwrap_or_default(),
             self.maestro_source_id.clone(),
-            self.consumer.clone(),
+            self.static_consumer().to_owned(),
         );
         config.ca_file.clone_from(&self.maestro_ca_file);
         config
@@ -198,7 +284,7 @@ impl WorkArgs {
             )?)),
             Backend::Hub => {
                 let timeout = hub::DEFAULT_TIMEOUT.min(self.call_timeout());
-                HubWorkClient::connect(self.kubeconfig.as_deref(), &self.consumer, timeout)
+                HubWorkClient::connect(self.kubeconfig.as_deref(), self.static_consumer(), timeout)
                     .await
                     .map(AnyWorkClient::Hub)
             }
@@ -285,6 +371,60 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("MANAGEMENT_CLUSTER_CONSUMER")
+        );
+    }
+
+    #[test]
+    fn exactly_one_placement_mode_and_inventories_only_with_maestro() {
+        let urls = [
+            "--maestro-api-url",
+            "http://r",
+            "--maestro-grpc-url",
+            "http://g",
+        ];
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["x"];
+            argv.extend(urls);
+            argv.extend(extra);
+            Cli::try_parse_from(argv).unwrap().work
+        };
+        let none = parse(&[]).check().unwrap_err().to_string();
+        for setting in [
+            "MANAGEMENT_CLUSTER_CONSUMER",
+            "MANAGEMENT_CLUSTERS_FILE",
+            "MANAGEMENT_CLUSTERS_FROM_API",
+            "no placement is set",
+        ] {
+            assert!(none.contains(setting), "{setting}: {none}");
+        }
+        let two = parse(&[
+            "--consumer",
+            "mgmt-use1-a",
+            "--management-clusters-from-api",
+        ])
+        .check()
+        .unwrap_err()
+        .to_string();
+        assert!(two.contains("are all set"), "{two}");
+        assert_eq!(
+            parse(&["--management-clusters-file", "/etc/mc.json"]).placement(),
+            Ok(Placement::File(std::path::Path::new("/etc/mc.json")))
+        );
+        assert_eq!(
+            parse(&["--management-clusters-from-api"]).placement(),
+            Ok(Placement::FromApi)
+        );
+        assert_eq!(
+            parse(&["--consumer", "mgmt-use1-a"]).placement(),
+            Ok(Placement::Static("mgmt-use1-a"))
+        );
+        let hub = parse(&["--management-clusters-from-api", "--backend", "hub"])
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            hub.starts_with("placement needs --backend maestro"),
+            "{hub}"
         );
     }
 

@@ -102,12 +102,20 @@ pub enum ConfigError {
     ClusterIdMismatch { flag: String, object: String },
     #[error("no cluster id: set --cluster-id (CLUSTER_ID) or give a cluster object with an `id`")]
     NoClusterId,
+    #[error(
+        "--management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API) reads the ManagementCluster entities from the HyperFleet API: set --hyperfleet-api (HYPERFLEET_API_URL), or use --management-clusters-file (MANAGEMENT_CLUSTERS_FILE)"
+    )]
+    InventoryNeedsApi,
 }
 
 impl Args {
     /// Checks what clap cannot express (the backend's settings).
     pub fn check(&self) -> Result<(), ConfigError> {
-        Ok(self.work.check()?)
+        self.work.check()?;
+        if self.work.management_clusters_from_api && self.hyperfleet_api.is_none() {
+            return Err(ConfigError::InventoryNeedsApi);
+        }
+        Ok(())
     }
 
     /// The report path (see [`crate::cli::results_path`]).
@@ -224,6 +232,46 @@ mod tests {
         assert!(with(&["--maestro-client-cert", "/c.pem"]).is_err());
         let mut missing_consumer = MIN.to_vec();
         missing_consumer.drain(1..3);
-        assert!(Cli::try_parse_from(missing_consumer).is_err());
+        let err = Cli::try_parse_from(missing_consumer)
+            .unwrap()
+            .args
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MANAGEMENT_CLUSTER_CONSUMER"), "{err}");
+    }
+
+    #[test]
+    fn the_api_inventory_needs_the_hyperfleet_api() {
+        let from_api = [
+            "x",
+            "--management-clusters-from-api",
+            "--cluster-spec",
+            "/c.json",
+            "--maestro-api-url",
+            "http://r",
+            "--maestro-grpc-url",
+            "http://g",
+        ];
+        let err = Cli::try_parse_from(from_api)
+            .unwrap()
+            .args
+            .check()
+            .unwrap_err();
+        assert_eq!(err, ConfigError::InventoryNeedsApi);
+        assert!(err.to_string().contains("HYPERFLEET_API_URL"), "{err}");
+        let with_api = [
+            "x",
+            "--management-clusters-from-api",
+            "--hyperfleet-api",
+            "http://h",
+            "--cluster-id",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+            "--maestro-api-url",
+            "http://r",
+            "--maestro-grpc-url",
+            "http://g",
+        ];
+        assert_eq!(Cli::try_parse_from(with_api).unwrap().args.check(), Ok(()));
     }
 }

@@ -30,7 +30,10 @@
 //!    - present, ours, the pulse's generation older → [`report_stale_generation`], nothing sent.
 //! 3. A cluster with `deleted_time`: never create or update; see [`deletion`] (the stages, the
 //!    fourth condition `Finalized`, `observed_generation` = the pulse's generation).
-//! 4. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
+//! 4. Placement (`--management-clusters-file`, `--management-clusters-from-api`): the work is
+//!    found by one search on every consumer, used where it is, or placed; see [`placed`] and
+//!    [`crate::placement`]. Every report names the consumer in `data.management_cluster`.
+//! 5. Backend errors → [`report_maestro_unavailable`] (transient, after the retry budget or on
 //!    SIGTERM), [`report_maestro_auth_failed`] (401/403; the hub backend reports these rows in its
 //!    own words, see [`outcome`](crate::work::outcome)),
 //!    [`report_consumer_not_found`], [`report_invalid_feedback`] (malformed `jsonRaw`),
@@ -73,6 +76,11 @@
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | placement: no management cluster of the region can take it (nothing sent; each candidate and why) | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` |
+//! | placement: the inventory cannot be read | False `InventoryUnavailable` | Unknown `InventoryUnavailable` | False `InventoryUnavailable` |
+//! | placement: the work never applied, its management cluster Unavailable: withdrawn and placed again once | True `FailedOverBeforeApply` | False `Provisioning` | True `NoIssues` |
+//! | placement: the work applied, its management cluster Unavailable (never moved) | from the feedback | from the feedback | False `ManagementClusterUnavailable` |
+//! | placement: more than one of the cluster's works applied (nothing deleted) | from the feedback | from the feedback | False `DoublePlacement` |
 //! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
 //! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
 //! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
@@ -125,6 +133,7 @@ use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
 pub mod deletion;
+pub mod placed;
 pub mod run;
 
 pub use crate::hypershift::hostedcluster::status::{
@@ -524,7 +533,7 @@ pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Re
 }
 
 /// A report with `data` `control_plane_endpoint` and `version` (the others `""`).
-fn report(
+pub(super) fn report(
     generation: Option<i64>,
     conditions: Conditions,
     endpoint: &str,

@@ -31,7 +31,8 @@ use crate::hyperfleet::nodepools::NodePools;
 use crate::hypershift::hostedcluster;
 use crate::hypershift::immutable::ImmutableChange;
 use crate::hypershift::{find_in, place_in};
-use crate::work::backend::WorkArgs;
+use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory};
+use crate::work::backend::{AnyWorkClient, Placement, WorkArgs};
 use crate::work::deletion::with_finalized_unconfirmed;
 use crate::work::feedback::ObjectDeletion;
 use crate::work::manifestwork::{self, Owner, Ownership};
@@ -75,10 +76,55 @@ pub struct PulseInputs {
 
 /// [`run`] with the NodePool list and the clock given (a deleting cluster needs both): a cluster
 /// with `deleted_time` is deleted instead of created or updated (see
-/// [`deletion`]).
+/// [`deletion`]). Static placement: the work lives on `--consumer`, which the report names in
+/// `data.management_cluster`.
 pub async fn run_with(
     args: &Args,
     work: &impl WorkClient,
+    cluster: ClusterInput,
+    inputs: &PulseInputs,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, ConfigError> {
+    let consumer = args.work.static_consumer();
+    let mut report = run_on(args, work, consumer, cluster, inputs, shutdown).await?;
+    crate::placement::set_management_cluster(&mut report, consumer);
+    Ok(report)
+}
+
+/// The cluster id: `--cluster-id`, else the object's `id`; both and different → an error.
+pub(super) fn resolve_cluster_id(
+    flag: Option<&String>,
+    object: Option<String>,
+) -> Result<String, ConfigError> {
+    let flag = flag.filter(|id| !id.is_empty());
+    let object = object.filter(|id| !id.is_empty());
+    match (flag, object) {
+        (Some(flag), Some(object)) if *flag != object => Err(ConfigError::ClusterIdMismatch {
+            flag: flag.clone(),
+            object,
+        }),
+        (Some(flag), _) => Ok(flag.clone()),
+        (None, Some(object)) => Ok(object),
+        (None, None) => Err(ConfigError::NoClusterId),
+    }
+}
+
+/// The Secret-name overrides of the flags.
+pub(super) fn secret_settings(args: &Args) -> SecretSettings {
+    SecretSettings {
+        pull_secret_name: args.pull_secret_name.clone(),
+        ssh_key_secret_name: args.ssh_key_secret_name.clone(),
+        service_account_signing_key_secret_name: args
+            .service_account_signing_key_secret_name
+            .clone(),
+    }
+}
+
+/// [`run_with`] on the work client `work`, whose work lives on `consumer` (static or placed).
+pub(super) async fn run_on(
+    args: &Args,
+    work: &impl WorkClient,
+    consumer: &str,
     cluster: ClusterInput,
     inputs: &PulseInputs,
     shutdown: impl Future<Output = ()>,
@@ -107,19 +153,7 @@ pub async fn run_with(
         deleted_time,
         spec,
     } = cluster;
-    let cluster_id_flag = cluster_id_flag.as_ref().filter(|id| !id.is_empty());
-    let object_id = object_id.filter(|id| !id.is_empty());
-    let cluster_id = match (cluster_id_flag, object_id) {
-        (Some(flag), Some(object)) if *flag != object => {
-            return Err(ConfigError::ClusterIdMismatch {
-                flag: flag.clone(),
-                object,
-            });
-        }
-        (Some(flag), _) => flag.clone(),
-        (None, Some(object)) => object,
-        (None, None) => return Err(ConfigError::NoClusterId),
-    };
+    let cluster_id = resolve_cluster_id(cluster_id_flag.as_ref(), object_id)?;
     let generation = generation_flag.or(object_generation.filter(|g| *g >= 1));
     let settings = SecretSettings {
         pull_secret_name: pull_secret_name.clone(),
@@ -128,7 +162,6 @@ pub async fn run_with(
     };
 
     let work_name = manifestwork::hosted_cluster_work_name(&cluster_id);
-    let consumer = work_args.consumer.as_str();
     let ctx = Ctx {
         cluster_id: &cluster_id,
         generation,
@@ -267,16 +300,16 @@ pub async fn run_with(
 }
 
 /// What every decision of one pulse shares.
-struct Ctx<'a> {
-    cluster_id: &'a str,
-    generation: Option<i64>,
-    work: WorkRef<'a>,
-    owner: Owner,
-    work_args: &'a WorkArgs,
+pub(super) struct Ctx<'a> {
+    pub(super) cluster_id: &'a str,
+    pub(super) generation: Option<i64>,
+    pub(super) work: WorkRef<'a>,
+    pub(super) owner: Owner,
+    pub(super) work_args: &'a WorkArgs,
 }
 
 impl Ctx<'_> {
-    fn log(&self) -> LogContext<'_> {
+    pub(super) fn log(&self) -> LogContext<'_> {
         LogContext {
             cluster_id: self.cluster_id,
             nodepool_id: None,
@@ -284,7 +317,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn retry_budget(&self) -> Duration {
+    pub(super) fn retry_budget(&self) -> Duration {
         self.work_args.retry_budget
     }
 }
@@ -307,7 +340,7 @@ fn log_found(ctx: &Ctx<'_>, existing: &ExistingWork, report: &Report) {
 
 /// The report when the backend did not answer usefully (retry budget spent, SIGTERM, or a
 /// failure retrying cannot fix).
-fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
+pub(super) fn report_failure(ctx: &Ctx<'_>, failure: Failure) -> Report {
     let failure_ctx = FailureContext {
         work: ctx.work,
         object_kind: hostedcluster::KIND,
@@ -571,7 +604,16 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                 now: jiff::Timestamp::now(),
             };
             match args.work.connect().await {
-                Ok(client) => run_with(args, &client, cluster, &inputs, shutdown).await?,
+                Ok(client) => match (inventory(args), &client) {
+                    (Some(inventory), AnyWorkClient::Maestro(maestro)) => {
+                        let placer = super::placed::Placer {
+                            api: maestro,
+                            inventory: &inventory,
+                        };
+                        super::placed::run_placed(args, placer, cluster, &inputs, shutdown).await?
+                    }
+                    _ => run_with(args, &client, cluster, &inputs, shutdown).await?,
+                },
                 Err(e) => {
                     tracing::error!(cluster_id = args.cluster_id, generation = args.generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
                     report_adapter_misconfigured(&e.to_string(), args.generation)
@@ -579,12 +621,28 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             }
         }
     };
+    let mut report = report;
+    crate::placement::set_management_cluster(&mut report, args.work.static_consumer());
     super::super::write_report(&results_path, &report, (args.cluster_id.as_deref(), None)).map_err(
         |source| RunError::Write {
             path: results_path.clone(),
             source,
         },
     )
+}
+
+/// The inventory of the placement mode; `None` in static mode.
+fn inventory(args: &Args) -> Option<AnyInventory> {
+    match args.work.placement() {
+        Ok(Placement::File(path)) => Some(AnyInventory::File(FileInventory {
+            path: path.to_owned(),
+        })),
+        Ok(Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
+            base_url: args.hyperfleet_api.clone().unwrap_or_default(),
+            token_file: args.hyperfleet_token_file.clone(),
+        })),
+        Ok(Placement::Static(_)) | Err(_) => None,
+    }
 }
 
 /// Why the cluster could not be read.

@@ -102,12 +102,20 @@ pub enum ConfigError {
         env: &'static str,
         field: &'static str,
     },
+    #[error(
+        "--management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API) reads the ManagementCluster entities from the HyperFleet API: set --hyperfleet-api (HYPERFLEET_API_URL), or use --management-clusters-file (MANAGEMENT_CLUSTERS_FILE)"
+    )]
+    InventoryNeedsApi,
 }
 
 impl Args {
     /// Checks what clap cannot express (the backend's settings).
     pub fn check(&self) -> Result<(), ConfigError> {
-        Ok(self.work.check()?)
+        self.work.check()?;
+        if self.work.management_clusters_from_api && self.hyperfleet_api.is_none() {
+            return Err(ConfigError::InventoryNeedsApi);
+        }
+        Ok(())
     }
 
     /// The report path (see [`crate::cli::results_path`]).

@@ -54,6 +54,7 @@
 //! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
 //! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
+//! | placement modes: the management cluster of the cluster's control plane is Unavailable (the NodePool stays there) | from the work | from the work | False `ManagementClusterUnavailable` |
 //! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
 //! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
 //! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
@@ -633,3 +634,6 @@ fn report(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod placed_tests;

@@ -56,6 +56,201 @@ pub async fn run(
     now: jiff::Timestamp,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, ConfigError> {
+    let consumer = args.work.static_consumer();
+    let mut report = run_on(args, work, consumer, input, now, shutdown).await?;
+    crate::placement::set_management_cluster(&mut report, consumer);
+    Ok(report)
+}
+
+/// The NodePool and cluster ids of this pulse (flags, else the object's).
+fn ids(args: &Args, input: &NodePoolInput) -> Result<(String, String), ConfigError> {
+    let nodepool_id = pick(
+        args.nodepool_id.as_deref(),
+        input.id.clone(),
+        ("--nodepool-id", "NODEPOOL_ID", "id", "the NodePool id"),
+    )?;
+    let cluster_id = pick(
+        args.cluster_id.as_deref(),
+        input.cluster_id.clone(),
+        (
+            "--cluster-id",
+            "CLUSTER_ID",
+            "owner_references.id",
+            "cluster id",
+        ),
+    )?;
+    Ok((nodepool_id, cluster_id))
+}
+
+/// Placement (`--management-clusters-file`, `--management-clusters-from-api`): the NodePool goes
+/// where its cluster's control plane is. One search finds the control-plane work on any consumer
+/// (the applied live one, else the oldest live one, else the newest soft-deleted one); the usual
+/// flow then runs with the control plane read from that search and the NodePool work on its
+/// consumer (standard id). An Unavailable management cluster gives Health False
+/// `ManagementClusterUnavailable`.
+pub async fn run_placed<A, I>(
+    args: &Args,
+    (api, inventory): (&A, &I),
+    input: NodePoolInput,
+    now: jiff::Timestamp,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, ConfigError>
+where
+    A: crate::work::maestro::placed::BundleApi,
+    I: crate::placement::inventory::Inventory + Sync,
+{
+    use crate::placement::cluster_works_search;
+    use crate::work::maestro::placed::{
+        ConsumerWorkClient, PlacedWorkClient, RoutedWorkClient, find, is_live, never_reported,
+    };
+    let (nodepool_id, cluster_id) = ids(args, &input)?;
+    let source = args.work.maestro_source_id.as_str();
+    let shutdown = shutdown.fuse();
+    let mut shutdown = std::pin::pin!(shutdown);
+    let log = LogContext {
+        cluster_id: &cluster_id,
+        nodepool_id: Some(&nodepool_id),
+        generation: args.generation,
+    };
+    let search = cluster_works_search(source, &cluster_id);
+    let searched = match &search {
+        Ok(search) => {
+            sync::with_retry(args.work.retry_budget, &mut shutdown, log, || {
+                find(api, search)
+            })
+            .await
+        }
+        Err(e) => Err(Failure::Permanent(e.clone())),
+    };
+    let work_name = manifestwork::node_pool_work_name(&nodepool_id);
+    let generation = args.generation.or(input.generation.filter(|g| *g >= 1));
+    let failure_report = |failure: Failure| {
+        let ctx = Ctx {
+            cluster_id: &cluster_id,
+            nodepool_id: &nodepool_id,
+            generation,
+            work: WorkRef {
+                consumer: crate::placement::NOT_LOCATED,
+                name: &work_name,
+            },
+            owner: owner(&cluster_id, &nodepool_id),
+            work_args: &args.work,
+            clock: MachinesClock {
+                now,
+                stuck_after: args.machines_stuck_after,
+            },
+        };
+        report_failure(&ctx, failure)
+    };
+    let mut found = match searched {
+        Ok(found) => found,
+        Err(failure) => return Ok(failure_report(failure)),
+    };
+    found.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    let reported = |b: &&crate::work::maestro::bundle::ResourceBundle| {
+        b.to_existing_work(None)
+            .map(|w| !never_reported(&w))
+            .unwrap_or(true)
+    };
+    let live: Vec<_> = found.iter().filter(|b| is_live(b)).collect();
+    let control_plane = live
+        .iter()
+        .copied()
+        .find(reported)
+        .or_else(|| live.first().copied())
+        .or_else(|| found.iter().rev().find(|b| !is_live(b)));
+    let (id, consumer, primed) = match control_plane {
+        Some(b) => (
+            b.id.clone(),
+            b.consumer_name.clone(),
+            b.to_existing_work(Some(source.to_owned())).ok(),
+        ),
+        None => (String::new(), String::new(), None),
+    };
+    let hc_work = manifestwork::hosted_cluster_work_name(&cluster_id);
+    let placed = match PlacedWorkClient::new(
+        api,
+        source,
+        search.as_deref().unwrap_or_default(),
+        (&id, &consumer),
+        primed,
+    ) {
+        Ok(placed) => placed,
+        Err(e) => return Ok(failure_report(Failure::Permanent(e))),
+    };
+    let routed = RoutedWorkClient {
+        placed_name: &hc_work,
+        placed,
+        rest: ConsumerWorkClient::new(api, source, &consumer),
+    };
+    let mut report = run_on(args, &routed, &consumer, input, now, &mut shutdown).await?;
+    if !consumer.is_empty() {
+        health_of_management_cluster(
+            &mut report,
+            inventory,
+            &consumer,
+            (&cluster_id, &nodepool_id),
+        )
+        .await;
+    }
+    crate::placement::set_management_cluster(&mut report, &consumer);
+    Ok(report)
+}
+
+/// The health rule on the record of the management cluster the NodePool lives on.
+async fn health_of_management_cluster(
+    report: &mut Report,
+    inventory: &impl crate::placement::inventory::Inventory,
+    consumer: &str,
+    (cluster_id, nodepool_id): (&str, &str),
+) {
+    use crate::placement::entity::Health;
+    match inventory.by_consumer(consumer).await {
+        Ok(found) => {
+            let (name, health) = match found.into_iter().next() {
+                Some(mc) => (mc.name.clone(), mc.health()),
+                None => (
+                    consumer.to_owned(),
+                    Health::Unavailable(format!("no ManagementCluster names consumer {consumer}")),
+                ),
+            };
+            if let Health::Unavailable(detail) = health {
+                tracing::warn!(
+                    cluster_id,
+                    nodepool_id,
+                    management_cluster = consumer,
+                    decision = crate::placement::MANAGEMENT_CLUSTER_UNAVAILABLE,
+                    detail,
+                    "the NodePool's management cluster is unavailable"
+                );
+                crate::placement::replace_condition(
+                    report,
+                    crate::placement::management_cluster_unavailable(&name, consumer, &detail),
+                );
+            }
+        }
+        Err(e) => {
+            tracing::warn!(cluster_id, nodepool_id, management_cluster = consumer, error = %e, "the management cluster's record could not be read; Health left as the work says");
+            if let Some(health) = report.conditions.iter_mut().find(|c| c.type_ == "Health") {
+                health.message = format!(
+                    "{} (the record of management cluster {consumer} could not be read: {})",
+                    health.message,
+                    crate::message::redact(&e)
+                );
+            }
+        }
+    }
+}
+
+/// [`run`] on `work`, whose works live on `consumer`.
+async fn run_on(
+    args: &Args,
+    work: &impl WorkClient,
+    consumer: &str,
+    input: NodePoolInput,
+    now: jiff::Timestamp,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, ConfigError> {
     // Destructured so a new flag cannot be silently ignored here.
     let Args {
         cluster_id: cluster_id_flag,
@@ -101,7 +296,7 @@ pub async fn run(
         nodepool_id: &nodepool_id,
         generation,
         work: WorkRef {
-            consumer: &work_args.consumer,
+            consumer,
             name: &work_name,
         },
         owner: owner(&cluster_id, &nodepool_id),
@@ -750,13 +945,27 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             )
         }
         Ok(input) => match args.work.connect().await {
-            Ok(client) => run(args, &client, input, jiff::Timestamp::now(), shutdown).await?,
+            Ok(client) => match (inventory(args), &client) {
+                (Some(inventory), crate::work::backend::AnyWorkClient::Maestro(maestro)) => {
+                    run_placed(
+                        args,
+                        (maestro, &inventory),
+                        input,
+                        jiff::Timestamp::now(),
+                        shutdown,
+                    )
+                    .await?
+                }
+                _ => run(args, &client, input, jiff::Timestamp::now(), shutdown).await?,
+            },
             Err(e) => {
                 tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
                 report_adapter_misconfigured(&e.to_string(), generation)
             }
         },
     };
+    let mut report = report;
+    crate::placement::set_management_cluster(&mut report, args.work.static_consumer());
     super::super::write_report(
         &results_path,
         &report,
@@ -766,6 +975,23 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
         path: results_path.clone(),
         source,
     })
+}
+
+/// The inventory of the placement mode; `None` in static mode.
+fn inventory(args: &Args) -> Option<crate::placement::inventory::AnyInventory> {
+    use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory};
+    match args.work.placement() {
+        Ok(crate::work::backend::Placement::File(path)) => {
+            Some(AnyInventory::File(FileInventory {
+                path: path.to_owned(),
+            }))
+        }
+        Ok(crate::work::backend::Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
+            base_url: args.hyperfleet_api.clone().unwrap_or_default(),
+            token_file: args.hyperfleet_token_file.clone(),
+        })),
+        Ok(crate::work::backend::Placement::Static(_)) | Err(_) => None,
+    }
 }
 
 /// Why the NodePool could not be read.

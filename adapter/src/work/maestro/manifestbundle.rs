@@ -93,6 +93,8 @@ fn is_zero(v: &i64) -> bool {
 pub struct SpecEventBuilder {
     source_id: String,
     consumer: String,
+    /// A resource id given by the caller (a placed or found bundle) instead of the derived one.
+    resource_id: Option<String>,
 }
 
 impl SpecEventBuilder {
@@ -101,7 +103,16 @@ impl SpecEventBuilder {
         Self {
             source_id: source_id.into(),
             consumer: consumer.into(),
+            resource_id: None,
         }
+    }
+
+    /// The same builder addressing the bundle `id` (placement id, or a bundle found by search)
+    /// instead of the id derived from source, consumer and work name.
+    #[must_use]
+    pub fn with_resource_id(mut self, id: impl Into<String>) -> Self {
+        self.resource_id = Some(id.into());
+        self
     }
 
     /// `create_request` for `work` with a fresh event id and the current time.
@@ -153,7 +164,10 @@ impl SpecEventBuilder {
             )));
         }
         validate_label("consumer", &self.consumer)?;
-        let id = resource_id(&self.source_id, &self.consumer, &meta.name).to_string();
+        let id = match &self.resource_id {
+            Some(id) => id.clone(),
+            None => resource_id(&self.source_id, &self.consumer, &meta.name).to_string(),
+        };
         let annotated_version = meta.annotations.get(RESOURCE_VERSION_ANNOTATION).cloned();
         let version = match &annotated_version {
             Some(v) => v.parse::<i64>().map_err(|_| {

@@ -36,6 +36,7 @@ pub mod config;
 pub mod error;
 pub mod grpc;
 pub mod manifestbundle;
+pub mod placed;
 pub mod resource_id;
 pub mod rest;
 pub mod tls;
@@ -48,7 +49,7 @@ pub mod proto {
 
 pub use client::MaestroWorkClient;
 pub use config::{BearerToken, MaestroConfig, TokenSource};
-pub use resource_id::resource_id;
+pub use resource_id::{placement_resource_id, resource_id};
 
 /// Loads the shared Maestro wire fixtures from the team folder (`shared/fixtures/maestro` beside the
 /// repository, see [`job_report::team_folder`]). `None` on a clone without it: the test skips.

@@ -12,10 +12,49 @@ pub fn resource_id(source_id: &str, consumer: &str, work_name: &str) -> Uuid {
     Uuid::new_v5(&Uuid::NAMESPACE_OID, input.as_bytes())
 }
 
+/// The placement resource id (inventory modes): the consumer is left out, so two pulses racing to
+/// place the same cluster on different management clusters publish the same id and Maestro's
+/// primary key refuses the second. UUIDv5 (namespace OID) of
+/// `"<source_id>-manifestworks.work.open-cluster-management.io-<work name>"`, and after a failover
+/// `"…-<work name>-after-<withdrawn bundle id>"`.
+pub fn placement_resource_id(source_id: &str, work_name: &str, after: Option<&str>) -> Uuid {
+    let mut input = format!("{source_id}-{MANIFESTWORK_GROUP_RESOURCE}-{work_name}");
+    if let Some(withdrawn) = after {
+        input.push_str("-after-");
+        input.push_str(withdrawn);
+    }
+    Uuid::new_v5(&Uuid::NAMESPACE_OID, input.as_bytes())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
 mod tests {
-    use super::resource_id;
+    use super::{placement_resource_id, resource_id};
+
+    #[test]
+    fn the_placement_id_leaves_the_consumer_out_and_a_failover_gets_a_new_one() {
+        let name = "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+        let placed = placement_resource_id("hyperfleet-adapter", name, None);
+        assert_eq!(
+            placed,
+            uuid::Uuid::new_v5(
+                &uuid::Uuid::NAMESPACE_OID,
+                format!("hyperfleet-adapter-manifestworks.work.open-cluster-management.io-{name}")
+                    .as_bytes()
+            )
+        );
+        assert_ne!(
+            placed,
+            resource_id("hyperfleet-adapter", "mgmt-use1-a", name)
+        );
+        let after = placement_resource_id("hyperfleet-adapter", name, Some(&placed.to_string()));
+        assert_ne!(after, placed);
+        // Deterministic: a retried pulse publishes the same id.
+        assert_eq!(
+            after,
+            placement_resource_id("hyperfleet-adapter", name, Some(&placed.to_string()))
+        );
+    }
 
     #[test]
     fn ids_match_protocol_vectors() {

@@ -43,6 +43,43 @@ pub fn search_for(source: &str, consumer: Option<&str>) -> Result<String, WorkEr
     })
 }
 
+/// Search for the bundles of `source` (and of `consumer`, when given) whose payload carries every
+/// label of `labels` (§4.2, recording `11h`):
+/// `source='s' [and consumer_name='c'] and payload->'metadata'->'labels'@>'{"k":"v",...}'`.
+/// Values containing `'` are rejected (they are interpolated without escaping).
+pub fn label_search(
+    source: &str,
+    consumer: Option<&str>,
+    labels: &[(&str, &str)],
+) -> Result<String, WorkError> {
+    let mut search = search_for(source, consumer)?;
+    if labels.is_empty() {
+        return Ok(search);
+    }
+    let mut map = serde_json::Map::new();
+    for (k, v) in labels {
+        if k.contains('\'') || v.contains('\'') {
+            return Err(WorkError::Invalid {
+                message: format!("label {k}={v:?} contains a quote"),
+            });
+        }
+        map.insert((*k).to_owned(), (*v).into());
+    }
+    let fragment = serde_json::Value::Object(map).to_string();
+    search.push_str(&format!(" and payload->'metadata'->'labels'@>'{fragment}'"));
+    Ok(search)
+}
+
+/// The query of a count: the first page of one item, whose `total` counts every match.
+pub fn count_query(search: &str) -> ListQuery {
+    ListQuery {
+        search: Some(search.to_owned()),
+        page: Some(1),
+        size: Some(1),
+        order_by: None,
+    }
+}
+
 /// REST client for resource bundles.
 #[derive(Debug, Clone)]
 pub struct RestClient {
@@ -133,6 +170,13 @@ impl RestClient {
             }
         }
         Ok(items)
+    }
+
+    /// How many bundles match `search`: `page=1&size=1`, the answer's `total` (recording `11f`).
+    /// Soft-deleted bundles are counted too.
+    pub async fn count(&self, search: &str) -> Result<u64, WorkError> {
+        let list = self.list(&count_query(search)).await?;
+        Ok(u64::try_from(list.total).unwrap_or(0))
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(
