@@ -87,7 +87,7 @@ struct Args {
     #[arg(long, default_value_t = 1000)]
     steady: usize,
     /// Where the management clusters come from.
-    #[arg(long, value_enum, default_value = "static")]
+    #[arg(long, value_enum, default_value = "api")]
     inventory: Inventory,
     /// The adapter binary (default: `hypershift-adapter` next to this bench, same profile).
     #[arg(long)]
