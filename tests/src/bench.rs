@@ -1,5 +1,7 @@
 //! Small helpers the bench binaries share: reading `/usr/bin/time` output and summarising runs.
 
+pub mod fleet;
+
 use std::time::Duration;
 
 /// The `/usr/bin/time -f` format the benches use: peak RSS in KiB, user and system seconds.

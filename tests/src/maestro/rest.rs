@@ -133,7 +133,9 @@ async fn list(
             }
         },
     };
-    let mut matches: Vec<Value> = {
+    // Only the page is rendered: a count (`size=1`) over thousands of bundles must not copy
+    // every payload (the fleet bench measures the adapter, not this fake).
+    let (total, items) = {
         let st = shared.lock();
         let mut all: Vec<&Resource> = st
             .resources
@@ -145,16 +147,16 @@ async fn list(
                 .cmp(&b.created_at)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        all.into_iter().map(Resource::to_rest).collect()
+        let total = all.len();
+        let start = usize::try_from((page - 1).saturating_mul(size))
+            .unwrap_or(usize::MAX)
+            .min(total);
+        let end = start
+            .saturating_add(usize::try_from(size).unwrap_or(0))
+            .min(total);
+        let items: Vec<Value> = all[start..end].iter().map(|r| r.to_rest()).collect();
+        (total, items)
     };
-    let total = matches.len();
-    let start = usize::try_from((page - 1).saturating_mul(size))
-        .unwrap_or(usize::MAX)
-        .min(total);
-    let end = start
-        .saturating_add(usize::try_from(size).unwrap_or(0))
-        .min(total);
-    let items: Vec<Value> = matches.drain(start..end).collect();
     axum::Json(json!({
         "kind": "ResourceBundleList", "page": page, "size": items.len(), "total": total, "items": items,
     }))
