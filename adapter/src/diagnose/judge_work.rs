@@ -437,14 +437,14 @@ fn deletion_link(
 ) -> Link {
     let late = is_past(deleted, s.deletion_stuck_after, s.now);
     let limit = friendly(s.deletion_stuck_after);
-    let held = |evidence: String, what: &str| {
+    let held = |evidence: String, what: &str, action: &str| {
         if late {
             Link::new(
                 id,
                 Mark::Broken,
                 format!("{evidence}; deleted at {deleted}, more than {limit} ago"),
                 format!("the deletion is held by {what}"),
-                format!("find what holds it: {what}"),
+                action,
             )
         } else {
             Link::new(
@@ -470,7 +470,8 @@ fn deletion_link(
                     listed.len(),
                     listed.join(", ")
                 ),
-                "the cluster's NodePools (diagnose nodepool <id> --cluster-id for each)",
+                "the cluster's NodePools",
+                "diagnose each NodePool: diagnose nodepool <id> --cluster-id <cluster-id>",
             );
         }
     }
@@ -499,11 +500,20 @@ fn deletion_link(
         return held(
             evidence,
             &format!("the {kind}'s finalizers (the HyperShift operator's cleanup)"),
+            "read the HyperShift operator's logs on the management cluster for what its cleanup waits on",
         );
     }
+    // The agent reports no finalizers while it deletes (it keeps the feedback it had before):
+    // the work stays until everything it applied is gone from the management cluster.
+    let consumer = &work.consumer_name;
     held(
         evidence,
-        "the work's deletion (the agent, the adapter's next pulse)",
+        &format!(
+            "the work agent of {consumer}: the work stays until the objects it applied are gone from that management cluster"
+        ),
+        &format!(
+            "on management cluster {consumer}, look at the {kind} {namespace}/{name} (its deletionTimestamp and finalizers) and the HyperShift operator's logs; if it is gone, check the work agent"
+        ),
     )
 }
 

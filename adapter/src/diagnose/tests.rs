@@ -93,6 +93,36 @@ fn link<'a>(d: &'a super::chain::Diagnosis, id: &str) -> &'a super::chain::Link 
     d.links.iter().find(|l| l.id == id).unwrap()
 }
 
+/// While it deletes, the agent feeds back no finalizers (it keeps what it had before): a
+/// deletion held past the limit then points at the management cluster's object and the agent,
+/// not back at the deletion itself.
+#[test]
+fn a_held_deletion_without_fed_back_finalizers_says_where_to_look() {
+    let work = bundle(&hosted_cluster(), &[], Some("2026-11-26T11:14:00Z"));
+    let d = judge_all(
+        &settings(Kind::Cluster),
+        &observations(
+            json!({"id": CLUSTER, "generation": 4, "deleted_time": "2026-11-26T11:15:00Z"}),
+            vec![work],
+        ),
+    );
+    let hc = link(&d, "hypershift.hostedcluster");
+    assert_eq!(hc.mark, Mark::Broken, "{}", d.text());
+    assert!(
+        hc.meaning.contains("the work agent of mgmt-euw2-01"),
+        "{}",
+        hc.meaning
+    );
+    assert!(
+        hc.action.contains(
+            "on management cluster mgmt-euw2-01, look at the HostedCluster clusters/prod-eu-1"
+        ),
+        "{}",
+        hc.action
+    );
+    assert!(!hc.action.contains("find what holds it"), "{}", hc.action);
+}
+
 #[test]
 fn a_deletion_held_by_a_finalizer_names_it_and_is_stuck_past_the_limit() {
     let work = bundle(
