@@ -171,16 +171,19 @@ fn last_change(work: &ResourceBundle) -> &str {
         .unwrap_or_default()
 }
 
+/// The evidence of a link after `maestro.work` when Maestro could not be read: not "no work",
+/// which would say there is none.
+pub const WORK_NOT_READ: &str = "the work was not read (see maestro.work)";
+
 /// `agent.applied`: the work agent applied the work's current version.
 pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWork>) -> Link {
     const ID: &str = "agent.applied";
     let Some(work) = obs.works.as_ref().ok().and_then(|w| current_work(w)) else {
-        let mark = if obs.works.is_err() {
-            Mark::Unknown
+        return if obs.works.is_err() {
+            Link::new(ID, Mark::Unknown, WORK_NOT_READ, "", "")
         } else {
-            Mark::Ok
+            Link::new(ID, Mark::Ok, "no work to apply", "", "")
         };
-        return Link::new(ID, mark, "no work to apply", "", "");
     };
     let Some(existing) = existing else {
         return Link::new(
@@ -336,7 +339,10 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
         return deletion_link(s, obs, id, kind, deleted, work.zip(existing));
     }
     let (Some(work), Some(existing)) = (work, existing) else {
-        let mark = if obs.works.is_err() || (work.is_some() && existing.is_none()) {
+        if obs.works.is_err() {
+            return Link::new(id, Mark::Unknown, WORK_NOT_READ, "", "");
+        }
+        let mark = if work.is_some() && existing.is_none() {
             Mark::Unknown
         } else {
             Mark::Waiting

@@ -93,6 +93,23 @@ fn link<'a>(d: &'a super::chain::Diagnosis, id: &str) -> &'a super::chain::Link 
     d.links.iter().find(|l| l.id == id).unwrap()
 }
 
+/// When Maestro cannot be read, the links that need the work say so; "no work to apply" would
+/// claim there is none.
+#[test]
+fn links_after_an_unreadable_maestro_do_not_claim_there_is_no_work() {
+    let mut obs = observations(json!({"id": CLUSTER, "generation": 3}), vec![]);
+    obs.works = Err(super::read::Failure::timeout(Duration::from_secs(5)));
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    for id in ["agent.applied", "hypershift.hostedcluster"] {
+        let l = link(&d, id);
+        assert_eq!(l.mark, Mark::Unknown, "{}", d.text());
+        assert_eq!(l.evidence, super::judge_work::WORK_NOT_READ, "{}", d.text());
+    }
+    let obs = observations(json!({"id": CLUSTER, "generation": 3}), vec![]);
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    assert_eq!(link(&d, "agent.applied").evidence, "no work to apply");
+}
+
 /// While it deletes, the agent feeds back no finalizers (it keeps what it had before): a
 /// deletion held past the limit then points at the management cluster's object and the agent,
 /// not back at the deletion itself.
