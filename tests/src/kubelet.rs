@@ -140,6 +140,30 @@ pub async fn play_kubelet(
     let_adapter_finish: bool,
     termination: Option<&TerminationMessage>,
 ) -> (Option<i32>, Option<i32>) {
+    play_kubelet_as(
+        server,
+        job,
+        adapter,
+        reporter,
+        let_adapter_finish,
+        termination,
+        false,
+    )
+    .await
+}
+
+/// [`play_kubelet`]; with `oom_killed` the adapter's exit code 137 is marked with the reason
+/// `OOMKilled`, as the kubelet marks a container the kernel killed at its memory limit (a stand-in
+/// process cannot be OOM-killed on demand, so it exits 137 and this kubelet says why).
+pub async fn play_kubelet_as(
+    server: &ApiServer,
+    job: &PulseJob,
+    adapter: &mut Child,
+    reporter: &mut Child,
+    let_adapter_finish: bool,
+    termination: Option<&TerminationMessage>,
+    oom_killed: bool,
+) -> (Option<i32>, Option<i32>) {
     let mut adapter_code: Option<Option<i32>> = None;
     let reporter_code;
     let timeout = tokio::time::sleep(PULSE_TIMEOUT);
@@ -149,7 +173,11 @@ pub async fn play_kubelet(
             status = adapter.wait(), if adapter_code.is_none() => {
                 let code = status.ok().and_then(|s| s.code());
                 let exit = code.unwrap_or(137);
-                let reason = if exit == 0 { "Completed" } else { "Error" };
+                let reason = match exit {
+                    0 => "Completed",
+                    137 if oom_killed => "OOMKilled",
+                    _ => "Error",
+                };
                 let message = termination.and_then(|t| t.read(exit));
                 server.terminate_container(&job.namespace, &job.pod, "adapter", exit, reason, message.as_deref());
                 adapter_code = Some(code);

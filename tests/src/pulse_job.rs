@@ -77,6 +77,15 @@ impl PulseJob {
         if let Some(seconds) = active_deadline_seconds {
             spec["activeDeadlineSeconds"] = json!(seconds);
         }
+        // The Pod carries the template's labels (in manifests/job.yaml the Job's own) and the
+        // two the API server adds, as the Job controller creates it.
+        let mut pod_labels = labels.clone();
+        if let Some(map) = pod_labels.as_object_mut() {
+            map.insert("batch.kubernetes.io/job-name".to_owned(), json!(job));
+            map.insert("job-name".to_owned(), json!(job));
+        } else {
+            pod_labels = json!({"batch.kubernetes.io/job-name": job, "job-name": job});
+        }
         let mut metadata = json!({"name": job, "namespace": namespace, "labels": labels});
         if let Some(annotations) = annotations {
             metadata["annotations"] = annotations;
@@ -90,7 +99,7 @@ impl PulseJob {
             json!({
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": pod, "namespace": namespace,
-                             "labels": {"batch.kubernetes.io/job-name": job, "job-name": job}},
+                             "labels": pod_labels},
                 "spec": {"restartPolicy": "Never", "containers": [
                     {"name": "adapter", "image": "hypershift-adapter"},
                     {"name": "status-reporter", "image": "status-reporter"}

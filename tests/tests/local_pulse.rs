@@ -206,6 +206,8 @@ fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
         ("maestro-down", 1),
         ("nodepool", 14),
         ("placement", 4),
+        // 8 pulses and 9 diagnoses.
+        ("diagnose", 17),
     ];
     for (name, pulses) in scenarios {
         assert!(
@@ -222,6 +224,46 @@ fn all_runs_every_scenario_and_every_pulse_ends_as_expected() {
     assert_eq!(out.matches("[as expected]").count(), total, "{out}");
     assert!(!out.contains("[UNEXPECTED]"), "{out}");
     assert!(out.contains("All pulses ended with the expected conditions."));
+}
+
+#[test]
+fn diagnose_names_each_broken_link_and_calls_the_healthy_cluster_healthy() {
+    let out = local_pulse(&["--scenario", "diagnose"]);
+    let verdicts: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("   | verdict: "))
+        .collect();
+    let starts = [
+        "stuck at hyperfleet.preconditions: not met at generation 3: dns: no DnsSuccessful",
+        "stuck at framework.job: no Job labelled hyperfleet.io/adapter=controlplane,hyperfleet.io/cluster-id=019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b for generation 3",
+        "stuck at agent.applied: no Applied from the agent of mgmt-local since ",
+        "healthy: every link holds",
+        "stuck at job.report: Job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3: Available AdapterOOMKilled",
+        "stuck at maestro.work: the pulse reported MaestroUnavailable",
+        "stuck at agent.applied: the agent of mgmt-local could not apply: HostedCluster clusters/prod-eu-1-payments-ledger-primary-region-west-cell-07 (AppliedManifestFailed): Failed to apply manifest: hostedclusters.hypershift.openshift.io",
+        "stuck at hypershift.hostedcluster: Health=False ReleaseImageInvalid: The HyperShift operator cannot use the release image: HostedCluster ValidReleaseImage=False (PayloadArchNotFound)",
+        "stuck at hypershift.hostedcluster: work hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b deleting since ",
+    ];
+    assert_eq!(verdicts.len(), starts.len(), "{out}");
+    for (verdict, start) in verdicts.iter().zip(starts) {
+        assert!(
+            verdict.starts_with(start),
+            "{verdict:?} does not start with {start:?}\n{out}"
+        );
+    }
+    assert_contains(
+        &out,
+        &[
+            "   | ✓ job.report                Job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3 reported generation 3: Applied=True ManifestWorkApplied, Available=True ControlPlaneReady, Health=True NoIssues",
+            "   | ✗ job.report                Job hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-g3: Available AdapterOOMKilled",
+            "adapter exited 137 OOMKilled",
+            "exit codes:         adapter 137, status-reporter 0",
+            "more than 30m ago",
+            "All pulses ended with the expected conditions.",
+        ],
+    );
+    assert_eq!(out.matches("   diagnosis ").count(), 9, "{out}");
+    assert!(!out.contains("[UNEXPECTED]"), "{out}");
 }
 
 #[test]

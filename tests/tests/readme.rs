@@ -384,3 +384,134 @@ fn the_health_rows_are_the_codes_in_its_order_everywhere_they_are_listed() {
     lines.swap(three, three + 1);
     assert_ne!(health_rows(&lines.join("\n"), ""), coded);
 }
+
+/// The text output of `hypershift-adapter diagnose` after each step of
+/// `local-pulse --scenario diagnose` (the lines it prints as `   | …`), in step order.
+fn diagnose_scenario_outputs() -> Vec<String> {
+    let out = Command::new(testbed::binaries::path("local-pulse"))
+        .args(["--scenario", "diagnose"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "local-pulse --scenario diagnose:\n{stdout}"
+    );
+    let mut outputs: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in stdout.lines() {
+        if let Some(text) = line.strip_prefix("   | ") {
+            current.get_or_insert_with(String::new).push_str(text);
+            current.as_mut().unwrap().push('\n');
+        } else if let Some(done) = current.take() {
+            outputs.push(done);
+        }
+    }
+    outputs.extend(current);
+    outputs
+}
+
+/// `text` with every RFC 3339 time replaced by `<time>` (the runs' clocks differ).
+fn without_times(text: &str) -> String {
+    let time = regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z").unwrap();
+    time.replace_all(text.trim_end(), "<time>").into_owned()
+}
+
+const DIAGNOSE_SAMPLE: &str = "<!-- diagnose sample: local-pulse --scenario diagnose, step ";
+
+/// `(step, text)` of each sample in the README: the ```` ```text ```` block after
+/// [`DIAGNOSE_SAMPLE`]`N -->`.
+fn diagnose_samples(readme: &str) -> Vec<(usize, String)> {
+    readme
+        .match_indices(DIAGNOSE_SAMPLE)
+        .map(|(at, _)| {
+            let rest = &readme[at + DIAGNOSE_SAMPLE.len()..];
+            let step: usize = rest.split(' ').next().unwrap().parse().unwrap();
+            let block = rest
+                .split_once("```text\n")
+                .and_then(|(_, b)| b.split_once("\n```"))
+                .map(|(b, _)| b.to_owned())
+                .unwrap_or_else(|| panic!("no ```text block after the step {step} marker"));
+            (step, block)
+        })
+        .collect()
+}
+
+#[test]
+fn the_readmes_diagnose_samples_are_what_the_scenario_prints() {
+    let readme = readme();
+    let samples = diagnose_samples(&readme);
+    assert!(
+        samples.len() >= 3,
+        "the diagnose section shows too few samples: {samples:?}"
+    );
+    let outputs = diagnose_scenario_outputs();
+    assert_eq!(outputs.len(), 9, "{outputs:#?}");
+    for (step, sample) in &samples {
+        let output = &outputs[step - 1];
+        assert_eq!(
+            without_times(sample),
+            without_times(output),
+            "README sample of step {step} differs from what diagnose prints now:\n{output}"
+        );
+    }
+    assert!(
+        samples.iter().any(|(_, s)| s.contains("verdict: healthy")),
+        "no healthy sample"
+    );
+    // Every link the code prints has a row in the README's chain table, and the table has no
+    // other.
+    let linked = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .filter_map(|l| {
+                let (mark, rest) = l.split_once(' ')?;
+                ["✓", "✗", "?", "…"]
+                    .contains(&mark)
+                    .then(|| rest.split(' ').next().unwrap().to_owned())
+            })
+            .collect()
+    };
+    let printed: BTreeSet<String> = outputs.iter().flat_map(|o| linked(o)).collect();
+    let section = section(
+        &readme,
+        "## hypershift-adapter diagnose",
+        "## Input files and their limits",
+    );
+    let table: BTreeSet<String> = section
+        .lines()
+        .filter(|l| l.starts_with("| `") && !l.starts_with("| `--"))
+        .flat_map(|l| {
+            let first = l.split('|').nth(1).unwrap_or_default();
+            first
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    // The cluster chain prints hypershift.hostedcluster; the NodePool's hypershift.nodepool
+    // shares its row.
+    let mut expected = printed.clone();
+    expected.insert("hypershift.nodepool".to_owned());
+    assert_eq!(table, expected, "README chain table vs the links printed");
+}
+
+#[test]
+fn a_changed_diagnose_sample_is_caught() {
+    let readme =
+        format!("{DIAGNOSE_SAMPLE}4 -->\n```text\nverdict: healthy at 2026-11-26T22:48:15Z\n```\n");
+    let samples = diagnose_samples(&readme);
+    assert_eq!(
+        samples,
+        [(4, "verdict: healthy at 2026-11-26T22:48:15Z".to_owned())]
+    );
+    assert_eq!(
+        without_times(&samples[0].1),
+        without_times("verdict: healthy at 2027-01-02T03:04:05.123456Z\n")
+    );
+    assert_ne!(
+        without_times(&samples[0].1),
+        without_times("verdict: stuck at 2026-11-26T22:48:15Z")
+    );
+}

@@ -171,16 +171,19 @@ fn last_change(work: &ResourceBundle) -> &str {
         .unwrap_or_default()
 }
 
+/// The evidence of a link after `maestro.work` when Maestro could not be read: not "no work",
+/// which would say there is none.
+pub const WORK_NOT_READ: &str = "the work was not read (see maestro.work)";
+
 /// `agent.applied`: the work agent applied the work's current version.
 pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWork>) -> Link {
     const ID: &str = "agent.applied";
     let Some(work) = obs.works.as_ref().ok().and_then(|w| current_work(w)) else {
-        let mark = if obs.works.is_err() {
-            Mark::Unknown
+        return if obs.works.is_err() {
+            Link::new(ID, Mark::Unknown, WORK_NOT_READ, "", "")
         } else {
-            Mark::Ok
+            Link::new(ID, Mark::Ok, "no work to apply", "", "")
         };
-        return Link::new(ID, mark, "no work to apply", "", "");
     };
     let Some(existing) = existing else {
         return Link::new(
@@ -336,7 +339,10 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
         return deletion_link(s, obs, id, kind, deleted, work.zip(existing));
     }
     let (Some(work), Some(existing)) = (work, existing) else {
-        let mark = if obs.works.is_err() || (work.is_some() && existing.is_none()) {
+        if obs.works.is_err() {
+            return Link::new(id, Mark::Unknown, WORK_NOT_READ, "", "");
+        }
+        let mark = if work.is_some() && existing.is_none() {
             Mark::Unknown
         } else {
             Mark::Waiting
@@ -437,14 +443,14 @@ fn deletion_link(
 ) -> Link {
     let late = is_past(deleted, s.deletion_stuck_after, s.now);
     let limit = friendly(s.deletion_stuck_after);
-    let held = |evidence: String, what: &str| {
+    let held = |evidence: String, what: &str, action: &str| {
         if late {
             Link::new(
                 id,
                 Mark::Broken,
                 format!("{evidence}; deleted at {deleted}, more than {limit} ago"),
                 format!("the deletion is held by {what}"),
-                format!("find what holds it: {what}"),
+                action,
             )
         } else {
             Link::new(
@@ -470,7 +476,8 @@ fn deletion_link(
                     listed.len(),
                     listed.join(", ")
                 ),
-                "the cluster's NodePools (diagnose nodepool <id> --cluster-id for each)",
+                "the cluster's NodePools",
+                "diagnose each NodePool: diagnose nodepool <id> --cluster-id <cluster-id>",
             );
         }
     }
@@ -499,11 +506,20 @@ fn deletion_link(
         return held(
             evidence,
             &format!("the {kind}'s finalizers (the HyperShift operator's cleanup)"),
+            "read the HyperShift operator's logs on the management cluster for what its cleanup waits on",
         );
     }
+    // The agent reports no finalizers while it deletes (it keeps the feedback it had before):
+    // the work stays until everything it applied is gone from the management cluster.
+    let consumer = &work.consumer_name;
     held(
         evidence,
-        "the work's deletion (the agent, the adapter's next pulse)",
+        &format!(
+            "the work agent of {consumer}: the work stays until the objects it applied are gone from that management cluster"
+        ),
+        &format!(
+            "on management cluster {consumer}, look at the {kind} {namespace}/{name} (its deletionTimestamp and finalizers) and the HyperShift operator's logs; if it is gone, check the work agent"
+        ),
     )
 }
 

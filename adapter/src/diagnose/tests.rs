@@ -93,6 +93,53 @@ fn link<'a>(d: &'a super::chain::Diagnosis, id: &str) -> &'a super::chain::Link 
     d.links.iter().find(|l| l.id == id).unwrap()
 }
 
+/// When Maestro cannot be read, the links that need the work say so; "no work to apply" would
+/// claim there is none.
+#[test]
+fn links_after_an_unreadable_maestro_do_not_claim_there_is_no_work() {
+    let mut obs = observations(json!({"id": CLUSTER, "generation": 3}), vec![]);
+    obs.works = Err(super::read::Failure::timeout(Duration::from_secs(5)));
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    for id in ["agent.applied", "hypershift.hostedcluster"] {
+        let l = link(&d, id);
+        assert_eq!(l.mark, Mark::Unknown, "{}", d.text());
+        assert_eq!(l.evidence, super::judge_work::WORK_NOT_READ, "{}", d.text());
+    }
+    let obs = observations(json!({"id": CLUSTER, "generation": 3}), vec![]);
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    assert_eq!(link(&d, "agent.applied").evidence, "no work to apply");
+}
+
+/// While it deletes, the agent feeds back no finalizers (it keeps what it had before): a
+/// deletion held past the limit then points at the management cluster's object and the agent,
+/// not back at the deletion itself.
+#[test]
+fn a_held_deletion_without_fed_back_finalizers_says_where_to_look() {
+    let work = bundle(&hosted_cluster(), &[], Some("2026-11-26T11:14:00Z"));
+    let d = judge_all(
+        &settings(Kind::Cluster),
+        &observations(
+            json!({"id": CLUSTER, "generation": 4, "deleted_time": "2026-11-26T11:15:00Z"}),
+            vec![work],
+        ),
+    );
+    let hc = link(&d, "hypershift.hostedcluster");
+    assert_eq!(hc.mark, Mark::Broken, "{}", d.text());
+    assert!(
+        hc.meaning.contains("the work agent of mgmt-euw2-01"),
+        "{}",
+        hc.meaning
+    );
+    assert!(
+        hc.action.contains(
+            "on management cluster mgmt-euw2-01, look at the HostedCluster clusters/prod-eu-1"
+        ),
+        "{}",
+        hc.action
+    );
+    assert!(!hc.action.contains("find what holds it"), "{}", hc.action);
+}
+
 #[test]
 fn a_deletion_held_by_a_finalizer_names_it_and_is_stuck_past_the_limit() {
     let work = bundle(

@@ -19,6 +19,9 @@ pub const ADAPTER_CRASH: &str = "__adapter-crash";
 pub const ADAPTER_HANG: &str = "__adapter-hang";
 /// A stand-in adapter that writes a report the contract refuses, then exits 0.
 pub const ADAPTER_INVALID_REPORT: &str = "__adapter-invalid-report";
+/// A stand-in adapter that exits 137 without a report, as a container the kernel killed at its
+/// memory limit (the runner's kubelet marks it `OOMKilled`).
+pub const ADAPTER_OOM_KILLED: &str = "__adapter-oom-killed";
 
 /// The report the `invalid-report` stand-in writes: `Maybe` is not a condition status.
 pub const INVALID_REPORT: &str =
@@ -50,6 +53,10 @@ pub fn dispatch(args: &[OsString]) -> Option<ExitCode> {
             ExitCode::FAILURE
         }
         ADAPTER_INVALID_REPORT => write_invalid_report(),
+        ADAPTER_OOM_KILLED => {
+            eprintln!("simulated OOM kill: exit 137 before writing a report");
+            ExitCode::from(137)
+        }
         _ => return None,
     };
     Some(code)

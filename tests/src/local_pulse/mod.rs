@@ -10,6 +10,7 @@
 //! `kubectl get job -o yaml` shows it, and checked against the expected conditions.
 
 pub mod children;
+pub mod diagnose;
 pub mod hyperfleet_api;
 pub mod render;
 pub mod scenario;
@@ -22,7 +23,7 @@ use clap::Parser;
 use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
-use crate::kubelet::{TerminationMessage, play_kubelet, spawn};
+use crate::kubelet::{TerminationMessage, play_kubelet_as, spawn};
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
@@ -53,7 +54,7 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = Scenario::Lifecycle)]
     pub scenario: Scenario,
     /// Run every scenario in turn (lifecycle, apply-failure, resource-gone, upgrade, delete,
-    /// adapter-crash, hang, invalid-report, maestro-down, nodepool).
+    /// adapter-crash, hang, invalid-report, maestro-down, nodepool, placement, diagnose).
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Keep the temp directory (results, logs, kubeconfig) and print its path.
@@ -421,6 +422,9 @@ async fn run_scenario(
         bed.add_management_clusters()?;
     }
     let bed = bed;
+    if scenario == Scenario::Diagnose {
+        return diagnose::run(&bed, dir, cli).await;
+    }
     let pulses = scenario.pulses();
     let total = pulses.len();
     let mut out = Vec::new();
@@ -604,13 +608,14 @@ async fn run_pulse(
         cli.verbose,
     )?;
 
-    let (adapter_code, reporter_code) = play_kubelet(
+    let (adapter_code, reporter_code) = play_kubelet_as(
         &bed.server,
         &job,
         &mut adapter.child,
         &mut reporter.child,
         pulse.adapter != Adapter::Hang,
         Some(&termination),
+        pulse.adapter == Adapter::OomKilled,
     )
     .await;
     adapter.flush().await;

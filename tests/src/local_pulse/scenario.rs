@@ -41,11 +41,16 @@ pub enum Scenario {
     /// before applying it (failed over to the other, which it fills), applied and ready there,
     /// then that one goes down too (the control plane stays: `ManagementClusterUnavailable`).
     Placement,
+    /// `hypershift-adapter diagnose cluster` after each of nine steps: the chain broken at each
+    /// link in turn (a precondition adapter not reporting, no Job, the agent stopped, the adapter
+    /// OOM-killed, Maestro stopped, an admission denial, an operator condition, a finalizer
+    /// holding the deletion) and once healthy; each verdict must name that link.
+    Diagnose,
 }
 
 impl Scenario {
     /// Every scenario, in the order `--all` runs them.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Lifecycle,
         Scenario::ApplyFailure,
         Scenario::ResourceGone,
@@ -57,6 +62,7 @@ impl Scenario {
         Scenario::MaestroDown,
         Scenario::NodePool,
         Scenario::Placement,
+        Scenario::Diagnose,
     ];
 
     /// The `--scenario` value.
@@ -73,6 +79,7 @@ impl Scenario {
             Scenario::MaestroDown => "maestro-down",
             Scenario::NodePool => "nodepool",
             Scenario::Placement => "placement",
+            Scenario::Diagnose => "diagnose",
         }
     }
 
@@ -112,6 +119,9 @@ impl Scenario {
             Scenario::Placement => {
                 "two management clusters in the region: placed, failed over before apply, ready, then an outage"
             }
+            Scenario::Diagnose => {
+                "hypershift-adapter diagnose with the chain broken at each link in turn, and healthy"
+            }
         }
     }
 
@@ -125,6 +135,7 @@ impl Scenario {
             Scenario::Delete => delete(),
             Scenario::NodePool => nodepool(),
             Scenario::Placement => placement(),
+            Scenario::Diagnose => super::diagnose::pulses(),
             Scenario::AdapterCrash => vec![Pulse {
                 title: "the adapter crashes",
                 generation: super::GENERATION,
@@ -195,6 +206,8 @@ pub enum Adapter {
     Crash,
     Hang,
     InvalidReport,
+    /// A stand-in that exits 137 without a report; the kubelet reports it `OOMKilled`.
+    OomKilled,
 }
 
 impl Adapter {
@@ -208,6 +221,7 @@ impl Adapter {
             Adapter::Crash => vec![children::ADAPTER_CRASH],
             Adapter::Hang => vec![children::ADAPTER_HANG],
             Adapter::InvalidReport => vec![children::ADAPTER_INVALID_REPORT],
+            Adapter::OomKilled => vec![children::ADAPTER_OOM_KILLED],
         }
     }
 
@@ -223,6 +237,9 @@ impl Adapter {
             Adapter::Crash => "a stand-in that logs an error and exits 1",
             Adapter::Hang => "a stand-in that sleeps until killed",
             Adapter::InvalidReport => "a stand-in that writes an invalid report and exits 0",
+            Adapter::OomKilled => {
+                "a stand-in that exits 137 without a report; the kubelet reports it OOMKilled"
+            }
         }
     }
 }
@@ -306,7 +323,7 @@ pub struct Pulse {
     pub expect_messages: Vec<(&'static str, String)>,
 }
 
-fn reporter_failure(reason: &'static str) -> Expected {
+pub(super) fn reporter_failure(reason: &'static str) -> Expected {
     Expected {
         applied: Some(("False", reason)),
         available: ("False", reason),
@@ -320,7 +337,7 @@ pub const ENDPOINT_HOST: &str = "api.prod-eu-1.hcp.example.com";
 /// The simulated HostedCluster's completed version.
 pub const VERSION: &str = "4.17.0";
 
-const NO_ISSUES: (&str, &str) = ("True", "NoIssues");
+pub(super) const NO_ISSUES: (&str, &str) = ("True", "NoIssues");
 
 /// The HostedCluster's endpoint as the report's `data` carries it.
 fn endpoint() -> String {
@@ -328,7 +345,7 @@ fn endpoint() -> String {
 }
 
 /// A pulse of the real adapter with nothing asserted on data or messages.
-fn real(title: &'static str, management: Vec<Management>, expect: Expected) -> Pulse {
+pub(super) fn real(title: &'static str, management: Vec<Management>, expect: Expected) -> Pulse {
     Pulse {
         title,
         generation: super::GENERATION,
@@ -342,7 +359,7 @@ fn real(title: &'static str, management: Vec<Management>, expect: Expected) -> P
 }
 
 /// Pulse 1 of a new cluster: the adapter creates the ManifestWork.
-fn work_created() -> Pulse {
+pub(super) fn work_created() -> Pulse {
     real(
         "new cluster: the adapter creates the ManifestWork",
         vec![],
@@ -356,7 +373,7 @@ fn work_created() -> Pulse {
 }
 
 /// The HostedCluster reports Available=True: the endpoint and version reach the Job.
-fn control_plane_ready() -> Pulse {
+pub(super) fn control_plane_ready() -> Pulse {
     Pulse {
         expect_data: vec![
             ("control_plane_endpoint", endpoint()),
@@ -497,7 +514,7 @@ pub const NODEPOOL_ID: &str = "019a6f20-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
 pub const HOSTED_CLUSTER_FINALIZER: &str = "hypershift.openshift.io/finalizer";
 
 /// The generation after one PATCH or DELETE.
-const NEXT_GENERATION: i32 = super::GENERATION + 1;
+pub(super) const NEXT_GENERATION: i32 = super::GENERATION + 1;
 
 fn upgrade() -> Vec<Pulse> {
     let ready = Expected {
