@@ -38,7 +38,7 @@ use jiff::Timestamp;
 use crate::duration::parse_budget;
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 use crate::work::backend::DEFAULT_SOURCE_ID;
-use crate::work::maestro::{MaestroConfig, TokenSource};
+use crate::work::maestro::{MaestroConfig, MaestroTlsArgs};
 use chain::{Diagnosis, Link};
 use judge::{Kind, Observations, Settings};
 use read::{Failure, HyperfleetReader};
@@ -139,31 +139,8 @@ pub struct Common {
     #[arg(long, env = "MAESTRO_SOURCE_ID", default_value = DEFAULT_SOURCE_ID)]
     pub maestro_source_id: String,
 
-    /// PEM CA bundle trusted for an `https` Maestro URL.
-    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
-    pub maestro_ca_file: Option<PathBuf>,
-
-    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_CERT_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_key"
-    )]
-    pub maestro_client_cert: Option<PathBuf>,
-
-    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_KEY_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_cert"
-    )]
-    pub maestro_client_key: Option<PathBuf>,
-
-    /// File holding Maestro's bearer token (sent over TLS only).
-    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
-    pub maestro_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub maestro_tls: MaestroTlsArgs,
 
     /// How long each system (HyperFleet, Kubernetes, Maestro) may take, all its reads together:
     /// seconds or a duration (`5s`).
@@ -338,16 +315,7 @@ fn maestro_config(common: &Common) -> MaestroConfig {
         common.maestro_source_id.clone(),
         String::new(),
     );
-    config.ca_file.clone_from(&common.maestro_ca_file);
-    config
-        .client_cert_file
-        .clone_from(&common.maestro_client_cert);
-    config
-        .client_key_file
-        .clone_from(&common.maestro_client_key);
-    if let Some(path) = &common.maestro_token_file {
-        config.token = TokenSource::File(path.clone());
-    }
+    common.maestro_tls.apply_to(&mut config);
     config
 }
 

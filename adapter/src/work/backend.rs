@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hub::{self, HubWorkClient};
-use super::maestro::{MaestroConfig, MaestroWorkClient, TokenSource};
+use super::maestro::{MaestroConfig, MaestroTlsArgs, MaestroWorkClient};
 use super::{ExistingWork, WorkClient, WorkError};
 use crate::duration::parse_budget;
 
@@ -63,31 +63,8 @@ pub struct WorkArgs {
     #[arg(long, env = "MAESTRO_GRPC_URL", value_name = "URL")]
     pub maestro_grpc_url: Option<String>,
 
-    /// PEM CA bundle trusted for `https` Maestro URLs (required for `https`).
-    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
-    pub maestro_ca_file: Option<PathBuf>,
-
-    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_CERT_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_key"
-    )]
-    pub maestro_client_cert: Option<PathBuf>,
-
-    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
-    #[arg(
-        long,
-        env = "MAESTRO_CLIENT_KEY_FILE",
-        value_name = "FILE",
-        requires = "maestro_client_cert"
-    )]
-    pub maestro_client_key: Option<PathBuf>,
-
-    /// File holding Maestro's bearer token, re-read on every call (sent over TLS only).
-    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
-    pub maestro_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub maestro_tls: MaestroTlsArgs,
 
     /// How long transient backend failures are retried (backoff 1 s → 60 s) before reporting
     /// `MaestroUnavailable`: seconds (`120`) or a duration (`2m`). Keep it below the Job's
@@ -259,14 +236,7 @@ impl WorkArgs {
             self.maestro_source_id.clone(),
             self.static_consumer().to_owned(),
         );
-        config.ca_file.clone_from(&self.maestro_ca_file);
-        config
-            .client_cert_file
-            .clone_from(&self.maestro_client_cert);
-        config.client_key_file.clone_from(&self.maestro_client_key);
-        if let Some(path) = &self.maestro_token_file {
-            config.token = TokenSource::File(path.clone());
-        }
+        self.maestro_tls.apply_to(&mut config);
         config.timeout = config.timeout.min(self.call_timeout());
         config
     }

@@ -40,6 +40,51 @@ pub struct MaestroConfig {
     pub max_decode_bytes: usize,
 }
 
+/// The Maestro TLS material and bearer token flags, the same for the pulses (`WorkArgs`) and
+/// `diagnose`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MaestroTlsArgs {
+    /// PEM CA bundle trusted for `https` Maestro URLs (required for `https`).
+    #[arg(long, env = "MAESTRO_CA_FILE", value_name = "FILE")]
+    pub maestro_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate for Maestro mTLS (with `--maestro-client-key`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_CERT_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_key"
+    )]
+    pub maestro_client_cert: Option<PathBuf>,
+
+    /// PEM client key for Maestro mTLS (with `--maestro-client-cert`).
+    #[arg(
+        long,
+        env = "MAESTRO_CLIENT_KEY_FILE",
+        value_name = "FILE",
+        requires = "maestro_client_cert"
+    )]
+    pub maestro_client_key: Option<PathBuf>,
+
+    /// File holding Maestro's bearer token, re-read on every call (sent over TLS only).
+    #[arg(long, env = "MAESTRO_TOKEN_FILE", value_name = "FILE")]
+    pub maestro_token_file: Option<PathBuf>,
+}
+
+impl MaestroTlsArgs {
+    /// Sets `config`'s TLS material and token source from these flags.
+    pub fn apply_to(&self, config: &mut MaestroConfig) {
+        config.ca_file.clone_from(&self.maestro_ca_file);
+        config
+            .client_cert_file
+            .clone_from(&self.maestro_client_cert);
+        config.client_key_file.clone_from(&self.maestro_client_key);
+        if let Some(path) = &self.maestro_token_file {
+            config.token = TokenSource::File(path.clone());
+        }
+    }
+}
+
 impl MaestroConfig {
     /// Settings with defaults: no TLS material, no token, [`DEFAULT_TIMEOUT`], [`DEFAULT_MAX_DECODE_BYTES`].
     pub fn new(

@@ -48,7 +48,7 @@ pub mod proto {
 }
 
 pub use client::MaestroWorkClient;
-pub use config::{BearerToken, MaestroConfig, TokenSource};
+pub use config::{BearerToken, MaestroConfig, MaestroTlsArgs, TokenSource};
 pub use resource_id::{placement_resource_id, resource_id};
 
 /// Loads the shared Maestro wire fixtures from the team folder (`shared/fixtures/maestro` beside the
