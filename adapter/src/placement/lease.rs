@@ -80,16 +80,15 @@ impl std::fmt::Debug for KubeLeases {
 }
 
 impl KubeLeases {
-    /// The Leases of `namespace`, through the kubeconfig (`KUBECONFIG`, else `~/.kube/config`,
-    /// else the in-cluster service account; [`crate::kubeconfig::load`]).
-    pub async fn connect(namespace: &str) -> Result<Self, String> {
-        let mut config = crate::kubeconfig::load(
-            std::env::var_os("KUBECONFIG")
-                .map(std::path::PathBuf::from)
-                .as_deref(),
-        )
-        .await
-        .map_err(|e| format!("kubeconfig: {e}"))?;
+    /// The Leases of `namespace`, through `kubeconfig` (`--kubeconfig` / `KUBECONFIG`), else
+    /// `~/.kube/config`, else the in-cluster service account ([`crate::kubeconfig::load`]).
+    pub async fn connect(
+        kubeconfig: Option<&std::path::Path>,
+        namespace: &str,
+    ) -> Result<Self, String> {
+        let mut config = crate::kubeconfig::load(kubeconfig)
+            .await
+            .map_err(|e| format!("kubeconfig: {e}"))?;
         crate::kubeconfig::tune(&mut config, REQUEST_TIMEOUT);
         let client = kube::Client::try_from(config)
             .map_err(|e| format!("kube client: {}", crate::kubeconfig::error_chain(&e)))?;

@@ -643,7 +643,9 @@ async fn placement_lock(
     args: &Args,
 ) -> crate::placement::lease::PlacementLock<crate::placement::lease::KubeLeases> {
     let namespace = args.job_namespace.clone().unwrap_or_default();
-    let api = crate::placement::lease::KubeLeases::connect(&namespace).await;
+    let api =
+        crate::placement::lease::KubeLeases::connect(args.work.kubeconfig.as_deref(), &namespace)
+            .await;
     let holder = crate::placement::lease::holder_identity(args.pod_name.as_deref());
     tracing::debug!(namespace, holder, "placement lease settings");
     crate::placement::lease::PlacementLock {
