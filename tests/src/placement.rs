@@ -1,7 +1,8 @@
 //! A world of several management clusters for placement (issue 17): one fake Maestro with a
 //! consumer and a work agent per management cluster, and one fake HyperFleet API serving a
 //! `ManagementCluster` entity per management cluster (the spec the README defines), each reported
-//! healthy or not by the `mgmt-health` adapter. The end-to-end tests, `local-pulse --scenario
+//! healthy or not by the `mgmt-health` adapter, and a fake Kubernetes API server holding the
+//! placement leases (`KUBECONFIG`, `JOB_NAMESPACE` in [`PlacementWorld::adapter_env`]). The end-to-end tests, `local-pulse --scenario
 //! placement` and the fleet bench build on it.
 //!
 //! ```no_run
@@ -39,6 +40,7 @@ use serde_json::{Value, json};
 use crate::hyperfleet::fake_api::{
     Clock, Config, FakeHyperfleetApi, ManagementCluster, PREFIX, management,
 };
+use crate::kube_api::ApiServer;
 use crate::maestro::{FakeMaestro, FakeOptions};
 
 /// The bearer token the world's HyperFleet API requires (written to [`PlacementWorld::token_file`]).
@@ -135,6 +137,9 @@ impl McSpec {
 pub struct PlacementWorld {
     maestro: FakeMaestro,
     api: FakeHyperfleetApi,
+    /// The Kubernetes API of the Jobs' namespace (the placement leases).
+    kube: ApiServer,
+    kubeconfig: PathBuf,
     dir: tempfile::TempDir,
     token_file: PathBuf,
     /// Each management cluster with its entity's path on the API.
@@ -185,6 +190,8 @@ impl PlacementWorld {
         )
         .await?;
         let dir = tempfile::tempdir()?;
+        let kube = ApiServer::start().await;
+        let kubeconfig = kube.write_kubeconfig(dir.path());
         let token_file = dir.path().join("hyperfleet-token");
         std::fs::write(&token_file, TOKEN).context("writing the token file")?;
         let mut placed = Vec::with_capacity(mcs.len());
@@ -201,6 +208,8 @@ impl PlacementWorld {
         Ok(PlacementWorld {
             maestro,
             api,
+            kube,
+            kubeconfig,
             dir,
             token_file,
             mcs: placed,
@@ -215,6 +224,22 @@ impl PlacementWorld {
     /// The fake HyperFleet API.
     pub fn api(&self) -> &FakeHyperfleetApi {
         &self.api
+    }
+
+    /// The fake Kubernetes API server the adapter takes its placement leases from (in
+    /// [`crate::real_pulse::NAMESPACE`]); the pulse Jobs can run against it too.
+    pub fn kube(&self) -> &ApiServer {
+        &self.kube
+    }
+
+    /// The placement lease of `consumer`, as stored (`None` before its first placement).
+    pub fn lease(&self, consumer: &str) -> Option<Value> {
+        self.kube.object(
+            "/apis/coordination.k8s.io/v1",
+            "leases",
+            Some(crate::real_pulse::NAMESPACE),
+            &hypershift_adapter::placement::lease::lease_name(consumer),
+        )
     }
 
     /// The world's directory (token and inventory files).
@@ -283,6 +308,8 @@ impl PlacementWorld {
             ("MAESTRO_API_URL".into(), self.maestro.rest_url()),
             ("MAESTRO_GRPC_URL".into(), self.maestro.grpc_url()),
             ("LOG_FORMAT".into(), "json".into()),
+            ("KUBECONFIG".into(), self.kubeconfig.display().to_string()),
+            ("JOB_NAMESPACE".into(), crate::real_pulse::NAMESPACE.into()),
         ]
     }
 

@@ -746,6 +746,13 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([
             rule("batch", "jobs/status", &["get", "patch"]),
             rule("", "pods", &["get", "list", "watch"]),
+            // The controlplane adapter's placement lease (tests/tests/placement.rs holds the
+            // requests it makes to these verbs).
+            rule(
+                "coordination.k8s.io",
+                "leases",
+                &["get", "create", "update"]
+            ),
         ])
     );
     let job = job();

@@ -23,9 +23,10 @@
 mod hyperfleet_support;
 
 use hyperfleet_support::bridge::{Adapter, Bridge};
+use hypershift_adapter::placement::lease::lease_name;
 use serde_json::json;
 use testbed::hyperfleet::fake_api::{FakeHyperfleetApi, PREFIX};
-use testbed::kube_api::ApiServer;
+use testbed::kube_api::{ApiServer, RecordedRequest};
 use testbed::local_pulse::scenario::{Stage, hosted_cluster_status};
 use testbed::maestro::{MaestroCounts, Resource};
 use testbed::placement::{McSpec, PlacementWorld};
@@ -45,9 +46,9 @@ const OTHER_CLUSTER_ADAPTERS: [&str; 3] = ["validation", "dns", "pullsecret"];
 /// The longest NodePool name (15).
 const NODEPOOL_NAME: &str = "workers-a-12345";
 
-/// The fakes, the pulse Jobs' API server, both task configs' bridges.
+/// The fakes (the pulse Jobs run against the placement world's Kubernetes API, which holds the
+/// placement leases), both task configs' bridges.
 struct World {
-    server: ApiServer,
     placement: PlacementWorld,
     controlplane: Bridge,
     nodepool: Bridge,
@@ -57,7 +58,6 @@ impl World {
     async fn start(mcs: &[McSpec]) -> World {
         let placement = PlacementWorld::start(mcs).await.unwrap();
         World {
-            server: ApiServer::start().await,
             controlplane: Bridge::load(Adapter::ControlPlane, placement.api()),
             nodepool: Bridge::load(Adapter::NodePool, placement.api()),
             placement,
@@ -81,7 +81,7 @@ impl World {
     /// One control-plane pulse of cluster `id` at its served generation, in the HyperFleet
     /// inventory mode (`env` replaces it when given); both containers must exit 0.
     async fn pulse(&self, id: &str) -> JobPulse {
-        self.pulse_with(id, &self.placement.adapter_env(), &self.server)
+        self.pulse_with(id, &self.placement.adapter_env(), self.placement.kube())
             .await
     }
 
@@ -90,10 +90,12 @@ impl World {
         let mut env = env.to_vec();
         env.push(("CLUSTER_ID".into(), id.to_owned()));
         env.push(("GENERATION".into(), generation.to_string()));
+        let job = controlplane_job_name(id, i32::try_from(generation).unwrap());
+        env.push(("POD_NAME".into(), format!("{job}-x7k2p")));
         let pulse = real_pulse::run(
             server,
             &self.placement.dir().join(format!("cp-{id}")),
-            &controlplane_job_name(id, i32::try_from(generation).unwrap()),
+            &job,
             &env,
         )
         .await;
@@ -383,7 +385,7 @@ async fn full_cordoned_unhealthy_and_unknown_are_passed_over_and_none_left_is_re
         .pulse_with(
             &third,
             &world.placement.file_inventory_env().unwrap(),
-            &world.server,
+            world.placement.kube(),
         )
         .await;
     assert_eq!(
@@ -501,7 +503,7 @@ async fn node_pools_follow_their_control_plane() {
         ("GENERATION".to_owned(), "1".to_owned()),
     ]);
     let pulse = real_pulse::run_nodepool(
-        &world.server,
+        world.placement.kube(),
         &world.placement.dir().join("nodepool"),
         &nodepool_job_name(&nodepool_id, 1),
         &env,
@@ -671,7 +673,7 @@ async fn two_racing_pulses_end_with_one_work() {
     let racer_dir = world.placement.dir().join("racer");
     let job = controlplane_job_name(&id, i32::try_from(generation).unwrap());
     let (a, b) = tokio::join!(
-        world.pulse_with(&id, &env, &world.server),
+        world.pulse_with(&id, &env, world.placement.kube()),
         real_pulse::run(&other_server, &racer_dir, &job, &env_b)
     );
     world.maestro().set_latency(std::time::Duration::ZERO);
@@ -700,15 +702,36 @@ async fn a_create_and_a_steady_state_pulse_cost_what_the_design_says() {
     .await;
     let id = world.placement.create_cluster(EAST, 1);
     let (maestro_before, api_before) = (world.maestro().counts(), world.api().requests().len());
-    world.pulse(&id).await;
+    let kube_before = world.placement.kube().requests().len();
+    let created = world.pulse(&id).await;
     assert_eq!(
         world.maestro().counts().since(maestro_before),
         MaestroCounts {
             list_find: 1,
-            list_count: 2,
+            list_count: 3,
             publish_create: 1,
             ..MaestroCounts::default()
-        }
+        },
+        "a count per candidate, and the chosen one's again under its lease"
+    );
+    // The placement lease of the chosen management cluster: created (first placement there),
+    // released with a PUT; each a verb manifests/rbac.yaml grants.
+    let on = placed_on(&created);
+    let lease = lease_requests(&world.placement.kube().requests()[kube_before..]);
+    assert_eq!(
+        lease,
+        [
+            ("create".to_owned(), String::new()),
+            ("update".to_owned(), lease_name(&on))
+        ],
+        "{}",
+        created.explain()
+    );
+    assert_granted(&lease);
+    assert_eq!(
+        world.placement.lease(&on).unwrap()["spec"]["holderIdentity"],
+        "",
+        "released"
     );
     let create_requests: Vec<String> = world.api().requests()[api_before..].to_vec();
     assert_eq!(create_requests.len(), 2, "{create_requests:?}");
@@ -733,9 +756,171 @@ async fn a_create_and_a_steady_state_pulse_cost_what_the_design_says() {
     let steady_requests: Vec<String> = world.api().requests()[api_before..].to_vec();
     assert_eq!(steady_requests.len(), 2, "{steady_requests:?}");
     assert!(
+        lease_requests(&world.placement.kube().requests()).len() == 2,
+        "a steady pulse never touches the lease"
+    );
+    assert!(
         steady_requests
             .iter()
             .any(|r| r.contains("managementclusters?search=spec.maestro_consumer")),
         "{steady_requests:?}"
     );
+}
+
+/// `(verb as RBAC names it, lease name)` of every placement-lease request (`create` has no name
+/// in its path).
+fn lease_requests(requests: &[RecordedRequest]) -> Vec<(String, String)> {
+    let prefix = format!(
+        "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+        real_pulse::NAMESPACE
+    );
+    requests
+        .iter()
+        .filter_map(|r| {
+            let rest = r.path.strip_prefix(&prefix)?;
+            let verb = match r.method.as_str() {
+                "GET" => "get",
+                "POST" => "create",
+                "PUT" => "update",
+                other => panic!("the adapter sent {other} {}", r.path),
+            };
+            Some((verb.to_owned(), rest.trim_start_matches('/').to_owned()))
+        })
+        .collect()
+}
+
+/// Every lease request's verb is granted on `coordination.k8s.io` `leases` by the Role of
+/// `manifests/rbac.yaml`.
+fn assert_granted(lease: &[(String, String)]) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../manifests/rbac.yaml"
+    ))
+    .unwrap();
+    let role: serde_json::Value =
+        serde_saphyr::from_str(text.split("\n---\n").nth(2).unwrap()).unwrap();
+    // (tests/tests/manifests.rs holds the Role to the Jobs' namespace.)
+    assert_eq!(role["kind"], "Role");
+    let rule = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["apiGroups"] == json!(["coordination.k8s.io"]) && r["resources"] == json!(["leases"])
+        })
+        .expect("a leases rule");
+    for (verb, _) in lease {
+        assert!(
+            rule["verbs"].as_array().unwrap().contains(&json!(verb)),
+            "{verb} leases is not granted: {rule}"
+        );
+    }
+}
+
+/// Capacity honoured under concurrency: six clusters' pulses started at once against a region
+/// whose two management clusters take 2 and 1 (every Maestro call slowed so that all of them
+/// count before any creates): exactly 2 and 1 are placed, the other three are refused
+/// `NoManagementClusterAvailable` naming each candidate full, HyperFleet stores both kinds of
+/// report, and every lease is released afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_never_exceed_a_management_clusters_capacity() {
+    let world = World::start(&[McSpec::new(EAST_A, EAST, 2), McSpec::new(EAST_B, EAST, 1)]).await;
+    let ids: Vec<String> = (1..=6)
+        .map(|i| world.placement.create_cluster(EAST, i))
+        .collect();
+    world
+        .maestro()
+        .set_latency(std::time::Duration::from_millis(100));
+    let pulses = futures::future::join_all(ids.iter().map(|id| world.pulse(id))).await;
+    world.maestro().set_latency(std::time::Duration::ZERO);
+
+    assert_eq!(
+        world.placement.load_per_consumer(),
+        [(EAST_A.to_owned(), 2), (EAST_B.to_owned(), 1)]
+            .into_iter()
+            .collect(),
+        "exactly max_hosted_clusters on each"
+    );
+    let (placed, refused): (Vec<_>, Vec<_>) = ids
+        .iter()
+        .zip(&pulses)
+        .partition(|(_, p)| condition(p, "Applied").0 == "True");
+    assert_eq!(placed.len(), 3);
+    assert_eq!(refused.len(), 3);
+    for (id, pulse) in &refused {
+        for type_ in ["Applied", "Available", "Health"] {
+            assert_eq!(
+                condition(pulse, type_),
+                ("False".into(), "NoManagementClusterAvailable".into()),
+                "{type_}: {}",
+                pulse.explain()
+            );
+        }
+        let message = pulse.message("Applied");
+        assert!(
+            message.contains(&format!("{EAST_A}: full: 2/2"))
+                && message.contains(&format!("{EAST_B}: full: 1/1")),
+            "{message}"
+        );
+        assert!(world.works(id).is_empty());
+    }
+    // HyperFleet's conclusion for both kinds.
+    let (id, pulse) = placed[0];
+    let object = PlacementWorld::cluster_path(id);
+    world.others_report(&object);
+    assert_eq!(world.report(&object, pulse), Some(201));
+    world.hosted_cluster(id, Stage::Ready);
+    let ready = world.pulse(id).await;
+    assert_eq!(
+        condition(&ready, "Available"),
+        ("True".into(), "ControlPlaneReady".into()),
+        "{}",
+        ready.explain()
+    );
+    assert_eq!(world.report(&object, &ready), Some(201));
+    world.assert_reconciled(&object);
+    let (id, pulse) = refused[0];
+    let object = PlacementWorld::cluster_path(id);
+    world.others_report(&object);
+    assert_eq!(world.report(&object, pulse), Some(201));
+    assert_eq!(
+        world
+            .conclusion(&object, "HypershiftSuccessful")
+            .map(|c| (c.0, c.2)),
+        Some(("False".into(), "NoManagementClusterAvailable".into()))
+    );
+    for consumer in [EAST_A, EAST_B] {
+        let lease = world.placement.lease(consumer).unwrap();
+        assert_eq!(lease["spec"]["holderIdentity"], "", "{lease}");
+    }
+    assert_granted(&lease_requests(&world.placement.kube().requests()));
+}
+
+/// A lease left held by a pod that died (renewed a minute ago, 15 s duration) does not block:
+/// the next placement takes it over and places the cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_left_by_a_dead_holder_does_not_block_placement() {
+    let world = World::start(&[McSpec::new(EAST_A, EAST, 200)]).await;
+    let dead = "hs-cp-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6c-g1-q9w3e";
+    let renewed = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(60))
+        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    world.placement.kube().put_lease(
+        real_pulse::NAMESPACE,
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+               "metadata": {"name": lease_name(EAST_A), "namespace": real_pulse::NAMESPACE},
+               "spec": {"holderIdentity": dead, "leaseDurationSeconds": 15,
+                        "acquireTime": renewed, "renewTime": renewed}}),
+    );
+    let id = world.placement.create_cluster(EAST, 1);
+    let pulse = world.pulse(&id).await;
+    assert_eq!(
+        condition(&pulse, "Applied"),
+        ("True".into(), "ManifestWorkCreated".into()),
+        "{}",
+        pulse.explain()
+    );
+    let lease = world.placement.lease(EAST_A).unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], "", "released: {lease}");
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
 }

@@ -9,6 +9,7 @@
 
 pub mod entity;
 pub mod inventory;
+pub mod lease;
 pub mod select;
 
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
@@ -28,6 +29,8 @@ pub const NOT_LOCATED: &str = "(not located yet: the search for the cluster's wo
 pub const NO_MANAGEMENT_CLUSTER_AVAILABLE: &str = "NoManagementClusterAvailable";
 /// The inventory could not be read.
 pub const INVENTORY_UNAVAILABLE: &str = "InventoryUnavailable";
+/// The placement lease (a Kubernetes Lease) cannot be used: nothing is placed.
+pub const PLACEMENT_LOCK_UNAVAILABLE: &str = "PlacementLockUnavailable";
 /// A work whose agent never reported was withdrawn from an unavailable management cluster and
 /// placed again.
 pub const FAILED_OVER_BEFORE_APPLY: &str = "FailedOverBeforeApply";
@@ -78,6 +81,21 @@ pub fn inventory_unavailable_conditions(detail: &str) -> Conditions {
         INVENTORY_UNAVAILABLE,
         applied,
         "Not checked: the management cluster inventory could not be read (see Applied)".to_owned(),
+    )
+}
+
+/// Applied False, Available Unknown, Health False `PlacementLockUnavailable` (shaped like
+/// `InventoryUnavailable`): the placement lease could not be used, so nothing was placed (placing
+/// without it could overshoot a management cluster's capacity).
+pub fn placement_lock_unavailable_conditions(detail: &str) -> Conditions {
+    let applied = format!(
+        "Cannot use the placement lease (a coordination.k8s.io Lease in the Job's namespace) to place this control plane: {}. Nothing was sent. The next pulse retries; check that the Job's ServiceAccount may get, create and update leases in its namespace (manifests/rbac.yaml) and that JOB_NAMESPACE names that namespace",
+        crate::message::redact(detail)
+    );
+    crate::work::outcome::error_conditions(
+        PLACEMENT_LOCK_UNAVAILABLE,
+        applied,
+        "Not checked: the placement lease could not be used (see Applied)".to_owned(),
     )
 }
 

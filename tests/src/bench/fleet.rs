@@ -206,6 +206,12 @@ pub enum RequestKind {
     MaestroDelete,
     /// Maestro gRPC Publish (counted by the fake, not per pulse).
     MaestroPublish,
+    /// Kubernetes `POST …/namespaces/{ns}/leases`: a placement lease created (or a 409).
+    LeaseCreate,
+    /// Kubernetes `GET …/namespaces/{ns}/leases/{name}`: a placement lease read after a 409.
+    LeaseGet,
+    /// Kubernetes `PUT …/namespaces/{ns}/leases/{name}`: a placement lease taken or released.
+    LeaseUpdate,
     /// Anything else, as `<METHOD> <path with ids as {id}>`.
     Other(String),
 }
@@ -223,6 +229,15 @@ impl RequestKind {
             _ => false,
         }
     }
+
+    /// Whether the Kubernetes API serves it (the placement lease).
+    pub fn is_kube(&self) -> bool {
+        match self {
+            RequestKind::LeaseCreate | RequestKind::LeaseGet | RequestKind::LeaseUpdate => true,
+            RequestKind::Other(label) => label.contains(" /apis/") || label.contains(" /api/v1/"),
+            _ => false,
+        }
+    }
 }
 
 impl fmt::Display for RequestKind {
@@ -236,6 +251,9 @@ impl fmt::Display for RequestKind {
             RequestKind::MaestroGet => "Maestro GET bundle",
             RequestKind::MaestroDelete => "Maestro DELETE bundle",
             RequestKind::MaestroPublish => "Maestro publish (gRPC)",
+            RequestKind::LeaseCreate => "Kubernetes lease create",
+            RequestKind::LeaseGet => "Kubernetes lease GET",
+            RequestKind::LeaseUpdate => "Kubernetes lease PUT",
             RequestKind::Other(label) => label,
         };
         f.pad(label)
@@ -244,6 +262,7 @@ impl fmt::Display for RequestKind {
 
 const HYPERFLEET: &str = "/api/hyperfleet/v1/";
 const BUNDLES: &str = "/api/maestro/v1/resource-bundles";
+const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/";
 
 /// The kind of request `method target`.
 pub fn classify(request: &SeenRequest) -> RequestKind {
@@ -282,6 +301,14 @@ pub fn classify(request: &SeenRequest) -> RequestKind {
             ("DELETE", id) if id.len() > 1 && !id[1..].contains('/') => {
                 return RequestKind::MaestroDelete;
             }
+            _ => {}
+        }
+    } else if let Some(rest) = path.strip_prefix(LEASES) {
+        let segments: Vec<&str> = rest.split('/').collect();
+        match (method, segments.as_slice()) {
+            ("POST", [_, "leases"]) => return RequestKind::LeaseCreate,
+            ("GET", [_, "leases", name]) if !name.is_empty() => return RequestKind::LeaseGet,
+            ("PUT", [_, "leases", name]) if !name.is_empty() => return RequestKind::LeaseUpdate,
             _ => {}
         }
     }
@@ -587,6 +614,7 @@ mod tests {
     #[test]
     fn requests_are_classified_by_the_cost_rule_kinds() {
         let id = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
+        let lease = "hypershift-placement-8b1f3c2e-5d4a-5e6f-9a7b-0c1d2e3f4a5b";
         let cases = [
             (
                 req("GET", &format!("/api/hyperfleet/v1/clusters/{id}")),
@@ -649,12 +677,44 @@ mod tests {
                 ),
                 RequestKind::Other("GET /api/hyperfleet/v1/clusters/{id}/nodepools".into()),
             ),
+            (
+                req(
+                    "POST",
+                    "/apis/coordination.k8s.io/v1/namespaces/hyperfleet/leases",
+                ),
+                RequestKind::LeaseCreate,
+            ),
+            (
+                req(
+                    "GET",
+                    &format!("/apis/coordination.k8s.io/v1/namespaces/hyperfleet/leases/{lease}"),
+                ),
+                RequestKind::LeaseGet,
+            ),
+            (
+                req(
+                    "PUT",
+                    &format!("/apis/coordination.k8s.io/v1/namespaces/hyperfleet/leases/{lease}"),
+                ),
+                RequestKind::LeaseUpdate,
+            ),
+            (
+                req(
+                    "DELETE",
+                    &format!("/apis/coordination.k8s.io/v1/namespaces/hyperfleet/leases/{lease}"),
+                ),
+                RequestKind::Other(
+                    "DELETE /apis/coordination.k8s.io/v1/namespaces/hyperfleet/leases/{id}".into(),
+                ),
+            ),
         ];
         for (request, kind) in cases {
             assert_eq!(classify(&request), kind, "{request:?}");
         }
         assert!(RequestKind::MaestroCount.is_maestro());
         assert!(!RequestKind::HyperfleetCluster.is_maestro());
+        assert!(RequestKind::LeaseUpdate.is_kube() && !RequestKind::LeaseUpdate.is_maestro());
+        assert!(!RequestKind::MaestroCount.is_kube() && !RequestKind::HyperfleetCluster.is_kube());
     }
 
     #[test]

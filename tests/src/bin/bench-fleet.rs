@@ -25,6 +25,11 @@
 //! and the Maestro REST API ([`testbed::bench::fleet::Sniffer`]). gRPC publishes are counted by
 //! the fake Maestro for the whole phase.
 //!
+//! In the inventory modes the adapter takes its placement leases (README "The placement lease")
+//! from the testbed's fake Kubernetes API server (`KUBECONFIG`, `JOB_NAMESPACE`, a `POD_NAME` per
+//! pulse), also behind a counting proxy per slot; after the creates the bench stops if any
+//! management cluster holds more than its `max_hosted_clusters`.
+//!
 //! Inventory modes (`--inventory`): `static` (`MANAGEMENT_CLUSTER_CONSUMER`: one consumer, the
 //! plumbing check), `api` (`MANAGEMENT_CLUSTERS_FROM_API=true`) and `file`
 //! (`MANAGEMENT_CLUSTERS_FILE`, written from the API's entities).
@@ -51,6 +56,7 @@ use serde_json::{Value, json};
 use testbed::bench::fleet::{RequestKind, Series, Sniffer, capacities, count_kinds, spread, svg};
 use testbed::bench::{TIME_FORMAT, ms, parse_time, percentile};
 use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi, PREFIX};
+use testbed::kube_api::ApiServer;
 use testbed::maestro::{FakeMaestro, FakeOptions};
 
 /// Real GCP regions, taken in order by `--regions`.
@@ -66,6 +72,8 @@ const REGIONS: [&str; 6] = [
 const STATIC_CONSUMER: &str = "mgmt-static-00";
 /// The HyperFleet API's bearer token.
 const TOKEN: &str = "fleet-bench-token";
+/// The Jobs' namespace, where the placement leases live (`JOB_NAMESPACE`).
+const JOB_NAMESPACE: &str = "hyperfleet";
 /// The longest cluster name the recorded API allows.
 const CLUSTER_NAME_LENGTH: usize = 53;
 
@@ -121,6 +129,8 @@ struct Mc {
 struct World {
     maestro: FakeMaestro,
     api: FakeHyperfleetApi,
+    /// The Kubernetes API of the Jobs' namespace (the placement leases).
+    kube: ApiServer,
     dir: tempfile::TempDir,
     mcs: Vec<Mc>,
     /// Cluster ids (as the API gave them) and regions, in creation order.
@@ -169,6 +179,7 @@ impl World {
             Clock::at(jiff::Timestamp::now()),
         )
         .await?;
+        let kube = ApiServer::start().await;
         let dir = tempfile::tempdir()?;
         let token_file = dir.path().join("hyperfleet-token");
         std::fs::write(&token_file, TOKEN)?;
@@ -190,9 +201,11 @@ impl World {
             Inventory::Api => {
                 register_management_clusters(&api, &mcs)?;
                 env.push(("MANAGEMENT_CLUSTERS_FROM_API".to_owned(), "true".to_owned()));
+                env.push(("JOB_NAMESPACE".to_owned(), JOB_NAMESPACE.to_owned()));
             }
             Inventory::File => {
                 register_management_clusters(&api, &mcs)?;
+                env.push(("JOB_NAMESPACE".to_owned(), JOB_NAMESPACE.to_owned()));
                 let file = dir.path().join("management-clusters.json");
                 let list = api.call("GET", &format!("{PREFIX}/{MC_PLURAL}"), None);
                 if list.status != 200 {
@@ -216,6 +229,7 @@ impl World {
         Ok(World {
             maestro,
             api,
+            kube,
             dir,
             mcs,
             clusters,
@@ -345,6 +359,9 @@ fn socket_of(url: &str) -> Result<SocketAddr> {
 struct Slot {
     hyperfleet: Sniffer,
     maestro_rest: Sniffer,
+    /// In front of the Kubernetes API (the placement leases); `kubeconfig` points at it.
+    kube: Sniffer,
+    kubeconfig: PathBuf,
     dir: PathBuf,
 }
 
@@ -375,6 +392,13 @@ async fn one_pulse(
     // Requests left over from an earlier pulse's closing connection are not this pulse's.
     let _ = slot.hyperfleet.take();
     let _ = slot.maestro_rest.take();
+    let _ = slot.kube.take();
+    // The pulse Job's pod (`<job name>-<5 characters>`, as a Job controller names it).
+    let pod_name = format!(
+        "{}-{}",
+        testbed::pulse_job::controlplane_job_name(cluster_id, 1),
+        pod_suffix(cluster)
+    );
     let started = Instant::now();
     let status = tokio::process::Command::new("/usr/bin/time")
         .arg("-f")
@@ -389,6 +413,8 @@ async fn one_pulse(
         .env("HYPERFLEET_API_URL", slot.hyperfleet.url())
         .env("MAESTRO_API_URL", slot.maestro_rest.url())
         .env("RESULTS_OUTPUT_PATH", &results)
+        .env("KUBECONFIG", &slot.kubeconfig)
+        .env("POD_NAME", &pod_name)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -403,6 +429,7 @@ async fn one_pulse(
     }
     let mut seen = slot.hyperfleet.take();
     seen.extend(slot.maestro_rest.take());
+    seen.extend(slot.kube.take());
     let report = job_report::parse(&std::fs::read(&results)?, "Available")?;
     let (rss_kib, _) = parse_time(&std::fs::read_to_string(&time_file)?)?;
     let reason = |t: &str| {
@@ -426,6 +453,18 @@ async fn one_pulse(
             .and_then(Value::as_str)
             .map(str::to_owned),
     })
+}
+
+/// Five lowercase base-36 characters of `n`.
+fn pod_suffix(n: usize) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut rest = n;
+    let mut out = [b'0'; 5];
+    for place in out.iter_mut().rev() {
+        *place = DIGITS[rest % 36];
+        rest /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Runs one pulse per entry of `clusters` (indices into the world's clusters), `slots.len()` at
@@ -512,13 +551,25 @@ async fn bench(args: Args) -> Result<()> {
     );
     let maestro_rest = socket_of(&world.maestro.rest_url())?;
     let hyperfleet = socket_of(world.api.url())?;
+    let kube = socket_of(&world.kube.url())?;
     let mut slots = Vec::with_capacity(args.concurrency);
     for i in 0..args.concurrency {
         let dir = world.dir.path().join(format!("slot-{i:02}"));
         std::fs::create_dir_all(&dir)?;
+        let kube = Sniffer::start(kube).await?;
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            world
+                .kube
+                .kubeconfig()
+                .replace(&world.kube.url(), &kube.url()),
+        )?;
         slots.push(Arc::new(Slot {
             hyperfleet: Sniffer::start(hyperfleet).await?,
             maestro_rest: Sniffer::start(maestro_rest).await?,
+            kube,
+            kubeconfig,
             dir,
         }));
     }
@@ -596,7 +647,10 @@ async fn bench(args: Args) -> Result<()> {
     if mismatches > 0 {
         bail!("{mismatches} clusters are not where their create reports said");
     }
-    print_spread(&world, &load);
+    let over = print_spread(&world, &load);
+    if over > 0 {
+        bail!("{over} management clusters hold more than their max_hosted_clusters");
+    }
 
     // Phase 2: the steady state over a sample.
     let sample: Vec<usize> = if args.steady == 0 {
@@ -625,6 +679,13 @@ async fn bench(args: Args) -> Result<()> {
                     p.applied,
                     p.available,
                     p.health
+                );
+            }
+            if p.requests.keys().any(RequestKind::is_kube) {
+                bail!(
+                    "steady pulse of cluster {} made Kubernetes requests (the placement lease is for creates only): {:?}",
+                    world.clusters[p.cluster].0,
+                    p.requests
                 );
             }
             if let Some(mc) = &p.management_cluster
@@ -735,6 +796,7 @@ fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) 
     println!("requests per pulse   kind: min / mean / max (total)");
     let mut hyperfleet_max = 0;
     let mut maestro_rest_max = 0;
+    let mut kube_max = 0;
     for kind in &kinds {
         let per: Vec<u64> = pulses
             .iter()
@@ -749,9 +811,16 @@ fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) 
         );
     }
     for p in pulses {
-        let (h, m): (Vec<_>, Vec<_>) = p.requests.iter().partition(|(k, _)| !k.is_maestro());
-        hyperfleet_max = hyperfleet_max.max(h.iter().map(|(_, c)| **c).sum::<u64>());
-        maestro_rest_max = maestro_rest_max.max(m.iter().map(|(_, c)| **c).sum::<u64>());
+        let sum = |keep: &dyn Fn(&RequestKind) -> bool| {
+            p.requests
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(_, c)| *c)
+                .sum::<u64>()
+        };
+        hyperfleet_max = hyperfleet_max.max(sum(&|k| !k.is_maestro() && !k.is_kube()));
+        maestro_rest_max = maestro_rest_max.max(sum(&RequestKind::is_maestro));
+        kube_max = kube_max.max(sum(&RequestKind::is_kube));
     }
     println!(
         "  {:<34} total {publishes}, {:.3} per pulse (counted by the fake for the phase)",
@@ -759,7 +828,7 @@ fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) 
         publishes as f64 / n
     );
     println!(
-        "  per pulse at most: HyperFleet {hyperfleet_max}, Maestro REST {maestro_rest_max} (+ publishes)"
+        "  per pulse at most: HyperFleet {hyperfleet_max}, Maestro REST {maestro_rest_max} (+ publishes), Kubernetes {kube_max}"
     );
     let mut outcomes: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
     for p in pulses {
@@ -774,7 +843,9 @@ fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) 
     }
 }
 
-fn print_spread(world: &World, load: &BTreeMap<String, u64>) {
+/// Prints the load per management cluster; returns how many hold more than their capacity.
+fn print_spread(world: &World, load: &BTreeMap<String, u64>) -> usize {
+    let mut over = 0;
     let mut regions: Vec<&str> = world.mcs.iter().map(|m| m.region.as_str()).collect();
     regions.dedup();
     println!();
@@ -811,6 +882,7 @@ fn print_spread(world: &World, load: &BTreeMap<String, u64>) {
                 && *l > cap
             {
                 println!("{:<20} OVER CAPACITY: {} holds {l}, max {cap}", "", m.name);
+                over += 1;
             }
         }
     }
@@ -822,6 +894,7 @@ fn print_spread(world: &World, load: &BTreeMap<String, u64>) {
     if unknown > 0 {
         println!("(and {unknown} on consumers outside the inventory)");
     }
+    over
 }
 
 /// This process's peak RSS (`VmHWM`), in KiB.

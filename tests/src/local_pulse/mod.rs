@@ -600,7 +600,7 @@ async fn run_pulse(
         "adapter",
         &exe,
         &pulse.adapter.args(),
-        adapter_env(bed, &results, pulse.generation, pulse.adapter, cli)
+        adapter_env(bed, &job, &results, pulse.generation, pulse.adapter, cli)
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .chain([(path_key, path_value)]),
@@ -827,6 +827,7 @@ fn show_code(code: Option<i32>) -> String {
 /// The adapter container's env of `manifests/job.yaml`, pointed at the fakes.
 fn adapter_env(
     bed: &Bed,
+    job: &PulseJob,
     results: &Path,
     generation: i32,
     adapter: Adapter,
@@ -863,6 +864,15 @@ fn adapter_env(
         ("RESULTS_OUTPUT_PATH", path(results)),
         ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
     ]);
+    if adapter == Adapter::Placed {
+        // What manifests/job.yaml's placement comment adds (the downward API's namespace and pod
+        // name), and the fake API server (the placement leases) instead of the service account.
+        env.extend([
+            ("JOB_NAMESPACE", job.namespace.clone()),
+            ("POD_NAME", job.pod.clone()),
+            ("KUBECONFIG", path(&bed.kubeconfig)),
+        ]);
+    }
     env
 }
 
@@ -949,12 +959,12 @@ mod tests {
         let bed = Bed::start(dir.path()).await.unwrap();
         let cli = Cli::parse_from(["local-pulse"]);
         let results = dir.path().join("results").join("adapter-report.json");
+        let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
         assert_like_manifest(
             "adapter",
-            &adapter_env(&bed, &results, GENERATION, Adapter::Real, &cli),
+            &adapter_env(&bed, &job, &results, GENERATION, Adapter::Real, &cli),
             &[],
         );
-        let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
         assert_like_manifest(
             "status-reporter",
             &reporter_env(&bed, &job, &results, Adapter::Real, &cli),

@@ -69,6 +69,21 @@ pub struct Args {
     #[command(flatten)]
     pub work: WorkArgs,
 
+    /// The Job's namespace (downward API `metadata.namespace`), where the placement leases live;
+    /// required with --management-clusters-file or --management-clusters-from-api.
+    #[arg(long, env = "JOB_NAMESPACE", value_name = "NAMESPACE")]
+    pub job_namespace: Option<String>,
+
+    /// This pod's name (downward API `metadata.name`), the placement lease's holder; default the
+    /// hostname.
+    #[arg(long, env = "POD_NAME")]
+    pub pod_name: Option<String>,
+
+    /// How long a new placement waits for a management cluster's placement lease held by another
+    /// pulse before passing that management cluster over (`busy`): seconds or a duration.
+    #[arg(long, env = "PLACEMENT_LOCK_WAIT", default_value = crate::placement::lease::DEFAULT_LOCK_WAIT, value_parser = parse_budget)]
+    pub placement_lock_wait: Duration,
+
     /// Replaces the spec's `pullSecret.name` (flat shape: `pull_secret_name`).
     #[arg(long, env = "PULL_SECRET_NAME")]
     pub pull_secret_name: Option<String>,
@@ -106,6 +121,10 @@ pub enum ConfigError {
         "--management-clusters-from-api (MANAGEMENT_CLUSTERS_FROM_API) reads the ManagementCluster entities from the HyperFleet API: set --hyperfleet-api (HYPERFLEET_API_URL), or use --management-clusters-file (MANAGEMENT_CLUSTERS_FILE)"
     )]
     InventoryNeedsApi,
+    #[error(
+        "placing among management clusters takes a lease in the Job's namespace: set --job-namespace (JOB_NAMESPACE, the downward API's metadata.namespace in manifests/job.yaml)"
+    )]
+    PlacementNeedsNamespace,
 }
 
 impl Args {
@@ -114,6 +133,11 @@ impl Args {
         self.work.check()?;
         if self.work.management_clusters_from_api && self.hyperfleet_api.is_none() {
             return Err(ConfigError::InventoryNeedsApi);
+        }
+        let placing =
+            self.work.management_clusters_from_api || self.work.management_clusters_file.is_some();
+        if placing && self.job_namespace.as_deref().is_none_or(str::is_empty) {
+            return Err(ConfigError::PlacementNeedsNamespace);
         }
         Ok(())
     }
@@ -262,6 +286,8 @@ mod tests {
         assert!(err.to_string().contains("HYPERFLEET_API_URL"), "{err}");
         let with_api = [
             "x",
+            "--job-namespace",
+            "hyperfleet-system",
             "--management-clusters-from-api",
             "--hyperfleet-api",
             "http://h",
@@ -273,5 +299,44 @@ mod tests {
             "http://g",
         ];
         assert_eq!(Cli::try_parse_from(with_api).unwrap().args.check(), Ok(()));
+    }
+
+    #[test]
+    fn an_inventory_mode_without_the_jobs_namespace_is_exit_2_naming_job_namespace() {
+        for mode in [
+            &[
+                "--management-clusters-file",
+                "/etc/hyperfleet/management-clusters.json",
+            ][..],
+            &["--management-clusters-from-api"][..],
+        ] {
+            let mut argv = vec![
+                "x",
+                "--hyperfleet-api",
+                "http://h",
+                "--cluster-id",
+                "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
+                "--maestro-api-url",
+                "http://r",
+                "--maestro-grpc-url",
+                "http://g",
+            ];
+            argv.extend(mode);
+            let args = Cli::try_parse_from(&argv).unwrap().args;
+            let err = args.check().unwrap_err();
+            assert_eq!(err, ConfigError::PlacementNeedsNamespace);
+            assert!(err.to_string().contains("JOB_NAMESPACE"), "{err}");
+            argv.extend(["--job-namespace", ""]);
+            let args = Cli::try_parse_from(&argv).unwrap().args;
+            assert_eq!(
+                args.check(),
+                Err(ConfigError::PlacementNeedsNamespace),
+                "empty"
+            );
+        }
+        // Static mode never takes a lease: no namespace needed.
+        assert_eq!(Cli::try_parse_from(MIN).unwrap().args.check(), Ok(()));
+        let args = Cli::try_parse_from(MIN).unwrap().args;
+        assert_eq!(args.placement_lock_wait, Duration::from_secs(20));
     }
 }

@@ -78,6 +78,7 @@
 //! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
 //! | placement: no management cluster of the region can take it (nothing sent; each candidate and why) | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` |
 //! | placement: the inventory cannot be read | False `InventoryUnavailable` | Unknown `InventoryUnavailable` | False `InventoryUnavailable` |
+//! | placement: the placement lease cannot be used (nothing placed) | False `PlacementLockUnavailable` | Unknown `PlacementLockUnavailable` | False `PlacementLockUnavailable` |
 //! | placement: the work never applied, its management cluster Unavailable: withdrawn and placed again once | True `FailedOverBeforeApply` | False `Provisioning` | True `NoIssues` |
 //! | placement: the work applied, its management cluster Unavailable (never moved) | from the feedback | from the feedback | False `ManagementClusterUnavailable` |
 //! | placement: more than one of the cluster's works applied (nothing deleted) | from the feedback | from the feedback | False `DoublePlacement` |

@@ -6,8 +6,12 @@
 //!   from the search), after the health rule on its management cluster's record: Unavailable and
 //!   the agent never reported → withdrawn and placed again once (`FailedOverBeforeApply`);
 //!   Unavailable and the agent reported → Health False `ManagementClusterUnavailable`, never a move;
-//! - no live work → selection ([`crate::placement::select`]) and a create with the placement
-//!   resource id (a duplicate id = another pulse won: its work is read and used);
+//! - no live work → selection ([`crate::placement::select`]), then per ranked candidate: its
+//!   placement lease ([`crate::placement::lease`]) acquired, its load counted again under the lease
+//!   (full → the next candidate), a create with the placement resource id (a duplicate id =
+//!   another pulse won: its work is read and used), the lease released. A lease held for the whole
+//!   wait passes the candidate over (`busy`); a Lease API that cannot be used places nothing
+//!   (`PlacementLockUnavailable`);
 //! - several live works → the applied one is kept (else the oldest), the others withdrawn if
 //!   their agent never reported; more than one applied → Health False `DoublePlacement`, nothing
 //!   deleted;
@@ -25,6 +29,7 @@ use super::{WorkRef, owner, report_created, report_invalid_spec};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec};
 use crate::placement::entity::Health;
 use crate::placement::inventory::Inventory;
+use crate::placement::lease::{Acquired, LeaseApi, PlacementLock};
 use crate::placement::select::{self, PassedOver};
 use crate::placement::{self as placement_rows, set_management_cluster};
 use crate::placement::{cluster_works_search, consumer_load_search};
@@ -40,17 +45,19 @@ use crate::work::{WorkClient, WorkError};
 
 /// What one placed pulse reads and talks to.
 #[derive(Debug)]
-pub struct Placer<'a, A, I> {
+pub struct Placer<'a, A, I, L> {
     /// Maestro (REST list, gRPC publish).
     pub api: &'a A,
     /// The management clusters.
     pub inventory: &'a I,
+    /// The placement lease (only a new placement uses it).
+    pub lock: &'a PlacementLock<L>,
 }
 
 /// The `controlplane` decision in an inventory mode; see the module docs.
-pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
+pub async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
     args: &Args,
-    placer: Placer<'_, A, I>,
+    placer: Placer<'_, A, I, L>,
     cluster: ClusterInput,
     inputs: &PulseInputs,
     shutdown: impl Future<Output = ()>,
@@ -133,9 +140,9 @@ pub async fn run_placed<A: BundleApi, I: Inventory + Sync>(
     }
 }
 
-struct Pulse<'a, A, I> {
+struct Pulse<'a, A, I, L> {
     args: &'a Args,
-    placer: &'a Placer<'a, A, I>,
+    placer: &'a Placer<'a, A, I, L>,
     /// The Maestro search finding the cluster's control-plane works.
     search: &'a str,
     cluster_id: &'a str,
@@ -151,7 +158,19 @@ enum McState {
     Unreadable(String),
 }
 
-impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
+/// What one ranked candidate came to under its lease.
+enum Attempt {
+    /// The create's outcome (the lease was released).
+    Created(Result<(), Failure>),
+    /// Passed over with this reason.
+    PassedOver(String),
+    /// The lease cannot be used.
+    LockUnavailable(String),
+    /// The pulse is shutting down.
+    Interrupted,
+}
+
+impl<A: BundleApi, I: Inventory + Sync, L: LeaseApi> Pulse<'_, A, I, L> {
     fn log(&self) -> LogContext<'_> {
         LogContext {
             cluster_id: self.cluster_id,
@@ -484,19 +503,30 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
                 None,
             )
             .map_err(Failure::Permanent);
-            let created = match &client {
-                Ok(client) => {
-                    sync::with_retry(
-                        self.args.work.retry_budget,
-                        &mut *shutdown,
-                        self.log(),
-                        || client.create(&manifest),
-                    )
-                    .await
+            let created = match self
+                .under_lease(consumer, candidate.max, &client, &manifest, shutdown)
+                .await
+            {
+                Attempt::Created(created) => created,
+                Attempt::PassedOver(reason) => {
+                    passed.push(PassedOver {
+                        name: candidate.name.clone(),
+                        reason,
+                    });
+                    continue;
                 }
-                Err(_) => Err(Failure::Permanent(WorkError::Invalid {
-                    message: "the cluster id cannot be searched for".to_owned(),
-                })),
+                Attempt::LockUnavailable(e) => {
+                    tracing::warn!(cluster_id = self.cluster_id, generation = self.generation, management_cluster = consumer, decision = placement_rows::PLACEMENT_LOCK_UNAVAILABLE, error = %crate::message::redact(&e), "cannot use the placement lease; nothing placed");
+                    return Ok(super::report(
+                        self.generation,
+                        placement_rows::placement_lock_unavailable_conditions(&e),
+                        "",
+                        "",
+                    ));
+                }
+                Attempt::Interrupted => {
+                    return Ok(self.failure(consumer, Failure::Interrupted { last: None }));
+                }
             };
             match created {
                 Ok(()) => {
@@ -551,6 +581,95 @@ impl<A: BundleApi, I: Inventory + Sync> Pulse<'_, A, I> {
             "",
             "",
         ))
+    }
+
+    /// Acquires `consumer`'s lease, counts its load again under it and creates the work there
+    /// when it is below `max`; the lease is released before returning.
+    async fn under_lease(
+        &self,
+        consumer: &str,
+        max: u64,
+        client: &Result<PlacedWorkClient<'_, A>, Failure>,
+        manifest: &serde_json::Value,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Attempt {
+        let lock = self.placer.lock;
+        let mut retried = false;
+        loop {
+            let held = match lock.acquire(consumer, &mut *shutdown).await {
+                Acquired::Held(held) => held,
+                Acquired::Busy { holder, waited } => {
+                    return Attempt::PassedOver(format!(
+                        "busy: placement lease held by {holder} for {}s",
+                        waited.as_secs()
+                    ));
+                }
+                Acquired::Unavailable(e) => return Attempt::LockUnavailable(e),
+                Acquired::Interrupted => return Attempt::Interrupted,
+            };
+            tracing::info!(
+                cluster_id = self.cluster_id,
+                management_cluster = consumer,
+                lease = held.name(),
+                "placement lease held"
+            );
+            let load = match consumer_load_search(self.source, consumer) {
+                Ok(search) => count(self.placer.api, &search)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let load = match load {
+                Ok(load) => load,
+                Err(e) => {
+                    lock.release(held).await;
+                    return Attempt::PassedOver(format!("load unknown: {e}"));
+                }
+            };
+            if load >= max {
+                lock.release(held).await;
+                tracing::info!(
+                    cluster_id = self.cluster_id,
+                    management_cluster = consumer,
+                    load,
+                    max,
+                    "full once counted under the placement lease"
+                );
+                return Attempt::PassedOver(format!("full: {load}/{max}"));
+            }
+            if held.too_old_to_publish() {
+                lock.release(held).await;
+                if retried {
+                    return Attempt::PassedOver(format!(
+                        "busy: counting under the placement lease took longer than {}s twice",
+                        crate::placement::lease::publish_guard().as_secs_f64()
+                    ));
+                }
+                tracing::warn!(
+                    cluster_id = self.cluster_id,
+                    management_cluster = consumer,
+                    "more than half the placement lease passed before publishing; trying again"
+                );
+                retried = true;
+                continue;
+            }
+            let created = match client {
+                Ok(client) => {
+                    sync::with_retry(
+                        self.args.work.retry_budget,
+                        &mut *shutdown,
+                        self.log(),
+                        || client.create(manifest),
+                    )
+                    .await
+                }
+                Err(_) => Err(Failure::Permanent(WorkError::Invalid {
+                    message: "the cluster id cannot be searched for".to_owned(),
+                })),
+            };
+            lock.release(held).await;
+            return Attempt::Created(created);
+        }
     }
 
     async fn find_again(

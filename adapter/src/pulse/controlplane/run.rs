@@ -140,6 +140,10 @@ pub(super) async fn run_on(
         deletion_stuck_after,
         results_path: _,
         work: work_args,
+        // Only a new placement uses them (the placement lease, `placed.rs`).
+        job_namespace: _,
+        pod_name: _,
+        placement_lock_wait: _,
         pull_secret_name,
         ssh_key_secret_name,
         service_account_signing_key_secret_name,
@@ -606,9 +610,11 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             match args.work.connect().await {
                 Ok(client) => match (inventory(args), &client) {
                     (Some(inventory), AnyWorkClient::Maestro(maestro)) => {
+                        let lock = placement_lock(args).await;
                         let placer = super::placed::Placer {
                             api: maestro,
                             inventory: &inventory,
+                            lock: &lock,
                         };
                         super::placed::run_placed(args, placer, cluster, &inputs, shutdown).await?
                     }
@@ -629,6 +635,24 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             source,
         },
     )
+}
+
+/// The placement lease client of the inventory modes (no request is made until a new placement
+/// needs it; a client that cannot be built is reported then, as `PlacementLockUnavailable`).
+async fn placement_lock(
+    args: &Args,
+) -> crate::placement::lease::PlacementLock<crate::placement::lease::KubeLeases> {
+    let namespace = args.job_namespace.clone().unwrap_or_default();
+    let api =
+        crate::placement::lease::KubeLeases::connect(args.work.kubeconfig.as_deref(), &namespace)
+            .await;
+    let holder = crate::placement::lease::holder_identity(args.pod_name.as_deref());
+    tracing::debug!(namespace, holder, "placement lease settings");
+    crate::placement::lease::PlacementLock {
+        api,
+        holder,
+        wait: args.placement_lock_wait,
+    }
 }
 
 /// The inventory of the placement mode; `None` in static mode.

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::hyperfleet::cluster::fixture::VALID;
 use crate::placement::entity::{ManagementCluster, parse_list};
+use crate::placement::lease::fake::FakeLeases;
 use crate::work::maestro::placed::fake::FakeMaestro;
 
 const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
@@ -124,13 +125,33 @@ fn deleting() -> ClusterInput {
 }
 
 async fn pulse(maestro: &FakeMaestro, inventory: &FakeInventory, cluster: ClusterInput) -> Report {
+    let leases = FakeLeases::default();
+    pulse_with(maestro, inventory, &leases, cluster).await
+}
+
+fn lock(leases: &FakeLeases) -> PlacementLock<&FakeLeases> {
+    PlacementLock {
+        api: Ok(leases),
+        holder: "hyperfleet-hypershift-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b-1-x7k2p".to_owned(),
+        wait: std::time::Duration::from_secs(20),
+    }
+}
+
+async fn pulse_with(
+    maestro: &FakeMaestro,
+    inventory: &FakeInventory,
+    leases: &FakeLeases,
+    cluster: ClusterInput,
+) -> Report {
     let inputs = PulseInputs {
         nodepools: Ok(crate::hyperfleet::nodepools::NodePools::default()),
         now: jiff::Timestamp::now(),
     };
+    let lock = lock(leases);
     let placer = Placer {
         api: maestro,
         inventory,
+        lock: &lock,
     };
     run_placed(&args(&[]), placer, cluster, &inputs, std::future::pending())
         .await
@@ -168,19 +189,29 @@ async fn a_new_cluster_goes_to_the_least_loaded_healthy_management_cluster_of_it
         healthy("mgmt-euw2-b", 200),
         elsewhere,
     ]);
-    let report = pulse(&maestro, &inventory, cluster()).await;
+    let leases = FakeLeases::default();
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
     assert_eq!(
         reason(&report, "Applied"),
         (ConditionStatus::True, "ManifestWorkCreated".into())
     );
     assert_eq!(management_cluster(&report), "mgmt-euw2-b");
-    // Cost of a create: 1 search, 1 count per candidate of the region, 1 publish.
+    // Cost of a create: 1 search, 1 count per candidate of the region, 1 count again under the
+    // chosen one's lease, 1 publish; the lease: created, then released.
     let requests = maestro.requests();
-    assert_eq!(requests.len(), 4, "{requests:#?}");
+    assert_eq!(requests.len(), 5, "{requests:#?}");
+    assert!(requests[3].starts_with("list"), "{requests:#?}");
     assert_eq!(
-        requests[3],
+        requests[4],
         format!("publish create_request {} mgmt-euw2-b", placement_id(None))
     );
+    let lease = crate::placement::lease::lease_name("mgmt-euw2-b");
+    assert_eq!(
+        leases.requests(),
+        [format!("create {lease}"), format!("replace {lease}")]
+    );
+    let released = leases.lease(&lease).unwrap().spec.unwrap();
+    assert_eq!(released.holder_identity.as_deref(), Some(""));
     assert_eq!(
         *inventory.asked.lock().unwrap(),
         [format!("region {REGION}")]
@@ -524,4 +555,178 @@ async fn a_failed_search_is_maestro_unavailable_naming_no_management_cluster() {
             .is_none_or(|d| d.get(crate::placement::DATA_MANAGEMENT_CLUSTER).is_none())
     );
     assert!(inventory.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_steady_pulse_never_touches_the_placement_lease() {
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a"]);
+    maestro.insert(OLD, "mgmt-euw2-a", ID, reported());
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 200)]);
+    let leases = FakeLeases::default();
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    assert_eq!(management_cluster(&report), "mgmt-euw2-a");
+    assert!(leases.requests().is_empty(), "{:?}", leases.requests());
+}
+
+#[tokio::test]
+async fn a_management_cluster_filled_by_another_pulse_before_the_lease_is_passed_over_as_full() {
+    let maestro = std::sync::Arc::new(FakeMaestro::with_consumers(&["mgmt-euw2-a", "mgmt-euw2-b"]));
+    maestro.insert(
+        OTHER,
+        "mgmt-euw2-a",
+        "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6c",
+        reported(),
+    );
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 2), healthy("mgmt-euw2-b", 2)]);
+    let leases = FakeLeases::default();
+    // Ranked b (0/2) before a (1/2); before this pulse got b's lease, another pulse placed two
+    // works on b: b is full when counted under its lease, and a takes the cluster.
+    let other = maestro.clone();
+    leases.on_next("create", move |_| {
+        other.insert(
+            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b61",
+            "mgmt-euw2-b",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a61",
+            None,
+        );
+        other.insert(
+            "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b62",
+            "mgmt-euw2-b",
+            "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a62",
+            None,
+        );
+        None
+    });
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    assert_eq!(
+        reason(&report, "Applied"),
+        (ConditionStatus::True, "ManifestWorkCreated".into())
+    );
+    assert_eq!(management_cluster(&report), "mgmt-euw2-a");
+}
+
+#[tokio::test]
+async fn a_forbidden_lease_is_placement_lock_unavailable_and_nothing_is_published() {
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a"]);
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 200)]);
+    let leases = FakeLeases::default();
+    leases.on_next("create", |_| {
+        Some(crate::placement::lease::LeaseError::Unusable(
+            "HTTP 403 Forbidden: leases.coordination.k8s.io is forbidden: User \"system:serviceaccount:hyperfleet:hypershift-adapter\" cannot create resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"hyperfleet\"".into(),
+        ))
+    });
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    assert_eq!(
+        reason(&report, "Applied"),
+        (ConditionStatus::False, "PlacementLockUnavailable".into())
+    );
+    assert_eq!(
+        reason(&report, "Available"),
+        (ConditionStatus::Unknown, "PlacementLockUnavailable".into())
+    );
+    assert_eq!(
+        reason(&report, "Health"),
+        (ConditionStatus::False, "PlacementLockUnavailable".into())
+    );
+    let applied = &report.condition("Applied").unwrap().message;
+    assert!(
+        applied.contains("403 Forbidden")
+            && applied.contains("manifests/rbac.yaml")
+            && applied.contains("JOB_NAMESPACE"),
+        "{applied}"
+    );
+    assert!(
+        maestro.requests().iter().all(|r| r.starts_with("list")),
+        "{:#?}",
+        maestro.requests()
+    );
+}
+
+#[tokio::test]
+async fn a_lock_that_cannot_be_built_places_nothing() {
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a"]);
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 200)]);
+    let lock: PlacementLock<&FakeLeases> = PlacementLock {
+        api: Err("kubeconfig: no in-cluster service account token".to_owned()),
+        holder: "x".to_owned(),
+        wait: std::time::Duration::from_secs(20),
+    };
+    let inputs = PulseInputs {
+        nodepools: Ok(crate::hyperfleet::nodepools::NodePools::default()),
+        now: jiff::Timestamp::now(),
+    };
+    let placer = Placer {
+        api: &maestro,
+        inventory: &inventory,
+        lock: &lock,
+    };
+    let report = run_placed(
+        &args(&[]),
+        placer,
+        cluster(),
+        &inputs,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        reason(&report, "Applied"),
+        (ConditionStatus::False, "PlacementLockUnavailable".into())
+    );
+    assert!(maestro.requests().iter().all(|r| r.starts_with("list")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_held_for_the_whole_wait_passes_over_busy_and_the_next_candidate_takes_it() {
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a", "mgmt-euw2-b"]);
+    maestro.insert(
+        OTHER,
+        "mgmt-euw2-a",
+        "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6c",
+        reported(),
+    );
+    let inventory = FakeInventory::of(vec![
+        healthy("mgmt-euw2-a", 200),
+        healthy("mgmt-euw2-b", 200),
+    ]);
+    let leases = FakeLeases::default();
+    let holder = "hyperfleet-hypershift-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6d-1-zz9zz";
+    leases.seed(crate::placement::lease::fake::held_by(
+        &crate::placement::lease::lease_name("mgmt-euw2-b"),
+        holder,
+        0,
+    ));
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    assert_eq!(management_cluster(&report), "mgmt-euw2-a");
+
+    // Only one candidate, held: NoManagementClusterAvailable naming the holder and the wait.
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-b"]);
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-b", 200)]);
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    let applied = report.condition("Applied").unwrap();
+    assert_eq!(applied.reason, "NoManagementClusterAvailable");
+    assert!(
+        applied.message.contains(&format!(
+            "mgmt-euw2-b: busy: placement lease held by {holder} for 20s"
+        )),
+        "{}",
+        applied.message
+    );
+}
+
+#[tokio::test]
+async fn a_release_refused_with_409_does_not_change_the_report() {
+    let maestro = FakeMaestro::with_consumers(&["mgmt-euw2-a"]);
+    let inventory = FakeInventory::of(vec![healthy("mgmt-euw2-a", 200)]);
+    let leases = FakeLeases::default();
+    leases.on_next("replace", |_| {
+        Some(crate::placement::lease::LeaseError::Conflict(
+            "HTTP 409 Conflict: the object has been modified".into(),
+        ))
+    });
+    let report = pulse_with(&maestro, &inventory, &leases, cluster()).await;
+    assert_eq!(
+        reason(&report, "Applied"),
+        (ConditionStatus::True, "ManifestWorkCreated".into())
+    );
 }
