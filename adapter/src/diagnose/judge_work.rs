@@ -154,6 +154,9 @@ pub fn work_link(s: &Settings, obs: &Observations, report: &Link) -> Link {
     Link::ok(ID, evidence)
 }
 
+/// The id of the agent link ([`agent_link`]).
+const AGENT_LINK: &str = "agent.applied";
+
 fn work_gen(work: &ResourceBundle) -> Option<i64> {
     let annotations = work.metadata["annotations"].as_object()?;
     work_generation(
@@ -177,7 +180,7 @@ pub const WORK_NOT_READ: &str = "the work was not read (see maestro.work)";
 
 /// `agent.applied`: the work agent applied the work's current version.
 pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWork>) -> Link {
-    const ID: &str = "agent.applied";
+    const ID: &str = AGENT_LINK;
     let Some(work) = obs.works.as_ref().ok().and_then(|w| current_work(w)) else {
         return if obs.works.is_err() {
             Link::new(ID, Mark::Unknown, WORK_NOT_READ, "", "")
@@ -210,23 +213,13 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
             "no Applied from the agent of {consumer} since {}",
             last_change(work)
         );
-        return if late {
-            Link::new(
-                ID,
-                Mark::Broken,
-                format!("{evidence} (more than {limit})"),
-                agent_down.0,
-                agent_down.1,
-            )
-        } else {
-            Link::new(
-                ID,
-                Mark::Waiting,
-                evidence,
-                format!("the agent has {limit} to apply"),
-                "",
-            )
-        };
+        return late_or_waiting(
+            evidence,
+            late,
+            &limit,
+            &agent_down,
+            format!("the agent has {limit} to apply"),
+        );
     };
     let failures = apply_failures(existing);
     if !failures.is_empty() {
@@ -249,23 +242,13 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
             "the agent of {consumer} applied version {o}, the work is at {v} since {}",
             last_change(work)
         );
-        return if late {
-            Link::new(
-                ID,
-                Mark::Broken,
-                format!("{evidence} (more than {limit})"),
-                agent_down.0,
-                agent_down.1,
-            )
-        } else {
-            Link::new(
-                ID,
-                Mark::Waiting,
-                evidence,
-                "the agent has not applied the newest version yet",
-                "",
-            )
-        };
+        return late_or_waiting(
+            evidence,
+            late,
+            &limit,
+            &agent_down,
+            "the agent has not applied the newest version yet".to_owned(),
+        );
     }
     Link::ok(
         ID,
@@ -282,6 +265,28 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
 }
 
 /// `Type=Status Reason` of a report condition.
+/// The agent link when the agent has not done something yet: ✗ (agent down) once `late`, with the
+/// limit in the evidence, else … with `waiting` as its meaning.
+fn late_or_waiting(
+    evidence: String,
+    late: bool,
+    limit: &str,
+    agent_down: &(String, String),
+    waiting: String,
+) -> Link {
+    if late {
+        Link::new(
+            AGENT_LINK,
+            Mark::Broken,
+            format!("{evidence} (more than {limit})"),
+            agent_down.0.as_str(),
+            agent_down.1.as_str(),
+        )
+    } else {
+        Link::new(AGENT_LINK, Mark::Waiting, evidence, waiting, "")
+    }
+}
+
 fn describe(report: &Report, type_: &str) -> Option<(ConditionStatus, String, String)> {
     report
         .conditions

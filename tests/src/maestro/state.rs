@@ -307,18 +307,7 @@ impl Shared {
                 shared.apply(&id);
             }
             for id in deleting {
-                shared.report_deleting(&id);
-                let release = {
-                    let st = shared.lock();
-                    st.ack_deletes
-                        && st
-                            .resources
-                            .get(&id)
-                            .is_some_and(|r| r.finalizers.is_empty())
-                };
-                if release {
-                    shared.ack_delete(&id);
-                }
+                shared.report_deleting_then_ack(&id);
             }
         });
     }
@@ -361,19 +350,25 @@ impl Shared {
         let id = id.to_owned();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            shared.report_deleting(&id);
-            let release = {
-                let st = shared.lock();
-                st.ack_deletes
-                    && st
-                        .resources
-                        .get(&id)
-                        .is_some_and(|r| r.finalizers.is_empty())
-            };
-            if release {
-                shared.ack_delete(&id);
-            }
+            shared.report_deleting_then_ack(&id);
         });
+    }
+
+    /// The agent reports `Deleting=True` for `id`, then acknowledges the deletion unless deletes
+    /// are held (the knob, or finalizers on the HostedCluster).
+    fn report_deleting_then_ack(&self, id: &str) {
+        self.report_deleting(id);
+        let release = {
+            let st = self.lock();
+            st.ack_deletes
+                && st
+                    .resources
+                    .get(id)
+                    .is_some_and(|r| r.finalizers.is_empty())
+        };
+        if release {
+            self.ack_delete(id);
+        }
     }
 
     /// The agent reports status for the current version of `id` (with the injected feedback, if
