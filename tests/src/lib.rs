@@ -23,4 +23,5 @@ pub mod ocm_feedback;
 pub mod openapi;
 pub mod placement;
 pub mod pulse_job;
+pub mod real;
 pub mod real_pulse;
