@@ -29,6 +29,8 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Context, bail};
 
+pub mod helm;
+
 /// Environment variable naming a kit state directory to use (never stopped by tests).
 pub const STATE_ENV: &str = "REAL_SYSTEMS_STATE";
 /// Environment variable naming the kit's `real-systems` script.
