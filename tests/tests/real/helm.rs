@@ -7,6 +7,7 @@
 //! authorizer, and install → upgrade (the checksum rolls the Deployment) → uninstall (nothing left).
 
 mod checks;
+mod site;
 
 use std::path::Path;
 use std::time::Duration;
@@ -21,7 +22,7 @@ use testbed::real::helm::{
 };
 use testbed::real::{RealSystems, unique};
 
-use checks::{Adapter, Broker, SiteFiles};
+use site::{ADAPTERS, Adapter, Broker, SiteFiles};
 
 const SUITE: &str = "real::helm";
 const UPSTREAM: &str = "manifests/helm/upstream-chart";
@@ -58,7 +59,7 @@ fn base_release(namespace: &str, site: &SiteFiles) -> Release {
 fn the_vendored_chart_is_upstreams_tree_at_its_commit() {
     let dir = repo_path(UPSTREAM);
     assert_eq!(
-        checks::git_tree_id(&dir, &["LICENSE", "UPSTREAM.md"]),
+        site::git_tree_id(&dir, &["LICENSE", "UPSTREAM.md"]),
         UPSTREAM_TREE,
         "{} differs from openshift-hyperfleet/hyperfleet-adapter charts/ at 3f746a5 (UPSTREAM.md)",
         dir.display()
@@ -75,7 +76,7 @@ fn the_vendored_chart_is_upstreams_tree_at_its_commit() {
 fn both_adapters_lint_and_render_with_either_broker() {
     let Some((real, helm)) = kit() else { return };
     let site = SiteFiles::new(real);
-    for adapter in &checks::ADAPTERS {
+    for adapter in &ADAPTERS {
         for broker in [Broker::RabbitMq, Broker::PubSub] {
             let release = adapter_release(adapter, "hyperfleet-system", &site.values(broker));
             helm.lint(&release)
@@ -93,7 +94,7 @@ fn the_charts_own_rbac_would_be_cluster_wide() {
     let Some((real, helm)) = kit() else { return };
     let site = SiteFiles::new(real);
     let release = adapter_release(
-        &checks::ADAPTERS[0],
+        &ADAPTERS[0],
         "hyperfleet-system",
         &site.values(Broker::RabbitMq),
     )
@@ -147,7 +148,7 @@ fn the_base_chart_renders_the_loose_rbac_and_the_jobs_secrets() {
 fn the_site_example_is_refused_until_it_is_set() {
     let Some((_, helm)) = kit() else { return };
     let example = repo_path("manifests/helm/site.example.yaml");
-    let release = adapter_release(&checks::ADAPTERS[0], "hyperfleet-system", &example);
+    let release = adapter_release(&ADAPTERS[0], "hyperfleet-system", &example);
     let refused = checks::refusal(&helm.try_template(&release).unwrap());
     assert!(refused.contains("image.registry must be set"), "{refused}");
     let release = release
@@ -219,7 +220,7 @@ async fn apply_and_check(
     let base = documents(&helm.template(&base_release(ns, &site))?)?;
     apply_all(client, &discovery, ns, &base).await?;
     for broker in [Broker::RabbitMq, Broker::PubSub] {
-        for adapter in &checks::ADAPTERS {
+        for adapter in &ADAPTERS {
             let release = adapter_release(adapter, ns, &site.values(broker));
             let docs = documents(&helm.template(&release)?)?;
             apply_all(client, &discovery, ns, &docs).await?;
@@ -262,7 +263,7 @@ async fn install_upgrade_uninstall(
     let discovery = Discovery::new(client.clone()).run().await?;
     let before = namespace_objects(client, &discovery, ns).await?;
     let base = base_release(ns, &site);
-    let [cp, np] = checks::ADAPTERS
+    let [cp, np] = ADAPTERS
         .each_ref()
         .map(|a| adapter_release(a, ns, &site.values(Broker::RabbitMq)));
     for release in [&base, &cp, &np] {
@@ -275,7 +276,7 @@ async fn install_upgrade_uninstall(
 
     // A changed task config: the checksum changes, the Deployment rolls to a new ReplicaSet.
     let changed = site.dir().join("changed-task-config.yaml");
-    let mut text = std::fs::read_to_string(repo_path(checks::ADAPTERS[0].task_config))?;
+    let mut text = std::fs::read_to_string(repo_path(ADAPTERS[0].task_config))?;
     text.push_str("# changed by the Helm suite\n");
     std::fs::write(&changed, &text)?;
     let upgraded = cp.clone().set_file("adapterTaskConfig.yaml", &changed);
