@@ -204,6 +204,14 @@ impl Helm {
         self.ok(&Self::release_args("install", release, &[]))
     }
 
+    /// `helm install`, the raw output (for refusals).
+    ///
+    /// # Errors
+    /// When `helm` cannot be started.
+    pub fn try_install(&self, release: &Release) -> anyhow::Result<Output> {
+        self.run(&Self::release_args("install", release, &[]))
+    }
+
     /// `helm upgrade` with exactly the values given (no `--reuse-values`), the raw output.
     ///
     /// # Errors
@@ -284,6 +292,30 @@ pub fn find<'a>(docs: &'a [Value], kind: &str, suffix: &str) -> anyhow::Result<&
     }
 }
 
+/// The API of `doc`'s kind (namespaced ones in `namespace`) and `doc` as an object.
+fn api_for(
+    client: &kube::Client,
+    discovery: &Discovery,
+    namespace: &str,
+    doc: &Value,
+) -> anyhow::Result<(Api<DynamicObject>, DynamicObject)> {
+    let object: DynamicObject = serde_json::from_value(doc.clone())
+        .with_context(|| format!("{} is not an object", kind_name(doc)))?;
+    let types = object
+        .types
+        .as_ref()
+        .with_context(|| format!("{} has no apiVersion/kind", kind_name(doc)))?;
+    let gvk = kube::api::GroupVersionKind::try_from(types)?;
+    let (resource, caps) = discovery
+        .resolve_gvk(&gvk)
+        .with_context(|| format!("the API server serves no {gvk:?}"))?;
+    let api = match caps.scope {
+        Scope::Namespaced => Api::namespaced_with(client.clone(), namespace, &resource),
+        Scope::Cluster => Api::all_with(client.clone(), &resource),
+    };
+    Ok((api, object))
+}
+
 /// Applies every document server-side (field manager [`FIELD_MANAGER`], forced), namespaced ones
 /// into `namespace`; the objects as the API server stored them.
 ///
@@ -298,20 +330,7 @@ pub async fn apply_all(
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let mut stored = Vec::new();
     for doc in docs {
-        let object: DynamicObject = serde_json::from_value(doc.clone())
-            .with_context(|| format!("{} is not an object", kind_name(doc)))?;
-        let types = object
-            .types
-            .as_ref()
-            .with_context(|| format!("{} has no apiVersion/kind", kind_name(doc)))?;
-        let gvk = kube::api::GroupVersionKind::try_from(types)?;
-        let (resource, caps) = discovery
-            .resolve_gvk(&gvk)
-            .with_context(|| format!("the API server serves no {gvk:?}"))?;
-        let api: Api<DynamicObject> = match caps.scope {
-            Scope::Namespaced => Api::namespaced_with(client.clone(), namespace, &resource),
-            Scope::Cluster => Api::all_with(client.clone(), &resource),
-        };
+        let (api, object) = api_for(client, discovery, namespace, doc)?;
         let name = object.metadata.name.clone().unwrap_or_default();
         let applied = api
             .patch(&name, &params, &Patch::Apply(&object))
@@ -320,6 +339,27 @@ pub async fn apply_all(
         stored.push(applied);
     }
     Ok(stored)
+}
+
+/// Merge-patches the object of every document with `patch` (e.g. labels and annotations).
+///
+/// # Errors
+/// The first refusal.
+pub async fn merge_patch_all(
+    client: &kube::Client,
+    discovery: &Discovery,
+    namespace: &str,
+    docs: &[Value],
+    patch: &Value,
+) -> anyhow::Result<()> {
+    for doc in docs {
+        let (api, object) = api_for(client, discovery, namespace, doc)?;
+        let name = object.metadata.name.unwrap_or_default();
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .with_context(|| format!("merge patch of {} refused", kind_name(doc)))?;
+    }
+    Ok(())
 }
 
 /// Resource kinds left out of namespace listings: records of what happened, not objects anyone

@@ -18,7 +18,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::discovery::Discovery;
 use serde_json::json;
 use testbed::real::helm::{
-    Helm, Release, apply_all, documents, find, namespace_objects, repo_path,
+    Helm, Release, apply_all, documents, find, merge_patch_all, namespace_objects, repo_path,
 };
 use testbed::real::{RealSystems, unique};
 
@@ -317,5 +317,50 @@ async fn install_upgrade_uninstall(
     for release in [&np, &cp, &base] {
         helm.uninstall(release)?;
     }
+    checks::nothing_left(client, &discovery, ns, &before).await
+}
+
+#[tokio::test]
+async fn the_loose_yaml_is_adopted_once_labelled() {
+    let Some((real, helm)) = kit() else { return };
+    let client = real.kube_client().await.unwrap();
+    let ns = namespace(&client, "helm-adopt").await;
+    let outcome = adopt_the_loose_yaml(real, &helm, &client, &ns).await;
+    drop_namespace(&client, &ns).await;
+    outcome.unwrap();
+}
+
+/// docs/helm.md "Moving from the loose YAML": refused, then adopted with Helm's label and
+/// annotations; its uninstall then removes the adopted objects too.
+async fn adopt_the_loose_yaml(
+    real: &RealSystems,
+    helm: &Helm,
+    client: &kube::Client,
+    ns: &str,
+) -> anyhow::Result<()> {
+    let site = SiteFiles::new(real);
+    let discovery = Discovery::new(client.clone()).run().await?;
+    let before = namespace_objects(client, &discovery, ns).await?;
+    let mut loose = checks::loose("manifests/rbac.yaml", ns);
+    loose.extend(checks::loose("manifests/hyperfleet/rbac.yaml", ns));
+    apply_all(client, &discovery, ns, &loose).await?;
+
+    let base = base_release(ns, &site);
+    let out = helm.try_install(&base)?;
+    let refused = checks::refusal(&out);
+    anyhow::ensure!(
+        !out.status.success()
+            && refused.contains(
+                "exists and cannot be imported into the current release: invalid ownership metadata"
+            ),
+        "install over the loose YAML: {refused}"
+    );
+    let adopt = json!({"metadata": {
+        "labels": {"app.kubernetes.io/managed-by": "Helm"},
+        "annotations": {"meta.helm.sh/release-name": base.name, "meta.helm.sh/release-namespace": ns},
+    }});
+    merge_patch_all(client, &discovery, ns, &loose, &adopt).await?;
+    helm.install(&base)?;
+    helm.uninstall(&base)?;
     checks::nothing_left(client, &discovery, ns, &before).await
 }

@@ -218,7 +218,7 @@ fn token_mount(adapter_config: &Value, pod: &Value, c: &Value) -> anyhow::Result
 }
 
 /// `rel`'s documents with `hyperfleet-system` replaced by `namespace`.
-fn loose(rel: &str, namespace: &str) -> Vec<Value> {
+pub fn loose(rel: &str, namespace: &str) -> Vec<Value> {
     let text = read(rel).replace(
         "namespace: hyperfleet-system",
         &format!("namespace: {namespace}"),
