@@ -33,6 +33,7 @@ pub mod framework;
 pub mod hyperfleet_api;
 pub mod kube_access;
 pub mod netns;
+pub mod operator;
 pub mod process;
 pub mod sentinel;
 pub mod wait;
