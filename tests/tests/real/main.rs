@@ -9,3 +9,4 @@
 
 mod harness;
 mod helm;
+mod played_operator;
