@@ -1,6 +1,7 @@
 //! What the Helm suite holds the rendered and stored objects to.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
@@ -32,22 +33,23 @@ fn yaml(rel: &str) -> Value {
 /// A ConfigMap value against the file it came from: the chart's template puts one empty line
 /// before the text of every file it packages (`key: |` then `nindent`), which YAML keeps; the rest
 /// is the file, byte for byte.
-pub fn same_as_file(value: Option<&str>, rel: &str) -> anyhow::Result<()> {
-    let value = value.with_context(|| format!("no ConfigMap key for {rel}"))?;
-    let file = read(rel);
+pub fn same_as_file(value: Option<&str>, file: &Path) -> anyhow::Result<()> {
+    let shown = file.display();
+    let value = value.with_context(|| format!("no ConfigMap key for {shown}"))?;
+    let text = std::fs::read_to_string(file).with_context(|| format!("read {shown}"))?;
     let Some(rest) = value.strip_prefix('\n') else {
-        bail!("the ConfigMap value of {rel} does not start with the chart's empty line");
+        bail!("the ConfigMap value of {shown} does not start with the chart's empty line");
     };
-    if rest != file {
+    if rest != text {
         let at = rest
             .bytes()
-            .zip(file.bytes())
+            .zip(text.bytes())
             .take_while(|(a, b)| a == b)
             .count();
         bail!(
-            "the ConfigMap value of {rel} differs from the file at byte {at} (lengths {} and {})",
+            "the ConfigMap value of {shown} differs from the file at byte {at} (lengths {} and {})",
             rest.len(),
-            file.len()
+            text.len()
         );
     }
     Ok(())
@@ -95,12 +97,12 @@ pub fn rendered_adapter(
     let config = find(docs, "ConfigMap", "-config")?;
     same_as_file(
         config["data"]["adapter-config.yaml"].as_str(),
-        adapter.adapter_config,
+        &repo_path(adapter.adapter_config),
     )?;
     let task = find(docs, "ConfigMap", "-task")?;
     same_as_file(
         task["data"]["task-config.yaml"].as_str(),
-        adapter.task_config,
+        &repo_path(adapter.task_config),
     )?;
     for cm in [config, task] {
         ensure!(
@@ -477,5 +479,86 @@ pub async fn nothing_left(
             .any(|r| ours(r.metadata.annotations.as_ref())),
         "a ClusterRoleBinding is left"
     );
+    Ok(())
+}
+
+/// A pulse Job the installed framework created: the task config's Job with the site's settings,
+/// and the upgrade's annotation exactly when `upgraded`.
+pub fn pulse_job(
+    job: &k8s_openapi::api::batch::v1::Job,
+    site: &SiteFiles,
+    upgraded: bool,
+) -> anyhow::Result<()> {
+    let job = serde_json::to_value(job)?;
+    let annotations = &job["metadata"]["annotations"];
+    ensure!(
+        annotations["hyperfleet.io/generation"] == "1",
+        "{annotations}"
+    );
+    ensure!(
+        (annotations["helm-suite/task-config"] == "upgraded") == upgraded,
+        "the Job's annotations {annotations}: upgraded config expected {upgraded}"
+    );
+    let pod = &job["spec"]["template"]["spec"];
+    ensure!(pod["serviceAccountName"] == "hypershift-adapter");
+    let adapter = pod["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == "adapter")
+        .context("the adapter container")?;
+    let env = |name: &str| {
+        adapter["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"] == name)
+            .map(|e| e["value"].clone())
+    };
+    let site_env = |name: &str| {
+        site.env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let tag = site_env("ADAPTER_IMAGE_TAG").context("ADAPTER_IMAGE_TAG")?;
+    ensure!(
+        adapter["image"] == format!("hypershift-adapter:{tag}"),
+        "{}",
+        adapter["image"]
+    );
+    ensure!(env("HYPERFLEET_API_URL") == Some(json!(site.api_url)));
+    for name in [
+        "MANAGEMENT_CLUSTER_CONSUMER",
+        "MAESTRO_API_URL",
+        "MAESTRO_GRPC_URL",
+    ] {
+        ensure!(
+            env(name) == site_env(name).map(Value::from),
+            "the Job's {name}"
+        );
+    }
+    Ok(())
+}
+
+/// The framework's first report for a Job that has not reported: `JobRunning`, Unknown, on
+/// Applied, Available and Health, as adapter `hypershift` at generation 1.
+pub fn job_running(report: &Value) -> anyhow::Result<()> {
+    ensure!(
+        report["adapter"] == "hypershift" && report["observed_generation"] == 1,
+        "{report}"
+    );
+    for type_ in ["Applied", "Available", "Health"] {
+        let condition = report["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == type_)
+            .with_context(|| format!("no {type_} in {report}"))?;
+        ensure!(
+            condition["status"] == "Unknown" && condition["reason"] == "JobRunning",
+            "{type_}: {condition}"
+        );
+    }
     Ok(())
 }

@@ -121,6 +121,11 @@ impl SiteFiles {
     /// # Panics
     /// When the example has an empty value this suite does not know how to fill.
     pub fn values(&self, broker: Broker) -> PathBuf {
+        self.values_with(broker, |_| {})
+    }
+
+    /// [`SiteFiles::values`], then `edit` applied to the values before they are written.
+    pub fn values_with(&self, broker: Broker, edit: impl FnOnce(&mut Value)) -> PathBuf {
         let text = std::fs::read_to_string(repo_path("manifests/helm/site.example.yaml")).unwrap();
         let mut site: Value = serde_saphyr::from_str(&text).unwrap();
         site["image"]["registry"] = json!(IMAGE.0);
@@ -144,8 +149,22 @@ impl SiteFiles {
             site["broker"] =
                 json!({"type": "googlepubsub", "googlepubsub": {"projectId": PUBSUB_PROJECT}});
         }
-        let path = self.dir().join(format!("site-{broker:?}.yaml"));
-        std::fs::write(&path, serde_json::to_string_pretty(&site).unwrap()).unwrap();
+        edit(&mut site);
+        self.write_json(
+            &format!("site-{broker:?}-{:08x}.yaml", fastrand::u32(..)),
+            &site,
+        )
+    }
+
+    /// Writes `value` as JSON (which is YAML) to `name` in the site directory.
+    pub fn write_json(&self, name: &str, value: &Value) -> PathBuf {
+        self.write(name, &serde_json::to_string_pretty(value).unwrap())
+    }
+
+    /// Writes `text` to `name` in the site directory.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir().join(name);
+        std::fs::write(&path, text).unwrap();
         path
     }
 }
