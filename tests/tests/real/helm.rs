@@ -14,18 +14,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::discovery::Discovery;
 use serde_json::json;
-use testbed::real::framework::Framework;
 use testbed::real::helm::{
     Helm, Release, apply_all, documents, find, merge_patch_all, namespace_objects, repo_path,
 };
 use testbed::real::hyperfleet_api::HyperfleetApi;
-use testbed::real::sentinel::{Resources, Sentinel, SentinelSpec};
-use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
 
 use site::{ADAPTERS, Adapter, Broker, SiteFiles};
@@ -373,168 +369,30 @@ async fn adopt_the_loose_yaml(
     checks::nothing_left(client, &discovery, ns, &before).await
 }
 
-/// The acceptance run: the framework as the chart installed it (the stored Deployment's command,
-/// args and env, its mounted ConfigMaps and Secrets; `helm/pulse.rs`) runs against the real
-/// HyperFleet API, RabbitMQ and API server, becomes ready, and creates the pulse Job for a cluster
-/// event that Sentinel publishes; after `helm upgrade` with a changed task config, the next pulse
-/// Job is the new config's.
-///
-/// The kit is shared, so the releases go into a namespace of this test, and the task config is
-/// the shipped one with `hyperfleet-system` (where it puts the Jobs) replaced by that namespace;
-/// the topic is the test's own (the documented override of `args` and the exchange). The
-/// ConfigMap's RabbitMQ URL points at a closed port: only `BROKER_RABBITMQ_URL` from the Secret
-/// reaches the broker.
+/// The acceptance run for the control-plane release (`helm/pulse.rs`, [`pulse::through_the_chart`]).
 #[tokio::test]
-async fn the_installed_framework_runs_a_pulse_and_the_upgrade_reaches_the_next() {
+async fn the_installed_controlplane_framework_runs_a_pulse_and_the_upgrade_reaches_the_next() {
+    installed_framework_pulse(&ADAPTERS[0]).await;
+}
+
+/// The same for the NodePool release: a NodePool event (with its owner reference) from the
+/// NodePool Sentinel, the `hs-np-…` Job.
+#[tokio::test]
+async fn the_installed_nodepool_framework_runs_a_pulse_and_the_upgrade_reaches_the_next() {
+    installed_framework_pulse(&ADAPTERS[1]).await;
+}
+
+async fn installed_framework_pulse(adapter: &Adapter) {
     let Some((real, helm)) = kit() else { return };
     let client = real.kube_client().await.unwrap();
     let ns = namespace(&client, "helm-pulse").await;
     let api = HyperfleetApi::new(real);
-    let mut cluster = None;
-    let outcome = pulse_through_the_chart(real, &helm, &client, &ns, &api, &mut cluster).await;
-    if let Some(href) = cluster {
-        api.force_remove(&href).await;
+    let mut made = Vec::new();
+    let outcome =
+        pulse::through_the_chart(real, &helm, &client, &ns, &api, adapter, &mut made).await;
+    for href in made.iter().rev() {
+        api.force_remove(href).await;
     }
     drop_namespace(&client, &ns).await;
     outcome.unwrap();
-}
-
-/// The Job's annotations in the task config, and the one the upgrade adds after them.
-const JOB_ANNOTATIONS: &str =
-    "        annotations:\n          hyperfleet.io/generation: \"{{ .generation }}\"\n";
-const UPGRADED: &str = "helm-suite/task-config";
-
-async fn pulse_through_the_chart(
-    real: &RealSystems,
-    helm: &Helm,
-    client: &kube::Client,
-    ns: &str,
-    api: &HyperfleetApi,
-    cluster_href: &mut Option<String>,
-) -> anyhow::Result<()> {
-    let site = SiteFiles::new(real);
-    let id = unique("helmpulse");
-    let topic = format!("{id}-clusters");
-    let values = site.values_with(Broker::RabbitMq, |v| {
-        v["broker"]["rabbitmq"]["url"] = json!("amqp://127.0.0.1:1/");
-    });
-    let chart: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(repo_path(
-        &format!("{UPSTREAM}/values.yaml"),
-    ))?)?;
-    let mut args = chart["args"].as_array().cloned().unwrap_or_default();
-    args.extend([json!("--broker-topic"), json!(topic)]);
-    let own_topic = site.write_json(
-        "topic.yaml",
-        &json!({"args": args, "broker": {"rabbitmq": {"exchange": topic}}}),
-    );
-    let adapter = &ADAPTERS[0];
-    let shipped = std::fs::read_to_string(repo_path(adapter.task_config))?;
-    anyhow::ensure!(
-        shipped.matches("hyperfleet-system").count() == 3 && shipped.contains(JOB_ANNOTATIONS)
-    );
-    let here = shipped.replace("hyperfleet-system", ns);
-    let task = site.write("task-config.yaml", &here);
-    let base = base_release(ns, &site);
-    let cp = Release::new(adapter.release, UPSTREAM, ns)
-        .values(repo_path(adapter.values))
-        .values(&values)
-        .values(&own_topic)
-        .set_file("adapterConfig.yaml", repo_path(adapter.adapter_config))
-        .set_file("adapterTaskConfig.yaml", &task);
-    helm.install(&base)?;
-    helm.install(&cp)?;
-    let name = format!("{}-hyperfleet-adapter", cp.name);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
-    let first = deployments.get(&name).await?;
-
-    // Short paths: the runner's unix sockets live there.
-    let run = tempfile::Builder::new().prefix("hp").tempdir_in("/tmp")?;
-    let spec = pulse::kubelet_view(real, client, ns, &name, &run.path().join("m1")).await?;
-    checks::same_as_file(Some(&std::fs::read_to_string(&spec.task_config)?), &task)?;
-    let mut framework = start_framework(real, spec, &run.path().join("f1")).await?;
-    let sentinel = SentinelSpec::new(Resources::Clusters, &topic, ("testrun", &id));
-    let sentinel = Sentinel::start(real, sentinel, &run.path().join("s")).await?;
-
-    let created = api
-        .create_cluster(
-            &format!("{id}-helm"),
-            &json!({"testrun": id}),
-            &testbed::local_pulse::cluster_object()["spec"],
-        )
-        .await?;
-    let href = created["href"].as_str().unwrap_or_default().to_owned();
-    *cluster_href = Some(href.clone());
-    for other in ["validation", "dns", "pullsecret"] {
-        anyhow::ensure!(
-            api.report_as(&href, other, true).await? == 201,
-            "{other}'s report"
-        );
-    }
-    let job_name = format!("hs-cp-{}-g1", created["id"].as_str().unwrap_or_default());
-    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
-    let waited = |what: &'static str| {
-        let (jobs, job_name) = (jobs.clone(), job_name.clone());
-        eventually(STEP, what, move || {
-            let (jobs, job_name) = (jobs.clone(), job_name.clone());
-            async move { Ok(jobs.get_opt(&job_name).await?) }
-        })
-    };
-    let job = waited("the pulse Job").await.map_err(|e| {
-        e.context(format!(
-            "{}\n{}",
-            framework.log_tail(30),
-            sentinel.log_tail(10)
-        ))
-    })?;
-    checks::pulse_job(&job, &site, false)?;
-    let report = eventually(STEP, "the framework's report", || async {
-        api.status_of(&href, "hypershift").await
-    })
-    .await?;
-    checks::job_running(&report)?;
-
-    // The upgrade: a changed task config (the Job gets one more annotation).
-    let changed = here.replacen(
-        JOB_ANNOTATIONS,
-        &format!("{JOB_ANNOTATIONS}          {UPGRADED}: upgraded\n"),
-        1,
-    );
-    let upgraded = cp.set_file(
-        "adapterTaskConfig.yaml",
-        site.write("upgraded.yaml", &changed),
-    );
-    let out = helm.upgrade(&upgraded)?;
-    anyhow::ensure!(out.status.success(), "upgrade: {}", checks::refusal(&out));
-    checks::rolled(&first, &deployments.get(&name).await?)?;
-    // The kubelet's part of the roll: the old framework goes, the Pod of the new template starts.
-    framework.stop();
-    jobs.delete(&job_name, &DeleteParams::background()).await?;
-    eventually(STEP, "the first Job gone", || async {
-        Ok(jobs.get_opt(&job_name).await?.is_none().then_some(()))
-    })
-    .await?;
-    let spec = pulse::kubelet_view(real, client, ns, &name, &run.path().join("m2")).await?;
-    let framework = start_framework(real, spec, &run.path().join("f2")).await?;
-    let job = waited("the pulse Job of the new task config")
-        .await
-        .map_err(|e| e.context(framework.log_tail(30)))?;
-    checks::pulse_job(&job, &site, true)
-}
-
-/// [`Framework::start`]; when it fails, its error lines too (the usage text it prints after an
-/// error fills the tail the runner quotes).
-async fn start_framework(
-    real: &RealSystems,
-    spec: testbed::real::framework::FrameworkSpec,
-    dir: &Path,
-) -> anyhow::Result<Framework> {
-    let log = dir.join(format!("framework-{}.log", spec.name));
-    Framework::start(real, spec, dir).await.map_err(|e| {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let errors: Vec<&str> = text
-            .lines()
-            .filter(|l| l.contains("\"level\":\"ERROR\"") || l.starts_with("Error:"))
-            .collect();
-        e.context(format!("its errors:\n{}", errors.join("\n")))
-    })
 }

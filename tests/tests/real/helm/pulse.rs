@@ -18,11 +18,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Secret, Volume};
-use kube::api::Api;
-use testbed::real::RealSystems;
-use testbed::real::framework::FrameworkSpec;
+use kube::api::{Api, DeleteParams};
+use serde_json::{Value, json};
+use testbed::real::framework::{Framework, FrameworkSpec};
+use testbed::real::helm::{Helm, Release, repo_path};
+use testbed::real::hyperfleet_api::HyperfleetApi;
 use testbed::real::kube_access::service_account_kubeconfig;
+use testbed::real::sentinel::{Resources, Sentinel, SentinelSpec};
+use testbed::real::wait::eventually;
+use testbed::real::{RealSystems, unique};
+
+use super::checks::{job_running, pulse_job, refusal, rolled, same_as_file};
+use super::site::{Adapter, Broker, SiteFiles};
+use super::{STEP, UPSTREAM, base_release};
 
 /// The command of the chart's container (`values.yaml` `command`), which the kit's framework
 /// binary stands for.
@@ -127,8 +137,7 @@ pub async fn kubelet_view(
         kubeconfig.to_string_lossy().into_owned(),
     );
     // The API token file the adapter config names, inside its Secret's mount.
-    let adapter_config: serde_json::Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(&config)?)?;
+    let adapter_config: Value = serde_saphyr::from_str(&std::fs::read_to_string(&config)?)?;
     let token_path = adapter_config["clients"]["hyperfleet_api"]["auth"]["token_path"]
         .as_str()
         .context("auth.token_path")?;
@@ -252,4 +261,201 @@ fn items(items: Option<&[k8s_openapi::api::core::v1::KeyToPath]>) -> Option<Item
 /// The `(key, file)` pairs a volume mounts from `data`: its items, or every key as a file.
 fn select<V>(data: &BTreeMap<String, V>, items: Option<Items>) -> Items {
     items.unwrap_or_else(|| data.keys().map(|k| (k.clone(), k.clone())).collect())
+}
+
+/// The Job's annotations in both task configs, and the one the upgrade adds after them.
+const JOB_ANNOTATIONS: &str =
+    "        annotations:\n          hyperfleet.io/generation: \"{{ .generation }}\"\n";
+/// The annotation the upgraded task config gives its Job.
+pub const UPGRADED: &str = "helm-suite/task-config";
+/// The label Sentinel selects the test's objects by (no `-` in the key: `testbed::real::sentinel`).
+const LABEL: &str = "testrun";
+
+/// The acceptance run of one adapter's release: the framework as the chart installed it (the
+/// stored Deployment's command, args and env, its mounted ConfigMaps and Secrets:
+/// [`kubelet_view`]) runs against the real HyperFleet API, RabbitMQ and API server, becomes
+/// ready, creates the pulse Job for the event Sentinel publishes and reports `JobRunning`; after
+/// `helm upgrade` with a changed task config (the Job gets one more annotation) and the roll (the
+/// old process stopped, the new template's started, the first Job gone as by its TTL), the next
+/// pulse Job is the new config's. The HyperFleet objects made are pushed on `made` (for cleanup).
+///
+/// The kit is shared, so the releases go into the test's namespace `ns`, and the task config is
+/// the shipped one with `hyperfleet-system` (where it puts the Jobs) replaced by `ns`; the topic
+/// is the test's own (the documented override of `args` and the exchange). The ConfigMap's
+/// RabbitMQ URL is a closed port: only `BROKER_RABBITMQ_URL` from the Secret reaches the broker.
+///
+/// # Errors
+/// The first step that does not happen, with the framework's and Sentinel's last log lines.
+pub async fn through_the_chart(
+    real: &RealSystems,
+    helm: &Helm,
+    client: &kube::Client,
+    ns: &str,
+    api: &HyperfleetApi,
+    adapter: &Adapter,
+    made: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let site = SiteFiles::new(real);
+    let id = unique("helmpulse");
+    let resources = if adapter.release.ends_with("nodepool") {
+        Resources::NodePools
+    } else {
+        Resources::Clusters
+    };
+    let topic = format!("{id}-{}", resources.plural());
+    let values = site.values_with(Broker::RabbitMq, |v| {
+        v["broker"]["rabbitmq"]["url"] = json!("amqp://127.0.0.1:1/");
+    });
+    let chart: Value = serde_saphyr::from_str(&std::fs::read_to_string(repo_path(&format!(
+        "{UPSTREAM}/values.yaml"
+    )))?)?;
+    let mut args = chart["args"].as_array().cloned().unwrap_or_default();
+    args.extend([json!("--broker-topic"), json!(topic)]);
+    let own_topic = site.write_json(
+        "topic.yaml",
+        &json!({"args": args, "broker": {"rabbitmq": {"exchange": topic}}}),
+    );
+    let shipped = std::fs::read_to_string(repo_path(adapter.task_config))?;
+    ensure!(
+        shipped.matches("hyperfleet-system").count() == 3 && shipped.contains(JOB_ANNOTATIONS),
+        "{}: the namespace or the Job's annotations moved",
+        adapter.task_config
+    );
+    let here = shipped.replace("hyperfleet-system", ns);
+    let task = site.write("task-config.yaml", &here);
+    let release = Release::new(adapter.release, UPSTREAM, ns)
+        .values(repo_path(adapter.values))
+        .values(&values)
+        .values(&own_topic)
+        .set_file("adapterConfig.yaml", repo_path(adapter.adapter_config))
+        .set_file("adapterTaskConfig.yaml", &task);
+    helm.install(&base_release(ns, &site))?;
+    helm.install(&release)?;
+    let name = format!("{}-hyperfleet-adapter", release.name);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let first = deployments.get(&name).await?;
+
+    // Short paths: the runner's unix sockets live there.
+    let run = tempfile::Builder::new().prefix("hp").tempdir_in("/tmp")?;
+    let spec = kubelet_view(real, client, ns, &name, &run.path().join("m1")).await?;
+    same_as_file(Some(&std::fs::read_to_string(&spec.task_config)?), &task)?;
+    let mut framework = start_framework(real, spec, &run.path().join("f1")).await?;
+    let sentinel = SentinelSpec::new(resources, &topic, (LABEL, &id));
+    let sentinel = Sentinel::start(real, sentinel, &run.path().join("s")).await?;
+
+    let (href, job_name) = pulse_object(api, resources, &id, made).await?;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+    let job_named = |what: &'static str| {
+        let (jobs, job_name) = (jobs.clone(), job_name.clone());
+        eventually(STEP, what, move || {
+            let (jobs, job_name) = (jobs.clone(), job_name.clone());
+            async move { Ok(jobs.get_opt(&job_name).await?) }
+        })
+    };
+    let logs = |framework: &Framework| {
+        format!(
+            "framework:\n{}\nsentinel:\n{}",
+            framework.log_tail(30),
+            sentinel.log_tail(10)
+        )
+    };
+    let job = job_named("the pulse Job")
+        .await
+        .map_err(|e| e.context(logs(&framework)))?;
+    pulse_job(&job, &site, false)?;
+    let report = eventually(STEP, "the framework's report", || async {
+        api.status_of(&href, "hypershift").await
+    })
+    .await?;
+    job_running(&report)?;
+
+    let changed = here.replacen(
+        JOB_ANNOTATIONS,
+        &format!("{JOB_ANNOTATIONS}          {UPGRADED}: upgraded\n"),
+        1,
+    );
+    let upgraded = release.set_file(
+        "adapterTaskConfig.yaml",
+        site.write("upgraded.yaml", &changed),
+    );
+    let out = helm.upgrade(&upgraded)?;
+    ensure!(out.status.success(), "upgrade: {}", refusal(&out));
+    rolled(&first, &deployments.get(&name).await?)?;
+    framework.stop();
+    jobs.delete(&job_name, &DeleteParams::background()).await?;
+    eventually(STEP, "the first Job gone", || async {
+        Ok(jobs.get_opt(&job_name).await?.is_none().then_some(()))
+    })
+    .await?;
+    let spec = kubelet_view(real, client, ns, &name, &run.path().join("m2")).await?;
+    let framework = start_framework(real, spec, &run.path().join("f2")).await?;
+    let job = job_named("the pulse Job of the new task config")
+        .await
+        .map_err(|e| e.context(logs(&framework)))?;
+    pulse_job(&job, &site, true)
+}
+
+/// The HyperFleet object whose event makes the pulse: a cluster (its other adapters report
+/// `Available=True`), or a NodePool of a cluster (its `validation` reports). Its href and the
+/// pulse Job's name at generation 1.
+async fn pulse_object(
+    api: &HyperfleetApi,
+    resources: Resources,
+    id: &str,
+    made: &mut Vec<String>,
+) -> anyhow::Result<(String, String)> {
+    let labels = json!({ LABEL: id });
+    let cluster = api
+        .create_cluster(
+            &format!("{id}-helm"),
+            &labels,
+            &testbed::local_pulse::cluster_object()["spec"],
+        )
+        .await?;
+    let cluster_href = cluster["href"].as_str().unwrap_or_default().to_owned();
+    made.push(cluster_href.clone());
+    let (object, others, prefix) = match resources {
+        Resources::Clusters => (cluster, &["validation", "dns", "pullsecret"][..], "hs-cp"),
+        Resources::NodePools => {
+            let nodepool = api
+                .create_nodepool(
+                    &cluster_href,
+                    "workers-euw2-a1",
+                    &labels,
+                    &testbed::nodepool::gcp_spec(3, "4.17.0"),
+                )
+                .await?;
+            (nodepool, &["validation"][..], "hs-np")
+        }
+    };
+    let href = object["href"].as_str().unwrap_or_default().to_owned();
+    if href != cluster_href {
+        made.push(href.clone());
+    }
+    for other in others {
+        ensure!(
+            api.report_as(&href, other, true).await? == 201,
+            "{other}'s report on {href}"
+        );
+    }
+    let object_id = object["id"].as_str().unwrap_or_default();
+    Ok((href, format!("{prefix}-{object_id}-g1")))
+}
+
+/// [`Framework::start`]; when it fails, its error lines too (the usage text it prints after an
+/// error fills the tail the runner quotes).
+async fn start_framework(
+    real: &RealSystems,
+    spec: FrameworkSpec,
+    dir: &Path,
+) -> anyhow::Result<Framework> {
+    let log = dir.join(format!("framework-{}.log", spec.name));
+    Framework::start(real, spec, dir).await.map_err(|e| {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let errors: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("\"level\":\"ERROR\"") || l.starts_with("Error:"))
+            .collect();
+        e.context(format!("its errors:\n{}", errors.join("\n")))
+    })
 }
