@@ -10,7 +10,7 @@ mod checks;
 mod pulse;
 mod site;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -42,7 +42,7 @@ fn kit() -> Option<(&'static RealSystems, Helm)> {
 }
 
 /// The adapter's release in `namespace`: the chart's values, ours, the site's, and the two files.
-fn adapter_release(adapter: &Adapter, namespace: &str, site: &Path) -> Release {
+fn adapter_release(adapter: &Adapter, namespace: &str, site: impl Into<PathBuf>) -> Release {
     Release::new(adapter.release, UPSTREAM, namespace)
         .values(repo_path(adapter.values))
         .values(site)
@@ -82,7 +82,7 @@ fn both_adapters_lint_and_render_with_either_broker() {
     let site = SiteFiles::new(real);
     for adapter in &ADAPTERS {
         for broker in [Broker::RabbitMq, Broker::PubSub] {
-            let release = adapter_release(adapter, "hyperfleet-system", &site.values(broker));
+            let release = adapter_release(adapter, "hyperfleet-system", site.values(broker));
             helm.lint(&release)
                 .unwrap_or_else(|e| panic!("{} {broker:?}: {e:#}", adapter.release));
             let docs = documents(&helm.template(&release).unwrap()).unwrap();
@@ -100,7 +100,7 @@ fn the_charts_own_rbac_would_be_cluster_wide() {
     let release = adapter_release(
         &ADAPTERS[0],
         "hyperfleet-system",
-        &site.values(Broker::RabbitMq),
+        site.values(Broker::RabbitMq),
     )
     .set("rbac.create", "true");
     let docs = documents(&helm.template(&release).unwrap()).unwrap();
@@ -203,31 +203,60 @@ async fn drop_namespace(client: &kube::Client, name: &str) {
         .await;
 }
 
-#[tokio::test]
-async fn every_rendered_object_is_accepted_by_the_api_server() {
+/// What a test that writes to the API server works in: the kit, its Helm, an admin client and a
+/// fresh namespace of the test's own.
+struct Scene {
+    real: &'static RealSystems,
+    helm: Helm,
+    client: kube::Client,
+    ns: String,
+    site: SiteFiles,
+    discovery: Discovery,
+}
+
+impl Scene {
+    fn parts(&self) -> (&Helm, &kube::Client, &str) {
+        (&self.helm, &self.client, &self.ns)
+    }
+}
+
+/// Runs `body` in a [`Scene`] whose namespace starts with `prefix`, and deletes the namespace
+/// afterwards whatever `body` gave; then fails the test if `body` failed.
+async fn in_namespace<Fut>(prefix: &str, body: impl FnOnce(Scene) -> Fut)
+where
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
     let Some((real, helm)) = kit() else { return };
     let client = real.kube_client().await.unwrap();
-    let ns = namespace(&client, "helm-apply").await;
-    let outcome = apply_and_check(real, &helm, &client, &ns).await;
+    let ns = namespace(&client, prefix).await;
+    let scene = Scene {
+        real,
+        helm,
+        client: client.clone(),
+        ns: ns.clone(),
+        site: SiteFiles::new(real),
+        discovery: Discovery::new(client.clone()).run().await.unwrap(),
+    };
+    let outcome = body(scene).await;
     drop_namespace(&client, &ns).await;
     outcome.unwrap();
 }
 
-async fn apply_and_check(
-    real: &RealSystems,
-    helm: &Helm,
-    client: &kube::Client,
-    ns: &str,
-) -> anyhow::Result<()> {
-    let site = SiteFiles::new(real);
-    let discovery = Discovery::new(client.clone()).run().await?;
-    let base = documents(&helm.template(&base_release(ns, &site))?)?;
-    apply_all(client, &discovery, ns, &base).await?;
+#[tokio::test]
+async fn every_rendered_object_is_accepted_by_the_api_server() {
+    in_namespace("helm-apply", apply_and_check).await;
+}
+
+async fn apply_and_check(scene: Scene) -> anyhow::Result<()> {
+    let (helm, client, ns) = scene.parts();
+    let (site, discovery) = (&scene.site, &scene.discovery);
+    let base = documents(&helm.template(&base_release(ns, site))?)?;
+    apply_all(client, discovery, ns, &base).await?;
     for broker in [Broker::RabbitMq, Broker::PubSub] {
         for adapter in &ADAPTERS {
-            let release = adapter_release(adapter, ns, &site.values(broker));
+            let release = adapter_release(adapter, ns, site.values(broker));
             let docs = documents(&helm.template(&release)?)?;
-            apply_all(client, &discovery, ns, &docs).await?;
+            apply_all(client, discovery, ns, &docs).await?;
             // The stored ConfigMaps, read back.
             let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
             for (suffix, key, file) in [
@@ -249,27 +278,17 @@ async fn apply_and_check(
 
 #[tokio::test]
 async fn install_upgrade_and_uninstall_with_the_real_helm() {
-    let Some((real, helm)) = kit() else { return };
-    let client = real.kube_client().await.unwrap();
-    let ns = namespace(&client, "helm-install").await;
-    let outcome = install_upgrade_uninstall(real, &helm, &client, &ns).await;
-    drop_namespace(&client, &ns).await;
-    outcome.unwrap();
+    in_namespace("helm-install", install_upgrade_uninstall).await;
 }
 
-async fn install_upgrade_uninstall(
-    real: &RealSystems,
-    helm: &Helm,
-    client: &kube::Client,
-    ns: &str,
-) -> anyhow::Result<()> {
-    let site = SiteFiles::new(real);
-    let discovery = Discovery::new(client.clone()).run().await?;
-    let before = namespace_objects(client, &discovery, ns).await?;
-    let base = base_release(ns, &site);
+async fn install_upgrade_uninstall(scene: Scene) -> anyhow::Result<()> {
+    let (helm, client, ns) = scene.parts();
+    let (site, discovery) = (&scene.site, &scene.discovery);
+    let before = namespace_objects(client, discovery, ns).await?;
+    let base = base_release(ns, site);
     let [cp, np] = ADAPTERS
         .each_ref()
-        .map(|a| adapter_release(a, ns, &site.values(Broker::RabbitMq)));
+        .map(|a| adapter_release(a, ns, site.values(Broker::RabbitMq)));
     for release in [&base, &cp, &np] {
         helm.install(release)?;
     }
@@ -321,35 +340,25 @@ async fn install_upgrade_uninstall(
     for release in [&np, &cp, &base] {
         helm.uninstall(release)?;
     }
-    checks::nothing_left(client, &discovery, ns, &before).await
+    checks::nothing_left(client, discovery, ns, &before).await
 }
 
 #[tokio::test]
 async fn the_loose_yaml_is_adopted_once_labelled() {
-    let Some((real, helm)) = kit() else { return };
-    let client = real.kube_client().await.unwrap();
-    let ns = namespace(&client, "helm-adopt").await;
-    let outcome = adopt_the_loose_yaml(real, &helm, &client, &ns).await;
-    drop_namespace(&client, &ns).await;
-    outcome.unwrap();
+    in_namespace("helm-adopt", adopt_the_loose_yaml).await;
 }
 
 /// docs/helm.md "Moving from the loose YAML": refused, then adopted with Helm's label and
 /// annotations; its uninstall then removes the adopted objects too.
-async fn adopt_the_loose_yaml(
-    real: &RealSystems,
-    helm: &Helm,
-    client: &kube::Client,
-    ns: &str,
-) -> anyhow::Result<()> {
-    let site = SiteFiles::new(real);
-    let discovery = Discovery::new(client.clone()).run().await?;
-    let before = namespace_objects(client, &discovery, ns).await?;
+async fn adopt_the_loose_yaml(scene: Scene) -> anyhow::Result<()> {
+    let (helm, client, ns) = scene.parts();
+    let (site, discovery) = (&scene.site, &scene.discovery);
+    let before = namespace_objects(client, discovery, ns).await?;
     let mut loose = checks::loose("manifests/rbac.yaml", ns);
     loose.extend(checks::loose("manifests/hyperfleet/rbac.yaml", ns));
-    apply_all(client, &discovery, ns, &loose).await?;
+    apply_all(client, discovery, ns, &loose).await?;
 
-    let base = base_release(ns, &site);
+    let base = base_release(ns, site);
     let out = helm.try_install(&base)?;
     let refused = checks::refusal(&out);
     anyhow::ensure!(
@@ -363,10 +372,10 @@ async fn adopt_the_loose_yaml(
         "labels": {"app.kubernetes.io/managed-by": "Helm"},
         "annotations": {"meta.helm.sh/release-name": base.name, "meta.helm.sh/release-namespace": ns},
     }});
-    merge_patch_all(client, &discovery, ns, &loose, &adopt).await?;
+    merge_patch_all(client, discovery, ns, &loose, &adopt).await?;
     helm.install(&base)?;
     helm.uninstall(&base)?;
-    checks::nothing_left(client, &discovery, ns, &before).await
+    checks::nothing_left(client, discovery, ns, &before).await
 }
 
 /// The acceptance run for the control-plane release (`helm/pulse.rs`, [`pulse::through_the_chart`]).
@@ -382,17 +391,17 @@ async fn the_installed_nodepool_framework_runs_a_pulse_and_the_upgrade_reaches_t
     installed_framework_pulse(&ADAPTERS[1]).await;
 }
 
-async fn installed_framework_pulse(adapter: &Adapter) {
-    let Some((real, helm)) = kit() else { return };
-    let client = real.kube_client().await.unwrap();
-    let ns = namespace(&client, "helm-pulse").await;
-    let api = HyperfleetApi::new(real);
-    let mut made = Vec::new();
-    let outcome =
-        pulse::through_the_chart(real, &helm, &client, &ns, &api, adapter, &mut made).await;
-    for href in made.iter().rev() {
-        api.force_remove(href).await;
-    }
-    drop_namespace(&client, &ns).await;
-    outcome.unwrap();
+async fn installed_framework_pulse(adapter: &'static Adapter) {
+    in_namespace("helm-pulse", |scene| async move {
+        let (real, (helm, client, ns)) = (scene.real, scene.parts());
+        let api = HyperfleetApi::new(real);
+        let mut made = Vec::new();
+        let outcome =
+            pulse::through_the_chart(real, helm, client, ns, &api, adapter, &mut made).await;
+        for href in made.iter().rev() {
+            api.force_remove(href).await;
+        }
+        outcome
+    })
+    .await;
 }

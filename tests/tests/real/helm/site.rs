@@ -19,7 +19,7 @@ pub struct Adapter {
 }
 
 /// Both adapters, as docs/helm.md installs them.
-pub const ADAPTERS: [Adapter; 2] = [
+pub static ADAPTERS: [Adapter; 2] = [
     Adapter {
         release: "hypershift-controlplane",
         values: "manifests/helm/controlplane.yaml",
