@@ -29,6 +29,16 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Context, bail};
 
+pub mod framework;
+pub mod helm;
+pub mod hyperfleet_api;
+pub mod kube_access;
+pub mod netns;
+pub mod operator;
+pub mod process;
+pub mod sentinel;
+pub mod wait;
+
 /// Environment variable naming a kit state directory to use (never stopped by tests).
 pub const STATE_ENV: &str = "REAL_SYSTEMS_STATE";
 /// Environment variable naming the kit's `real-systems` script.

@@ -8,3 +8,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod helm;
+mod played_operator;
