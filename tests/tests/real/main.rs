@@ -9,4 +9,5 @@
 
 mod harness;
 mod helm;
+mod observed_generation;
 mod played_operator;
