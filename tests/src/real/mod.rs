@@ -29,12 +29,15 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Context, bail};
 
+pub mod agents;
 pub mod framework;
 pub mod helm;
 pub mod hyperfleet_api;
 pub mod kube_access;
+pub mod lease_log;
 pub mod netns;
 pub mod operator;
+pub mod placement;
 pub mod process;
 pub mod sentinel;
 pub mod wait;

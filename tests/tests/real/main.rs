@@ -10,4 +10,5 @@
 mod harness;
 mod helm;
 mod observed_generation;
+mod placement;
 mod played_operator;
