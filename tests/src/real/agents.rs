@@ -23,15 +23,39 @@ use super::RealSystems;
 /// When the kit cannot add them (its one-line error).
 pub fn add_consumers(real: &RealSystems, consumers: &[&str]) -> anyhow::Result<()> {
     let list = consumers.join(",");
-    let out = real
-        .kit_command(&["up", "--consumers", &list, "maestro"])
-        .output()
-        .context("cannot run the kit")?;
-    if !out.status.success() {
-        bail!(
-            "the kit could not add consumers {list}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+    // Under load the kit's readiness probes of the other components (run by every `up`) can time
+    // out once (e.g. `CRD … not applied (HTTP 000)`); a second `up` finds them running.
+    let mut failure = String::new();
+    for _ in 0..2 {
+        let out = real
+            .kit_command(&["up", "--consumers", &list, "maestro"])
+            .output()
+            .context("cannot run the kit")?;
+        if out.status.success() {
+            return Ok(());
+        }
+        failure = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    }
+    bail!("the kit could not add consumers {list}: {failure}")
+}
+
+/// Registers `consumer` in the kit's Maestro with no work agent at all: a management cluster
+/// whose agent never connected (works published to it are stored, never applied).
+///
+/// # Errors
+/// When Maestro refuses it.
+pub async fn add_consumer_without_agent(real: &RealSystems, consumer: &str) -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = format!("{}/api/maestro/v1/consumers", real.var("MAESTRO_API_URL"));
+    let answer = reqwest::Client::new()
+        .post(&url)
+        .json(&serde_json::json!({ "name": consumer }))
+        .send()
+        .await
+        .with_context(|| format!("POST {url}"))?;
+    let code = answer.status();
+    if !code.is_success() {
+        bail!("POST {url} {consumer}: {code} {}", answer.text().await.unwrap_or_default());
     }
     Ok(())
 }

@@ -33,6 +33,7 @@ pub mod agents;
 pub mod framework;
 pub mod helm;
 pub mod hyperfleet_api;
+pub mod job_pulse;
 pub mod kube_access;
 pub mod lease_log;
 pub mod netns;

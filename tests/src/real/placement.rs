@@ -52,20 +52,51 @@ pub const OTHER_CLUSTER_ADAPTERS: [&str; 3] = ["validation", "dns", "pullsecret"
 /// The adapter's `RETRY_BUDGET_SECONDS` in these pulses.
 const RETRY_BUDGET_SECONDS: &str = "20";
 
-/// Three consumers with their own agents that the placement suites share (registered in one
-/// `up` on first use). Tests keep apart on them by their Maestro source ids and regions; a test
-/// that stops an agent uses a consumer of its own instead.
+/// How many consumers with agents a test may stop ([`own_consumer`]) per test binary run.
+pub const OWN_CONSUMERS: usize = 2;
+
+/// The consumers with their own agents the placement suites use, all registered in one `up` on
+/// first use (each `up` takes the kit's lock and checks every component, 10–40 s on a loaded
+/// machine, and every agent keeps running until the kit's `down`): three `shared` ones, on which
+/// tests keep apart by their Maestro source ids and regions and never stop an agent, and
+/// [`OWN_CONSUMERS`] handed out one per test that stops its agent.
+#[derive(Debug)]
+pub struct SuiteConsumers {
+    pub shared: [String; 3],
+    own: Mutex<Vec<String>>,
+}
+
+/// The suites' consumers (see [`SuiteConsumers`]).
 ///
 /// # Panics
 /// When the kit cannot add them.
-pub fn shared_consumers(real: &RealSystems) -> &'static [String; 3] {
-    static SHARED: OnceLock<[String; 3]> = OnceLock::new();
-    SHARED.get_or_init(|| {
-        let names = ["place-1", "place-2", "place-3"].map(unique);
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        add_consumers(real, &refs).unwrap_or_else(|e| panic!("{e:#}"));
-        names
+pub fn suite_consumers(real: &RealSystems) -> &'static SuiteConsumers {
+    static SUITE: OnceLock<SuiteConsumers> = OnceLock::new();
+    SUITE.get_or_init(|| {
+        let shared = ["place-1", "place-2", "place-3"].map(unique);
+        let own: Vec<String> = (0..OWN_CONSUMERS).map(|_| unique("place-own")).collect();
+        let all: Vec<&str> = shared.iter().chain(&own).map(String::as_str).collect();
+        add_consumers(real, &all).unwrap_or_else(|e| panic!("{e:#}"));
+        SuiteConsumers {
+            shared,
+            own: Mutex::new(own),
+        }
     })
+}
+
+/// The three shared consumers ([`SuiteConsumers`]).
+pub fn shared_consumers(real: &RealSystems) -> &'static [String; 3] {
+    &suite_consumers(real).shared
+}
+
+/// A consumer with its own agent that no other test uses: the calling test may stop its agent.
+///
+/// # Panics
+/// When more than [`OWN_CONSUMERS`] are asked for in one run (raise it).
+pub fn own_consumer(real: &RealSystems) -> String {
+    lock(&suite_consumers(real).own)
+        .pop()
+        .unwrap_or_else(|| panic!("more than {OWN_CONSUMERS} tests asked for a consumer of their own; raise OWN_CONSUMERS"))
 }
 
 /// A region name of its own that the adapter's cluster spec rules accept (`^[a-z]+-[a-z]+[0-9]+$`).
@@ -221,6 +252,7 @@ impl PlacementBed {
     /// # Errors
     /// When the RBAC is refused or no token can be minted.
     pub async fn start(real: &'static RealSystems, prefix: &str) -> anyhow::Result<PlacementBed> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let id = unique(prefix);
         let kube = real.kube_client().await?;
         let namespace = id.clone();
@@ -258,6 +290,11 @@ impl PlacementBed {
     /// The bed's directory (reports, logs, kubeconfigs).
     pub fn dir(&self) -> &Path {
         self.dir.as_ref().map_or(Path::new("."), |d| d.path())
+    }
+
+    /// The kubeconfig of the Job's ServiceAccount (`hypershift-adapter`, a TokenRequest token).
+    pub fn adapter_kubeconfig(&self) -> &Path {
+        &self.adapter_kubeconfig
     }
 
     /// `POST /managementclusters`: an entity of this test's region on `consumer` holding `max`

@@ -7,6 +7,7 @@
 //! once per run; each suite is a module.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod diagnose_real;
 mod harness;
 mod helm;
 mod observed_generation;
