@@ -55,7 +55,10 @@ pub async fn add_consumer_without_agent(real: &RealSystems, consumer: &str) -> a
         .with_context(|| format!("POST {url}"))?;
     let code = answer.status();
     if !code.is_success() {
-        bail!("POST {url} {consumer}: {code} {}", answer.text().await.unwrap_or_default());
+        bail!(
+            "POST {url} {consumer}: {code} {}",
+            answer.text().await.unwrap_or_default()
+        );
     }
     Ok(())
 }
@@ -97,8 +100,13 @@ pub fn agent_running(real: &RealSystems, consumer: &str) -> bool {
 pub fn stop_agent(real: &RealSystems, consumer: &str) -> anyhow::Result<()> {
     let pid = agent_pid(real, consumer)
         .with_context(|| format!("no running agent of consumer {consumer} recorded by the kit"))?;
-    let alive = || Path::new("/proc").join(pid.to_string()).exists() && agent_pid(real, consumer) == Some(pid);
-    for (signal, wait) in [("-TERM", Duration::from_secs(10)), ("-KILL", Duration::from_secs(5))] {
+    let alive = || {
+        Path::new("/proc").join(pid.to_string()).exists() && agent_pid(real, consumer) == Some(pid)
+    };
+    for (signal, wait) in [
+        ("-TERM", Duration::from_secs(10)),
+        ("-KILL", Duration::from_secs(5)),
+    ] {
         let _ = std::process::Command::new("kill")
             .args([signal, &pid.to_string()])
             .status();
@@ -165,7 +173,10 @@ impl Drop for StoppedAgent {
         if !self.restarted
             && let Err(e) = start_agent(self.real, &self.consumer)
         {
-            eprintln!("could not start the agent of {} again: {e:#}", self.consumer);
+            eprintln!(
+                "could not start the agent of {} again: {e:#}",
+                self.consumer
+            );
         }
     }
 }

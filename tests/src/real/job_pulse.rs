@@ -43,22 +43,38 @@ pub struct JobRun {
 /// When the template cannot be read or parsed.
 pub fn render_job(bed: &PlacementBed, cluster: &Cluster, generation: i64) -> anyhow::Result<Value> {
     let path = super::framework::manifests_dir().join("job.yaml");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
     let rendered = [
         ("{{ .clusterId }}", cluster.id.clone()),
         ("{{ .generation }}", generation.to_string()),
-        ("{{ .hyperfleetApiBaseUrl }}", bed.real.var("HYPERFLEET_API_URL").to_owned()),
+        (
+            "{{ .hyperfleetApiBaseUrl }}",
+            bed.real.var("HYPERFLEET_API_URL").to_owned(),
+        ),
         ("{{ .managementClusterConsumer }}", String::new()),
         ("{{ .maestroSourceId }}", bed.source.clone()),
-        ("{{ .maestroApiUrl }}", bed.real.var("MAESTRO_API_URL").to_owned()),
-        ("{{ .maestroGrpcUrl }}", bed.real.var("MAESTRO_GRPC_URL").to_owned()),
+        (
+            "{{ .maestroApiUrl }}",
+            bed.real.var("MAESTRO_API_URL").to_owned(),
+        ),
+        (
+            "{{ .maestroGrpcUrl }}",
+            bed.real.var("MAESTRO_GRPC_URL").to_owned(),
+        ),
         ("{{ .imageTag }}", "real-placement".to_owned()),
     ]
     .iter()
-    .fold(text, |text, (placeholder, value)| text.replace(placeholder, value));
-    let mut job: Value = serde_saphyr::from_str(&rendered).with_context(|| format!("parse {}", path.display()))?;
+    .fold(text, |text, (placeholder, value)| {
+        text.replace(placeholder, value)
+    });
+    let mut job: Value =
+        serde_saphyr::from_str(&rendered).with_context(|| format!("parse {}", path.display()))?;
     if job["metadata"]["namespace"] != SHIPPED_NAMESPACE {
-        bail!("{} no longer names namespace {SHIPPED_NAMESPACE}", path.display());
+        bail!(
+            "{} no longer names namespace {SHIPPED_NAMESPACE}",
+            path.display()
+        );
     }
     job["metadata"]["namespace"] = bed.namespace.clone().into();
     let containers = job["spec"]["template"]["spec"]["containers"]
@@ -72,7 +88,9 @@ pub fn render_job(bed: &PlacementBed, cluster: &Cluster, generation: i64) -> any
     env.retain(|e| e["name"] != "MANAGEMENT_CLUSTER_CONSUMER");
     env.push(json!({"name": "MANAGEMENT_CLUSTERS_FROM_API", "value": "true"}));
     env.push(json!({"name": "JOB_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}));
-    env.push(json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}));
+    env.push(
+        json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}),
+    );
     Ok(job)
 }
 
@@ -118,7 +136,10 @@ impl PlacementBed {
                 ("CONDITION_TYPE", "Available,Applied,Health".to_owned()),
                 ("CLUSTER_ID", cluster.id.clone()),
                 ("LOG_FORMAT", "json".to_owned()),
-                ("KUBECONFIG", self.adapter_kubeconfig().display().to_string()),
+                (
+                    "KUBECONFIG",
+                    self.adapter_kubeconfig().display().to_string(),
+                ),
             ])
             .output();
         let (adapter, reporter) = tokio::join!(adapter, reporter);
@@ -167,7 +188,14 @@ impl PlacementBed {
             .and_then(|s| s.conditions)
             .unwrap_or_default()
             .into_iter()
-            .map(|c| (c.type_, c.status, c.reason.unwrap_or_default(), c.message.unwrap_or_default()))
+            .map(|c| {
+                (
+                    c.type_,
+                    c.status,
+                    c.reason.unwrap_or_default(),
+                    c.message.unwrap_or_default(),
+                )
+            })
             .collect();
         let annotations = job.metadata.annotations.unwrap_or_default();
         let generation = match annotations
@@ -179,7 +207,13 @@ impl PlacementBed {
         };
         let data: Map<String, Value> = annotations
             .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix(job_report::DATA_ANNOTATION_PREFIX)?.to_owned(), Value::from(v.as_str()))))
+            .filter_map(|(k, v)| {
+                Some((
+                    k.strip_prefix(job_report::DATA_ANNOTATION_PREFIX)?
+                        .to_owned(),
+                    Value::from(v.as_str()),
+                ))
+            })
             .collect();
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)

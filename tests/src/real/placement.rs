@@ -94,9 +94,11 @@ pub fn shared_consumers(real: &RealSystems) -> &'static [String; 3] {
 /// # Panics
 /// When more than [`OWN_CONSUMERS`] are asked for in one run (raise it).
 pub fn own_consumer(real: &RealSystems) -> String {
-    lock(&suite_consumers(real).own)
-        .pop()
-        .unwrap_or_else(|| panic!("more than {OWN_CONSUMERS} tests asked for a consumer of their own; raise OWN_CONSUMERS"))
+    lock(&suite_consumers(real).own).pop().unwrap_or_else(|| {
+        panic!(
+            "more than {OWN_CONSUMERS} tests asked for a consumer of their own; raise OWN_CONSUMERS"
+        )
+    })
 }
 
 /// A region name of its own that the adapter's cluster spec rules accept (`^[a-z]+-[a-z]+[0-9]+$`).
@@ -192,7 +194,12 @@ pub fn status_payload(
         out.push(json!({"type": type_, "status": status, "reason": reason, "message": message}));
     }
     out.push(json!({"type": "Finalized", "status": "False", "reason": "", "message": ""}));
-    let key = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let key = |k: &str| {
+        data.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     Ok(json!({
         "adapter": "hypershift",
         "observed_generation": observed_generation,
@@ -341,7 +348,9 @@ impl PlacementBed {
             .get(&mc.href)
             .await?
             .with_context(|| format!("{} is gone", mc.href))?;
-        let now = jiff::Timestamp::now().round(jiff::Unit::Second)?.to_string();
+        let now = jiff::Timestamp::now()
+            .round(jiff::Unit::Second)?
+            .to_string();
         let body = health_report(
             served["generation"].as_i64().unwrap_or(1),
             &now,
@@ -419,15 +428,24 @@ impl PlacementBed {
         [
             ("CLUSTER_ID", cluster.id.clone()),
             ("GENERATION", generation.to_string()),
-            ("HYPERFLEET_API_URL", self.real.var("HYPERFLEET_API_URL").to_owned()),
+            (
+                "HYPERFLEET_API_URL",
+                self.real.var("HYPERFLEET_API_URL").to_owned(),
+            ),
             ("WORK_BACKEND", "maestro".to_owned()),
             ("MANAGEMENT_CLUSTERS_FROM_API", "true".to_owned()),
             ("JOB_NAMESPACE", self.namespace.clone()),
             ("POD_NAME", pod.to_owned()),
             ("KUBECONFIG", self.adapter_kubeconfig.display().to_string()),
             ("MAESTRO_SOURCE_ID", self.source.clone()),
-            ("MAESTRO_API_URL", self.real.var("MAESTRO_API_URL").to_owned()),
-            ("MAESTRO_GRPC_URL", self.real.var("MAESTRO_GRPC_URL").to_owned()),
+            (
+                "MAESTRO_API_URL",
+                self.real.var("MAESTRO_API_URL").to_owned(),
+            ),
+            (
+                "MAESTRO_GRPC_URL",
+                self.real.var("MAESTRO_GRPC_URL").to_owned(),
+            ),
             ("RETRY_BUDGET_SECONDS", RETRY_BUDGET_SECONDS.to_owned()),
             ("RESULTS_OUTPUT_PATH", results.display().to_string()),
             ("LOG_FORMAT", "json".to_owned()),
@@ -464,7 +482,10 @@ impl PlacementBed {
         );
         std::fs::write(dir.join("adapter.log"), &log)?;
         if !out.status.success() {
-            bail!("pod {pod}: the adapter exited {:?}:\n{log}", out.status.code());
+            bail!(
+                "pod {pod}: the adapter exited {:?}:\n{log}",
+                out.status.code()
+            );
         }
         let text = std::fs::read_to_string(&results)
             .with_context(|| format!("pod {pod}: no report; log:\n{log}"))?;
@@ -494,7 +515,10 @@ impl PlacementBed {
             Some(g) => g,
             None => self.generation(cluster).await?,
         };
-        let data = pulse.report["data"].as_object().cloned().unwrap_or_default();
+        let data = pulse.report["data"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)
     }
@@ -570,7 +594,11 @@ impl Drop for PlacementBed {
     fn drop(&mut self) {
         let panicking = std::thread::panicking();
         if panicking && let Some(dir) = self.dir.take() {
-            eprintln!("placement bed {}: files kept in {}", self.id, dir.keep().display());
+            eprintln!(
+                "placement bed {}: files kept in {}",
+                self.id,
+                dir.keep().display()
+            );
         }
         // The entities go (DELETE, then mgmt-health's Finalized=True: the hard delete), so no
         // later test's listing meets them; a failed test's clusters are force-removed too.
@@ -622,9 +650,10 @@ async fn remove_management_cluster(api: &HyperfleetApi, mc: &McEntity) {
 /// When the file cannot be read or a document is refused.
 pub async fn apply_shipped(kube: &kube::Client, file: &str, namespace: &str) -> anyhow::Result<()> {
     let path = super::framework::manifests_dir().join(file);
-    let text = std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
-    let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
-        .with_context(|| format!("parse {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(&text).with_context(|| format!("parse {}", path.display()))?;
     for mut document in documents.into_iter().filter(Value::is_object) {
         substitute_namespace(&mut document, namespace);
         apply(kube, &document)

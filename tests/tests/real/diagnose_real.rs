@@ -16,7 +16,7 @@ use testbed::real::agents::{StoppedAgent, add_consumer_without_agent};
 use testbed::real::kube_access::{apply, service_account_kubeconfig};
 use testbed::real::operator::HostedClusterStage;
 use testbed::real::placement::{
-    Cluster, PlacementBed, apply_shipped, applied_bundle, own_consumer, shared_consumers,
+    Cluster, PlacementBed, applied_bundle, apply_shipped, own_consumer, shared_consumers,
 };
 use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
@@ -94,7 +94,9 @@ fn diagnose(bed: &PlacementBed, kubeconfig: &Path, cluster: &Cluster, extra: &[&
     });
     assert_eq!(
         out.status.code(),
-        document["exit_code"].as_i64().and_then(|c| i32::try_from(c).ok()),
+        document["exit_code"]
+            .as_i64()
+            .and_then(|c| i32::try_from(c).ok()),
         "{document:#}"
     );
     document
@@ -129,17 +131,27 @@ fn assert_verdict(document: &Value, want: (&str, &str)) {
 
 /// Waits until the HostedCluster of `cluster` exists, applied by bundle `bundle`.
 async fn applied_by(bed: &PlacementBed, cluster: &Cluster, bundle: &str) {
-    eventually(AGENT, &format!("HostedCluster {} applied by {bundle}", cluster.name), || async {
-        let hc = bed.hosted_cluster(cluster).await?;
-        Ok(hc.filter(|hc| applied_bundle(hc).as_deref() == Some(bundle)).map(|_| ()))
-    })
+    eventually(
+        AGENT,
+        &format!("HostedCluster {} applied by {bundle}", cluster.name),
+        || async {
+            let hc = bed.hosted_cluster(cluster).await?;
+            Ok(hc
+                .filter(|hc| applied_bundle(hc).as_deref() == Some(bundle))
+                .map(|_| ()))
+        },
+    )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// Job pulses of `cluster` (each Job deleted before the next, as its TTL would) until one's
 /// Available is `want`; that Job's report is PUT to HyperFleet. The Job is left in place.
-async fn job_pulse_until(bed: &PlacementBed, cluster: &Cluster, want: (&str, &str)) -> testbed::real::job_pulse::JobRun {
+async fn job_pulse_until(
+    bed: &PlacementBed,
+    cluster: &Cluster,
+    want: (&str, &str),
+) -> testbed::real::job_pulse::JobRun {
     let run = eventually(AGENT, &format!("Available={want:?}"), || async {
         let run = bed.job_pulse(cluster).await?;
         let got = run.pulse.condition("Available");
@@ -171,9 +183,15 @@ async fn diagnose_follows_a_placement_from_a_missing_agent_to_its_failover() {
     add_consumer_without_agent(real, &absent).await.unwrap();
     let bed = PlacementBed::start(real, "dg-fo").await.unwrap();
     let kubeconfig = diagnose_identity(&bed).await;
-    let mc_absent = bed.add_management_cluster("absent", &absent, 10).await.unwrap();
+    let mc_absent = bed
+        .add_management_cluster("absent", &absent, 10)
+        .await
+        .unwrap();
     bed.report_health(&mc_absent, true).await.unwrap();
-    let mc_else = bed.add_management_cluster("else", &elsewhere, 10).await.unwrap();
+    let mc_else = bed
+        .add_management_cluster("else", &elsewhere, 10)
+        .await
+        .unwrap();
     let cluster = bed.create_cluster("c0").await.unwrap();
     bed.others_report(&cluster).await.unwrap();
     step!(t, "set up");
@@ -188,7 +206,10 @@ async fn diagnose_follows_a_placement_from_a_missing_agent_to_its_failover() {
     let stuck = diagnose(&bed, &kubeconfig, &cluster, &["--agent-stale-after", "2s"]);
     assert_verdict(&stuck, ("stuck", "agent.applied"));
     let evidence = link(&stuck, "agent.applied")["evidence"].as_str().unwrap();
-    assert!(evidence.contains(&format!("no Applied from the agent of {absent}")), "{evidence}");
+    assert!(
+        evidence.contains(&format!("no Applied from the agent of {absent}")),
+        "{evidence}"
+    );
     step!(t, "placed, not applied");
 
     bed.report_health(&mc_absent, false).await.unwrap();
@@ -219,7 +240,10 @@ async fn diagnose_follows_a_placement_from_a_missing_agent_to_its_failover() {
     assert_verdict(&document, ("in_progress", "hypershift.hostedcluster"));
     assert_eq!(document["consumer"], elsewhere.as_str());
     let report = link(&document, "job.report")["evidence"].as_str().unwrap();
-    assert!(report.contains("Applied=True FailedOverBeforeApply"), "{report}");
+    assert!(
+        report.contains("Applied=True FailedOverBeforeApply"),
+        "{report}"
+    );
     step!(t, "failed over");
 }
 
@@ -236,7 +260,10 @@ async fn diagnose_names_a_full_region_a_ready_control_plane_and_the_operators_la
     let consumer = shared_consumers(real)[0].clone();
     let bed = PlacementBed::start(real, "dg-cap").await.unwrap();
     let kubeconfig = diagnose_identity(&bed).await;
-    let mc = bed.add_management_cluster("only", &consumer, 1).await.unwrap();
+    let mc = bed
+        .add_management_cluster("only", &consumer, 1)
+        .await
+        .unwrap();
     bed.report_health(&mc, true).await.unwrap();
     let placed = bed.create_cluster("c0").await.unwrap();
     let refused = bed.create_cluster("c1").await.unwrap();
@@ -246,7 +273,12 @@ async fn diagnose_names_a_full_region_a_ready_control_plane_and_the_operators_la
     step!(t, "set up");
 
     let first = bed.job_pulse(&placed).await.unwrap();
-    assert_eq!(first.pulse.placed_on(), consumer, "{}", first.pulse.explain());
+    assert_eq!(
+        first.pulse.placed_on(),
+        consumer,
+        "{}",
+        first.pulse.explain()
+    );
     assert_eq!(bed.report_job(&placed, &first).await.unwrap(), 201);
     let full = bed.job_pulse(&refused).await.unwrap();
     assert_eq!(
@@ -259,8 +291,17 @@ async fn diagnose_names_a_full_region_a_ready_control_plane_and_the_operators_la
     let document = diagnose(&bed, &kubeconfig, &refused, &[]);
     assert_verdict(&document, ("stuck", "job.report"));
     let evidence = link(&document, "job.report")["evidence"].as_str().unwrap();
-    assert!(evidence.contains(&format!("{}: full: 1/1", mc.name)), "{evidence}");
-    assert!(document["verdict"]["meaning"].as_str().unwrap().contains("NoManagementClusterAvailable"), "{document:#}");
+    assert!(
+        evidence.contains(&format!("{}: full: 1/1", mc.name)),
+        "{evidence}"
+    );
+    assert!(
+        document["verdict"]["meaning"]
+            .as_str()
+            .unwrap()
+            .contains("NoManagementClusterAvailable"),
+        "{document:#}"
+    );
     // The Job gone (its TTL), the stored report still decides.
     bed.delete_job(&full.job).await.unwrap();
     let later = diagnose(&bed, &kubeconfig, &refused, &[]);
@@ -288,12 +329,19 @@ async fn diagnose_names_a_full_region_a_ready_control_plane_and_the_operators_la
         .unwrap();
     bed.others_report(&placed).await.unwrap();
     let updated = bed.job_pulse(&placed).await.unwrap();
-    assert_eq!(updated.pulse.condition("Applied").1, "ManifestWorkUpdated", "{}", updated.pulse.explain());
+    assert_eq!(
+        updated.pulse.condition("Applied").1,
+        "ManifestWorkUpdated",
+        "{}",
+        updated.pulse.explain()
+    );
     bed.delete_job(&updated.job).await.unwrap();
     job_pulse_until(&bed, &placed, ("False", "AwaitingOperator")).await;
     let lag = diagnose(&bed, &kubeconfig, &placed, &[]);
     assert_verdict(&lag, ("in_progress", "hypershift.hostedcluster"));
-    let evidence = link(&lag, "hypershift.hostedcluster")["evidence"].as_str().unwrap();
+    let evidence = link(&lag, "hypershift.hostedcluster")["evidence"]
+        .as_str()
+        .unwrap();
     assert!(evidence.contains("AwaitingOperator"), "{evidence}");
     step!(t, "awaiting the operator");
 }
@@ -343,11 +391,16 @@ async fn diagnose_names_the_management_cluster_whose_agent_is_down() {
     assert_eq!(bed.report_job(&cluster, &outage).await.unwrap(), 201);
     let document = diagnose(&bed, &kubeconfig, &cluster, &[]);
     assert_verdict(&document, ("stuck", "agent.applied"));
-    let evidence = link(&document, "agent.applied")["evidence"].as_str().unwrap();
+    let evidence = link(&document, "agent.applied")["evidence"]
+        .as_str()
+        .unwrap();
     assert!(evidence.contains(&out), "{evidence}");
     // The Job gone (its TTL), the stored report still decides.
     bed.delete_job(&outage.job).await.unwrap();
-    assert_verdict(&diagnose(&bed, &kubeconfig, &cluster, &[]), ("stuck", "agent.applied"));
+    assert_verdict(
+        &diagnose(&bed, &kubeconfig, &cluster, &[]),
+        ("stuck", "agent.applied"),
+    );
     step!(t, "outage");
     drop(stopped);
     step!(t, "agent restarted");

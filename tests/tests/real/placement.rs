@@ -38,16 +38,25 @@ const CLUSTERS: usize = 8;
 /// Waits until the HostedCluster of `cluster` exists, applied by bundle `bundle` (its
 /// AppliedManifestWork owns it).
 async fn applied_by(bed: &PlacementBed, cluster: &Cluster, bundle: &str) -> serde_json::Value {
-    eventually(AGENT, &format!("HostedCluster {} applied by bundle {bundle}", cluster.name), || async {
-        let hc = bed.hosted_cluster(cluster).await?;
-        Ok(hc.filter(|hc| applied_bundle(hc).as_deref() == Some(bundle)))
-    })
+    eventually(
+        AGENT,
+        &format!("HostedCluster {} applied by bundle {bundle}", cluster.name),
+        || async {
+            let hc = bed.hosted_cluster(cluster).await?;
+            Ok(hc.filter(|hc| applied_bundle(hc).as_deref() == Some(bundle)))
+        },
+    )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// Pulses `cluster` until one's `(type, (status, reason))` matches; that pulse.
-async fn pulse_until(bed: &PlacementBed, cluster: &Cluster, type_: &str, want: (&str, &str)) -> Pulse {
+async fn pulse_until(
+    bed: &PlacementBed,
+    cluster: &Cluster,
+    type_: &str,
+    want: (&str, &str),
+) -> Pulse {
     eventually(AGENT, &format!("{type_}={want:?}"), || async {
         let pulse = bed.pulse(cluster).await?;
         let got = pulse.condition(type_);
@@ -96,7 +105,9 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
     for i in 0..CLUSTERS {
         clusters.push(bed.create_cluster(&format!("c{i}")).await.unwrap());
     }
-    let leases = LeaseLog::start(bed.kube.clone(), &bed.namespace).await.unwrap();
+    let leases = LeaseLog::start(bed.kube.clone(), &bed.namespace)
+        .await
+        .unwrap();
     step!(t, "set up");
 
     let done = AtomicBool::new(false);
@@ -125,7 +136,10 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
     step!(t, "pulsed");
 
     let expected: BTreeMap<&str, usize> = consumers.iter().map(|c| (c.as_str(), 2)).collect();
-    assert_eq!(peak, expected, "the most control planes seen on each consumer");
+    assert_eq!(
+        peak, expected,
+        "the most control planes seen on each consumer"
+    );
     let (placed, refused): (Vec<_>, Vec<_>) = clusters
         .iter()
         .zip(&pulses)
@@ -134,7 +148,10 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
         (placed.len(), refused.len()),
         (6, 2),
         "{:#?}",
-        pulses.iter().map(|p| (p.condition("Applied"), p.placed_on())).collect::<Vec<_>>()
+        pulses
+            .iter()
+            .map(|p| (p.condition("Applied"), p.placed_on()))
+            .collect::<Vec<_>>()
     );
     for (cluster, pulse) in &refused {
         for type_ in ["Applied", "Available", "Health"] {
@@ -147,16 +164,29 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
         }
         let message = pulse.message("Applied");
         for mc in &mcs {
-            assert!(message.contains(&format!("{}: full: 2/2", mc.name)), "{message}");
+            assert!(
+                message.contains(&format!("{}: full: 2/2", mc.name)),
+                "{message}"
+            );
         }
         assert!(bed.works(cluster).await.unwrap().is_empty());
         assert!(bed.hosted_cluster(cluster).await.unwrap().is_none());
     }
     let mut per_consumer: BTreeMap<String, usize> = BTreeMap::new();
     for (cluster, pulse) in &placed {
-        assert_eq!(pulse.condition("Applied"), ("True".into(), "ManifestWorkCreated".into()), "{}", pulse.explain());
+        assert_eq!(
+            pulse.condition("Applied"),
+            ("True".into(), "ManifestWorkCreated".into()),
+            "{}",
+            pulse.explain()
+        );
         let works = bed.works(cluster).await.unwrap();
-        assert_eq!(works.len(), 1, "one bundle ever stored for {}: {works:?}", cluster.name);
+        assert_eq!(
+            works.len(),
+            1,
+            "one bundle ever stored for {}: {works:?}",
+            cluster.name
+        );
         let work = &works[0];
         assert_eq!(work.consumer_name, pulse.placed_on());
         assert!(work.deleted_at.is_none());
@@ -171,22 +201,41 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
     }
     assert_eq!(
         per_consumer,
-        consumers.iter().map(|c| (c.clone(), 2)).collect::<BTreeMap<_, _>>()
+        consumers
+            .iter()
+            .map(|c| (c.clone(), 2))
+            .collect::<BTreeMap<_, _>>()
     );
     for (cluster, pulse) in &placed {
         let work = bed.works(cluster).await.unwrap().remove(0);
         let hc = applied_by(&bed, cluster, &work.id).await;
-        assert_eq!(hc["metadata"]["labels"]["hyperfleet.io/cluster-id"], cluster.id.as_str(), "{}", pulse.pod);
+        assert_eq!(
+            hc["metadata"]["labels"]["hyperfleet.io/cluster-id"],
+            cluster.id.as_str(),
+            "{}",
+            pulse.pod
+        );
     }
     step!(t, "applied");
     assert!(leases.errors().is_empty(), "{:?}", leases.errors());
     let states = leases.states();
     check_exclusion(&states).unwrap();
     for consumer in consumers {
-        let lease = bed.lease(consumer).await.unwrap().expect("a Lease per consumer used");
+        let lease = bed
+            .lease(consumer)
+            .await
+            .unwrap()
+            .expect("a Lease per consumer used");
         let spec = lease.spec.unwrap_or_default();
-        assert_eq!(spec.holder_identity.as_deref(), Some(""), "released: {consumer}");
-        assert!(leases.holders(&lease_name(consumer)).len() >= 2, "{states:#?}");
+        assert_eq!(
+            spec.holder_identity.as_deref(),
+            Some(""),
+            "released: {consumer}"
+        );
+        assert!(
+            leases.holders(&lease_name(consumer)).len() >= 2,
+            "{states:#?}"
+        );
     }
 
     // What HyperFleet concludes for a refused cluster: its report reaches the real API.
@@ -198,7 +247,10 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
         ("False".into(), 1, "NoManagementClusterAvailable".into())
     );
     assert_eq!(concluded(&bed, cluster, "Reconciled").await.0, "False");
-    assert_eq!(concluded(&bed, cluster, "LastKnownReconciled").await.0, "False");
+    assert_eq!(
+        concluded(&bed, cluster, "LastKnownReconciled").await.0,
+        "False"
+    );
 }
 
 /// The management cluster chosen for a new control plane has no work agent (its consumer is
@@ -219,12 +271,20 @@ async fn a_work_not_applied_before_its_agent_went_down_fails_over() {
     let mc_down = bed.add_management_cluster("down", &down, 10).await.unwrap();
     bed.report_health(&mc_down, true).await.unwrap();
     // Not reported yet: passed over (Reconciled False) for the first placement.
-    let mc_else = bed.add_management_cluster("else", &elsewhere, 10).await.unwrap();
+    let mc_else = bed
+        .add_management_cluster("else", &elsewhere, 10)
+        .await
+        .unwrap();
     let cluster = bed.create_cluster("c0").await.unwrap();
 
     let first = bed.pulse(&cluster).await.unwrap();
     step!(t, "first pulse");
-    assert_eq!(first.condition("Applied"), ("True".into(), "ManifestWorkCreated".into()), "{}", first.explain());
+    assert_eq!(
+        first.condition("Applied"),
+        ("True".into(), "ManifestWorkCreated".into()),
+        "{}",
+        first.explain()
+    );
     assert_eq!(first.placed_on(), down);
     let works = bed.works(&cluster).await.unwrap();
     assert_eq!(works.len(), 1, "{works:?}");
@@ -240,16 +300,31 @@ async fn a_work_not_applied_before_its_agent_went_down_fails_over() {
         "{}",
         failover.explain()
     );
-    assert_eq!(failover.condition("Health").0, "True", "{}", failover.explain());
+    assert_eq!(
+        failover.condition("Health").0,
+        "True",
+        "{}",
+        failover.explain()
+    );
     let message = failover.message("Applied");
-    assert!(message.contains(&down) && message.contains(&elsewhere), "{message}");
-    assert!(message.contains("LastKnownReconciled"), "the deciding condition: {message}");
+    assert!(
+        message.contains(&down) && message.contains(&elsewhere),
+        "{message}"
+    );
+    assert!(
+        message.contains("LastKnownReconciled"),
+        "the deciding condition: {message}"
+    );
     assert_eq!(failover.placed_on(), elsewhere);
     let works = bed.works(&cluster).await.unwrap();
     let (live, gone): (Vec<_>, Vec<_>) = works.iter().partition(|w| w.deleted_at.is_none());
     assert_eq!(live.len(), 1, "{works:?}");
     assert_eq!(live[0].consumer_name, elsewhere);
-    assert_eq!(gone.len(), 1, "the withdrawn one stays soft-deleted, its agent down: {works:?}");
+    assert_eq!(
+        gone.len(),
+        1,
+        "the withdrawn one stays soft-deleted, its agent down: {works:?}"
+    );
     assert_eq!(gone[0].id, withdrawn.id);
     let placed = live[0].clone();
     step!(t, "failed over");
@@ -262,7 +337,11 @@ async fn a_work_not_applied_before_its_agent_went_down_fails_over() {
     assert_eq!(after.placed_on(), elsewhere);
 
     let hc = bed.hosted_cluster(&cluster).await.unwrap().unwrap();
-    assert_eq!(applied_bundle(&hc).as_deref(), Some(placed.id.as_str()), "{hc}");
+    assert_eq!(
+        applied_bundle(&hc).as_deref(),
+        Some(placed.id.as_str()),
+        "{hc}"
+    );
     step!(t, "stays");
 }
 
@@ -284,7 +363,10 @@ async fn an_applied_control_plane_is_not_moved_by_its_agents_outage() {
     let bed = PlacementBed::start(real, "pl-out").await.unwrap();
     let mc_out = bed.add_management_cluster("out", &out, 10).await.unwrap();
     bed.report_health(&mc_out, true).await.unwrap();
-    let mc_else = bed.add_management_cluster("else", &elsewhere, 10).await.unwrap();
+    let mc_else = bed
+        .add_management_cluster("else", &elsewhere, 10)
+        .await
+        .unwrap();
     let cluster = bed.create_cluster("c0").await.unwrap();
     bed.others_report(&cluster).await.unwrap();
 
@@ -316,14 +398,23 @@ async fn an_applied_control_plane_is_not_moved_by_its_agents_outage() {
         "{}",
         outage.explain()
     );
-    assert_eq!(outage.condition("Available"), ("True".into(), "ControlPlaneReady".into()));
+    assert_eq!(
+        outage.condition("Available"),
+        ("True".into(), "ControlPlaneReady".into())
+    );
     assert_eq!(outage.condition("Applied").0, "True");
     let message = outage.message("Health");
-    assert!(message.contains(&out) && message.contains("restore the management cluster"), "{message}");
+    assert!(
+        message.contains(&out) && message.contains("restore the management cluster"),
+        "{message}"
+    );
     assert_eq!(outage.placed_on(), out);
     let works = bed.works(&cluster).await.unwrap();
     assert_eq!(works.len(), 1, "nothing published elsewhere: {works:?}");
-    assert_eq!((works[0].id.as_str(), works[0].version), (work.id.as_str(), work.version));
+    assert_eq!(
+        (works[0].id.as_str(), works[0].version),
+        (work.id.as_str(), work.version)
+    );
 
     step!(t, "outage pulse");
     // What HyperFleet concludes: its aggregation reads Available only, so the cluster stays
@@ -332,7 +423,12 @@ async fn an_applied_control_plane_is_not_moved_by_its_agents_outage() {
     for type_ in ["Reconciled", "LastKnownReconciled", "HypershiftSuccessful"] {
         assert_eq!(concluded(&bed, &cluster, type_).await.0, "True", "{type_}");
     }
-    let stored = bed.api.status_of(&cluster.href, "hypershift").await.unwrap().unwrap();
+    let stored = bed
+        .api
+        .status_of(&cluster.href, "hypershift")
+        .await
+        .unwrap()
+        .unwrap();
     let health = stored["conditions"]
         .as_array()
         .unwrap()
@@ -350,7 +446,12 @@ async fn an_applied_control_plane_is_not_moved_by_its_agents_outage() {
     step!(t, "agent restarted");
     bed.report_health(&mc_out, true).await.unwrap();
     let recovered = bed.pulse(&cluster).await.unwrap();
-    assert_eq!(recovered.condition("Health").0, "True", "{}", recovered.explain());
+    assert_eq!(
+        recovered.condition("Health").0,
+        "True",
+        "{}",
+        recovered.explain()
+    );
     assert_eq!(recovered.placed_on(), out);
     assert_eq!(bed.works(&cluster).await.unwrap().len(), 1);
     step!(t, "recovered");
