@@ -8,3 +8,4 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod pulse;
