@@ -242,10 +242,10 @@ impl Slot {
             Some(cgroup) => cgroup.oom_kills() > 0,
             None => exit.code() == Some(137) && self.memory_limit().is_some(),
         };
-        let (exit_code, reason) = if !started {
-            (START_ERROR_EXIT_CODE, "StartError")
-        } else if oom {
+        let (exit_code, reason) = if oom {
             (code, "OOMKilled")
+        } else if !started {
+            (START_ERROR_EXIT_CODE, "StartError")
         } else if code == 0 {
             (code, "Completed")
         } else {
@@ -274,7 +274,7 @@ fn last_line(log: &Path) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A field of the container's security context, else the pod's (where the pod has it).
+/// A field of the container's security context.
 fn security<T>(
     container: &Container,
     field: impl Fn(&k8s_openapi::api::core::v1::SecurityContext) -> Option<T>,

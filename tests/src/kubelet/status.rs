@@ -44,30 +44,23 @@ impl ContainerStatus {
         matches!(self.state, State::Running { .. })
     }
 
+    /// The entry as a strategic merge patch writes it: a key the state no longer has is `null`
+    /// (removed), so a terminated container does not keep its `running` state or an old message.
     fn to_json(&self) -> Value {
-        let state = match &self.state {
+        let mut state = json!({"waiting": null, "running": null, "terminated": null});
+        match &self.state {
             State::Waiting { reason, message } => {
-                let mut waiting = json!({"reason": reason});
-                if let Some(m) = message {
-                    waiting["message"] = json!(m);
-                }
-                json!({"waiting": waiting})
+                state["waiting"] = json!({"reason": reason, "message": message});
             }
-            State::Running { started_at } => json!({"running": {"startedAt": started_at}}),
+            State::Running { started_at } => state["running"] = json!({"startedAt": started_at}),
             State::Terminated(t) => {
-                let mut terminated = json!({
-                    "exitCode": t.exit_code, "reason": t.reason,
+                state["terminated"] = json!({
+                    "exitCode": t.exit_code, "reason": t.reason, "message": t.message,
                     "startedAt": t.started_at, "finishedAt": t.finished_at,
+                    "containerID": self.container_id,
                 });
-                if let Some(m) = &t.message {
-                    terminated["message"] = json!(m);
-                }
-                if let Some(id) = &self.container_id {
-                    terminated["containerID"] = json!(id);
-                }
-                json!({"terminated": terminated})
             }
-        };
+        }
         let mut status = json!({
             "name": self.name, "image": self.image, "imageID": "",
             "ready": self.ready(), "started": self.ready(), "restartCount": 0, "state": state,
@@ -148,16 +141,12 @@ pub fn pod_status(
     })
 }
 
+/// A condition; an absent reason or message is `null`, so the patch removes an earlier one.
 fn condition(kind: &str, ok: bool, reason: Option<&str>, message: Option<String>) -> Value {
-    let mut c =
-        json!({"type": kind, "status": if ok { "True" } else { "False" }, "lastProbeTime": null});
-    if let Some(r) = reason {
-        c["reason"] = json!(r);
-    }
-    if let Some(m) = message {
-        c["message"] = json!(m);
-    }
-    c
+    json!({
+        "type": kind, "status": if ok { "True" } else { "False" },
+        "reason": reason, "message": message, "lastProbeTime": null,
+    })
 }
 
 /// Now as the API server stores times: RFC 3339, UTC, whole seconds.
@@ -244,6 +233,20 @@ mod tests {
         let last = pod_status(&done, "t0", &previous, "t3");
         assert_eq!(last["phase"], "Failed");
         assert_eq!(last["conditions"][2]["reason"], "PodCompleted");
+        assert_eq!(
+            last["conditions"][2].get("message"),
+            Some(&Value::Null),
+            "an explicit null: the patch removes the earlier message"
+        );
+        let state = &last["containerStatuses"][1]["state"];
+        assert_eq!(state.get("running"), Some(&Value::Null));
+        assert_eq!(
+            (
+                state["running"].clone(),
+                state["terminated"]["exitCode"].clone()
+            ),
+            (Value::Null, json!(0))
+        );
         assert_eq!(
             last["conditions"][2]["lastTransitionTime"], "t1",
             "still False"
