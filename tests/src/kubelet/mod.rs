@@ -53,7 +53,6 @@ pub mod cgroup;
 mod container;
 mod deletion;
 pub mod env;
-mod legacy;
 mod pod;
 mod process;
 pub mod sandbox;
@@ -71,8 +70,6 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::watch;
 
-pub use legacy::{PULSE_TIMEOUT, play_kubelet, play_kubelet_as};
-pub use process::{Container, spawn};
 pub use sandbox::Isolation;
 pub use serve::Serving;
 pub use status::Terminated;
@@ -80,6 +77,10 @@ pub use termination::{
     MAX_POD_TERMINATION_MESSAGE, MAX_TERMINATION_MESSAGE, MAX_TERMINATION_MESSAGE_LOG_LENGTH,
     MAX_TERMINATION_MESSAGE_LOG_LINES, TerminationMessage,
 };
+
+/// The pulse runners' guard ([`KubeletConfig::max_pod_runtime`] of `local-pulse` and
+/// [`crate::real_pulse`]): a pulse still running after this is stopped and counts as failed.
+pub const PULSE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The uid and gid of this project's images (`USER 65532:65532` in the Dockerfile).
 pub const IMAGE_USER: (u32, u32) = (65532, 65532);

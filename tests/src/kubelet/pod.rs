@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::container::Slot;
 use super::deletion::{self, Deletions};
 use super::process::{self, spawn_command};
-use super::sandbox::Launch;
+use super::sandbox::{Isolation, Launch};
 use super::source::Objects;
 use super::status::{self, State, Terminated};
 use super::{ContainerRun, Inner, PodRun, volumes};
@@ -114,6 +114,7 @@ impl Run {
                 &self.pod,
                 &objects,
                 &self.dir.join("volumes"),
+                self.kubelet.isolation == Isolation::MountNamespace,
             )
             .await
             {
@@ -198,14 +199,15 @@ impl Run {
                 Ok(container) => {
                     let (mut child, echo) = container.into_parts();
                     let pid = child.id();
-                    slot.pid = pid;
-                    slot.status.container_id = pid.map(|p| format!("process://{p}"));
-                    slot.status.state = State::Running { started_at };
                     let tx = tx.clone();
                     self.waiters.push(tokio::spawn(async move {
                         let _ = tx.send((index, child.wait().await));
                     }));
                     self.echo.push(echo);
+                    let started_at = started(&launch.started_marker(), pid).await;
+                    slot.pid = pid;
+                    slot.status.container_id = pid.map(|p| format!("process://{p}"));
+                    slot.status.state = State::Running { started_at };
                 }
                 Err(e) => {
                     std::fs::write(&slot.log, format!("{e:#}\n")).ok();
@@ -373,6 +375,19 @@ impl Run {
             containers: self.slots.iter().map(container_run).collect(),
         }
     }
+}
+
+/// When the container's program started: its setup has handed over (the marker) or the process
+/// is gone; waited for at most 30 s (a runtime reports a container running once it runs).
+async fn started(marker: &std::path::Path, pid: Option<u32>) -> String {
+    for _ in 0..3000 {
+        let gone = pid.is_none_or(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+        if marker.exists() || gone {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    status::now()
 }
 
 fn container_run(slot: &Slot) -> ContainerRun {

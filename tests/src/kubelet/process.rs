@@ -1,7 +1,6 @@
 //! Container processes: started with exactly their environment, output to a log file (and, when
 //! verbose, echoed to stderr line by line with the container's name), stopped with a signal.
 
-use std::ffi::OsStr;
 use std::fs::File;
 use std::path::Path;
 use std::process::Stdio;
@@ -28,34 +27,10 @@ impl Echo {
 }
 
 impl Container {
-    /// Waits until the output copied so far is printed (the process has ended).
-    pub async fn flush(self) {
-        self.echo.flush().await;
-    }
-
     /// The process and its output's copying tasks, apart.
     pub fn into_parts(self) -> (Child, Echo) {
         (self.child, self.echo)
     }
-}
-
-/// Starts `exe args` as container `name` with exactly `env`; its stdout and stderr go to `log`,
-/// or with `verbose` to stderr, each line prefixed with the container's name.
-///
-/// # Errors
-/// When the log cannot be created or the program cannot start.
-pub fn spawn(
-    name: &str,
-    exe: &Path,
-    args: &[&str],
-    env: impl IntoIterator<Item = (impl AsRef<OsStr>, impl AsRef<OsStr>)>,
-    log: &Path,
-    verbose: bool,
-) -> anyhow::Result<Container> {
-    let mut cmd = Command::new(exe);
-    cmd.args(args).env_clear().envs(env);
-    spawn_command(name, cmd, log, verbose)
-        .with_context(|| format!("cannot start {} {}", exe.display(), args.join(" ")))
 }
 
 /// Starts `cmd` (its program, arguments and environment already set) as container `name`, output

@@ -24,7 +24,8 @@ const DEFAULT_MODE: u32 = 0o644;
 /// One file of a volume: its path in the volume, content and mode.
 type File = (String, Vec<u8>, u32);
 
-/// Makes every volume of `pod` under `dir`; the host path of each, by volume name.
+/// Makes every volume of `pod` under `dir`; the host path of each, by volume name. The files
+/// get the Pod's `fsGroup` only `with_fs_group` (the containers run as their own users).
 ///
 /// # Errors
 /// The kubelet's `MountVolume.SetUp failed` cause: a Secret or ConfigMap that is missing and not
@@ -34,12 +35,15 @@ pub async fn prepare(
     pod: &Pod,
     objects: &Objects,
     dir: &Path,
+    with_fs_group: bool,
 ) -> Result<BTreeMap<String, PathBuf>, String> {
     let spec = pod.spec.as_ref();
+    // Without root the processes run as this user, who could not give files to another group.
     let fs_group = spec
         .and_then(|s| s.security_context.as_ref())
         .and_then(|s| s.fs_group)
-        .and_then(|g| u32::try_from(g).ok());
+        .and_then(|g| u32::try_from(g).ok())
+        .filter(|_| with_fs_group);
     let mut made = BTreeMap::new();
     for volume in spec.and_then(|s| s.volumes.as_deref()).unwrap_or_default() {
         let path = prepare_one(client, pod, objects, dir, volume, fs_group)
