@@ -11,3 +11,4 @@ mod harness;
 mod helm;
 mod observed_generation;
 mod played_operator;
+mod pulse;
