@@ -443,7 +443,7 @@ async fn after_a_rabbitmq_restart_the_next_cluster_event_still_makes_a_pulse_job
         &kubeconfig,
         &token,
     );
-    let framework = Framework::start(real, spec, &own).await.unwrap();
+    let mut framework = Framework::start(real, spec, &own).await.unwrap();
     let sentinel = Sentinel::start(
         real,
         SentinelSpec::new(Resources::Clusters, &topic, ("testrun", &id)),
@@ -465,13 +465,40 @@ async fn after_a_rabbitmq_restart_the_next_cluster_event_still_makes_a_pulse_job
     let before = cluster_ready_for_a_pulse(&api, &id, &bed).await;
     pulse_job(&kube, &before, Duration::from_secs(60), logs).await;
 
+    // RabbitMQ goes down; a cluster created meanwhile cannot be published (Sentinel says so).
     let outage = real.stop(&Component::Broker).await.unwrap();
+    let during = cluster_ready_for_a_pulse(&api, &id, &bed).await;
+    let refused = format!("Failed to publish event resource_id={during}");
+    eventually(
+        Duration::from_secs(30),
+        "Sentinel's failed publish",
+        || async { Ok(sentinel.log().contains(&refused).then_some(())) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}{}", logs()));
     let downtime = outage.end().await.unwrap();
     let restarted = Instant::now();
+    // Back: the event of the outage is published again and makes its Job; so does the next one.
+    pulse_job(&kube, &during, Duration::from_secs(180), logs).await;
+    let recovered = restarted.elapsed();
     let after = cluster_ready_for_a_pulse(&api, &id, &bed).await;
-    pulse_job(&kube, &after, Duration::from_secs(180), logs).await;
+    pulse_job(&kube, &after, Duration::from_secs(60), logs).await;
+    // The same processes did it: both reconnected (their own log lines).
+    let log = framework.log();
+    assert!(
+        log.contains("Received close notification from AMQP, reconnecting")
+            && log.matches("Connected to AMQP").count() >= 2,
+        "{}",
+        logs()
+    );
+    assert!(
+        sentinel.log().matches("Connected to AMQP").count() >= 2,
+        "{}",
+        logs()
+    );
+    let exited = framework.exited();
+    assert_eq!(exited, None, "{}", framework.log_tail(25));
     println!(
-        "faults: RabbitMQ down {downtime:.1?}; the next cluster's pulse Job {:.1?} after it was back",
-        restarted.elapsed()
+        "faults: RabbitMQ down {downtime:.1?}; the pulse Job of the cluster created meanwhile {recovered:.1?} after it was back"
     );
 }
