@@ -214,7 +214,7 @@ impl RealSystems {
         }
         let what = format!("{name} started again");
         eventually(Duration::from_secs(10), &what, || async {
-            Ok(self.recorded_pid(&name)?)
+            self.recorded_pid(&name)
         })
         .await?;
         let ready = eventually(READY_TIMEOUT, &format!("{name} answering"), || async {
