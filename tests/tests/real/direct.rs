@@ -106,6 +106,12 @@ pub fn expect(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// Fails unless the report's first conditions are `rows`.
+pub fn assert_leads(report: &Value, rows: &[(&str, &str, &str)]) {
+    let got = summary(report);
+    assert_eq!(got[..rows.len().min(got.len())], expect(rows), "{report}");
+}
+
 /// Fails when a report says Available=True.
 pub fn never_true(report: &Value) {
     assert_ne!(
@@ -318,17 +324,32 @@ impl Bed {
         each: impl Fn(&Value),
     ) -> Value {
         self.hosted_cluster_at(version).await;
+        self.operator_completes(generation, version, each).await
+    }
+
+    /// The operator reports the HostedCluster available with its release completed; pulses at
+    /// `generation` (`version`) go on until `ControlPlaneReady`, each report passing `each`. The
+    /// last report, whose `data.version` is `version`.
+    pub async fn operator_completes(
+        &self,
+        generation: i64,
+        version: &str,
+        each: impl Fn(&Value),
+    ) -> Value {
         self.operator
             .write_hosted_cluster(&self.name, HostedClusterStage::Available)
             .await
             .unwrap();
-        self.until(
-            &format!("generation {generation} available"),
-            ("True", "ControlPlaneReady"),
-            || self.controlplane(generation, version),
-            each,
-        )
-        .await
+        let ready = self
+            .until(
+                &format!("generation {generation} available"),
+                ("True", "ControlPlaneReady"),
+                || self.controlplane(generation, version),
+                each,
+            )
+            .await;
+        assert_eq!(ready["data"]["version"], version, "{ready}");
+        ready
     }
 
     /// The Maestro resource bundles of this bed's consumer, as the REST API lists them.

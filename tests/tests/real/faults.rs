@@ -28,8 +28,8 @@ use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
 
 use crate::direct::{
-    Bed, RETRY_BUDGET, Source, UPGRADE, VERSION, available, condition, expect, finish, never_true,
-    summary,
+    Bed, RETRY_BUDGET, Source, UPGRADE, VERSION, assert_leads, available, condition, expect,
+    finish, never_true, summary,
 };
 
 const SUITE: &str = "real::faults";
@@ -61,13 +61,12 @@ async fn a_maestro_server_restart_between_publish_and_read_loses_nothing() {
     let bed = Bed::start(real, "faults-maestro").await;
     let gen1 = bed.cluster(1, VERSION);
     let created = bed.controlplane(1, VERSION);
-    assert_eq!(
-        summary(&created)[..2],
-        expect(&[
+    assert_leads(
+        &created,
+        &[
             ("Applied", "True", "ManifestWorkCreated"),
-            ("Available", "False", "Provisioning")
-        ]),
-        "{created}"
+            ("Available", "False", "Provisioning"),
+        ],
     );
 
     // The server goes down right after the publish.
@@ -136,13 +135,12 @@ async fn a_maestro_server_restart_between_publish_and_read_loses_nothing() {
     // The same during an update: the update published, the server restarted at once, and the
     // next read finds the update kept (not sent again), which the agent then applies.
     let updated = bed.controlplane(2, UPGRADE);
-    assert_eq!(
-        summary(&updated)[..2],
-        expect(&[
+    assert_leads(
+        &updated,
+        &[
             ("Applied", "True", "ManifestWorkUpdated"),
-            ("Available", "False", "Updating")
-        ]),
-        "{updated}"
+            ("Available", "False", "Updating"),
+        ],
     );
     let restart = real.stop(&Component::MaestroServer).await.unwrap();
     let second_downtime = restart.end().await.unwrap();
@@ -154,8 +152,7 @@ async fn a_maestro_server_restart_between_publish_and_read_loses_nothing() {
     assert_ne!(applied["reason"], "ManifestWorkUpdated", "{next}");
     assert_eq!(bed.bundles().await.len(), 1, "one work for the consumer");
     bed.hosted_cluster_at(UPGRADE).await;
-    let ready = bed.control_plane_available(2, UPGRADE, |_| {}).await;
-    assert_eq!(ready["data"]["version"], UPGRADE, "{ready}");
+    bed.control_plane_available(2, UPGRADE, |_| {}).await;
     println!(
         "faults: Maestro down {downtime:.1?} (a pulse waited {waited:.1?} through it; one with a {SHORT_BUDGET:?} budget gave up after {took:.1?}); restarted in {second_downtime:.1?} during an update"
     );
@@ -184,13 +181,12 @@ async fn a_stopped_agent_is_never_reported_available_at_a_new_generation() {
 
     // Generation 2 is published; no agent takes it.
     let updated = bed.controlplane(2, UPGRADE);
-    assert_eq!(
-        summary(&updated)[..2],
-        expect(&[
+    assert_leads(
+        &updated,
+        &[
             ("Applied", "True", "ManifestWorkUpdated"),
-            ("Available", "False", "Updating")
-        ]),
-        "{updated}"
+            ("Available", "False", "Updating"),
+        ],
     );
     // For longer than two of the agent's status syncs (10 s): no feedback on the new version.
     let watch = Instant::now();
@@ -229,19 +225,7 @@ async fn a_stopped_agent_is_never_reported_available_at_a_new_generation() {
         never_true,
     )
     .await;
-    bed.operator
-        .write_hosted_cluster(&bed.name, HostedClusterStage::Available)
-        .await
-        .unwrap();
-    let ready = bed
-        .until(
-            "generation 2 available",
-            ("True", "ControlPlaneReady"),
-            || bed.controlplane(2, UPGRADE),
-            |_| {},
-        )
-        .await;
-    assert_eq!(ready["data"]["version"], UPGRADE, "{ready}");
+    let ready = bed.operator_completes(2, UPGRADE, |_| {}).await;
     assert_eq!(ready["observed_generation"], 2, "{ready}");
     println!("faults: agent down {downtime:.1?}; converged at generation 2 after it came back");
 }
