@@ -7,6 +7,8 @@
 //! once per run; each suite is a module.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod direct;
+mod faults;
 mod harness;
 mod helm;
 mod observed_generation;
