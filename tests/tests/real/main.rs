@@ -9,3 +9,4 @@
 
 mod harness;
 mod played_operator;
+mod pulse;
