@@ -32,6 +32,7 @@ use anyhow::{Context, bail};
 pub mod framework;
 pub mod hyperfleet_api;
 pub mod kube_access;
+pub mod loop_bed;
 pub mod netns;
 pub mod operator;
 pub mod process;

@@ -8,5 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod loop_common;
+mod loop_controlplane;
+mod loop_nodepool;
 mod played_operator;
 mod pulse;
