@@ -60,6 +60,10 @@ pub struct LoopBed {
     pub id: String,
     /// The test's Maestro consumer (management cluster).
     pub consumer: String,
+    /// The kit's Maestro REST URL (`MAESTRO_API_URL`).
+    pub maestro_api_url: String,
+    /// The kit API server's audit log (every request at level Metadata: who did what).
+    pub audit_log: PathBuf,
     pub api: HyperfleetApi,
     pub kube: kube::Client,
     pub operator: Operator,
@@ -142,6 +146,8 @@ impl LoopBed {
         Ok(LoopBed {
             id,
             consumer,
+            maestro_api_url: real.var("MAESTRO_API_URL").to_owned(),
+            audit_log: real.state_dir().join("logs/kube-audit.log"),
             api: HyperfleetApi::new(real),
             operator: Operator::new(kube.clone()),
             kube,
@@ -216,6 +222,38 @@ impl LoopBed {
                     .count()
             })
             .sum()
+    }
+
+    /// `(user, response code)` of every completed `verb` on `resource` named `name` in
+    /// [`JOB_NAMESPACE`], from the API server's audit log.
+    pub fn audited(&self, verb: &str, resource: &str, name: &str) -> Vec<(String, i64)> {
+        use std::io::BufRead as _;
+        let Ok(file) = std::fs::File::open(&self.audit_log) else {
+            return Vec::new();
+        };
+        let quoted = format!("\"name\":\"{name}\"");
+        std::io::BufReader::new(file)
+            .lines()
+            .map_while(Result::ok)
+            .filter(|l| l.contains(&quoted))
+            .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+            .filter(|e| {
+                e["stage"] == "ResponseComplete"
+                    && e["verb"] == verb
+                    && e["objectRef"]["resource"] == resource
+                    && e["objectRef"]["namespace"] == JOB_NAMESPACE
+            })
+            .map(|e| {
+                let user = e["user"]["username"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                (
+                    user,
+                    e["responseStatus"]["code"].as_i64().unwrap_or_default(),
+                )
+            })
+            .collect()
     }
 
     /// The framework instance of `deployment` (its log, health port).

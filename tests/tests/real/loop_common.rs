@@ -232,3 +232,24 @@ pub async fn hosted_cluster_applied(bed: &LoopBed, name: &str) -> Value {
     )
     .await
 }
+
+/// The `hyperfleet.io/generation` of the work `name` (`hostedcluster-<id>`, `nodepool-<id>`) the
+/// test's consumer holds in the real Maestro (`None` when it has no such work).
+pub async fn work_generation(bed: &LoopBed, name: &str) -> Option<String> {
+    let url = format!(
+        "{}/api/maestro/v1/resource-bundles?search=consumer_name='{}'&size=500",
+        bed.maestro_api_url, bed.consumer
+    );
+    let list: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["metadata"]["name"] == name)
+        .map(|b| {
+            b["metadata"]["annotations"]["hyperfleet.io/generation"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+}

@@ -16,12 +16,12 @@ use serde_json::{Value, json};
 use testbed::real::RealSystems;
 use testbed::real::framework::Deployment;
 use testbed::real::hyperfleet_api::condition;
-use testbed::real::loop_bed::{JOB_NAMESPACE, LoopBed};
+use testbed::real::loop_bed::{FRAMEWORK_SERVICE_ACCOUNT, JOB_NAMESPACE, LoopBed};
 use testbed::real::operator::HostedClusterStage;
 
 use crate::loop_common::{
     OTHER_CLUSTER_ADAPTERS, STEP, Watch, cluster_name, cluster_spec, hosted_cluster_applied,
-    labels, others_report, short, until_concluded,
+    labels, others_report, short, until_concluded, work_generation,
 };
 
 const SUITE: &str = "real::loop_controlplane";
@@ -140,15 +140,10 @@ async fn created_and_reconciled(bed: &LoopBed, id: &str, href: &str, name: &str)
         "{first}"
     );
     assert_eq!(first["metadata"]["job_name"], format!("hs-cp-{id}-g1"));
-    let jobs: Api<Job> = Api::namespaced(bed.kube.clone(), JOB_NAMESPACE);
-    let job = jobs.get_opt(&format!("hs-cp-{id}-g1")).await.unwrap();
-    if let Some(job) = job {
-        let labels = job.metadata.labels.unwrap_or_default();
-        assert_eq!(
-            labels.get("hyperfleet.io/cluster-id").map(String::as_str),
-            Some(id)
-        );
-    }
+    // The framework created the Job as its ServiceAccount (the shipped Role is what allowed it).
+    let created = bed.audited("create", "jobs", &format!("hs-cp-{id}-g1"));
+    let framework = format!("system:serviceaccount:{JOB_NAMESPACE}:{FRAMEWORK_SERVICE_ACCOUNT}");
+    assert!(created.contains(&(framework, 201)), "{created:?}");
 
     bed.operator
         .write_hosted_cluster(name, HostedClusterStage::Available)
@@ -358,6 +353,12 @@ async fn deleted_after_its_nodepool(
     })
     .await;
     assert_eq!(bed.operator.hosted_cluster(name).await.unwrap(), None);
+    let work = format!("hostedcluster-{}", href.rsplit('/').next().unwrap());
+    assert_eq!(
+        work_generation(bed, &work).await,
+        None,
+        "{work} is still in Maestro"
+    );
     // What the adapter reported on the way, at the deletion's generation.
     let finalized: Vec<(i64, String, String)> = watch
         .reported("Finalized")

@@ -17,11 +17,11 @@ use testbed::nodepool::{NodePoolStatus, gcp_spec};
 use testbed::real::RealSystems;
 use testbed::real::framework::Deployment;
 use testbed::real::hyperfleet_api::condition;
-use testbed::real::loop_bed::{JOB_NAMESPACE, LoopBed};
+use testbed::real::loop_bed::{FRAMEWORK_SERVICE_ACCOUNT, JOB_NAMESPACE, LoopBed};
 
 use crate::loop_common::{
     OTHER_CLUSTER_ADAPTERS, STEP, Watch, control_plane_serves, labels, others_report, short,
-    until_concluded,
+    until_concluded, work_generation,
 };
 
 const SUITE: &str = "real::loop_nodepool";
@@ -152,6 +152,17 @@ async fn ready(bed: &LoopBed, href: &str, np_name: &str, hc_name: &str) {
     assert_eq!(report["data"]["current_replicas"], 3, "{report}");
     assert_eq!(report["data"]["ready_nodes"], 3, "{report}");
     assert_eq!(report["data"]["version"], VERSION, "{report}");
+    let id = href.rsplit('/').next().unwrap();
+    assert_eq!(
+        work_generation(bed, &format!("nodepool-{id}"))
+            .await
+            .as_deref(),
+        Some("1")
+    );
+    // Created by the NodePool deployment as the framework's ServiceAccount.
+    let created = bed.audited("create", "jobs", &format!("hs-np-{id}-g1"));
+    let framework = format!("system:serviceaccount:{JOB_NAMESPACE}:{FRAMEWORK_SERVICE_ACCOUNT}");
+    assert!(created.contains(&(framework, 201)), "{created:?}");
 }
 
 /// Scale 3 → 5 (generation 2): applied at once, the operator lags, then reports 5 ready.
@@ -202,6 +213,8 @@ async fn scaled(bed: &LoopBed, href: &str, np_name: &str) {
         .unwrap()
         .unwrap();
     assert_eq!(report["data"]["current_replicas"], 5, "{report}");
+    let work = format!("nodepool-{}", href.rsplit('/').next().unwrap());
+    assert_eq!(work_generation(bed, &work).await.as_deref(), Some("2"));
 }
 
 /// DELETE (generation 3): the work deleted, the NodePool held by the operator's finalizer, then
@@ -223,6 +236,12 @@ async fn deleted(bed: &LoopBed, href: &str, np_name: &str) {
     })
     .await;
     assert_eq!(bed.operator.nodepool(np_name).await.unwrap(), None);
+    let work = format!("nodepool-{}", href.rsplit('/').next().unwrap());
+    assert_eq!(
+        work_generation(bed, &work).await,
+        None,
+        "{work} is still in Maestro"
+    );
 }
 
 /// The two deployments kept to their own: the NodePool framework received only NodePool
