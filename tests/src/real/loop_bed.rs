@@ -51,8 +51,12 @@ pub const LABEL: &str = "testrun";
 pub const JOB_NAMESPACE: &str = "hyperfleet-system";
 /// The framework's ServiceAccount (`manifests/hyperfleet/rbac.yaml`).
 pub const FRAMEWORK_SERVICE_ACCOUNT: &str = "hypershift-adapter-framework";
-/// `ttlSecondsAfterFinished` the bed gives its pulse Jobs (shipped: 60).
-pub const PULSE_JOB_TTL_SECONDS: i32 = 8;
+/// `ttlSecondsAfterFinished` the bed gives its pulse Jobs (shipped: 60). Short is safe: the TTL
+/// controller deletes a Job in the foreground (measured: the Job stays readable, with its status,
+/// until the garbage collector removed its Pod, several seconds), while the framework reads it on
+/// every event (every second, 2 s after each report); a finished Job it never read only means
+/// the next event creates a fresh one that looks again.
+pub const PULSE_JOB_TTL_SECONDS: i32 = 3;
 
 /// One test's loop.
 pub struct LoopBed {
