@@ -142,7 +142,6 @@ impl FrameworkSpec {
             ),
             ("HYPERFLEET_KUBERNETES_KUBE_CONFIG_PATH", path(kubeconfig)),
             ("HYPERFLEET_API_AUTH_TOKEN_PATH", path(api_token)),
-            ("LOG_LEVEL", "debug".to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))

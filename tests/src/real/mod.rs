@@ -41,6 +41,7 @@ pub mod framework;
 pub mod helm;
 pub mod hyperfleet_api;
 pub mod kube_access;
+pub mod loop_bed;
 pub mod netns;
 pub mod operator;
 pub mod process;
