@@ -9,4 +9,6 @@
 
 mod harness;
 mod helm;
+mod observed_generation;
 mod played_operator;
+mod pulse;
