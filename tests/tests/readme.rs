@@ -5,7 +5,9 @@
 //! - the condition tables of `controlplane` and `nodepool` name the reasons of the module docs and
 //!   no other, the health rows in the code's order; the `nodes` severity order is the judge's;
 //! - the `diagnose` samples are what `local-pulse --scenario diagnose` prints, and its chain table
-//!   has a row for every link printed.
+//!   has a row for every link printed;
+//! - the README's test command is the one `.ci/run` runs, and its quick-start commands name
+//!   targets and files that exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
@@ -559,4 +561,85 @@ fn a_changed_diagnose_sample_is_caught() {
         "deleted at 2026-11-27T00:13:52Z; Deleting (deleted in HyperFleet)",
         "deleted at 2026-11-27T00:13:52Z; Deleting (deleted in HyperF…"
     ));
+}
+
+/// The commands of the README's ```` ```sh ```` blocks, one per line, comments and continuation
+/// lines joined.
+fn sh_commands(text: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for block in text.split("```sh\n").skip(1) {
+        let body = block.split("```").next().unwrap_or_default();
+        let mut command = String::new();
+        for line in body.lines() {
+            let line = line.split(" #").next().unwrap_or_default().trim();
+            match line.strip_suffix('\\') {
+                Some(part) => command.push_str(part),
+                None => {
+                    command.push_str(line);
+                    let whole = command.split_whitespace().collect::<Vec<_>>().join(" ");
+                    if !whole.is_empty() {
+                        commands.push(whole);
+                    }
+                    command.clear();
+                }
+            }
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readmes_test_commands_are_what_ci_and_cargo_run() {
+    let readme = page("README.md");
+    let commands = sh_commands(&readme);
+    // The test command: `.ci/run` runs it (with `--locked`), in the step that says so.
+    assert!(
+        commands.iter().any(|c| c == "cargo test --workspace"),
+        "README.md has no `cargo test --workspace` block: {commands:#?}"
+    );
+    let ci = page(".ci/run");
+    let step = ci
+        .split("\nstep ")
+        .find(|s| s.starts_with("\"tests (the README's test command"))
+        .expect(".ci/run has a step running the README's test command");
+    assert!(
+        step.lines()
+            .any(|l| l.trim() == "cargo test --workspace --locked"),
+        ".ci/run's test step does not run the README's command:\n{step}"
+    );
+    // The real servers' command names the test target `tests/tests/real/main.rs` builds.
+    assert!(
+        commands
+            .iter()
+            .any(|c| c == "REAL_SYSTEMS_STATE=<state dir> cargo test -p testbed --test real"),
+        "README.md has no real-servers command: {commands:#?}"
+    );
+    assert!(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real/main.rs")).is_file()
+    );
+    // The quick start's binaries and script exist.
+    for (command, path) in [
+        (
+            "cargo run --release -p testbed --bin local-pulse",
+            "tests/src/bin/local-pulse.rs",
+        ),
+        ("scripts/kind-demo.sh", "scripts/kind-demo.sh"),
+    ] {
+        assert!(
+            commands.iter().any(|c| c == command),
+            "README.md has no `{command}`: {commands:#?}"
+        );
+        let file = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+        assert!(std::path::Path::new(&file).is_file(), "{path}");
+    }
+}
+
+#[test]
+fn sh_blocks_are_read_command_by_command() {
+    let text = "x\n```sh\ncargo test --workspace   # all\nhelm install a \\\n  -f b.yaml\n```\n\
+                ```text\nnot a command\n```\n  ```sh\n  one\n  ```\n";
+    assert_eq!(
+        sh_commands(text),
+        ["cargo test --workspace", "helm install a -f b.yaml", "one"]
+    );
 }
