@@ -114,23 +114,10 @@ fn every_cluster_fixture_is_accepted() {
     assert!(shapes.contains(&SpecShape::Flat), "{shapes:?}");
 }
 
-/// `README.md` and every page under `docs/`, relative to the repository root.
-fn documentation() -> Vec<String> {
-    let mut pages = vec!["README.md".to_owned()];
-    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") {
-            pages.push(format!("docs/{name}"));
-        }
-    }
-    pages.sort();
-    pages
-}
-
 #[test]
 fn every_cluster_in_the_documentation_is_accepted() {
     let mut found = Vec::new();
-    for page in documentation() {
+    for page in testbed::docs::pages() {
         let text = std::fs::read_to_string(repo().join(&page)).unwrap();
         for (i, block) in text.split("```json\n").skip(1).enumerate() {
             let text = block.split("\n```").next().unwrap_or_default();

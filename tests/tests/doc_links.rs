@@ -5,32 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use testbed::docs::{pages, root};
 
 fn read(page: &str) -> String {
     std::fs::read_to_string(root().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
-}
-
-/// `README.md` and every `docs/*.md`, relative to the repository root, sorted.
-fn pages() -> Vec<String> {
-    let mut pages = vec!["README.md".to_owned()];
-    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") {
-            pages.push(format!("docs/{name}"));
-        }
-    }
-    pages.sort();
-    pages
 }
 
 /// What a page offers and what it asks for.
