@@ -354,7 +354,7 @@ impl Bed {
 pub const PLACEMENT_REGION: &str = "europe-west2";
 
 /// The HyperFleet cluster object the fake HyperFleet API serves: HyperFleet's nested spec with
-/// the adapter's extension keys (README, "The cluster spec").
+/// the adapter's extension keys (docs/controlplane.md, "The cluster spec").
 pub fn cluster_object() -> Value {
     json!({
         "kind": "Cluster",
