@@ -1,6 +1,7 @@
 //! Bearer-token authentication and the 403 bodies RBAC denials produce.
 
 use http::{HeaderMap, Method, header};
+use k8s_openapi::api::rbac::v1::PolicyRule;
 
 use super::request::{Query, ResourceRequest};
 use super::status::{ApiError, Details, Target};
@@ -43,6 +44,28 @@ pub fn authenticate(headers: &HeaderMap, token: &str, user: &str) -> Result<Iden
     } else {
         Err(ApiError::unauthorized())
     }
+}
+
+/// Whether one of `rules` allows `verb` on the request's resource, as RBAC decides it.
+pub fn allowed(rules: &[PolicyRule], request: &ResourceRequest, verb: &str) -> bool {
+    let resource = request.rbac_resource();
+    let matches = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
+    rules.iter().any(|rule| {
+        let names = rule.resource_names.as_deref().unwrap_or_default();
+        let named = match (&request.name, names.is_empty()) {
+            (_, true) => true,
+            (Some(name), false) => {
+                !matches!(verb, "list" | "watch" | "create") && names.contains(name)
+            }
+            (None, false) => false,
+        };
+        matches(
+            rule.api_groups.as_deref().unwrap_or_default(),
+            &request.group,
+        ) && matches(rule.resources.as_deref().unwrap_or_default(), &resource)
+            && matches(&rule.verbs, verb)
+            && named
+    })
 }
 
 /// The 403 a real server sends when `user` may not do this request.
@@ -109,6 +132,71 @@ mod tests {
             authenticate(&headers(None), "t", "u").unwrap(),
             Identity::Anonymous
         );
+    }
+
+    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str], names: &[&str]) -> PolicyRule {
+        let own = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        PolicyRule {
+            api_groups: Some(own(groups)),
+            resources: Some(own(resources)),
+            verbs: own(verbs),
+            resource_names: (!names.is_empty()).then(|| own(names)),
+            ..PolicyRule::default()
+        }
+    }
+
+    #[test]
+    fn rules_allow_by_group_resource_subresource_verb_and_name() {
+        let rules = [
+            rule(&["batch"], &["jobs/status"], &["get", "patch"], &[]),
+            rule(&[""], &["pods"], &["get", "list", "watch"], &[]),
+            rule(&["coordination.k8s.io"], &["leases"], &["*"], &["l1"]),
+        ];
+        let allows = |path: &str, method: Method, query: &str| {
+            let request = ResourceRequest::parse(path).unwrap();
+            let verb = request.verb(&method, &Query::parse(Some(query)));
+            allowed(&rules, &request, verb)
+        };
+        assert!(allows(
+            "/apis/batch/v1/namespaces/n/jobs/j/status",
+            Method::PATCH,
+            ""
+        ));
+        assert!(!allows(
+            "/apis/batch/v1/namespaces/n/jobs/j",
+            Method::GET,
+            ""
+        ));
+        assert!(!allows(
+            "/apis/batch/v1/namespaces/n/jobs/j/status",
+            Method::PUT,
+            ""
+        ));
+        assert!(allows(
+            "/api/v1/namespaces/n/pods",
+            Method::GET,
+            "watch=true"
+        ));
+        assert!(!allows(
+            "/api/v1/namespaces/n/pods/p/status",
+            Method::PATCH,
+            ""
+        ));
+        assert!(allows(
+            "/apis/coordination.k8s.io/v1/namespaces/n/leases/l1",
+            Method::PUT,
+            ""
+        ));
+        assert!(!allows(
+            "/apis/coordination.k8s.io/v1/namespaces/n/leases/l2",
+            Method::PUT,
+            ""
+        ));
+        assert!(!allows(
+            "/apis/coordination.k8s.io/v1/namespaces/n/leases",
+            Method::POST,
+            ""
+        ));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header, request::Parts};
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -65,6 +66,9 @@ struct Shared {
     faults: Mutex<Faults>,
     /// `(group, resource)` pairs RBAC denies the valid token ([`ApiServer::deny`]).
     denied: Mutex<Vec<(String, String)>>,
+    /// When set, the namespace and the only rules the valid token is granted there
+    /// ([`ApiServer::grant_only`]).
+    granted: Mutex<Option<(String, Vec<PolicyRule>)>>,
     log: Mutex<Vec<RecordedRequest>>,
     token: String,
     /// A CA certificate for the kubeconfig, base64 PEM. The server speaks plain HTTP, so it is
@@ -113,6 +117,7 @@ impl ApiServer {
             store: Mutex::new(Store::default()),
             faults: Mutex::new(Faults::default()),
             denied: Mutex::new(Vec::new()),
+            granted: Mutex::new(None),
             log: Mutex::new(Vec::new()),
             token,
             ca_data: kubeconfig_ca(),
@@ -325,6 +330,17 @@ impl ApiServer {
         lock(&self.handle.shared.denied).push((group.to_owned(), resource.to_owned()));
     }
 
+    /// From now on the valid token may do only what `rules` allow in `namespace`, as a Role
+    /// bound there does (`manifests/rbac.yaml`): a request is allowed when it is in `namespace`
+    /// and one rule names its API group, its resource (`jobs/status` for a subresource) and its
+    /// verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`), each directly or by `*`, and, when the rule has `resourceNames`, its
+    /// object's name (never a list, watch or create). Anything else — another namespace, a
+    /// cluster-scoped resource — gets the 403 a real server sends. [`Self::deny`] still applies.
+    pub fn grant_only(&self, namespace: &str, rules: Vec<PolicyRule>) {
+        *lock(&self.handle.shared.granted) = Some((namespace.to_owned(), rules));
+    }
+
     /// Stores (or replaces) any object under an API prefix such as
     /// `/apis/work.open-cluster-management.io/v1`; the resource is derived from `kind`
     /// (`ManifestWork` → `manifestworks`). Returns the stored object (`null` for a bad prefix).
@@ -435,7 +451,7 @@ impl Shared {
             Ok(Identity::Anonymous) => {
                 auth::forbidden(&Identity::Anonymous, &parts.method, path, &query).into_response()
             }
-            Ok(user) if self.is_denied(path) => {
+            Ok(user) if self.is_denied(path) || !self.is_granted(&parts.method, path, &query) => {
                 auth::forbidden(&user, &parts.method, path, &query).into_response()
             }
             Ok(Identity::User(_)) => self
@@ -453,6 +469,19 @@ impl Shared {
         lock(&self.denied)
             .iter()
             .any(|(g, r)| *g == request.group && *r == resource)
+    }
+
+    /// Whether the rules of [`ApiServer::grant_only`] (when set) allow the request.
+    fn is_granted(&self, method: &Method, path: &str, query: &Query) -> bool {
+        let granted = lock(&self.granted);
+        let Some((namespace, rules)) = granted.as_ref() else {
+            return true;
+        };
+        let Some(request) = ResourceRequest::parse(path) else {
+            return true;
+        };
+        request.namespace.as_deref() == Some(namespace.as_str())
+            && auth::allowed(rules, &request, request.verb(method, query))
     }
 
     fn route(&self, parts: &Parts, query: &Query, body: &[u8]) -> Result<Response, ApiError> {

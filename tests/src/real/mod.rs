@@ -21,6 +21,9 @@
 //! DNS-label name (namespaces, HostedCluster names, consumers), [`RealSystems::consumer`] a
 //! Maestro consumer with its own agent, and the HyperFleet API gives every cluster a fresh UUIDv7.
 
+pub mod differential;
+pub mod recording_proxy;
+
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};

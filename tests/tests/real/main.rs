@@ -7,4 +7,5 @@
 //! once per run; each suite is a module.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod differential_kube;
 mod harness;
