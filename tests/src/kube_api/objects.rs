@@ -198,7 +198,10 @@ fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value
                 object = normalised;
             }
         }
-        Behaviour::Pod => pods::default_status(&mut object),
+        Behaviour::Pod => {
+            pods::default_status(&mut object);
+            pods::normalise_container_statuses(&mut object);
+        }
         Behaviour::Generic => {}
     }
     object
@@ -345,6 +348,9 @@ fn write(
     if address.kind.behaviour == Behaviour::Job {
         unknown = jobs::normalise_conditions(&mut new)
             .map_err(|problem| ApiError::invalid_patch(&new, &problem))?;
+    }
+    if address.kind.behaviour == Behaviour::Pod {
+        pods::normalise_container_statuses(&mut new);
     }
     let warnings = sent.unknown_fields(&unknown)?;
     check_resource_version(old, &new, &address.target)?;

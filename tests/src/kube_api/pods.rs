@@ -54,6 +54,38 @@ pub fn default_status(pod: &mut Value) {
     }
 }
 
+/// The container statuses as the typed `ContainerStatus` round-trip stores them: the fields
+/// that are never omitted (`name`, `image`, `imageID` `""`; `ready` false; `restartCount` 0;
+/// `state` and `lastState` `{}`) are there even when the writer left them out (measured on v1.36:
+/// a status PATCH of `{"name": "adapter"}` reads back with all of them).
+pub fn normalise_container_statuses(pod: &mut Value) {
+    let Some(status) = pod.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for list in [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ] {
+        let Some(Value::Array(statuses)) = status.get_mut(list) else {
+            continue;
+        };
+        for entry in statuses.iter_mut().filter_map(Value::as_object_mut) {
+            for (field, empty) in [
+                ("name", json!("")),
+                ("image", json!("")),
+                ("imageID", json!("")),
+                ("ready", json!(false)),
+                ("restartCount", json!(0)),
+                ("state", json!({})),
+                ("lastState", json!({})),
+            ] {
+                entry.entry(field).or_insert(empty);
+            }
+        }
+    }
+}
+
 fn str_of(value: &Value, field: &str) -> String {
     value
         .get(field)
@@ -127,6 +159,22 @@ mod tests {
         let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "adapter", "image": "a"}, {"name": "reporter", "image": "r"}]}});
         default_status(&mut pod);
         pod
+    }
+
+    #[test]
+    fn container_statuses_get_the_fields_a_typed_round_trip_never_omits() {
+        let mut pod = json!({"status": {"containerStatuses": [{"name": "adapter"}],
+            "initContainerStatuses": [{"name": "i", "ready": true, "lastState": {"terminated": {"exitCode": 1}}}]}});
+        normalise_container_statuses(&mut pod);
+        assert_eq!(
+            pod["status"]["containerStatuses"][0],
+            json!({"name": "adapter", "image": "", "imageID": "", "ready": false, "restartCount": 0, "state": {}, "lastState": {}})
+        );
+        assert_eq!(pod["status"]["initContainerStatuses"][0]["ready"], true);
+        assert_eq!(
+            pod["status"]["initContainerStatuses"][0]["lastState"]["terminated"]["exitCode"],
+            1
+        );
     }
 
     #[test]

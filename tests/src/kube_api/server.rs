@@ -294,6 +294,7 @@ impl ApiServer {
             return;
         };
         pods::terminate_container(&mut object, container, exit_code, reason, message);
+        pods::normalise_container_statuses(&mut object);
         store.commit(
             &address.collection,
             address.key,
