@@ -92,6 +92,8 @@ fn parse(raw: &str, labels: bool) -> Result<Vec<Requirement>, ApiError> {
 }
 
 /// Serialises one page of a LIST directly into bytes (no intermediate `Value` of the whole list).
+/// Items of a built-in resource carry no `apiVersion`/`kind` (the list names them once, as the
+/// real server's typed lists do); items of a custom resource keep theirs (measured on v1.36).
 pub fn list_body(
     store: &Store,
     kind: &ResourceKind,
@@ -135,10 +137,34 @@ pub fn list_body(
         if i > 0 {
             body.push(b',');
         }
-        serde_json::to_writer(&mut body, item).map_err(|e| ApiError::internal(&e.to_string()))?;
+        let written = if kind.is_builtin() {
+            serde_json::to_writer(&mut body, &WithoutTypeMeta(item))
+        } else {
+            serde_json::to_writer(&mut body, item)
+        };
+        written.map_err(|e| ApiError::internal(&e.to_string()))?;
     }
     body.extend_from_slice(b"]}");
     Ok(body)
+}
+
+/// An object serialised without its `apiVersion` and `kind` (no copy).
+struct WithoutTypeMeta<'a>(&'a Value);
+
+impl serde::Serialize for WithoutTypeMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(map) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut out = serializer.serialize_map(None)?;
+        for (key, value) in map {
+            if key != "apiVersion" && key != "kind" {
+                out.serialize_entry(key, value)?;
+            }
+        }
+        out.end()
+    }
 }
 
 #[cfg(test)]
@@ -184,12 +210,13 @@ mod tests {
             &nodes,
             (String::new(), "n1".into()),
             super::super::store::EventType::Added,
-            json!({"metadata": {"name": "n1"}}),
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}),
         );
         let body: Value =
             serde_json::from_slice(&list_body(&store, &kind, None, &Query::default()).unwrap())
                 .unwrap();
         assert_eq!(body["kind"], "NodeList");
         assert_eq!(body["items"][0]["metadata"]["name"], "n1");
+        assert_eq!(body["items"][0].get("kind"), None);
     }
 }

@@ -98,6 +98,13 @@ impl ResourceKind {
         }
     }
 
+    /// Whether the API server itself serves the resource (the core group, a group without a
+    /// dot such as `batch`, or one under `k8s.io`), as opposed to a custom resource of a CRD
+    /// (whose group must have a dot and may not be under `k8s.io` without approval).
+    pub fn is_builtin(&self) -> bool {
+        !self.group.contains('.') || self.group.ends_with(".k8s.io")
+    }
+
     /// `Job.batch`, as 422 messages name the kind.
     pub fn kind_group(&self) -> String {
         if self.group.is_empty() {
@@ -148,6 +155,17 @@ fn guess_kind(resource: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_groups_are_told_from_custom_resources() {
+        assert!(ResourceKind::lookup("", "v1", "pods").is_builtin());
+        assert!(ResourceKind::lookup("batch", "v1", "jobs").is_builtin());
+        assert!(ResourceKind::lookup("coordination.k8s.io", "v1", "leases").is_builtin());
+        assert!(
+            !ResourceKind::lookup("work.open-cluster-management.io", "v1", "manifestworks")
+                .is_builtin()
+        );
+    }
 
     #[test]
     fn kinds_map_to_plural_resources() {
