@@ -75,7 +75,9 @@ pub fn forbidden(identity: &Identity, method: &Method, path: &str, query: &Query
             let verb = request.verb(method, query);
             let mut target = request.target();
             if verb == "list" || verb == "watch" {
-                target.name = None;
+                // As the API server's RequestInfo: a list or watch narrowed to one name by the
+                // field selector names that object (in the message and the details).
+                target.name = query.get("fieldSelector").and_then(exact_name);
             }
             ApiError::forbidden(
                 &target,
@@ -87,6 +89,14 @@ pub fn forbidden(identity: &Identity, method: &Method, path: &str, query: &Query
         }
         None => non_resource_forbidden(identity, method, path),
     }
+}
+
+/// The name a field selector requires exactly (`metadata.name=x` or `==`), if any.
+fn exact_name(selector: &str) -> Option<String> {
+    selector.split(',').find_map(|term| {
+        let (key, value) = term.split_once("==").or_else(|| term.split_once('='))?;
+        (key.trim() == "metadata.name" && !key.ends_with('!')).then(|| value.trim().to_owned())
+    })
 }
 
 fn non_resource_forbidden(identity: &Identity, method: &Method, path: &str) -> ApiError {
@@ -210,6 +220,25 @@ mod tests {
         assert_eq!(
             error.body.message(),
             "jobs.batch is forbidden: User \"u\" cannot list resource \"jobs\" in API group \"batch\" in the namespace \"n\""
+        );
+    }
+
+    #[test]
+    fn list_and_watch_denials_by_field_selector_name_the_object() {
+        let error = forbidden(
+            &Identity::User("u".into()),
+            &Method::GET,
+            "/api/v1/namespaces/n/pods",
+            &Query::parse(Some("watch=true&fieldSelector=metadata.name%3Dp1")),
+        );
+        assert_eq!(
+            error.body.message(),
+            "pods \"p1\" is forbidden: User \"u\" cannot watch resource \"pods\" in API group \"\" in the namespace \"n\""
+        );
+        assert_eq!(exact_name("metadata.name!=p"), None);
+        assert_eq!(
+            exact_name("status.phase=Running,metadata.name==p"),
+            Some("p".into())
         );
     }
 
