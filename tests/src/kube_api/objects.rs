@@ -138,8 +138,44 @@ pub fn create(
 /// Stores a new object (POST) with the kind's server-side defaults, after the create-time
 /// validation (a Job's label values, its name included): a 422 stores nothing. Like the real
 /// server, it sets `creationTimestamp` to now whatever the body says.
+///
+/// A Job is answered as the API server stored it — with its defaults and an empty `status`
+/// (whatever status the body brought) — and then started by the job controller the fake does
+/// not have: a second write (a new resourceVersion, a MODIFIED event) adds the controller's
+/// first status (`startTime`, `active: 1`, …), so a later GET sees it, as on a real cluster.
 pub fn insert_new(store: &mut Store, address: &Address, object: Value) -> Result<Value, ApiError> {
-    insert(store, address, object, None)
+    if address.kind.behaviour != Behaviour::Job {
+        return insert(store, address, object, None);
+    }
+    let mut object = object;
+    if let Some(map) = object.as_object_mut() {
+        map.insert("status".into(), json!({}));
+    }
+    let mut created = prepare_new(store, address, object);
+    if let Some(map) = created.as_object_mut() {
+        map.insert("status".into(), json!({}));
+    }
+    let errors = jobs::validate_create(&created);
+    if !errors.is_empty() {
+        return Err(invalid(address, &errors));
+    }
+    let answer = store.commit(
+        &address.collection,
+        address.key.clone(),
+        EventType::Added,
+        created,
+    );
+    let mut started = answer.clone();
+    jobs::default_status(&mut started);
+    if started != answer {
+        store.commit(
+            &address.collection,
+            address.key.clone(),
+            EventType::Modified,
+            started,
+        );
+    }
+    Ok(answer)
 }
 
 /// Stores a seeded object as [`insert_new`] does, except that a valid `creationTimestamp` it
