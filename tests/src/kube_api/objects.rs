@@ -216,7 +216,11 @@ fn insert(
 
 /// A new object with the server-assigned metadata and the kind's defaults.
 fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value {
-    store.stamp_new(&mut object, &address.key.0);
+    store.stamp_new(
+        &mut object,
+        &address.key.0,
+        address.kind.tracks_generation(),
+    );
     object["metadata"]["name"] = json!(address.name());
     if let Some(map) = object.as_object_mut() {
         map.entry("apiVersion")
@@ -391,7 +395,7 @@ fn write(
     let warnings = sent.unknown_fields(&unknown)?;
     check_resource_version(old, &new, &address.target)?;
     check_uid(old, &new, address)?;
-    let result = project(old, new, part, address.kind.has_status);
+    let result = project(old, new, part, &address.kind);
     if address.kind.behaviour == Behaviour::Job && part == Part::Status {
         let errors = jobs::validate_status_update(old, &result);
         if !errors.is_empty() {
@@ -474,7 +478,8 @@ fn check_uid(old: &Value, new: &Value, address: &Address) -> Result<(), ApiError
 
 /// The stored result of a write to `part`: a status write keeps everything but status, labels and
 /// annotations; a main write keeps status and the server-managed metadata.
-fn project(old: &Value, new: Value, part: Part, has_status: bool) -> Value {
+fn project(old: &Value, new: Value, part: Part, kind: &ResourceKind) -> Value {
+    let has_status = kind.has_status;
     let mut result = match part {
         Part::Status => {
             let mut result = old.clone();
@@ -500,7 +505,7 @@ fn project(old: &Value, new: Value, part: Part, has_status: bool) -> Value {
             ] {
                 copy_meta(old, &mut result, field);
             }
-            if old.get("spec") != result.get("spec") {
+            if kind.tracks_generation() && old.get("spec") != result.get("spec") {
                 let generation = old
                     .pointer("/metadata/generation")
                     .and_then(Value::as_i64)

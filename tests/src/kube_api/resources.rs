@@ -105,6 +105,19 @@ impl ResourceKind {
         !self.group.contains('.') || self.group.ends_with(".k8s.io")
     }
 
+    /// Whether the API server keeps a `metadata.generation` (1 on create, bumped by a spec
+    /// change): custom resources, and the built-ins whose strategy does (Jobs, CronJobs, Pods,
+    /// the `apps` workloads). Leases, Nodes, Namespaces, ConfigMaps, Secrets,
+    /// CertificateSigningRequests and Events have none (measured on v1.36).
+    pub fn tracks_generation(&self) -> bool {
+        !self.is_builtin()
+            || self.group == "apps"
+            || matches!(
+                (self.group.as_str(), self.resource.as_str()),
+                ("batch", "jobs" | "cronjobs") | ("", "pods")
+            )
+    }
+
     /// `Job.batch`, as 422 messages name the kind.
     pub fn kind_group(&self) -> String {
         if self.group.is_empty() {
