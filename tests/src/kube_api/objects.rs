@@ -242,7 +242,9 @@ fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value
             pods::default_status(&mut object);
             pods::normalise_container_statuses(&mut object);
         }
-        Behaviour::Generic => {}
+        Behaviour::Generic => {
+            super::crd_defaults::apply(&address.kind.group, &address.kind.resource, &mut object);
+        }
     }
     object
 }
@@ -392,6 +394,7 @@ fn write(
     if address.kind.behaviour == Behaviour::Pod {
         pods::normalise_container_statuses(&mut new);
     }
+    super::crd_defaults::apply(&address.kind.group, &address.kind.resource, &mut new);
     let warnings = sent.unknown_fields(&unknown)?;
     check_resource_version(old, &new, &address.target)?;
     check_uid(old, &new, address)?;
