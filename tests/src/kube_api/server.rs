@@ -23,7 +23,8 @@ use super::recorder::RecordedRequest;
 use super::request::{Query, ResourceRequest, split_api_prefix};
 use super::resources::{ResourceKind, resource_for_kind};
 use super::status::ApiError;
-use super::store::Store;
+use super::status::Target;
+use super::store::{Collection, Store};
 use super::{list, pods, watch as watches};
 
 /// Bodies above this size get a 413, like the real server's 3 MiB limit.
@@ -66,6 +67,8 @@ struct Shared {
     faults: Mutex<Faults>,
     /// `(group, resource)` pairs RBAC denies the valid token ([`ApiServer::deny`]).
     denied: Mutex<Vec<(String, String)>>,
+    /// Whether a create needs its namespace to exist ([`ApiServer::require_namespaces`]).
+    namespaces_required: std::sync::atomic::AtomicBool,
     /// When set, the namespace and the only rules the valid token is granted there
     /// ([`ApiServer::grant_only`]).
     granted: Mutex<Option<(String, Vec<PolicyRule>)>>,
@@ -118,6 +121,7 @@ impl ApiServer {
             faults: Mutex::new(Faults::default()),
             denied: Mutex::new(Vec::new()),
             granted: Mutex::new(None),
+            namespaces_required: std::sync::atomic::AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             token,
             ca_data: kubeconfig_ca(),
@@ -331,6 +335,17 @@ impl ApiServer {
         lock(&self.handle.shared.denied).push((group.to_owned(), resource.to_owned()));
     }
 
+    /// From now on a create (POST) in a namespace that has no Namespace object (seed one with
+    /// [`Self::put_object`] or POST it) is the real server's 404 `namespaces "<ns>" not found`
+    /// (`details.kind` `namespaces`), which the hub backend reads as a consumer that does not
+    /// exist. Without this call every namespace exists.
+    pub fn require_namespaces(&self) {
+        self.handle
+            .shared
+            .namespaces_required
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// From now on the valid token may do only what `rules` allow in `namespace`, as a Role
     /// bound there does (`manifests/rbac.yaml`): a request is allowed when it is in `namespace`
     /// and one rule names its API group, its resource (`jobs/status` for a subresource) and its
@@ -500,6 +515,24 @@ impl Shared {
             return Err(ApiError::route_not_found());
         }
         let Some(address) = Address::of(&request) else {
+            if *method == Method::POST
+                && let Some(ns) = &request.namespace
+                && self
+                    .namespaces_required
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                && store
+                    .get(
+                        &Collection::new("", "namespaces"),
+                        &(String::new(), ns.clone()),
+                    )
+                    .is_none()
+            {
+                return Err(ApiError::not_found(&Target {
+                    group: String::new(),
+                    resource: "namespaces".into(),
+                    name: Some(ns.clone()),
+                }));
+            }
             return match *method {
                 Method::GET if query.is_watch() => {
                     watches::start(&store, &request, query, self.stopped.clone())
