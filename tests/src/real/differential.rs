@@ -73,6 +73,10 @@ pub enum Action {
     Mask(&'static str),
     /// Remove the key: neither its presence nor its value counts.
     Drop,
+    /// A clock reading: every digit of a string becomes `0`, so its format (precision, zone)
+    /// still counts but not the instant (`2026-11-28T02:00:09.123456Z` →
+    /// `0000-00-00T00:00:00.000000Z`); other values are kept.
+    Time,
 }
 
 /// One normalization rule: a path pattern, what to do there, and why the value may differ.
@@ -108,6 +112,17 @@ impl Normalizer {
         self.rules.push(Rule {
             pattern: pattern.to_owned(),
             action: Action::Mask(name),
+            why,
+        });
+        self
+    }
+
+    /// Adds a [`Action::Time`] rule.
+    #[must_use]
+    pub fn time(mut self, pattern: &str, why: &'static str) -> Self {
+        self.rules.push(Rule {
+            pattern: pattern.to_owned(),
+            action: Action::Time,
             why,
         });
         self
@@ -161,6 +176,7 @@ impl Normalizer {
             let what = match rule.action {
                 Action::Mask(name) => format!("masked as <{name}>"),
                 Action::Drop => "dropped".to_owned(),
+                Action::Time => "digits zeroed".to_owned(),
             };
             let _ = writeln!(text, "  {} {what}: {}", rule.pattern, rule.why);
         }
@@ -224,6 +240,11 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
                         Action::Mask(name) => {
                             map.insert(key, Value::String(format!("<{name}>")));
                         }
+                        Action::Time => {
+                            if let Some(v) = map.get_mut(&key) {
+                                zero_digits(v);
+                            }
+                        }
                     }
                 }
             }
@@ -237,6 +258,7 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
                             items.remove(i);
                         }
                         Action::Mask(name) => items[i] = Value::String(format!("<{name}>")),
+                        Action::Time => zero_digits(&mut items[i]),
                     }
                 }
             }
@@ -259,6 +281,15 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
             }
             _ => {}
         },
+    }
+}
+
+fn zero_digits(value: &mut Value) {
+    if let Value::String(text) = value {
+        *text = text
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '0' } else { c })
+            .collect();
     }
 }
 
@@ -517,6 +548,15 @@ mod tests {
             value,
             json!({"items": [{"id": "<id>", "a": {}}, {"id": "<id>"}], "list": ["<first>", 2]})
         );
+    }
+
+    #[test]
+    fn times_keep_their_format_but_not_their_instant() {
+        let n = Normalizer::default().time("**/t", "clock");
+        let a = n.apply(&json!({"t": "2026-11-28T02:00:09Z", "x": {"t": null}}));
+        assert_eq!(a, json!({"t": "0000-00-00T00:00:00Z", "x": {"t": null}}));
+        let micro = n.apply(&json!({"t": "2026-11-28T02:00:09.123456Z"}));
+        assert_ne!(a, micro, "second and microsecond precision differ");
     }
 
     #[test]
