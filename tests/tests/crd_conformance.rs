@@ -427,10 +427,10 @@ fn the_validator_rejects_a_broken_manifest_work() {
         "is not one of",
     );
 
-    // The HostedCluster's feedback values (status, finalizers, deletionTimestamp) are a list
-    // map keyed by name: a repeated name or a path-less entry is refused.
+    // The HostedCluster's feedback values (status, generation, finalizers, deletionTimestamp)
+    // are a list map keyed by name: a repeated name or a path-less entry is refused.
     let mut repeated = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
-    repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][2]["name"] =
+    repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][3]["name"] =
         json!("finalizers");
     assert_rejected(
         &validate(&MANIFEST_WORK_SCHEMA, &repeated),

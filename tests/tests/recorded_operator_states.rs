@@ -23,13 +23,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hypershift_adapter::hypershift::nodepool::status::{Desired, MachinesClock};
+use hypershift_adapter::hypershift::hostedcluster::status::types as hc_types;
+use hypershift_adapter::hypershift::nodepool::status::{Desired, MachinesClock, types as np_types};
 use hypershift_adapter::pulse::{controlplane, nodepool};
 use hypershift_adapter::work::deletion::Progress;
 use hypershift_adapter::work::feedback::ObjectDeletion;
 use hypershift_adapter::work::manifestwork::{
-    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME, STATUS_FEEDBACK_NAME,
+    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME, GENERATION_FEEDBACK_NAME,
+    STATUS_FEEDBACK_NAME,
 };
+use hypershift_adapter::work::observed::OperatorClock;
 use hypershift_adapter::work::outcome::WorkRef;
 use hypershift_adapter::work::{ExistingWork, ManifestStatus, ResourceIdentity, WorkCondition};
 use job_report::Report;
@@ -41,6 +44,7 @@ const NP_WORK: &str = "nodepool-019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
 /// The adapter's defaults (`--deletion-stuck-after`, `--machines-stuck-after`).
 const DELETION_STUCK_AFTER: Duration = Duration::from_secs(30 * 60);
 const MACHINES_STUCK_AFTER: Duration = Duration::from_secs(15 * 60);
+const OPERATOR_STUCK_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// One recorded object and where it was found.
 struct Recorded {
@@ -125,6 +129,19 @@ fn has_condition(object: &Value, type_: &str, status: &str) -> bool {
     })
 }
 
+/// Whether the object's conditions of `read` (the types the tables read) describe an older
+/// spec than its `metadata.generation`: the operator has not reconciled its latest spec yet.
+fn behind(object: &Value, read: &[&str]) -> bool {
+    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"].as_str().is_some_and(|t| read.contains(&t)))
+        .filter_map(|c| c["observedGeneration"].as_i64())
+        .any(|g| g < generation)
+}
+
 fn has_status(object: &Value) -> bool {
     object.get("status").is_some_and(|s| !s.is_null())
 }
@@ -147,6 +164,10 @@ fn state(r: &Recorded) -> &'static str {
                 "HostedCluster deleting while the operator is down (finalizer held, status frozen)"
             } else if deleting {
                 "HostedCluster deleting, operator running (finalizer held for < 1 s)"
+            } else if behind(o, &hc_types::ALL) && has_condition(o, "ValidConfiguration", "False") {
+                "HostedCluster spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`), invalid configuration"
+            } else if behind(o, &hc_types::ALL) {
+                "HostedCluster spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`: the operator's own `clusterID`/`infraID` writes, the release patch), blocked"
             } else if has_condition(o, "ValidConfiguration", "False") {
                 "invalid configuration (`ValidConfiguration=False InvalidConfiguration`, `ReconciliationSucceeded=False`)"
             } else if o["status"]["version"]["history"]
@@ -177,6 +198,8 @@ fn state(r: &Recorded) -> &'static str {
                 "NodePool deleting (finalizer held for < 1 s)"
             } else if !has_status(o) {
                 "NodePool created, no status yet"
+            } else if behind(o, &np_types::ALL) {
+                "NodePool spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`: the release patch)"
             } else if has_condition(o, "ValidReleaseImage", "False") {
                 "NodePool `ValidReleaseImage=False ValidationFailed` (GCP and None)"
             } else {
@@ -204,6 +227,10 @@ fn work_for(object: &Value, resource: &str, gone: bool) -> ExistingWork {
     let mut values = BTreeMap::new();
     if has_status(object) && !gone {
         values.insert(STATUS_FEEDBACK_NAME.to_owned(), object["status"].clone());
+    }
+    // What the agent feeds back for `.metadata.generation` (an Integer).
+    if let Some(generation) = meta["generation"].as_i64() {
+        values.insert(GENERATION_FEEDBACK_NAME.to_owned(), generation.into());
     }
     if let Some(t) = meta["deletionTimestamp"].as_str() {
         values.insert(
@@ -262,6 +289,7 @@ fn report_for(r: &Recorded, now: &str) -> Report {
                 &work_for(o, "hostedclusters", false),
                 place,
                 generation,
+                operator_clock(now_ts),
             )
         }
         ("HostedCluster", Some(deleted_time)) => {
@@ -304,7 +332,7 @@ fn report_for(r: &Recorded, now: &str) -> Report {
                 &work_for(o, "nodepools", false),
                 place,
                 &Desired::of(o),
-                clock,
+                (clock, operator_clock(now_ts)),
                 generation,
             )
         }
@@ -334,6 +362,14 @@ fn report_for(r: &Recorded, now: &str) -> Report {
             )
         }
         (other, _) => panic!("{}: unexpected kind {other}", r.source),
+    }
+}
+
+/// The adapter's default `--operator-stuck-after`, at `now`.
+fn operator_clock(now: jiff::Timestamp) -> OperatorClock {
+    OperatorClock {
+        now,
+        stuck_after: OPERATOR_STUCK_AFTER,
     }
 }
 

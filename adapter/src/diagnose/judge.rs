@@ -50,6 +50,7 @@ pub struct Settings {
     pub agent_stale_after: Duration,
     pub deletion_stuck_after: Duration,
     pub machines_stuck_after: Duration,
+    pub operator_stuck_after: Duration,
     pub now: Timestamp,
 }
 

@@ -53,9 +53,53 @@ pub struct Resource {
     /// any remain, a deletion hangs in `Deleting=True` (recordings `10c`, `10i`); reported in a
     /// `.metadata` feedback rule, if the work has one.
     pub finalizers: Vec<String>,
+    /// The status-rule manifest (the HostedCluster or NodePool) as the simulated management
+    /// cluster holds it: its `metadata.generation` and the `spec` it was last applied with. The
+    /// API server bumps the generation when an apply changes the spec and never on a status write
+    /// (measured on the real kube-apiserver; recording `09d`); fed back for a
+    /// `.metadata.generation` rule.
+    pub object: Option<(i64, Value)>,
 }
 
 impl Resource {
+    /// The `spec` of the status-rule manifest of the current bundle, if any.
+    fn target_spec(&self) -> Option<Value> {
+        let bundle = self.bundle();
+        let manifests = bundle.get("manifests")?.as_array()?;
+        let configs = bundle
+            .get("manifestConfigs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        manifests
+            .iter()
+            .enumerate()
+            .find(|(i, m)| has_status_rule(&configs, &resource_meta(*i, m)))
+            .map(|(_, m)| m.get("spec").cloned().unwrap_or(Value::Null))
+    }
+
+    /// The agent applies the current bundle: the status-rule object is created at generation 1,
+    /// or its generation bumped when the spec changed (server-side apply of an unchanged spec
+    /// changes nothing).
+    pub(crate) fn apply_object(&mut self) {
+        if self.apply_error.is_some() || self.gone_on_cluster {
+            return;
+        }
+        let Some(spec) = self.target_spec() else {
+            return;
+        };
+        self.object = match self.object.take() {
+            Some((generation, applied)) if applied == spec => Some((generation, applied)),
+            Some((generation, _)) => Some((generation + 1, spec)),
+            None => Some((1, spec)),
+        };
+    }
+
+    /// The object's `metadata.generation` on the simulated management cluster (0 before the
+    /// agent applied it).
+    pub fn object_generation(&self) -> i64 {
+        self.object.as_ref().map_or(0, |(g, _)| *g)
+    }
     /// The `data` (ManifestBundle) of the stored spec event.
     pub fn bundle(&self) -> Value {
         self.payload
@@ -257,6 +301,7 @@ impl Shared {
             gone_on_cluster: false,
             feedback_sync_failure: None,
             finalizers: Vec::new(),
+            object: None,
         };
         st.resources.insert(id.to_owned(), resource);
         Ok(())
@@ -390,6 +435,7 @@ impl Shared {
                 drop(st);
                 return self.report_deleting(id);
             }
+            res.apply_object();
             let status = agent_status(res, sequence, namespaces.as_ref());
             res.status = Some(status.clone());
             res.updated_at = jiff::Timestamp::now();
@@ -596,7 +642,13 @@ fn agent_status(
                     values.push(json!({"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}));
                 }
                 if let Some(name) = metadata_rule(&configs, &meta) {
-                    values.push(json!({"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": cluster_metadata(&meta, &res.finalizers)}}));
+                    values.push(json!({"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": cluster_metadata(&meta, &res.finalizers, res.object_generation())}}));
+                }
+                // The real agent feeds `.metadata.generation` back as an `Integer` (measured).
+                if let (Some(name), Some((generation, _))) =
+                    (json_path_rule(&configs, &meta, ".metadata.generation"), &res.object)
+                {
+                    values.push(json!({"name": name, "fieldValue": {"type": "Integer", "integer": generation}}));
                 }
             }
             let feedback = if values.is_empty() { json!({}) } else { json!({"values": values}) };
@@ -736,6 +788,11 @@ fn has_status_rule(configs: &[Value], meta: &Value) -> bool {
 
 /// The name of a JSONPaths feedback rule with path `.metadata` for this manifest, if any.
 fn metadata_rule(configs: &[Value], meta: &Value) -> Option<String> {
+    json_path_rule(configs, meta, ".metadata")
+}
+
+/// The name of a JSONPaths feedback rule with path `path` for this manifest, if any.
+fn json_path_rule(configs: &[Value], meta: &Value, path: &str) -> Option<String> {
     configs
         .iter()
         .filter(|c| {
@@ -746,14 +803,18 @@ fn metadata_rule(configs: &[Value], meta: &Value) -> Option<String> {
         })
         .flat_map(|c| c["feedbackRules"].as_array().cloned().unwrap_or_default())
         .flat_map(|r| r["jsonPaths"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["path"] == ".metadata")
+        .find(|p| p["path"] == path)
         .and_then(|p| p["name"].as_str().map(str::to_owned))
 }
 
 /// `.metadata` of the simulated object as the agent's `JsonRaw` feedback (Go `json.Marshal`: keys
-/// sorted): name, namespace and the finalizers set with [`super::FakeMaestro::hold_delete`].
-fn cluster_metadata(meta: &Value, finalizers: &[String]) -> String {
+/// sorted): name, namespace, generation and the finalizers set with
+/// [`super::FakeMaestro::hold_delete`].
+fn cluster_metadata(meta: &Value, finalizers: &[String], generation: i64) -> String {
     let mut out = json!({"name": meta["name"], "namespace": meta["namespace"]});
+    if generation > 0 {
+        out["generation"] = json!(generation);
+    }
     if !finalizers.is_empty() {
         out["finalizers"] = json!(finalizers);
     }

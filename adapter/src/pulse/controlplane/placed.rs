@@ -25,7 +25,7 @@ use job_report::{ConditionStatus, Report};
 
 use super::args::{Args, ConfigError};
 use super::run::{Ctx, PulseInputs, report_failure, resolve_cluster_id, run_on, secret_settings};
-use super::{WorkRef, owner, report_created, report_invalid_spec};
+use super::{OperatorClock, WorkRef, owner, report_created, report_invalid_spec};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec};
 use crate::placement::entity::Health;
 use crate::placement::inventory::Inventory;
@@ -189,6 +189,10 @@ impl<A: BundleApi, I: Inventory + Sync, L: LeaseApi> Pulse<'_, A, I, L> {
             },
             owner: owner(self.cluster_id),
             work_args: &self.args.work,
+            operator: OperatorClock {
+                now: self.inputs.now,
+                stuck_after: self.args.operator_stuck_after,
+            },
         }
     }
 
