@@ -100,12 +100,34 @@ impl Resource {
     pub fn object_generation(&self) -> i64 {
         self.object.as_ref().map_or(0, |(g, _)| *g)
     }
-    /// The `data` (ManifestBundle) of the stored spec event.
+    /// The `data` (ManifestBundle) of the stored spec event, as the server decodes and renders it:
+    /// every resource identifier (of `manifestConfigs` and of the `SelectivelyOrphan` rules) has
+    /// a `namespace`, `""` for a cluster-scoped object that the writer left out (a Go string
+    /// without `omitempty`; measured on the real server, REST and status events).
     pub fn bundle(&self) -> Value {
-        self.payload
+        let mut bundle = self
+            .payload
             .get("data")
             .cloned()
-            .unwrap_or_else(|| json!({}))
+            .unwrap_or_else(|| json!({}));
+        let identifiers = bundle
+            .get_mut("manifestConfigs")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("resourceIdentifier"));
+        for id in identifiers.filter_map(Value::as_object_mut) {
+            id.entry("namespace").or_insert_with(|| json!(""));
+        }
+        let rules = bundle
+            .pointer_mut("/deleteOption/selectivelyOrphans/orphaningRules")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten();
+        for rule in rules.filter_map(Value::as_object_mut) {
+            rule.entry("namespace").or_insert_with(|| json!(""));
+        }
+        bundle
     }
 
     /// REST `ResourceBundle` rendering (§4.3).
