@@ -695,13 +695,14 @@ fn agent_status(
                 &now,
             );
             let mut conditions = vec![applied, condition(prev, available, None, &now)];
-            if i == target {
-                let synced = match &res.feedback_sync_failure {
-                    Some((reason, message)) => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
-                    None => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
-                };
-                conditions.push(condition(synced_prev, synced, None, &now));
-            }
+            // Every applied manifest has StatusFeedbackSynced; one without feedback rules says
+            // so with `NoStatusFeedbackSynced` (measured on the real agent).
+            let synced = match (&res.feedback_sync_failure, has_feedback_rules(&configs, &meta)) {
+                (Some((reason, message)), true) if i == target => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
+                (_, true) => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
+                (_, false) => ("StatusFeedbackSynced", "True", "NoStatusFeedbackSynced", ""),
+            };
+            conditions.push(condition(synced_prev, synced, None, &now));
             // The agent keeps the order of the last report; a re-applied `Applied` goes last.
             let order: Vec<Value> = prev
                 .and_then(Value::as_array)
@@ -787,6 +788,20 @@ fn resource_meta(ordinal: usize, manifest: &Value) -> Value {
         "resource": format!("{}s", kind.to_ascii_lowercase()),
         "name": manifest.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default(),
         "namespace": manifest.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
+    })
+}
+
+/// True when a manifestConfig for this manifest has any feedback rule.
+fn has_feedback_rules(configs: &[Value], meta: &Value) -> bool {
+    configs.iter().any(|c| {
+        let id = &c["resourceIdentifier"];
+        id["group"] == meta["group"]
+            && id["resource"] == meta["resource"]
+            && id["name"] == meta["name"]
+            && id.get("namespace").unwrap_or(&Value::String(String::new())) == &meta["namespace"]
+            && c["feedbackRules"]
+                .as_array()
+                .is_some_and(|rules| !rules.is_empty())
     })
 }
 
