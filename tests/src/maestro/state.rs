@@ -439,8 +439,20 @@ impl Shared {
     }
 
     /// The agent reports status for the current version of `id` (with the injected feedback, if
-    /// any); for a work being deleted, its `Deleting=True` report instead.
+    /// any); for a work being deleted, its `Deleting=True` report instead. A version whose
+    /// manifests it had not applied yet is reported twice, as the real agent does (see
+    /// [`applied_first`]).
     pub fn apply(&self, id: &str) -> bool {
+        self.report(id, true)
+    }
+
+    /// [`Self::apply`] in one report: the answer to a status resync request, which re-sends
+    /// where the work stands.
+    pub fn resync_report(&self, id: &str) -> bool {
+        self.report(id, false)
+    }
+
+    fn report(&self, id: &str, two_reports: bool) -> bool {
         let event = {
             let mut st = self.lock();
             st.sequence += 1;
@@ -459,6 +471,20 @@ impl Shared {
             }
             res.apply_object();
             let status = agent_status(res, sequence, namespaces.as_ref());
+            let mut status = status;
+            // A new manifests version is reported twice (measured on the real agent): first
+            // that it is applied, then with availability and feedback.
+            let first = applied_first(res.status.as_ref(), &status).filter(|_| two_reports);
+            if let Some(mut first) = first {
+                first["SequenceID"] = status["SequenceID"].clone();
+                res.status = Some(first.clone());
+                let _ = self.events.send(status_event(res, &first, as_string));
+                st.sequence += 1;
+                status["SequenceID"] = st.sequence.to_string().into();
+            }
+            let Some(res) = st.resources.get_mut(id) else {
+                return false;
+            };
             res.status = Some(status.clone());
             res.updated_at = jiff::Timestamp::now();
             let event = status_event(res, &status, as_string);
@@ -562,6 +588,65 @@ impl Shared {
         let _ = self.events.send(event);
         true
     }
+}
+
+/// The agent's first report of a new manifests version (the work-level `Applied` of `status`
+/// has an `observedGeneration` the last report's lacks, or there was none), measured on the real
+/// agent: only `Applied` changes — work-level and on each manifest (moved last) — while
+/// `Available`, the other manifest conditions and the feedback stay as last reported (on a
+/// create: `Applied` alone, feedback `{}`). `None` when the version's manifests were reported
+/// already or the apply failed (a failure is one report).
+fn applied_first(previous: Option<&Value>, status: &Value) -> Option<Value> {
+    let applied = |s: &Value| {
+        s["conditions"]
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["type"] == "Applied"))
+            .cloned()
+    };
+    let new_applied = applied(status)?;
+    if new_applied["status"] != "True"
+        || previous
+            .and_then(applied)
+            .is_some_and(|old| old["observedGeneration"] == new_applied["observedGeneration"])
+    {
+        return None;
+    }
+    let empty = json!({"conditions": [], "resourceStatus": []});
+    let mut first = previous.cloned().unwrap_or(empty);
+    first["ObservedVersion"] = status["ObservedVersion"].clone();
+    let replace = |list: &mut Value, condition: Value| {
+        let mut kept: Vec<Value> = list
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .filter(|c| c["type"] != "Applied")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        kept.push(condition);
+        *list = Value::Array(kept);
+    };
+    // Work level: `Applied` replaced where it was (first on a create).
+    let work = first["conditions"].as_array_mut()?;
+    match work.iter_mut().find(|c| c["type"] == "Applied") {
+        Some(c) => *c = new_applied,
+        None => work.insert(0, new_applied),
+    }
+    let manifests = status["resourceStatus"].as_array()?;
+    let mut resource_status = Vec::new();
+    for (i, manifest) in manifests.iter().enumerate() {
+        let mut entry = first["resourceStatus"]
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| json!({"conditions": [], "statusFeedback": {}}));
+        entry["resourceMeta"] = manifest["resourceMeta"].clone();
+        let applied = applied(manifest)?;
+        replace(&mut entry["conditions"], applied);
+        resource_status.push(entry);
+    }
+    first["resourceStatus"] = Value::Array(resource_status);
+    Some(first)
 }
 
 /// One `metav1.Condition`; `lastTransitionTime` is kept from `previous` (the same condition of
