@@ -124,13 +124,7 @@ async fn list(
         None => None,
         Some(s) => match Search::parse(s) {
             Ok(f) => Some(f),
-            Err(e) => {
-                return error_body(
-                    StatusCode::BAD_REQUEST,
-                    23,
-                    &format!("Failed to parse search query: {e}"),
-                );
-            }
+            Err(e) => return search_error(s, &e),
         },
     };
     // Only the page is rendered: a count (`size=1`) over thousands of bundles must not copy
@@ -161,6 +155,34 @@ async fn list(
         "kind": "ResourceBundleList", "page": page, "size": items.len(), "total": total, "items": items,
     }))
     .into_response()
+}
+
+/// The real server's answer to a search it cannot run (measured): one that does not parse is a 400
+/// `maestro-21` quoting the query; one that parses but names a column the table lacks, or a label
+/// fragment that is not JSON, is PostgreSQL's error in a 500 `maestro-9`.
+fn search_error(query: &str, error: &str) -> Response {
+    if let Some(column) = error.strip_prefix("unknown column ") {
+        let column = column.trim_matches('"');
+        return error_body(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            9,
+            &format!(
+                "Unable to list resources: ERROR: column resources.{column} does not exist (SQLSTATE 42703)"
+            ),
+        );
+    }
+    if error.starts_with("label selector ") {
+        return error_body(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            9,
+            "Unable to list resources: ERROR: invalid input syntax for type json (SQLSTATE 22P02)",
+        );
+    }
+    error_body(
+        StatusCode::BAD_REQUEST,
+        21,
+        &format!("Failed to parse search query: {query}"),
+    )
 }
 
 /// The subset of Maestro's search language the Go client generates (§4.2): terms joined by `and`, each an
