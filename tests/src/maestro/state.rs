@@ -174,10 +174,51 @@ pub fn seconds(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// A registered consumer (management cluster) as REST renders it.
+#[derive(Debug, Clone)]
+pub struct Consumer {
+    /// A random UUID, as the server gives one.
+    pub id: String,
+    pub created_at: jiff::Timestamp,
+}
+
+impl Consumer {
+    /// A consumer registered now.
+    pub fn new() -> Consumer {
+        let hex = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        Consumer {
+            id: format!(
+                "{}-{}-4{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[13..16],
+                &hex[16..20],
+                &hex[20..32]
+            ),
+            created_at: jiff::Timestamp::now(),
+        }
+    }
+
+    /// REST `Consumer` (keys as the real server sends them; no `labels` when there are none).
+    pub fn to_rest(&self, name: &str) -> Value {
+        json!({
+            "id": self.id, "kind": "Consumer", "href": format!("/api/maestro/v1/consumers/{}", self.id),
+            "name": name, "created_at": self.created_at.to_string(), "updated_at": self.created_at.to_string(),
+        })
+    }
+}
+
+impl Default for Consumer {
+    fn default() -> Self {
+        Consumer::new()
+    }
+}
+
 /// Mutable state behind one lock.
 #[derive(Debug, Default)]
 pub struct State {
-    pub consumers: BTreeSet<String>,
+    /// Registered consumers by name.
+    pub consumers: BTreeMap<String, Consumer>,
     pub resources: BTreeMap<String, Resource>,
     pub calls: BTreeMap<String, u64>,
     pub received: Vec<CloudEvent>,
@@ -298,7 +339,7 @@ impl Shared {
                 "failed to create resource: maestro-6: This Resource already exists".into(),
             );
         }
-        if !st.consumers.contains(consumer) {
+        if !st.consumers.contains_key(consumer) {
             return Err(
                 "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)"
                     .into(),
