@@ -77,6 +77,9 @@ pub enum Action {
     /// still counts but not the instant (`2026-11-28T02:00:09.123456Z` →
     /// `0000-00-00T00:00:00.000000Z`); other values are kept.
     Time,
+    /// An array of objects sorted by the string value of this key: its order does not count
+    /// (a list keyed by that field, e.g. conditions by `type`).
+    SortBy(&'static str),
 }
 
 /// One normalization rule: a path pattern, what to do there, and why the value may differ.
@@ -123,6 +126,17 @@ impl Normalizer {
         self.rules.push(Rule {
             pattern: pattern.to_owned(),
             action: Action::Time,
+            why,
+        });
+        self
+    }
+
+    /// Adds a [`Action::SortBy`] rule.
+    #[must_use]
+    pub fn sort_by(mut self, pattern: &str, key: &'static str, why: &'static str) -> Self {
+        self.rules.push(Rule {
+            pattern: pattern.to_owned(),
+            action: Action::SortBy(key),
             why,
         });
         self
@@ -177,6 +191,7 @@ impl Normalizer {
                 Action::Mask(name) => format!("masked as <{name}>"),
                 Action::Drop => "dropped".to_owned(),
                 Action::Time => "digits zeroed".to_owned(),
+                Action::SortBy(key) => format!("sorted by {key}"),
             };
             let _ = writeln!(text, "  {} {what}: {}", rule.pattern, rule.why);
         }
@@ -245,6 +260,11 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
                                 zero_digits(v);
                             }
                         }
+                        Action::SortBy(by) => {
+                            if let Some(v) = map.get_mut(&key) {
+                                sort_by(v, by);
+                            }
+                        }
                     }
                 }
             }
@@ -259,6 +279,7 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
                         }
                         Action::Mask(name) => items[i] = Value::String(format!("<{name}>")),
                         Action::Time => zero_digits(&mut items[i]),
+                        Action::SortBy(by) => sort_by(&mut items[i], by),
                     }
                 }
             }
@@ -281,6 +302,15 @@ fn apply_rule(value: &mut Value, pattern: &[&str], action: &Action) {
             }
             _ => {}
         },
+    }
+}
+
+fn sort_by(value: &mut Value, key: &str) {
+    if let Value::Array(items) = value {
+        items.sort_by(|a, b| {
+            let text = |v: &Value| v.get(key).map(ToString::to_string).unwrap_or_default();
+            text(a).cmp(&text(b))
+        });
     }
 }
 
@@ -339,6 +369,33 @@ fn diff_at(path: &str, fake: &Value, real: &Value, lines: &mut Vec<String>) {
 
 /// The most diff lines a failure message shows.
 const MAX_DIFF_LINES: usize = 40;
+
+/// Writes both transcripts, normalized, as pretty JSON to `<temp dir>/differential-<stem>-fake.json`
+/// and `…-real.json` (to read the whole answers a failure's diff cuts short); returns a line
+/// naming the files.
+pub fn dump(stem: &str, fake: &Transcript, real: &Transcript, normalizer: &Normalizer) -> String {
+    let write = |side: &str, t: &Transcript| {
+        let path = std::env::temp_dir().join(format!("differential-{stem}-{side}.json"));
+        let list: Vec<Value> = t
+            .exchanges
+            .iter()
+            .map(|e| {
+                serde_json::json!({"label": e.label, "method": e.method, "target": e.target,
+                    "status": e.status, "body": normalizer.apply(&e.body)})
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&list).unwrap_or_default();
+        match std::fs::write(&path, text) {
+            Ok(()) => path.display().to_string(),
+            Err(e) => format!("({} not written: {e})", path.display()),
+        }
+    };
+    format!(
+        "whole normalized transcripts: {} {}",
+        write("fake", fake),
+        write("real", real)
+    )
+}
 
 /// The method of exchanges that are events pushed by the server (watch events, subscription
 /// messages) rather than answers: they are compared in their own order, because an event caused
@@ -557,6 +614,16 @@ mod tests {
         assert_eq!(a, json!({"t": "0000-00-00T00:00:00Z", "x": {"t": null}}));
         let micro = n.apply(&json!({"t": "2026-11-28T02:00:09.123456Z"}));
         assert_ne!(a, micro, "second and microsecond precision differ");
+    }
+
+    #[test]
+    fn lists_keyed_by_a_field_compare_in_any_order() {
+        let n = Normalizer::default().sort_by("**/conditions", "type", "keyed by type");
+        let a = n.apply(&json!({"s": {"conditions": [{"type": "B"}, {"type": "A"}]}}));
+        let b = n.apply(&json!({"s": {"conditions": [{"type": "A"}, {"type": "B"}]}}));
+        assert_eq!(a, b);
+        let c = n.apply(&json!({"s": {"conditions": [{"type": "A"}]}}));
+        assert_ne!(a, c);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::time::Duration;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
 use testbed::kube_api::ApiServer;
-use testbed::real::differential::{Normalizer, compare};
+use testbed::real::differential::{Normalizer, compare, dump};
 use testbed::real::recording_proxy::RecordingProxy;
 use testbed::real::{RealSystems, unique};
 
@@ -409,7 +409,8 @@ impl Pair {
             &normalizer(&self.fake.users),
             &normalizer(&self.real.users),
         ) {
-            panic!("namespace {}: {report}", self.fake.ns);
+            let files = dump(&self.fake.ns, &fake, &real, &normalizer(&self.real.users));
+            panic!("namespace {}: {report}{files}", self.fake.ns);
         }
     }
 }

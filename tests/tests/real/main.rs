@@ -8,4 +8,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod differential_kube;
+mod differential_maestro;
 mod harness;

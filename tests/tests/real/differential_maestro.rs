@@ -1,0 +1,503 @@
+//! The fake Maestro (`testbed::maestro`: REST, gRPC CloudEvents, the simulated work agent) pinned
+//! to the real Maestro server and its real agent applying to the kit's kube-apiserver: the same
+//! sequence — the adapter's own `MaestroWorkClient` (gRPC Publish create/update/delete, REST
+//! get), the REST reads of the adapter and diagnose (get by id, unknown and non-UUID ids, lists
+//! by search with page and size, label search, a search that does not parse, consumers), the
+//! operator's status writes (on the real side through the real API server's status subresource
+//! of the HostedCluster; on the fake through `set_feedback`) — and the status events a
+//! Subscribe stream of the source receives. Compared after [`normalizer`]: what the agent fed back
+//! after create, after an identical re-apply, after a spec update and after a status write
+//! (`generation` ← `.metadata.generation`: 1, 1, 2, 2), and every error string (`maestro-6 …`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use hypershift_adapter::hyperfleet::cluster::ClusterSpec;
+use hypershift_adapter::pulse::controlplane::manifest_work;
+use hypershift_adapter::work::maestro::cloudevent::CloudEvent;
+use hypershift_adapter::work::maestro::proto::SubscriptionRequest;
+use hypershift_adapter::work::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
+use hypershift_adapter::work::maestro::{MaestroConfig, MaestroWorkClient, resource_id};
+use hypershift_adapter::work::{ExistingWork, WorkClient};
+use serde_json::{Value, json};
+use testbed::maestro::{FakeMaestro, FakeOptions, operator_stamp};
+use testbed::real::differential::{EVENT, Normalizer, Transcript, compare, dump, json_diff};
+use testbed::real::{RealSystems, unique};
+
+const SUITE: &str = "real::differential_maestro";
+const API: &str = "/api/maestro/v1";
+
+/// What the comparison ignores, and why.
+fn normalizer() -> Normalizer {
+    const CLOCK: &str = "a clock reading of the server or agent; Go's RFC 3339 drops trailing zeros of the fraction, so not even its length is fixed";
+    let mut n = Normalizer::default()
+        .mask("items/*/id", "id", "a consumer's id is random (a bundle's id, also its `name`, is the UUIDv5 of source, consumer and work, the same on both sides)")
+        .mask("items/*/href", "href", "holds the consumer's random id")
+        .mask("**/operation_id", "operation_id", "random per request")
+        .mask("**/SequenceID", "sequence", "random per agent report")
+        .mask("**/sequenceid", "sequence", "random per agent report (status events)")
+        .mask("id", "event-id", "a status event's CloudEvent id is random")
+        .mask("**/statushash", "hash", "a hash over the status, whose condition times are clock readings")
+        .sort_by("**/conditions", "type", "conditions are a list keyed by type (listType=map); the agent's order follows the history of its updates");
+    for key in [
+        "created_at",
+        "updated_at",
+        "deleted_at",
+        "lastTransitionTime",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "time",
+        "deletiontimestamp",
+    ] {
+        n = n.mask(&format!("**/{key}"), "time", CLOCK);
+    }
+    n
+}
+
+/// The real HostedCluster status the HyperShift operator wrote in recording `04-available`
+/// (team folder `fixtures/maestro/real`), which the real CRD accepts.
+fn operator_status() -> Value {
+    let path = format!(
+        "{}/../../shared/fixtures/maestro/real/04-available.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let raw = recorded["body"]["status"]["resourceStatus"][0]["statusFeedback"]["values"][0]
+        ["fieldValue"]["jsonRaw"]
+        .as_str()
+        .unwrap();
+    serde_json::from_str(raw).unwrap()
+}
+
+enum Backend {
+    Fake(FakeMaestro),
+    Real { admin: kube::Client },
+}
+
+/// One Maestro (fake or real) and what it answered.
+struct Side {
+    backend: Backend,
+    rest: String,
+    http: reqwest::Client,
+    client: MaestroWorkClient,
+    transcript: Arc<Mutex<Transcript>>,
+    label: Mutex<String>,
+}
+
+/// The names of one test: source, consumer, cluster (the same on both sides).
+struct Names {
+    source: String,
+    consumer: String,
+    cluster_id: String,
+    cluster_name: String,
+}
+
+impl Names {
+    fn new() -> Names {
+        let cluster_name = unique("diffm");
+        Names {
+            source: unique("diff-src"),
+            consumer: unique("diff-mc"),
+            cluster_id: testbed::ids::cluster_id(fastrand::u64(..)),
+            cluster_name,
+        }
+    }
+
+    fn spec(&self, version: &str) -> ClusterSpec {
+        let text = include_str!("../../../adapter/tests/fixtures/cluster-valid.json");
+        let mut input: Value = serde_json::from_str(text).unwrap();
+        input["spec"]["openshift_version"] = json!(version);
+        ClusterSpec::validate(
+            &self.cluster_id,
+            Some(&self.cluster_name),
+            input["spec"].as_object().unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn work(&self, version: &str) -> Value {
+        manifest_work(&self.spec(version), &self.consumer, Some(2))
+    }
+
+    fn work_name(&self) -> String {
+        self.work("4.17.0")["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    fn id(&self) -> String {
+        resource_id(&self.source, &self.consumer, &self.work_name()).to_string()
+    }
+}
+
+impl Side {
+    async fn fake(names: &Names) -> Side {
+        let fake = FakeMaestro::start(FakeOptions {
+            consumers: vec![names.consumer.clone()],
+            ..FakeOptions::default()
+        })
+        .await
+        .unwrap();
+        let (rest, grpc) = (fake.rest_url(), fake.grpc_url());
+        Side::new(Backend::Fake(fake), rest, grpc, names)
+    }
+
+    async fn real(kit: &'static RealSystems, names: &Names) -> Side {
+        kit.consumer(&names.consumer);
+        let admin = kit.kube_client().await.unwrap();
+        let (rest, grpc) = (
+            kit.var("MAESTRO_API_URL").to_owned(),
+            kit.var("MAESTRO_GRPC_URL").to_owned(),
+        );
+        Side::new(Backend::Real { admin }, rest, grpc, names)
+    }
+
+    fn new(backend: Backend, rest: String, grpc: String, names: &Names) -> Side {
+        let config = MaestroConfig::new(grpc, rest.clone(), &names.source, &names.consumer);
+        Side {
+            backend,
+            rest,
+            http: reqwest::Client::new(),
+            client: MaestroWorkClient::new(config).unwrap(),
+            transcript: Arc::new(Mutex::new(Transcript::new("side"))),
+            label: Mutex::new(String::new()),
+        }
+    }
+
+    fn step(&self, label: &str) {
+        label.clone_into(&mut self.label.lock().unwrap());
+    }
+
+    fn record(&self, method: &str, target: &str, status: u16, body: Value) {
+        let label = self.label.lock().unwrap().clone();
+        self.transcript
+            .lock()
+            .unwrap()
+            .record(&label, method, target, status, body);
+    }
+
+    /// What the adapter's code concluded, as its `Debug`.
+    fn outcome<T: std::fmt::Debug>(&self, what: &str, value: &T) {
+        self.record("outcome", what, 0, json!(format!("{value:?}")));
+    }
+
+    async fn get_raw(&self, path: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.rest))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.unwrap();
+        (status, testbed::real::differential::body_value(&bytes))
+    }
+
+    /// A recorded REST GET.
+    async fn get(&self, label: &str, path: &str) -> (u16, Value) {
+        self.step(label);
+        let (status, body) = self.get_raw(path).await;
+        self.record("GET", path, status, body.clone());
+        (status, body)
+    }
+
+    /// Polls the bundle (not recorded) until `done` holds, at most 40 s (the real agent reports
+    /// feedback on its 10 s status sync).
+    async fn wait_for(&self, id: &str, what: &str, done: impl Fn(u16, &Value) -> bool) {
+        let path = format!("{API}/resource-bundles/{id}");
+        let mut last = Value::Null;
+        for _ in 0..400 {
+            let (status, body) = self.get_raw(&path).await;
+            if done(status, &body) {
+                return;
+            }
+            last = body;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the bundle never showed {what}; last: {last}");
+    }
+
+    /// The operator writes `status` onto the HostedCluster, having reconciled it as it is now.
+    async fn operator_writes(&self, names: &Names, status: &Value) {
+        match &self.backend {
+            Backend::Fake(fake) => assert!(fake.set_feedback(&names.work_name(), status)),
+            Backend::Real { admin } => {
+                let resource = kube::api::ApiResource::from_gvk_with_plural(
+                    &kube::api::GroupVersionKind::gvk(
+                        "hypershift.openshift.io",
+                        "v1beta1",
+                        "HostedCluster",
+                    ),
+                    "hostedclusters",
+                );
+                let api: kube::Api<kube::api::DynamicObject> =
+                    kube::Api::namespaced_with(admin.clone(), "clusters", &resource);
+                let mut current = api.get(&names.cluster_name).await.unwrap();
+                let generation = current.metadata.generation.unwrap_or(1);
+                let mut status = status.clone();
+                operator_stamp(&mut status, generation, current.data.get("spec"));
+                // A PUT of the status subresource, as the operator's client does: a merge patch
+                // would drop the `null`s the CRD requires (`version.availableUpdates`).
+                current.data["status"] = status;
+                api.replace_status(&names.cluster_name, &Default::default(), &current)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    /// Collects the status events of `id` the source's Subscribe stream delivers.
+    async fn subscribe(&self, grpc: &str, source: &str, id: &str) -> tokio::task::JoinHandle<()> {
+        let mut client = CloudEventServiceClient::connect(grpc.to_owned())
+            .await
+            .unwrap();
+        let mut stream = client
+            .subscribe(SubscriptionRequest {
+                source: source.to_owned(),
+                cluster_name: String::new(),
+                data_type: "io.open-cluster-management.works.v1alpha1.manifestbundles".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let transcript = Arc::clone(&self.transcript);
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            while let Some(Ok(wire)) = stream.next().await {
+                let Ok(event) = CloudEvent::from_proto(&wire) else {
+                    continue;
+                };
+                if event.is_heartbeat() {
+                    continue;
+                }
+                let mut json = event.to_json();
+                // The `metadata` extension is JSON text; compared parsed.
+                if let Some(text) = json["metadata"].as_str()
+                    && let Ok(parsed) = serde_json::from_str::<Value>(text)
+                {
+                    json["metadata"] = parsed;
+                }
+                if json["resourceid"] != id.as_str() {
+                    continue;
+                }
+                let kind = json["type"].as_str().unwrap_or("").to_owned();
+                transcript
+                    .lock()
+                    .unwrap()
+                    .record("Subscribe", EVENT, &kind, 0, json);
+            }
+        })
+    }
+}
+
+/// The feedback value `name` of the bundle's status-rule manifest.
+fn feedback(body: &Value, name: &str) -> Option<Value> {
+    body["status"]["resourceStatus"]
+        .as_array()?
+        .iter()
+        .flat_map(|m| {
+            m["statusFeedback"]["values"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|v| v["name"] == name)
+        .map(|v| v["fieldValue"].clone())
+}
+
+/// The agent observed the bundle's version and fed back `.metadata.generation` = `want`.
+fn generation_is(want: i64) -> impl Fn(u16, &Value) -> bool {
+    move |_, body| {
+        observed(body)
+            && feedback(body, "generation") == Some(json!({"type": "Integer", "integer": want}))
+    }
+}
+
+fn observed(body: &Value) -> bool {
+    body["status"]["ObservedVersion"] == body["version"]
+}
+
+async fn lifecycle(side: &Side, names: &Names, grpc: &str) {
+    let id = names.id();
+    let bundle = format!("{API}/resource-bundles/{id}");
+    let subscription = side.subscribe(grpc, &names.source, &id).await;
+
+    side.get(
+        "adapter: the consumer exists",
+        &format!("{API}/consumers?search=name%3D%27{}%27", names.consumer),
+    )
+    .await;
+    side.step("adapter: create (gRPC Publish create_request)");
+    side.outcome("create", &side.client.create(&names.work("4.17.0")).await);
+    side.wait_for(&id, "generation 1 fed back", generation_is(1))
+        .await;
+    side.get("adapter: read the applied bundle", &bundle).await;
+
+    side.get(
+        "diagnose: an id that does not exist (404)",
+        &format!(
+            "{API}/resource-bundles/{}",
+            resource_id(&names.source, &names.consumer, "gone")
+        ),
+    )
+    .await;
+    side.get(
+        "an id that is not a UUID (404)",
+        &format!("{API}/resource-bundles/not-a-uuid"),
+    )
+    .await;
+    let search = format!(
+        "source='{}' and consumer_name='{}'",
+        names.source, names.consumer
+    );
+    side.get(
+        "placement: count the consumer's works (size 1)",
+        &format!(
+            "{API}/resource-bundles?search={}&page=1&size=1",
+            urlencode(&search)
+        ),
+    )
+    .await;
+    let labels = format!(
+        "source='{}' and payload->'metadata'->'labels'@>'{{\"hyperfleet.io/cluster-id\":\"{}\"}}'",
+        names.source, names.cluster_id
+    );
+    side.get(
+        "diagnose: the cluster's works by label",
+        &format!("{API}/resource-bundles?search={}", urlencode(&labels)),
+    )
+    .await;
+    side.get(
+        "a search that matches nothing",
+        &format!(
+            "{API}/resource-bundles?search={}",
+            urlencode(&format!("source='{}-none'", names.source))
+        ),
+    )
+    .await;
+    side.get(
+        "a search that does not parse (400)",
+        &format!("{API}/resource-bundles?search={}", urlencode("source==")),
+    )
+    .await;
+
+    side.step("adapter: create it again (refused)");
+    side.outcome("create", &side.client.create(&names.work("4.17.0")).await);
+
+    let current = side.client.get(&names.work_name()).await.unwrap().unwrap();
+    side.step("adapter: re-apply the same spec (update_request)");
+    side.outcome(
+        "update",
+        &side.client.update(&names.work("4.17.0"), &current).await,
+    );
+    side.wait_for(&id, "the re-apply observed", |_, b| {
+        observed(b) && b["version"] == 2
+    })
+    .await;
+    side.wait_for(&id, "generation still 1", generation_is(1))
+        .await;
+    side.get("adapter: read after the identical re-apply", &bundle)
+        .await;
+
+    let current = side.client.get(&names.work_name()).await.unwrap().unwrap();
+    side.step("adapter: a spec change (update_request, new release)");
+    side.outcome(
+        "update",
+        &side.client.update(&names.work("4.17.1"), &current).await,
+    );
+    side.wait_for(&id, "generation 2 fed back", generation_is(2))
+        .await;
+    side.get("adapter: read after the spec change", &bundle)
+        .await;
+    side.step("adapter: update from a stale read (refused)");
+    side.outcome(
+        "update",
+        &side.client.update(&names.work("4.17.2"), &current).await,
+    );
+
+    side.step("the operator writes the HostedCluster's status");
+    side.operator_writes(names, &operator_status()).await;
+    side.wait_for(&id, "the status fed back", |_, b| {
+        feedback(b, "status").is_some()
+    })
+    .await;
+    side.wait_for(&id, "generation still 2", generation_is(2))
+        .await;
+    side.get("adapter: read after the status write", &bundle)
+        .await;
+
+    side.step("adapter: delete (gRPC Publish delete_request)");
+    side.outcome("delete", &side.client.delete(&names.work_name()).await);
+    side.wait_for(&id, "the bundle gone", |status, _| status == 404)
+        .await;
+    side.get("adapter: read the deleted bundle (404)", &bundle)
+        .await;
+    side.step("adapter: delete what is gone (accepted)");
+    side.outcome("delete", &side.client.delete(&names.work_name()).await);
+    let gone: Result<Option<ExistingWork>, _> = side.client.get(&names.work_name()).await;
+    side.outcome("get", &gone);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    subscription.abort();
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The status events as a sequence of distinct states: consecutive events that say the same
+/// after normalization are one (the real agent re-sends an unchanged status on its 10 s sync).
+fn collapse(transcript: &Transcript, n: &Normalizer) -> Transcript {
+    let mut out = Transcript::new(&transcript.side);
+    let mut previous: Option<Value> = None;
+    for exchange in &transcript.exchanges {
+        if exchange.method != EVENT {
+            out.exchanges.push(exchange.clone());
+            continue;
+        }
+        let normalized = n.apply(&exchange.body);
+        if previous
+            .as_ref()
+            .is_some_and(|p| json_diff(p, &normalized).is_empty())
+        {
+            continue;
+        }
+        previous = Some(normalized);
+        out.exchanges.push(exchange.clone());
+    }
+    out
+}
+
+#[tokio::test]
+async fn work_lifecycle_rest_reads_errors_and_status_events() {
+    let Some(kit) = RealSystems::get(SUITE) else {
+        return;
+    };
+    let names = Names::new();
+    let real = Side::real(kit, &names).await;
+    lifecycle(&real, &names, kit.var("MAESTRO_GRPC_URL")).await;
+    let fake = Side::fake(&names).await;
+    let grpc = match &fake.backend {
+        Backend::Fake(f) => f.grpc_url(),
+        Backend::Real { .. } => unreachable!(),
+    };
+    lifecycle(&fake, &names, &grpc).await;
+    let n = normalizer();
+    let fake_t = collapse(&fake.transcript.lock().unwrap(), &n);
+    let real_t = collapse(&real.transcript.lock().unwrap(), &n);
+    if let Err(report) = compare(&fake_t, &real_t, &n, &n) {
+        let files = dump("maestro", &fake_t, &real_t, &n);
+        panic!(
+            "consumer {}, source {}: {report}{files}",
+            names.consumer, names.source
+        );
+    }
+}
