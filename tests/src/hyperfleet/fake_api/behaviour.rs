@@ -299,7 +299,7 @@ async fn writes_on_deleted_resources_and_bad_requests_get_the_servers_problems()
     assert_eq!(flat.status, 422);
     let search = api.call(
         "GET",
-        &format!("{PREFIX}/clusters?search=name%3D%27x%27"),
+        &format!("{PREFIX}/clusters?search=name%3D%27x%27%20or%20name%3D%27y%27"),
         None,
     );
     assert_eq!(
