@@ -114,7 +114,7 @@ pub fn check_request(body: &str, now: Timestamp) -> Result<Request, Answer> {
             _ => {
                 return Err(rejected(
                     "HYPERFLEET-VAL-006",
-                    format!("Invalid request format: parsing time {s:?} as RFC 3339 failed"),
+                    format!("Invalid request format: {}", go_time_error(s)),
                 ));
             }
         },
@@ -232,6 +232,62 @@ pub fn classify(request: &Request, now: Timestamp, stored: Stored) -> Answer {
 }
 
 /// Go's `time.Time` JSON decoding wants RFC 3339 with a `T`, seconds and a zone.
+/// Go's `time.Parse(time.RFC3339, s)` error for a value that does not parse (measured on the
+/// real API: `parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday"
+/// as "2006"`): the first layout element the value does not match, with the rest of the value;
+/// a field out of its range says so (`month out of range`, as Go's `time` package words it).
+fn go_time_error(s: &str) -> String {
+    const LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
+    let elements: [(&str, usize); 11] = [
+        ("2006", 4),
+        ("-", 0),
+        ("01", 2),
+        ("-", 0),
+        ("02", 2),
+        ("T", 0),
+        ("15", 2),
+        (":", 0),
+        ("04", 2),
+        (":", 0),
+        ("05", 2),
+    ];
+    let mut rest = s;
+    let mut numbers = Vec::new();
+    for (element, digits) in elements {
+        let matched = if digits == 0 {
+            rest.strip_prefix(element)
+        } else {
+            rest.get(..digits)
+                .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+                .map(|d| {
+                    numbers.push(d.parse::<u32>().unwrap_or(0));
+                    &rest[digits..]
+                })
+        };
+        match matched {
+            Some(r) => rest = r,
+            None => {
+                return format!(
+                    "parsing time {s:?} as {LAYOUT:?}: cannot parse {rest:?} as {element:?}"
+                );
+            }
+        }
+    }
+    let ranges = [
+        ("month", 1, 12),
+        ("day", 1, 31),
+        ("hour", 0, 23),
+        ("minute", 0, 59),
+        ("second", 0, 59),
+    ];
+    for ((name, low, high), value) in ranges.iter().zip(numbers.iter().skip(1)) {
+        if value < low || value > high {
+            return format!("parsing time {s:?}: {name} out of range");
+        }
+    }
+    format!("parsing time {s:?} as {LAYOUT:?}: cannot parse {rest:?} as \"Z07:00\"")
+}
+
 fn rfc3339_shape(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() >= 20
@@ -370,4 +426,25 @@ pub fn schema_errors(schema: &Value, body: &Value) -> Vec<String> {
         .iter()
         .map(|f| format!("{}: {}", f.path, f.message))
         .collect()
+}
+
+#[cfg(test)]
+mod go_time_tests {
+    use super::go_time_error;
+
+    #[test]
+    fn time_errors_in_gos_words() {
+        assert_eq!(
+            go_time_error("yesterday"),
+            r#"parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006""#
+        );
+        assert_eq!(
+            go_time_error("2026-11-28 10:00:00Z"),
+            r#"parsing time "2026-11-28 10:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 10:00:00Z" as "T""#
+        );
+        assert_eq!(
+            go_time_error("2026-13-01T00:00:00Z"),
+            r#"parsing time "2026-13-01T00:00:00Z": month out of range"#
+        );
+    }
 }
