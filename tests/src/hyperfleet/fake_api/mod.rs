@@ -663,7 +663,7 @@ impl Shared {
         let no_endpoint = || {
             self.problem(
                 Problem::NoEndpoint,
-                &format!("Endpoint not found: {method} {path}"),
+                &format!("The requested endpoint '{path}' does not exist"),
                 path,
             )
         };
