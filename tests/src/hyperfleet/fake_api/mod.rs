@@ -734,7 +734,8 @@ impl Shared {
             _ => Reply {
                 status: 405,
                 content_type: Some("text/plain; charset=utf-8"),
-                body: Value::String("Method Not Allowed".into()),
+                // Go's http.Error ends the text with a newline.
+                body: Value::String("Method Not Allowed\n".into()),
             },
         }
     }
