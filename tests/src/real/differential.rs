@@ -168,9 +168,7 @@ impl Normalizer {
 
     /// The normalized copy of `value`: substitutions first (longest `from` first), then rules.
     pub fn apply(&self, value: &Value) -> Value {
-        let mut subs: Vec<&Substitution> = self.substitutions.iter().collect();
-        subs.sort_by_key(|s| std::cmp::Reverse(s.from.len()));
-        let mut out = substitute(value, &subs);
+        let mut out = substitute(value, &self.sorted_substitutions());
         for rule in &self.rules {
             let segments: Vec<String> = rule
                 .pattern
@@ -181,6 +179,23 @@ impl Normalizer {
             apply_rule(&mut out, &pattern, &rule.action);
         }
         out
+    }
+
+    /// `text` with the substitutions made (targets: paths holding per-side ids).
+    pub fn text(&self, text: &str) -> String {
+        match substitute(
+            &Value::String(text.to_owned()),
+            &self.sorted_substitutions(),
+        ) {
+            Value::String(s) => s,
+            _ => text.to_owned(),
+        }
+    }
+
+    fn sorted_substitutions(&self) -> Vec<&Substitution> {
+        let mut subs: Vec<&Substitution> = self.substitutions.iter().collect();
+        subs.sort_by_key(|s| std::cmp::Reverse(s.from.len()));
+        subs
     }
 
     /// One line per rule and substitution: what is ignored and why (for a failure message).
@@ -373,8 +388,12 @@ const MAX_DIFF_LINES: usize = 40;
 /// Writes both transcripts, normalized, as pretty JSON to `<temp dir>/differential-<stem>-fake.json`
 /// and `…-real.json` (to read the whole answers a failure's diff cuts short); returns a line
 /// naming the files.
-pub fn dump(stem: &str, fake: &Transcript, real: &Transcript, normalizer: &Normalizer) -> String {
-    let write = |side: &str, t: &Transcript| {
+pub fn dump(
+    stem: &str,
+    (fake, fake_normalizer): (&Transcript, &Normalizer),
+    (real, real_normalizer): (&Transcript, &Normalizer),
+) -> String {
+    let write = |side: &str, t: &Transcript, normalizer: &Normalizer| {
         let path = std::env::temp_dir().join(format!("differential-{stem}-{side}.json"));
         let list: Vec<Value> = t
             .exchanges
@@ -392,8 +411,8 @@ pub fn dump(stem: &str, fake: &Transcript, real: &Transcript, normalizer: &Norma
     };
     format!(
         "whole normalized transcripts: {} {}",
-        write("fake", fake),
-        write("real", real)
+        write("fake", fake, fake_normalizer),
+        write("real", real, real_normalizer)
     )
 }
 
@@ -456,11 +475,15 @@ fn compare_sequence(
 ) {
     for (step, (f, r)) in fake.iter().zip(real).enumerate() {
         let step = step + 1;
-        if (f.method.as_str(), f.target.as_str()) != (r.method.as_str(), r.target.as_str()) {
+        let (ft, rt) = (
+            fake_normalizer.text(&f.target),
+            real_normalizer.text(&r.target),
+        );
+        if (f.method.as_str(), ft.as_str()) != (r.method.as_str(), rt.as_str()) {
             let _ = writeln!(
                 report,
-                "{noun} {step}: the sequences diverged: fake {} {} ({}), real {} {} ({})",
-                f.method, f.target, f.label, r.method, r.target, r.label
+                "{noun} {step}: the sequences diverged: fake {} {ft} ({}), real {} {rt} ({})",
+                f.method, f.label, r.method, r.label
             );
             return;
         }

@@ -409,7 +409,11 @@ impl Pair {
             &normalizer(&self.fake.users),
             &normalizer(&self.real.users),
         ) {
-            let files = dump(&self.fake.ns, &fake, &real, &normalizer(&self.real.users));
+            let files = dump(
+                &self.fake.ns,
+                (&fake, &normalizer(&self.fake.users)),
+                (&real, &normalizer(&self.real.users)),
+            );
             panic!("namespace {}: {report}{files}", self.fake.ns);
         }
     }

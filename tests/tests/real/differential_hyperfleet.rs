@@ -1,0 +1,636 @@
+//! The fake HyperFleet API (`testbed::hyperfleet::fake_api`) pinned to the real HyperFleet API
+//! of the kit: the same request sequence to both — Clusters, NodePools and ManagementClusters
+//! POST/GET/search/PATCH/DELETE, status PUTs through every acceptance rule of
+//! `hyperfleet-framework.md` §7.4 (400s with their `detail`, the 404, the 204s of a future,
+//! stale or `Unknown` report, 201), the aggregated conditions (`Reconciled`,
+//! `LastKnownReconciled`, `<Adapter>Successful`) read after each report, soft delete with its
+//! cascade, and the hard delete once every required adapter reported `Finalized=True`.
+//!
+//! The real API is shared with other tests, so every list is narrowed to this test's names by a
+//! search, and ids (UUIDv7, different on each side) are replaced by what they stand for
+//! (`<cluster>`, `<nodepool>`, `<mgmt>`) in paths and bodies. Reports carry `observed_time`s
+//! fixed at the start of the test (the same on both sides; the window of rule 7 is 30 minutes).
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi};
+use testbed::real::differential::{Normalizer, Transcript, compare, dump};
+use testbed::real::{RealSystems, unique};
+
+const SUITE: &str = "real::differential_hyperfleet";
+const V1: &str = "/api/hyperfleet/v1";
+
+/// What the comparison ignores, and why; `ids` are the side's `(id, placeholder)` pairs.
+fn normalizer(ids: &[(String, String)]) -> Normalizer {
+    const CLOCK: &str = "the server's clock when it wrote the object (the reports' observed_time, the same on both sides, is compared)";
+    let mut n = Normalizer::default()
+        .mask("**/trace_id", "trace", "random per request")
+        .mask("**/last_transition_time", "time", "Reconciled's and LastKnownReconciled's are the server's clock, with nanoseconds in a write's answer and microseconds (PostgreSQL) when read back; an adapter condition's is the report's observed_time")
+        .sort_by("**/conditions", "type", "no order to pin: the recorded real API (fixtures/hyperfleet/real-api 02, 07, 18) listed a resource's conditions sorted by type, the kit's in aggregation order");
+    for key in [
+        "created_time",
+        "updated_time",
+        "last_updated_time",
+        "deleted_time",
+        "timestamp",
+    ] {
+        n = n.mask(&format!("**/{key}"), "time", CLOCK);
+    }
+    for (id, placeholder) in ids {
+        n = n.substitute(
+            id,
+            placeholder,
+            "a UUIDv7 the server generated (the same object on both sides)",
+        );
+    }
+    n
+}
+
+/// One HyperFleet API and what it answered.
+struct Side {
+    base: String,
+    http: reqwest::Client,
+    transcript: Transcript,
+    ids: Vec<(String, String)>,
+    /// The fake, kept running.
+    _fake: Option<FakeHyperfleetApi>,
+}
+
+impl Side {
+    fn new(base: &str, fake: Option<FakeHyperfleetApi>) -> Side {
+        Side {
+            base: base.to_owned(),
+            http: reqwest::Client::new(),
+            transcript: Transcript::new(if fake.is_some() { "fake" } else { "real" }),
+            ids: Vec::new(),
+            _fake: fake,
+        }
+    }
+
+    /// One request (a JSON body, or `raw` text as is); the answer's status and body.
+    async fn call(&mut self, label: &str, method: &str, path: &str, body: Body) -> (u16, Value) {
+        let url = format!("{}{V1}{path}", self.base);
+        let mut request = self.http.request(method.parse().unwrap(), url);
+        match &body {
+            Body::None => {}
+            Body::Json(v) => request = request.json(v),
+            Body::Raw(text) => {
+                request = request
+                    .header("content-type", "application/json")
+                    .body(text.to_string());
+            }
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let bytes = response.bytes().await.unwrap();
+        let parsed = testbed::real::differential::body_value(&bytes);
+        let recorded = json!({"content_type": content_type, "body": parsed});
+        self.transcript
+            .record(label, method, &format!("{V1}{path}"), status, recorded);
+        (status, parsed)
+    }
+
+    /// Remembers `id` as `placeholder`.
+    fn learn(&mut self, body: &Value, placeholder: &str) -> String {
+        let id = body["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no id in {body}"))
+            .to_owned();
+        self.ids.push((id.clone(), format!("<{placeholder}>")));
+        id
+    }
+}
+
+enum Body {
+    None,
+    Json(Value),
+    Raw(&'static str),
+}
+
+/// A report of `adapter` at `generation`, with `Available` = `available` (and `Finalized`).
+fn report(adapter: &str, generation: Value, time: &str, available: &str, finalized: bool) -> Body {
+    let finalized = if finalized {
+        json!({"type": "Finalized", "status": "True", "reason": "Finalized", "message": "finalized=True"})
+    } else {
+        json!({"type": "Finalized", "status": "False", "reason": "NotFinalizing", "message": "finalized=False"})
+    };
+    Body::Json(json!({
+        "adapter": adapter, "observed_generation": generation, "observed_time": time,
+        "conditions": [
+            {"type": "Applied", "status": "True", "reason": "ManifestsApplied", "message": "resources applied"},
+            {"type": "Available", "status": available, "reason": "Ready", "message": format!("available={available}")},
+            {"type": "Health", "status": "True", "reason": "Healthy", "message": "adapter healthy"},
+            finalized,
+        ],
+        "data": {"hosted_cluster": {"phase": "Available", "version": "4.19.3"}},
+    }))
+}
+
+/// Report bodies that break one acceptance rule each (§7.4), with what they break.
+fn refused_reports(time: &str, far_future: &str, long_ago: &str) -> Vec<(&'static str, Body)> {
+    let ok = |f: &dyn Fn(&mut Value)| {
+        let Body::Json(mut v) = report("hypershift", json!(1), time, "True", false) else {
+            unreachable!()
+        };
+        f(&mut v);
+        Body::Json(v)
+    };
+    vec![
+        ("empty body (400)", Body::Raw("")),
+        (
+            "conditions as a map (400)",
+            ok(&|v| {
+                v["conditions"] = json!({"Available": {"type": "Available", "status": "True"}})
+            }),
+        ),
+        (
+            "observed_generation as a string (400)",
+            ok(&|v| v["observed_generation"] = json!("1")),
+        ),
+        ("data as an array (400)", ok(&|v| v["data"] = json!([]))),
+        (
+            "JSON that does not parse (400)",
+            Body::Raw("{\"adapter\": \"hypershift\", "),
+        ),
+        (
+            "observed_time that does not parse (400)",
+            ok(&|v| v["observed_time"] = json!("yesterday")),
+        ),
+        ("no adapter (400)", ok(&|v| v["adapter"] = json!(""))),
+        (
+            "no observed_generation (400)",
+            ok(&|v| drop(v.as_object_mut().unwrap().remove("observed_generation"))),
+        ),
+        (
+            "a condition without type (400)",
+            ok(&|v| v["conditions"][2]["type"] = json!("")),
+        ),
+        (
+            "a duplicate condition type (400)",
+            ok(&|v| v["conditions"][3]["type"] = json!("Available")),
+        ),
+        (
+            "status 'true' (400)",
+            ok(&|v| v["conditions"][1]["status"] = json!("true")),
+        ),
+        (
+            "observed_time far in the future (400)",
+            ok(&|v| v["observed_time"] = json!(far_future)),
+        ),
+        (
+            "observed_time long ago (400)",
+            ok(&|v| v["observed_time"] = json!(long_ago)),
+        ),
+        (
+            "a generation the cluster does not have yet (204)",
+            ok(&|v| v["observed_generation"] = json!(7)),
+        ),
+        (
+            "no Health condition (400)",
+            ok(&|v| drop(v["conditions"].as_array_mut().unwrap().remove(2))),
+        ),
+    ]
+}
+
+/// `observed_time` number `n` of the test: fixed instants, one second apart.
+struct Times(Timestamp);
+
+impl Times {
+    fn at(&self, n: i64) -> String {
+        let t = self.0 + jiff::SignedDuration::from_secs(n);
+        t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+}
+
+fn spec(image: &str) -> Value {
+    json!({"dns": {"base_domain": "prod.example.com"},
+        "networking": {"cluster_network_cidr": "10.132.0.0/14", "service_network_cidr": "172.31.0.0/16"},
+        "platform": {"type": "gcp", "gcp": {"project_id": "acme-prod-4821", "region": "europe-west2",
+            "network": {"vpc": "hcp-vpc", "psc_subnet": "hcp-psc-subnet"}}},
+        "release": {"image": image}, "gcp_region": "us-east1"})
+}
+
+fn search(query: &str) -> String {
+    let mut out = String::new();
+    for b in query.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    format!("?search={out}")
+}
+
+const IMAGE_1: &str = "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64";
+const IMAGE_2: &str = "quay.io/openshift-release-dev/ocp-release:4.19.4-x86_64";
+
+async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
+    let (_, created) = side
+        .call(
+            "POST a cluster",
+            "POST",
+            "/clusters",
+            Body::Json(json!({"kind": "Cluster", "name": name,
+            "labels": {"environment": "production", "team": name}, "spec": spec(IMAGE_1)})),
+        )
+        .await;
+    let id = side.learn(&created, "cluster");
+    let cluster = format!("/clusters/{id}");
+    let statuses = format!("{cluster}/statuses");
+    side.call(
+        "POST the same name again (409)",
+        "POST",
+        "/clusters",
+        Body::Json(json!({"kind": "Cluster", "name": name, "spec": spec(IMAGE_1)})),
+    )
+    .await;
+    side.call(
+        "POST a name the rules refuse (400)",
+        "POST",
+        "/clusters",
+        Body::Json(json!({"kind": "Cluster", "name": "Bad_Name", "spec": spec(IMAGE_1)})),
+    )
+    .await;
+    side.call("GET the cluster", "GET", &cluster, Body::None)
+        .await;
+    side.call(
+        "search by label",
+        "GET",
+        &format!("/clusters{}", search(&format!("labels.team='{name}'"))),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "search by name and spec",
+        "GET",
+        &format!(
+            "/clusters{}",
+            search(&format!("name='{name}' and spec.gcp_region='us-east1'"))
+        ),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "search without a match",
+        "GET",
+        &format!("/clusters{}", search(&format!("labels.team='{name}-none'"))),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "GET a cluster that does not exist (404)",
+        "GET",
+        "/clusters/019a6f1e-4b7c-7d2e-9f3a-000000000000",
+        Body::None,
+    )
+    .await;
+
+    side.call(
+        "hypershift reports Available=True at generation 1",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(1), &times.at(1), "True", false),
+    )
+    .await;
+    side.call(
+        "aggregated after the first report",
+        "GET",
+        &cluster,
+        Body::None,
+    )
+    .await;
+    side.call("the statuses", "GET", &statuses, Body::None)
+        .await;
+    let far = times.at(60 * 60);
+    let ago = times.at(-60 * 60);
+    for (what, body) in refused_reports(&times.at(2), &far, &ago) {
+        side.call(&format!("a report with {what}"), "PUT", &statuses, body)
+            .await;
+    }
+    side.call(
+        "a report for a cluster that does not exist (404)",
+        "PUT",
+        "/clusters/019a6f1e-4b7c-7d2e-9f3a-000000000000/statuses",
+        report("hypershift", json!(1), &times.at(2), "True", false),
+    )
+    .await;
+    side.call(
+        "POST on statuses (405)",
+        "POST",
+        &statuses,
+        Body::Json(json!({})),
+    )
+    .await;
+    side.call(
+        "an unknown path (404)",
+        "GET",
+        &format!("{cluster}/nothing"),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "hypershift again, earlier observed_time (204)",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(1), &times.at(0), "True", false),
+    )
+    .await;
+    side.call(
+        "hypershift Available=Unknown after a stored report (204)",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(1), &times.at(3), "Unknown", false),
+    )
+    .await;
+    for (n, adapter) in ["validation", "dns", "pullsecret"].into_iter().enumerate() {
+        let n = i64::try_from(n).unwrap();
+        side.call(
+            &format!("{adapter} reports Available=True"),
+            "PUT",
+            &statuses,
+            report(adapter, json!(1), &times.at(4 + n), "True", false),
+        )
+        .await;
+        side.call(
+            &format!("aggregated after {adapter}"),
+            "GET",
+            &cluster,
+            Body::None,
+        )
+        .await;
+    }
+    side.call(
+        "an adapter HyperFleet does not require",
+        "PUT",
+        &statuses,
+        report("extra-adapter", json!(1), &times.at(8), "True", false),
+    )
+    .await;
+    side.call(
+        "search Reconciled",
+        "GET",
+        &format!(
+            "/clusters{}",
+            search(&format!(
+                "status.conditions.Reconciled='True' and name='{name}'"
+            ))
+        ),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "PATCH the spec (generation 2)",
+        "PATCH",
+        &cluster,
+        Body::Json(json!({"spec": spec(IMAGE_2)})),
+    )
+    .await;
+    side.call(
+        "PATCH with an unknown field (400)",
+        "PATCH",
+        &cluster,
+        Body::Json(json!({"spec": spec(IMAGE_2), "nope": 1})),
+    )
+    .await;
+    side.call(
+        "PATCH labels only (generation 3)",
+        "PATCH",
+        &cluster,
+        Body::Json(json!({"labels": {"environment": "production", "team": name, "tier": "gold"}})),
+    )
+    .await;
+    side.call(
+        "hypershift reports at generation 1 after the PATCH",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(1), &times.at(9), "True", false),
+    )
+    .await;
+    side.call(
+        "hypershift reports Available=False at generation 3",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(3), &times.at(10), "False", false),
+    )
+    .await;
+    side.call(
+        "aggregated after Available=False",
+        "GET",
+        &cluster,
+        Body::None,
+    )
+    .await;
+    side.call(
+        "hypershift reports at generation 2 after 3 (204)",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(2), &times.at(11), "True", false),
+    )
+    .await;
+    side.call(
+        "hypershift reports Available=True at generation 3",
+        "PUT",
+        &statuses,
+        report("hypershift", json!(3), &times.at(12), "True", false),
+    )
+    .await;
+    side.call("aggregated", "GET", &cluster, Body::None).await;
+
+    let (_, pool) = side
+        .call("POST a NodePool", "POST", &format!("{cluster}/nodepools"), Body::Json(json!({"kind": "NodePool", "name": "workers-euw2-a1", "labels": {"pool": "a"},
+            "spec": {"replicas": 3, "platform": {"type": "gcp", "gcp": {"instance_type": "n2-standard-8"}}, "release": {"image": IMAGE_1}}})))
+        .await;
+    let pool_id = side.learn(&pool, "nodepool");
+    let pool_path = format!("{cluster}/nodepools/{pool_id}");
+    side.call(
+        "POST a NodePool flat (422)",
+        "POST",
+        "/nodepools",
+        Body::Json(json!({"kind": "NodePool", "name": "workers-b"})),
+    )
+    .await;
+    side.call(
+        "POST a NodePool name too long (400)",
+        "POST",
+        &format!("{cluster}/nodepools"),
+        Body::Json(json!({"kind": "NodePool", "name": "workers-euw2-a12", "spec": {}})),
+    )
+    .await;
+    side.call(
+        "list the cluster's NodePools",
+        "GET",
+        &format!("{cluster}/nodepools"),
+        Body::None,
+    )
+    .await;
+    side.call("GET the NodePool", "GET", &pool_path, Body::None)
+        .await;
+    side.call(
+        "GET the NodePool flat",
+        "GET",
+        &format!("/nodepools/{pool_id}"),
+        Body::None,
+    )
+    .await;
+    side.call(
+        "NodePool hypershift reports",
+        "PUT",
+        &format!("{pool_path}/statuses"),
+        report("hypershift", json!(1), &times.at(13), "True", false),
+    )
+    .await;
+    side.call("aggregated NodePool", "GET", &pool_path, Body::None)
+        .await;
+
+    side.call("DELETE the cluster (202)", "DELETE", &cluster, Body::None)
+        .await;
+    side.call("DELETE it again", "DELETE", &cluster, Body::None)
+        .await;
+    side.call("GET the deleted cluster", "GET", &cluster, Body::None)
+        .await;
+    side.call(
+        "PATCH the deleted cluster (409)",
+        "PATCH",
+        &cluster,
+        Body::Json(json!({"labels": {"a": "b"}})),
+    )
+    .await;
+    side.call(
+        "POST a NodePool under it (409)",
+        "POST",
+        &format!("{cluster}/nodepools"),
+        Body::Json(json!({"kind": "NodePool", "name": "workers-c", "spec": {}})),
+    )
+    .await;
+    side.call("the NodePool, cascaded", "GET", &pool_path, Body::None)
+        .await;
+    for (n, adapter) in ["validation", "hypershift"].into_iter().enumerate() {
+        let n = i64::try_from(n).unwrap();
+        side.call(
+            &format!("NodePool {adapter} reports Finalized=True"),
+            "PUT",
+            &format!("{pool_path}/statuses"),
+            report(adapter, json!(2), &times.at(14 + n), "False", true),
+        )
+        .await;
+    }
+    side.call(
+        "the NodePool after both Finalized (hard-deleted)",
+        "GET",
+        &pool_path,
+        Body::None,
+    )
+    .await;
+    for (n, adapter) in ["hypershift", "validation", "dns", "pullsecret"]
+        .into_iter()
+        .enumerate()
+    {
+        let n = i64::try_from(n).unwrap();
+        side.call(
+            &format!("cluster {adapter} reports Finalized=True"),
+            "PUT",
+            &statuses,
+            report(adapter, json!(4), &times.at(16 + n), "False", true),
+        )
+        .await;
+        side.call(
+            &format!("the cluster after {adapter} Finalized"),
+            "GET",
+            &cluster,
+            Body::None,
+        )
+        .await;
+    }
+    side.call(
+        "search the hard-deleted cluster",
+        "GET",
+        &format!("/clusters{}", search(&format!("name='{name}'"))),
+        Body::None,
+    )
+    .await;
+}
+
+async fn management_cluster(side: &mut Side, name: &str, times: &Times) {
+    let (_, created) = side
+        .call("POST a ManagementCluster", "POST", "/managementclusters", Body::Json(json!({"kind": "ManagementCluster", "name": name,
+            "labels": {"region": "us-east1", "tier": "mgmt"}, "spec": {"region": "us-east1", "maestro_consumer": name, "max_hosted_clusters": 200}})))
+        .await;
+    let id = side.learn(&created, "mgmt");
+    let path = format!("/managementclusters/{id}");
+    side.call(
+        "search by spec",
+        "GET",
+        &format!(
+            "/managementclusters{}",
+            search(&format!("spec.maestro_consumer='{name}'"))
+        ),
+        Body::None,
+    )
+    .await;
+    let Body::Json(mut body) = report("mgmt-health", json!(1), &times.at(30), "True", false) else {
+        unreachable!()
+    };
+    body["data"] = json!({"hosted_clusters": 0, "capacity": 200});
+    side.call(
+        "mgmt-health reports",
+        "PUT",
+        &format!("{path}/statuses"),
+        Body::Json(body),
+    )
+    .await;
+    side.call("GET after the report", "GET", &path, Body::None)
+        .await;
+    side.call(
+        "search by the adapter's condition",
+        "GET",
+        &format!(
+            "/managementclusters{}",
+            search(&format!(
+                "status.conditions.MgmtHealthSuccessful='True' and name='{name}'"
+            ))
+        ),
+        Body::None,
+    )
+    .await;
+    side.call("DELETE it", "DELETE", &path, Body::None).await;
+}
+
+#[tokio::test]
+async fn entities_reports_acceptance_rules_aggregation_and_hard_delete() {
+    let Some(kit) = RealSystems::get(SUITE) else {
+        return;
+    };
+    // reqwest is built without a default crypto provider (the workspace's rustls uses ring).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let name = unique("diff-hf");
+    let mgmt = unique("diff-mgmt");
+    let times = Times(Timestamp::now() - Duration::from_secs(600));
+    let mut real = Side::new(kit.var("HYPERFLEET_API_URL"), None);
+    cluster_life(&mut real, &name, &times).await;
+    management_cluster(&mut real, &mgmt, &times).await;
+    let fake_api = FakeHyperfleetApi::start(Config::recorded(), Clock::wall())
+        .await
+        .unwrap();
+    let mut fake = Side::new(&fake_api.url().to_owned(), Some(fake_api));
+    cluster_life(&mut fake, &name, &times).await;
+    management_cluster(&mut fake, &mgmt, &times).await;
+    let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));
+    if let Err(report) = compare(&fake.transcript, &real.transcript, &nf, &nr) {
+        let files = dump(
+            "hyperfleet",
+            (&fake.transcript, &nf),
+            (&real.transcript, &nr),
+        );
+        panic!("cluster {name}: {report}{files}");
+    }
+}
