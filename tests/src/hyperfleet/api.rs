@@ -71,40 +71,50 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
 /// Rules 1–7 of §7.4, in order: what the handler checks before it looks the resource up
 /// (rule 8). `Err` is the 400.
 pub fn check_request(body: &str, now: Timestamp) -> Result<Request, Answer> {
-    // 1. empty body
-    if body.trim().is_empty() {
-        return Err(rejected(
-            "HYPERFLEET-VAL-006",
-            "Request body is required but was empty",
-        ));
-    }
-    // 3 (bad JSON) is a decode error too; checked before types since nothing decodes.
-    let value: Value = match serde_json::from_str(body) {
-        Ok(v) => v,
+    // 3 (bad JSON) is a decode error too; checked before types since nothing decodes. The
+    // handler's `json.Decoder` reads the first JSON value and ignores what follows it
+    // (measured on the real API: `{"adapter": "x"} and more` gets rule 5's 400).
+    let value: Value = match serde_json::Deserializer::from_str(body)
+        .into_iter::<Value>()
+        .next()
+    {
+        Some(Ok(v)) => v,
         // Go's decoder names a truncated body `unexpected EOF` (recording
         // real-api/14-status-invalid-json.json); other syntax errors keep serde's words.
-        Err(e) if e.classify() == serde_json::error::Category::Eof => {
+        Some(Err(e)) if e.classify() == serde_json::error::Category::Eof => {
             return Err(rejected(
                 "HYPERFLEET-VAL-006",
                 "Invalid request format: unexpected EOF",
             ));
         }
-        Err(e) => {
+        Some(Err(e)) => {
             return Err(rejected(
                 "HYPERFLEET-VAL-006",
                 format!("Invalid request format: {e}"),
             ));
         }
+        // 1. empty body (or only white space)
+        None => {
+            return Err(rejected(
+                "HYPERFLEET-VAL-006",
+                "Request body is required but was empty",
+            ));
+        }
     };
-    let Value::Object(map) = &value else {
-        return Err(rejected(
-            "HYPERFLEET-VAL-006",
-            "Invalid request format: the body is not a JSON object",
-        ));
+    // `null` decodes to the zero request (then rule 4 refuses it); any other value that is not
+    // an object is a type mismatch of the whole body, which Go names with an empty field
+    // (measured on the real API for `[]`: `field '' must be an object`).
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Null => Map::new(),
+        _ => {
+            return Err(rejected("HYPERFLEET-VAL-000", "field '' must be an object"));
+        }
     };
-    // 2. JSON type mismatches, as Go's decoder into the request struct sees them. `null`
-    // decodes to the zero value without error.
-    if let Some(answer) = type_mismatch(map) {
+    let map = &map;
+    // 2. JSON type mismatches, as Go's decoder into the request struct sees them: the first in
+    // the body's order. `null` decodes to the zero value without error.
+    if let Some(answer) = type_mismatch(map, &keys_in_order(body)) {
         return Err(answer);
     }
     // 3. unparsable observed_time
@@ -299,17 +309,54 @@ fn rfc3339_shape(s: &str) -> bool {
         && (s.ends_with('Z') || s.get(19..).is_some_and(|zone| zone.contains(['+', '-'])))
 }
 
-fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
+/// The keys of the first JSON object in `body`, in the order they are written (Go's decoder
+/// meets them, and reports the first mismatch, in that order; `serde_json::Map` sorts them).
+/// Empty when the body does not start with an object.
+pub(crate) fn keys_in_order(body: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visitor;
+            impl<'de> serde::de::Visitor<'de> for Visitor {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visitor)
+        }
+    }
+    match serde_json::Deserializer::from_str(body)
+        .into_iter::<Keys>()
+        .next()
+    {
+        Some(Ok(Keys(keys))) => keys,
+        _ => Vec::new(),
+    }
+}
+
+fn type_mismatch(map: &Map<String, Value>, order: &[String]) -> Option<Answer> {
     let mismatch = |field: &str, want: &str| {
         Some(rejected(
             "HYPERFLEET-VAL-000",
             format!("field '{field}' must be {want}"),
         ))
     };
-    for (field, value) in map {
-        if value.is_null() {
+    for field in order {
+        let Some(value) = map.get(field).filter(|v| !v.is_null()) else {
             continue;
-        }
+        };
         let ok = match field.as_str() {
             "adapter" => value.is_string(),
             "observed_generation" => {

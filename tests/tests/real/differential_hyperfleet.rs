@@ -19,6 +19,8 @@ use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi};
 use testbed::real::differential::{Normalizer, Transcript, compare, dump};
 use testbed::real::{RealSystems, unique};
 
+mod refusals;
+
 const SUITE: &str = "real::differential_hyperfleet";
 const V1: &str = "/api/hyperfleet/v1";
 
@@ -109,14 +111,20 @@ impl Side {
     }
 }
 
-enum Body {
+pub(crate) enum Body {
     None,
     Json(Value),
     Raw(&'static str),
 }
 
 /// A report of `adapter` at `generation`, with `Available` = `available` (and `Finalized`).
-fn report(adapter: &str, generation: Value, time: &str, available: &str, finalized: bool) -> Body {
+pub(crate) fn report(
+    adapter: &str,
+    generation: Value,
+    time: &str,
+    available: &str,
+    finalized: bool,
+) -> Body {
     let finalized = if finalized {
         json!({"type": "Finalized", "status": "True", "reason": "Finalized", "message": "finalized=True"})
     } else {
@@ -134,72 +142,6 @@ fn report(adapter: &str, generation: Value, time: &str, available: &str, finaliz
     }))
 }
 
-/// Report bodies that break one acceptance rule each (§7.4), with what they break.
-fn refused_reports(time: &str, far_future: &str, long_ago: &str) -> Vec<(&'static str, Body)> {
-    let ok = |f: &dyn Fn(&mut Value)| {
-        let Body::Json(mut v) = report("hypershift", json!(1), time, "True", false) else {
-            unreachable!()
-        };
-        f(&mut v);
-        Body::Json(v)
-    };
-    vec![
-        ("empty body (400)", Body::Raw("")),
-        (
-            "conditions as a map (400)",
-            ok(&|v| {
-                v["conditions"] = json!({"Available": {"type": "Available", "status": "True"}})
-            }),
-        ),
-        (
-            "observed_generation as a string (400)",
-            ok(&|v| v["observed_generation"] = json!("1")),
-        ),
-        ("data as an array (400)", ok(&|v| v["data"] = json!([]))),
-        (
-            "JSON that does not parse (400)",
-            Body::Raw("{\"adapter\": \"hypershift\", "),
-        ),
-        (
-            "observed_time that does not parse (400)",
-            ok(&|v| v["observed_time"] = json!("yesterday")),
-        ),
-        ("no adapter (400)", ok(&|v| v["adapter"] = json!(""))),
-        (
-            "no observed_generation (400)",
-            ok(&|v| drop(v.as_object_mut().unwrap().remove("observed_generation"))),
-        ),
-        (
-            "a condition without type (400)",
-            ok(&|v| v["conditions"][2]["type"] = json!("")),
-        ),
-        (
-            "a duplicate condition type (400)",
-            ok(&|v| v["conditions"][3]["type"] = json!("Available")),
-        ),
-        (
-            "status 'true' (400)",
-            ok(&|v| v["conditions"][1]["status"] = json!("true")),
-        ),
-        (
-            "observed_time far in the future (400)",
-            ok(&|v| v["observed_time"] = json!(far_future)),
-        ),
-        (
-            "observed_time long ago (400)",
-            ok(&|v| v["observed_time"] = json!(long_ago)),
-        ),
-        (
-            "a generation the cluster does not have yet (204)",
-            ok(&|v| v["observed_generation"] = json!(7)),
-        ),
-        (
-            "no Health condition (400)",
-            ok(&|v| drop(v["conditions"].as_array_mut().unwrap().remove(2))),
-        ),
-    ]
-}
-
 /// `observed_time` number `n` of the test: fixed instants, one second apart.
 struct Times(Timestamp);
 
@@ -210,7 +152,7 @@ impl Times {
     }
 }
 
-fn spec(image: &str) -> Value {
+pub(crate) fn spec(image: &str) -> Value {
     json!({"dns": {"base_domain": "prod.example.com"},
         "networking": {"cluster_network_cidr": "10.132.0.0/14", "service_network_cidr": "172.31.0.0/16"},
         "platform": {"type": "gcp", "gcp": {"project_id": "acme-prod-4821", "region": "europe-west2",
@@ -218,7 +160,7 @@ fn spec(image: &str) -> Value {
         "release": {"image": image}, "gcp_region": "us-east1"})
 }
 
-fn search(query: &str) -> String {
+pub(crate) fn search(query: &str) -> String {
     let mut out = String::new();
     for b in query.bytes() {
         match b {
@@ -231,7 +173,7 @@ fn search(query: &str) -> String {
     format!("?search={out}")
 }
 
-const IMAGE_1: &str = "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64";
+pub(crate) const IMAGE_1: &str = "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64";
 const IMAGE_2: &str = "quay.io/openshift-release-dev/ocp-release:4.19.4-x86_64";
 
 async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
@@ -261,6 +203,15 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         Body::Json(json!({"kind": "Cluster", "name": "Bad_Name", "spec": spec(IMAGE_1)})),
     )
     .await;
+    for (what, body) in refusals::cluster_creates(name) {
+        side.call(
+            &format!("POST a cluster: {what}"),
+            "POST",
+            "/clusters",
+            body,
+        )
+        .await;
+    }
     side.call("GET the cluster", "GET", &cluster, Body::None)
         .await;
     side.call(
@@ -287,13 +238,18 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         Body::None,
     )
     .await;
-    side.call(
-        "GET a cluster that does not exist (404)",
-        "GET",
-        "/clusters/019a6f1e-4b7c-7d2e-9f3a-000000000000",
-        Body::None,
-    )
-    .await;
+    for (what, query) in refusals::lists(name) {
+        side.call(
+            &format!("list clusters: {what}"),
+            "GET",
+            &format!("/clusters{query}"),
+            Body::None,
+        )
+        .await;
+    }
+    for (what, method, path, body) in refusals::routes(&cluster) {
+        side.call(&what, method, &path, body).await;
+    }
 
     side.call(
         "hypershift reports Available=True at generation 1",
@@ -313,7 +269,7 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         .await;
     let far = times.at(60 * 60);
     let ago = times.at(-60 * 60);
-    for (what, body) in refused_reports(&times.at(2), &far, &ago) {
+    for (what, body) in refusals::reports(&times.at(2), &far, &ago) {
         side.call(&format!("a report with {what}"), "PUT", &statuses, body)
             .await;
     }
@@ -322,20 +278,6 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         "PUT",
         "/clusters/019a6f1e-4b7c-7d2e-9f3a-000000000000/statuses",
         report("hypershift", json!(1), &times.at(2), "True", false),
-    )
-    .await;
-    side.call(
-        "POST on statuses (405)",
-        "POST",
-        &statuses,
-        Body::Json(json!({})),
-    )
-    .await;
-    side.call(
-        "an unknown path (404)",
-        "GET",
-        &format!("{cluster}/nothing"),
-        Body::None,
     )
     .await;
     side.call(
@@ -395,13 +337,15 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         Body::Json(json!({"spec": spec(IMAGE_2)})),
     )
     .await;
-    side.call(
-        "PATCH with an unknown field (400)",
-        "PATCH",
-        &cluster,
-        Body::Json(json!({"spec": spec(IMAGE_2), "nope": 1})),
-    )
-    .await;
+    for (what, body) in refusals::patches() {
+        side.call(
+            &format!("PATCH the cluster: {what}"),
+            "PATCH",
+            &cluster,
+            body,
+        )
+        .await;
+    }
     side.call(
         "PATCH labels only (generation 3)",
         "PATCH",
@@ -452,20 +396,15 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         .await;
     let pool_id = side.learn(&pool, "nodepool");
     let pool_path = format!("{cluster}/nodepools/{pool_id}");
-    side.call(
-        "POST a NodePool flat (422)",
-        "POST",
-        "/nodepools",
-        Body::Json(json!({"kind": "NodePool", "name": "workers-b"})),
-    )
-    .await;
-    side.call(
-        "POST a NodePool name too long (400)",
-        "POST",
-        &format!("{cluster}/nodepools"),
-        Body::Json(json!({"kind": "NodePool", "name": "workers-euw2-a12", "spec": {}})),
-    )
-    .await;
+    for (what, nested, body) in refusals::nodepool_creates("workers-euw2-a1") {
+        let path = if nested {
+            format!("{cluster}/nodepools")
+        } else {
+            "/nodepools".to_owned()
+        };
+        side.call(&format!("POST a NodePool {what}"), "POST", &path, body)
+            .await;
+    }
     side.call(
         "list the cluster's NodePools",
         "GET",

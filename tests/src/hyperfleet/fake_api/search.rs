@@ -6,11 +6,15 @@
 //! - `name='<name>'`
 //! - `labels.<key>='<value>'`
 //! - `spec.<a>.<b>…='<value>'` (a string field of the spec; any depth)
-//! - `status.conditions.<Type>='<True|False>'` (the status of a resource condition)
+//! - `status.conditions.<Type>='<True|False|Unknown>'` (the status of a resource condition)
 //!
-//! Anything else (`or`, `in`, `!=`, numbers, other fields) is refused with a 400 that says
-//! what the fake understands: the real API accepts more, and a test that needs more must extend
-//! this module rather than get a silently wrong list.
+//! A search the real API refuses gets the real API's 400 (`HYPERFLEET-VAL-005`) where
+//! [`refusal`] can tell (measured on the kit's API: an unterminated string, a query cut short,
+//! a field the resource does not have, a path into something that is no related resource, a
+//! condition status that is none). Anything else outside the subset (`or`, `in`, `!=`, numbers,
+//! other fields) is refused with a 400 that says what the fake understands: the real API accepts
+//! more, and a test that needs more must extend this module rather than get a silently wrong
+//! list.
 
 use serde_json::Value;
 
@@ -43,9 +47,17 @@ pub fn unsupported(search: &str) -> String {
 
 /// Parses `search`; `None` when it is outside the subset.
 pub fn parse(search: &str) -> Option<Search> {
-    let mut comparisons = Vec::new();
+    split_and(search)
+        .into_iter()
+        .map(comparison)
+        .collect::<Option<Vec<_>>>()
+        .map(Search)
+}
+
+/// `search` split at ` and ` outside quoted values.
+fn split_and(search: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
     let mut rest = search;
-    // ` and ` outside a quoted value joins comparisons.
     loop {
         let mut quoted = false;
         let split = rest.char_indices().find(|(i, c)| {
@@ -56,15 +68,98 @@ pub fn parse(search: &str) -> Option<Search> {
         });
         match split {
             Some((i, _)) => {
-                comparisons.push(comparison(&rest[..i])?);
+                parts.push(&rest[..i]);
                 rest = &rest[i + " and ".len()..];
             }
             None => {
-                comparisons.push(comparison(rest)?);
-                return Some(Search(comparisons));
+                parts.push(rest);
+                return parts;
             }
         }
     }
+}
+
+/// The `detail` of the real API's 400 (`HYPERFLEET-VAL-005`) for a `search` of resources of
+/// `kind` that it refuses, when the fake can tell; `None` otherwise. The parser's errors
+/// quote the query as the server wraps it (`(<search>) AND kind = '<kind>'`) with a caret
+/// under the position it stopped at.
+pub fn refusal(search: &str, kind: &str) -> Option<String> {
+    let wrapped = format!("({search}) AND kind = '{kind}'");
+    let at = |byte: usize| wrapped[..byte].chars().count();
+    let syntax = |what: &str, position: usize| {
+        format!(
+            "failed to parse search query: {what} at position {position}:\n{wrapped}\n{}^",
+            " ".repeat(position)
+        )
+    };
+    if search.matches('\'').count() % 2 == 1 {
+        // The last quote opens a string the query never closes.
+        return Some(syntax("Unterminated string", at(wrapped.rfind('\'')?)));
+    }
+    let end = search.trim_end().to_ascii_lowercase();
+    if end.ends_with('=') || end.ends_with(" and") || end.ends_with(" or") {
+        // The parser stops at the `)` closing the query.
+        return Some(syntax("syntax error", at(1 + search.len())));
+    }
+    split_and(search).into_iter().find_map(field_refusal)
+}
+
+/// The top-level keys of a presented resource (see the module of the fake API).
+const PRESENTED: [&str; 16] = [
+    "id",
+    "kind",
+    "href",
+    "name",
+    "labels",
+    "spec",
+    "generation",
+    "owner_references",
+    "status",
+    "tenancy",
+    "created_time",
+    "created_by",
+    "updated_time",
+    "updated_by",
+    "deleted_time",
+    "deleted_by",
+];
+
+const INVALID_FIELD: &str = "invalid field in search or order query";
+
+/// A single-segment field the real API refuses: one the resource does not have, or `labels`
+/// and `status` as a whole (measured).
+fn invalid_field(field: &str) -> Option<String> {
+    let identifier = field.starts_with(|c: char| c.is_ascii_alphabetic())
+        && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (identifier && (!PRESENTED.contains(&field) || matches!(field, "labels" | "status")))
+        .then(|| INVALID_FIELD.to_owned())
+}
+
+/// The real API's refusal of one comparison (or bare word) of the fake's grammar.
+fn field_refusal(part: &str) -> Option<String> {
+    let part = part.trim();
+    let Some((path, value)) = part.split_once('=') else {
+        return invalid_field(part);
+    };
+    let (path, value) = (path.trim(), value.trim());
+    if path.ends_with(['!', '<', '>']) || value.starts_with('=') {
+        return None;
+    }
+    let segments: Vec<&str> = path.split('.').collect();
+    let refused = match segments.as_slice() {
+        [field] => invalid_field(field),
+        ["labels" | "spec", ..] => None,
+        ["status", "conditions", _] => {
+            let status = value.strip_prefix('\'')?.strip_suffix('\'')?;
+            (!matches!(status, "True" | "False" | "Unknown")).then(|| {
+                format!("condition status '{status}' is invalid: must be True, False, or Unknown")
+            })
+        }
+        [first, ..] => Some(format!("{first} is not a related resource of Resource")),
+        [] => None,
+    };
+    // An unquoted identifier on the right is a field too.
+    refused.or_else(|| invalid_field(value))
 }
 
 fn comparison(search: &str) -> Option<Comparison> {
@@ -102,7 +197,10 @@ fn comparison(search: &str) -> Option<Comparison> {
                 return None;
             }
             let type_ = parts.next()?;
-            if parts.next().is_some() || !segment_ok(type_) || !matches!(value, "True" | "False") {
+            if parts.next().is_some()
+                || !segment_ok(type_)
+                || !matches!(value, "True" | "False" | "Unknown")
+            {
                 return None;
             }
             Field::Condition(type_.to_owned())
@@ -199,5 +297,58 @@ mod tests {
             assert_eq!(parse(search), None, "{search}");
         }
         assert!(unsupported("x").contains("labels.<key>='<value>'"));
+    }
+
+    #[test]
+    fn the_real_apis_refusals_are_told_where_measured() {
+        for (search, detail) in [
+            ("bogus", Some(INVALID_FIELD.to_owned())),
+            ("nope='x'", Some(INVALID_FIELD.to_owned())),
+            ("labels='x'", Some(INVALID_FIELD.to_owned())),
+            ("name=x", Some(INVALID_FIELD.to_owned())),
+            ("labels.team='a' and nope='b'", Some(INVALID_FIELD.to_owned())),
+            (
+                "foo.bar='x'",
+                Some("foo is not a related resource of Resource".to_owned()),
+            ),
+            (
+                "status.phase='x'",
+                Some("status is not a related resource of Resource".to_owned()),
+            ),
+            (
+                "status.conditions.Reconciled='maybe'",
+                Some(
+                    "condition status 'maybe' is invalid: must be True, False, or Unknown"
+                        .to_owned(),
+                ),
+            ),
+            (
+                "name=",
+                Some(
+                    "failed to parse search query: syntax error at position 6:\n(name=) AND kind = 'Cluster'\n      ^"
+                        .to_owned(),
+                ),
+            ),
+            (
+                "name='x' and",
+                Some(format!(
+                    "failed to parse search query: syntax error at position 13:\n(name='x' and) AND kind = 'Cluster'\n{}^",
+                    " ".repeat(13)
+                )),
+            ),
+            (
+                "name='x",
+                Some(format!(
+                    "failed to parse search query: Unterminated string at position 29:\n(name='x) AND kind = 'Cluster'\n{}^",
+                    " ".repeat(29)
+                )),
+            ),
+            ("name='x' or name='y'", None),
+            ("generation=1", None),
+            ("labels.team!='a'", None),
+        ] {
+            assert_eq!(refusal(search, "Cluster"), detail, "{search}");
+        }
+        assert!(parse("status.conditions.Reconciled='Unknown'").is_some());
     }
 }
