@@ -560,7 +560,8 @@ async fn entities_reports_acceptance_rules_aggregation_and_hard_delete() {
     let fake_api = FakeHyperfleetApi::start(Config::recorded(), Clock::wall())
         .await
         .unwrap();
-    let mut fake = Side::new(&fake_api.url().to_owned(), Some(fake_api));
+    let url = fake_api.url().to_owned();
+    let mut fake = Side::new(&url, Some(fake_api));
     cluster_life(&mut fake, &name, &times).await;
     management_cluster(&mut fake, &mgmt, &times).await;
     let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));

@@ -467,7 +467,7 @@ async fn lifecycle(side: &Side, names: &Names) {
         side.grpc.clone(),
         side.rest.clone(),
         &names.source,
-        &format!("{}-none", names.consumer),
+        format!("{}-none", names.consumer),
     ))
     .unwrap();
     side.outcome("create", &stranger.create(&names.work("4.17.0")).await);

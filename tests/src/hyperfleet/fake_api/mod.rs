@@ -6,9 +6,9 @@
 //!
 //! | route (prefix `/api/hyperfleet/v1`) | answers |
 //! |---|---|
-//! | `GET /{plural}` (`?search=`, see [`search`]; `page`, `size`) | list `{items, page, size, total}` as recorded, newest first (`created_time desc`, the server's default order; `order` is not applied), one page of `size` (default 20, at most 100; 400 outside); child kinds listed flat, or under their parent |
-//! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
-//! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
+//! | `GET /{plural}` (`?search=`, see [`search`]; `page`, `size`) | list `{items, page, size, total}` as recorded, newest first (`created_time desc`, the server's default order; `order` is not applied), one page of `size` (default 20, at most 100; `page` at most 100000; 400 `Invalid query parameters` with the real `errors` list outside); child kinds listed flat, or under their parent |
+//! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 body checks in the real order ([`writes`]), name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
+//! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; body checks of [`writes`]; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
 //! | `PUT …/{id}/statuses` | §7.4 rules 1–14 in order: 400 / 404 / 204 / 201; a stored `Finalized=True` from every required adapter at the current generation with no child left hard-deletes (then 404) |
 //! | `GET …/{id}/statuses` | `{items, page, size, total}` |
 //! | anything else | 404 `HYPERFLEET-NTF-000` |
