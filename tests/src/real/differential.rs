@@ -493,11 +493,7 @@ fn compare_sequence(
         if f.status == r.status && diff.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            report,
-            "{noun} {step}: {} {} ({})",
-            f.method, f.target, f.label
-        );
+        let _ = writeln!(report, "{noun} {step}: {} {ft} ({})", f.method, f.label);
         if f.status != r.status {
             let _ = writeln!(report, "  status: fake {} | real {}", f.status, r.status);
         }

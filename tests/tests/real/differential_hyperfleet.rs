@@ -19,13 +19,14 @@ use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi};
 use testbed::real::differential::{Normalizer, Transcript, compare, dump};
 use testbed::real::{RealSystems, unique};
 
+mod planted;
 mod refusals;
 
 const SUITE: &str = "real::differential_hyperfleet";
-const V1: &str = "/api/hyperfleet/v1";
+pub(crate) const V1: &str = "/api/hyperfleet/v1";
 
 /// What the comparison ignores, and why; `ids` are the side's `(id, placeholder)` pairs.
-fn normalizer(ids: &[(String, String)]) -> Normalizer {
+pub(crate) fn normalizer(ids: &[(String, String)]) -> Normalizer {
     const CLOCK: &str = "the server's clock when it wrote the object (the reports' observed_time, the same on both sides, is compared)";
     let mut n = Normalizer::default()
         .mask("**/trace_id", "trace", "random per request")
@@ -51,17 +52,17 @@ fn normalizer(ids: &[(String, String)]) -> Normalizer {
 }
 
 /// One HyperFleet API and what it answered.
-struct Side {
+pub(crate) struct Side {
     base: String,
     http: reqwest::Client,
-    transcript: Transcript,
-    ids: Vec<(String, String)>,
+    pub(crate) transcript: Transcript,
+    pub(crate) ids: Vec<(String, String)>,
     /// The fake, kept running.
     _fake: Option<FakeHyperfleetApi>,
 }
 
 impl Side {
-    fn new(base: &str, fake: Option<FakeHyperfleetApi>) -> Side {
+    pub(crate) fn new(base: &str, fake: Option<FakeHyperfleetApi>) -> Side {
         Side {
             base: base.to_owned(),
             http: reqwest::Client::new(),
@@ -72,7 +73,13 @@ impl Side {
     }
 
     /// One request (a JSON body, or `raw` text as is); the answer's status and body.
-    async fn call(&mut self, label: &str, method: &str, path: &str, body: Body) -> (u16, Value) {
+    pub(crate) async fn call(
+        &mut self,
+        label: &str,
+        method: &str,
+        path: &str,
+        body: Body,
+    ) -> (u16, Value) {
         let url = format!("{}{V1}{path}", self.base);
         let mut request = self.http.request(method.parse().unwrap(), url);
         match &body {
@@ -101,7 +108,7 @@ impl Side {
     }
 
     /// Remembers `id` as `placeholder`.
-    fn learn(&mut self, body: &Value, placeholder: &str) -> String {
+    pub(crate) fn learn(&mut self, body: &Value, placeholder: &str) -> String {
         let id = body["id"]
             .as_str()
             .unwrap_or_else(|| panic!("no id in {body}"))
@@ -143,10 +150,10 @@ pub(crate) fn report(
 }
 
 /// `observed_time` number `n` of the test: fixed instants, one second apart.
-struct Times(Timestamp);
+pub(crate) struct Times(pub(crate) Timestamp);
 
 impl Times {
-    fn at(&self, n: i64) -> String {
+    pub(crate) fn at(&self, n: i64) -> String {
         let t = self.0 + jiff::SignedDuration::from_secs(n);
         t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
     }
