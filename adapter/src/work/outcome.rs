@@ -34,9 +34,9 @@
 use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
 use serde_json::Value;
 
-use super::feedback::{Feedback, apply_failures, feedback_of};
+use super::feedback::{Feedback, applied_object, apply_failures, feedback_of};
 use super::manifestwork::{Owner, Ownership, STATUS_FEEDBACK_NAME};
-use super::observed::{Lag, OperatorClock};
+use super::observed::{Lag, OperatorClock, Stamp};
 use super::sync::Failure;
 use super::{ExistingWork, WorkCondition, WorkError};
 use crate::duration::friendly;
@@ -253,6 +253,21 @@ fn agent_behind(existing: &ExistingWork) -> Option<String> {
             "the work agent has not reported on version {version} of the work yet (it last reported version {observed}), so the status fed back describes an earlier spec and is not used"
         )
     })
+}
+
+/// Whether the operator of `object` (a manifest of `existing`) has not yet observed what the agent
+/// applied ([`observed::lag`](super::observed::lag)): the object's fed-back `metadata.generation`
+/// against the `observedGeneration` of its conditions (`stamps`) of the types the tables `read`,
+/// and `release` (`(asked, desired)`) when the object reports one.
+pub fn operator_lag<'a>(
+    existing: &ExistingWork,
+    object: &ObjectRef<'_>,
+    stamps: impl IntoIterator<Item = Stamp<'a>>,
+    read: &[&str],
+    release: Option<(&str, &str)>,
+) -> Option<Lag> {
+    let manifest = existing.manifest(object.group, object.resource, object.namespace, object.name);
+    super::observed::lag(applied_object(manifest), stamps, read, release)
 }
 
 /// Available's reason while the object's operator has not observed the spec the agent applied.

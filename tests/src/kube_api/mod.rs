@@ -18,6 +18,9 @@
 //! - RBAC is a deny list: the valid token may do everything except what
 //!   [`ApiServer::deny`] took away (a 403 worded from the request); no token is a 403 for
 //!   `system:anonymous`. Inject `FaultAction::Status(403)` for a one-off denial.
+//! - ServiceAccount admission only for Pods that name their ServiceAccount
+//!   (`spec.serviceAccountName`); TokenRequest mints opaque tokens (not JWTs) that authenticate
+//!   as the ServiceAccount, without checking the bound object.
 //! - Seeded objects keep the `creationTimestamp` they bring (a POST gets now, as on a real
 //!   server).
 //! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
@@ -40,6 +43,7 @@ mod recorder;
 mod request;
 mod resources;
 mod server;
+mod service_accounts;
 mod status;
 mod store;
 pub mod strategic_merge;

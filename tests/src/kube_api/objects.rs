@@ -196,6 +196,10 @@ fn insert(
     object: Value,
     created: Option<String>,
 ) -> Result<Value, ApiError> {
+    let mut object = object;
+    if address.kind.behaviour == Behaviour::Pod {
+        super::service_accounts::admit(store, &address.key.0, &mut object);
+    }
     let mut object = prepare_new(store, address, object);
     if let Some(created) = created {
         object["metadata"]["creationTimestamp"] = json!(created);

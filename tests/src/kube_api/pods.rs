@@ -18,7 +18,7 @@ pub const MERGE_KEYS: MergeKeys = MergeKeys(&[
 ]);
 
 /// A running pod: `phase: Running` and a running, ready status for every container in the spec
-/// that has none.
+/// that has none; a Pod seeded `Pending` (not yet run by a kubelet) is left so.
 pub fn default_status(pod: &mut Value) {
     let containers: Vec<(String, String)> = pod
         .pointer("/spec/containers")
@@ -37,7 +37,11 @@ pub fn default_status(pod: &mut Value) {
     let Value::Object(status) = object.entry("status").or_insert_with(|| json!({})) else {
         return;
     };
-    status.entry("phase").or_insert(json!("Running"));
+    let phase = status.entry("phase").or_insert(json!("Running"));
+    if *phase == json!("Pending") {
+        // Not yet run by a kubelet: no container has a status.
+        return;
+    }
     let Value::Array(statuses) = status
         .entry("containerStatuses")
         .or_insert_with(|| json!([]))

@@ -33,6 +33,7 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ("", "namespaces", "Namespace", false),
     ("", "configmaps", "ConfigMap", true),
     ("", "secrets", "Secret", true),
+    ("", "serviceaccounts", "ServiceAccount", true),
     ("", "events", "Event", true),
     ("coordination.k8s.io", "leases", "Lease", true),
     (
@@ -55,7 +56,13 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ),
 ];
 
-const WITHOUT_STATUS: &[&str] = &["leases", "configmaps", "secrets", "events"];
+const WITHOUT_STATUS: &[&str] = &[
+    "leases",
+    "configmaps",
+    "secrets",
+    "events",
+    "serviceaccounts",
+];
 
 impl ResourceKind {
     /// Describes `resource` in `group`; unknown resources get a kind guessed from the plural.

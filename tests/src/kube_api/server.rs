@@ -25,7 +25,7 @@ use super::resources::{ResourceKind, resource_for_kind};
 use super::status::ApiError;
 use super::status::Target;
 use super::store::{Collection, Store};
-use super::{list, pods, watch as watches};
+use super::{list, pods, service_accounts, watch as watches};
 
 /// Bodies above this size get a 413, like the real server's 3 MiB limit.
 const BODY_LIMIT: usize = 3 * 1024 * 1024;
@@ -94,6 +94,15 @@ fn kubeconfig_ca() -> String {
     base64::engine::general_purpose::STANDARD.encode(cert.pem())
 }
 
+/// The PEM text of base64 PEM (as a kubeconfig carries it).
+fn pem_of(ca_data: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(ca_data)
+        .map(|pem| String::from_utf8_lossy(&pem).into_owned())
+        .unwrap_or_default()
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -116,15 +125,18 @@ impl ApiServer {
             .expect("local address of the listener");
         let (stop, stopped) = watch::channel(false);
         let token = format!("testbed-{:016x}", RandomState::new().hash_one(addr));
+        let ca_data = kubeconfig_ca();
+        let mut store = Store::default();
+        store.root_ca = pem_of(&ca_data);
         let shared = Arc::new(Shared {
-            store: Mutex::new(Store::default()),
+            store: Mutex::new(store),
             faults: Mutex::new(Faults::default()),
             denied: Mutex::new(Vec::new()),
             granted: Mutex::new(None),
             namespaces_required: std::sync::atomic::AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             token,
-            ca_data: kubeconfig_ca(),
+            ca_data,
             stopped: stopped.clone(),
         });
         let app = Router::new()
@@ -447,7 +459,13 @@ impl Shared {
     async fn serve(&self, parts: &Parts, body: &[u8]) -> Response {
         let path = parts.uri.path();
         let query = Query::parse(parts.uri.query());
-        let identity = auth::authenticate(&parts.headers, &self.token, USER);
+        let identity = auth::authenticate(&parts.headers, |presented| {
+            if presented == self.token {
+                Some(USER.to_owned())
+            } else {
+                lock(&self.store).tokens.get(presented).cloned()
+            }
+        });
         let fault = lock(&self.faults).take(&parts.method, path);
         match fault {
             Some(FaultAction::Status(code)) => {
@@ -546,6 +564,14 @@ impl Shared {
         };
         if address.kind.namespaced != request.namespace.is_some() {
             return Err(ApiError::route_not_found());
+        }
+        if request.resource == "serviceaccounts" && request.subresource.as_deref() == Some("token")
+        {
+            return match *method {
+                Method::POST => service_accounts::request_token(&mut store, &address, body)
+                    .map(|o| json(StatusCode::CREATED, &o)),
+                _ => Err(ApiError::method_not_allowed(method.as_str())),
+            };
         }
         let part = match request.subresource.as_deref() {
             None => Part::Main,

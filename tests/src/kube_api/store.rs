@@ -70,6 +70,10 @@ pub struct Store {
     collections: HashMap<Collection, BTreeMap<ObjectKey, Value>>,
     history: VecDeque<Arc<Event>>,
     events: broadcast::Sender<Arc<Event>>,
+    /// Tokens minted by the TokenRequest API, with the user each authenticates as.
+    pub tokens: HashMap<String, String>,
+    /// The cluster CA (PEM) `kube-root-ca.crt` publishes.
+    pub root_ca: String,
 }
 
 impl Default for Store {
@@ -80,6 +84,8 @@ impl Default for Store {
             collections: HashMap::new(),
             history: VecDeque::new(),
             events: broadcast::channel(HISTORY).0,
+            tokens: HashMap::new(),
+            root_ca: String::new(),
         }
     }
 }

@@ -127,11 +127,10 @@ use crate::hypershift::immutable::ImmutableChange;
 use crate::message::{Conditions, cond, no_issues};
 use crate::work::ExistingWork;
 use crate::work::backend::Backend;
-use crate::work::feedback;
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
-use crate::work::observed::{self, Lag, Stamp};
+use crate::work::observed::{Lag, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
@@ -397,7 +396,7 @@ pub fn report_observed(
 pub const OPERATOR: &str = "the HyperShift operator";
 
 /// Whether the HyperShift operator has not yet observed the HostedCluster the agent applied
-/// ([`observed::lag`]): its `metadata.generation` fed back against the `observedGeneration` of
+/// ([`outcome::operator_lag`]): its `metadata.generation` fed back against the `observedGeneration` of
 /// the conditions the tables read ([`hc_status::types::ALL`]), and the release image the work
 /// carries against `status.version.desired.image` (when the status reports one).
 pub fn operator_lag(
@@ -405,8 +404,6 @@ pub fn operator_lag(
     object: &ObjectRef<'_>,
     status: &HostedClusterStatus,
 ) -> Option<Lag> {
-    let manifest = existing.manifest(object.group, object.resource, object.namespace, object.name);
-    let applied = feedback::applied_object(manifest);
     let asked = crate::hypershift::find_in(&existing.workload, hostedcluster::KIND)
         .and_then(|hc| hc.pointer("/spec/release/image"))
         .and_then(Value::as_str)
@@ -417,7 +414,7 @@ pub fn operator_lag(
         observed_generation: c.observed_generation,
     });
     let release = (!desired.is_empty()).then_some((asked, desired));
-    observed::lag(applied, stamps, &hc_status::types::ALL, release)
+    outcome::operator_lag(existing, object, stamps, &hc_status::types::ALL, release)
 }
 
 /// The agent applied a HostedCluster spec the HyperShift operator has not observed yet (`lag`):

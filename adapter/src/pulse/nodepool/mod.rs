@@ -97,11 +97,10 @@ use crate::message::{Conditions, cond, no_issues, redact};
 use crate::work::ExistingWork;
 use crate::work::backend::Backend;
 use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
-use crate::work::feedback;
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
-use crate::work::observed::{self, Lag, OperatorClock, Stamp};
+use crate::work::observed::{Lag, OperatorClock, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
@@ -460,7 +459,7 @@ pub fn report_observed(
 pub const OPERATOR: &str = "the HyperShift operator";
 
 /// Whether the HyperShift operator has not yet observed the NodePool the agent applied
-/// ([`observed::lag`]): its `metadata.generation` fed back against the `observedGeneration` of the
+/// ([`outcome::operator_lag`]): its `metadata.generation` fed back against the `observedGeneration` of the
 /// conditions the tables read ([`np_status::types::ALL`]). A NodePool's status names no release
 /// image (only the version it reached), so the generation alone decides.
 pub fn operator_lag(
@@ -468,17 +467,11 @@ pub fn operator_lag(
     object: &ObjectRef<'_>,
     status: &NodePoolStatus,
 ) -> Option<Lag> {
-    let manifest = existing.manifest(object.group, object.resource, object.namespace, object.name);
     let stamps = status.conditions.iter().map(|c| Stamp {
         type_: &c.type_,
         observed_generation: c.observed_generation,
     });
-    observed::lag(
-        feedback::applied_object(manifest),
-        stamps,
-        &np_status::types::ALL,
-        None,
-    )
+    outcome::operator_lag(existing, object, stamps, &np_status::types::ALL, None)
 }
 
 /// The mapping of a parsed NodePool status.
