@@ -183,6 +183,61 @@ pub(crate) fn search(query: &str) -> String {
 pub(crate) const IMAGE_1: &str = "quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64";
 const IMAGE_2: &str = "quay.io/openshift-release-dev/ocp-release:4.19.4-x86_64";
 
+/// The required adapters of a cluster (the API's configuration, §7.1).
+pub(crate) const CLUSTER_ADAPTERS: [&str; 4] = ["hypershift", "validation", "dns", "pullsecret"];
+
+/// Reports of `Finalized=True` from adapters, one after the other.
+pub(crate) struct Finalize<'a> {
+    pub(crate) statuses: &'a str,
+    pub(crate) generation: i64,
+    /// The `observed_time` number ([`Times::at`]) of the first report; one more for each next.
+    pub(crate) first_time: i64,
+    /// A path to read after each report, if any.
+    pub(crate) read: Option<&'a str>,
+}
+
+impl Finalize<'_> {
+    pub(crate) async fn by(&self, side: &mut Side, what: &str, adapters: &[&str], times: &Times) {
+        for (n, adapter) in (self.first_time..).zip(adapters) {
+            side.call(
+                &format!("{what} {adapter} reports Finalized=True"),
+                "PUT",
+                self.statuses,
+                report(adapter, json!(self.generation), &times.at(n), "False", true),
+            )
+            .await;
+            if let Some(path) = self.read {
+                side.call(
+                    &format!("the {what} after {adapter} Finalized"),
+                    "GET",
+                    path,
+                    Body::None,
+                )
+                .await;
+            }
+        }
+    }
+}
+
+/// A [`Side`] on a fake HyperFleet API of its own.
+pub(crate) async fn fake_side() -> Side {
+    let api = FakeHyperfleetApi::start(Config::recorded(), Clock::wall())
+        .await
+        .unwrap();
+    let url = api.url().to_owned();
+    Side::new(&url, Some(api))
+}
+
+/// [`compare`] of the two sides, each normalized with its own ids.
+pub(crate) fn compare_sides(fake: &Side, real: &Side) -> Result<(), String> {
+    compare(
+        &fake.transcript,
+        &real.transcript,
+        &normalizer(&fake.ids),
+        &normalizer(&real.ids),
+    )
+}
+
 async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
     let (_, created) = side
         .call(
@@ -460,16 +515,16 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
     .await;
     side.call("the NodePool, cascaded", "GET", &pool_path, Body::None)
         .await;
-    for (n, adapter) in ["validation", "hypershift"].into_iter().enumerate() {
-        let n = i64::try_from(n).unwrap();
-        side.call(
-            &format!("NodePool {adapter} reports Finalized=True"),
-            "PUT",
-            &format!("{pool_path}/statuses"),
-            report(adapter, json!(2), &times.at(14 + n), "False", true),
-        )
+    let pool_statuses = format!("{pool_path}/statuses");
+    let finalized = Finalize {
+        statuses: &pool_statuses,
+        generation: 2,
+        first_time: 14,
+        read: None,
+    };
+    finalized
+        .by(side, "NodePool", &["validation", "hypershift"], times)
         .await;
-    }
     side.call(
         "the NodePool after both Finalized (hard-deleted)",
         "GET",
@@ -477,26 +532,15 @@ async fn cluster_life(side: &mut Side, name: &str, times: &Times) {
         Body::None,
     )
     .await;
-    for (n, adapter) in ["hypershift", "validation", "dns", "pullsecret"]
-        .into_iter()
-        .enumerate()
-    {
-        let n = i64::try_from(n).unwrap();
-        side.call(
-            &format!("cluster {adapter} reports Finalized=True"),
-            "PUT",
-            &statuses,
-            report(adapter, json!(4), &times.at(16 + n), "False", true),
-        )
+    let finalized = Finalize {
+        statuses: &statuses,
+        generation: 4,
+        first_time: 16,
+        read: Some(&cluster),
+    };
+    finalized
+        .by(side, "cluster", &CLUSTER_ADAPTERS, times)
         .await;
-        side.call(
-            &format!("the cluster after {adapter} Finalized"),
-            "GET",
-            &cluster,
-            Body::None,
-        )
-        .await;
-    }
     side.call(
         "search the hard-deleted cluster",
         "GET",
@@ -564,15 +608,11 @@ async fn entities_reports_acceptance_rules_aggregation_and_hard_delete() {
     let mut real = Side::new(kit.var("HYPERFLEET_API_URL"), None);
     cluster_life(&mut real, &name, &times).await;
     management_cluster(&mut real, &mgmt, &times).await;
-    let fake_api = FakeHyperfleetApi::start(Config::recorded(), Clock::wall())
-        .await
-        .unwrap();
-    let url = fake_api.url().to_owned();
-    let mut fake = Side::new(&url, Some(fake_api));
+    let mut fake = fake_side().await;
     cluster_life(&mut fake, &name, &times).await;
     management_cluster(&mut fake, &mgmt, &times).await;
-    let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));
-    if let Err(report) = compare(&fake.transcript, &real.transcript, &nf, &nr) {
+    if let Err(report) = compare_sides(&fake, &real) {
+        let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));
         let files = dump(
             "hyperfleet",
             (&fake.transcript, &nf),

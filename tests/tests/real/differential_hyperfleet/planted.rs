@@ -8,11 +8,13 @@
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi};
 use testbed::real::differential::{Transcript, compare};
 use testbed::real::{RealSystems, unique};
 
-use super::{Body, IMAGE_1, Side, Times, normalizer, report, spec};
+use super::{
+    Body, CLUSTER_ADAPTERS, Finalize, IMAGE_1, Side, Times, compare_sides, fake_side, normalizer,
+    report, spec,
+};
 
 const SUITE: &str = "real::differential_hyperfleet::planted";
 const READ: &str = "GET the cluster";
@@ -48,19 +50,15 @@ async fn sequence(side: &mut Side, name: &str, times: &Times) {
         .await;
     side.call("DELETE the cluster", "DELETE", &cluster, Body::None)
         .await;
-    for (n, adapter) in ["hypershift", "validation", "dns", "pullsecret"]
-        .into_iter()
-        .enumerate()
-    {
-        let n = i64::try_from(n).unwrap();
-        side.call(
-            &format!("{adapter} reports Finalized=True"),
-            "PUT",
-            &statuses,
-            report(adapter, json!(2), &times.at(3 + n), "False", true),
-        )
+    let finalized = Finalize {
+        statuses: &statuses,
+        generation: 2,
+        first_time: 3,
+        read: None,
+    };
+    finalized
+        .by(side, "cluster", &CLUSTER_ADAPTERS, times)
         .await;
-    }
     side.call("the cluster, hard-deleted", "GET", &cluster, Body::None)
         .await;
 }
@@ -100,17 +98,12 @@ async fn a_planted_fake_divergence_fails_and_names_the_request() {
     let times = Times(Timestamp::now() - std::time::Duration::from_secs(600));
     let mut real = Side::new(kit.var("HYPERFLEET_API_URL"), None);
     sequence(&mut real, &name, &times).await;
-    let fake_api = FakeHyperfleetApi::start(Config::recorded(), Clock::wall())
-        .await
-        .unwrap();
-    let url = fake_api.url().to_owned();
-    let mut fake = Side::new(&url, Some(fake_api));
+    let mut fake = fake_side().await;
     sequence(&mut fake, &name, &times).await;
-    let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));
-
-    if let Err(report) = compare(&fake.transcript, &real.transcript, &nf, &nr) {
+    if let Err(report) = compare_sides(&fake, &real) {
         panic!("before anything is planted the fake and the real API must agree: {report}");
     }
+    let (nf, nr) = (normalizer(&fake.ids), normalizer(&real.ids));
     let report = compare(&planted(&fake.transcript), &real.transcript, &nf, &nr)
         .expect_err("a planted divergence must fail the comparison");
     println!("{report}");
