@@ -24,11 +24,13 @@
 //! - Seeded objects keep the `creationTimestamp` they bring (a POST gets now, as on a real
 //!   server).
 //! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
-//! - No defaulting or validation of objects beyond the Job rules (status transitions; on create
+//! - No defaulting or validation of objects beyond the Job and pod-template defaults, the Job
+//!   rules and the ManifestWork CRD's `default`s (status transitions; on create
 //!   the generated selector, the job-name/controller-uid template labels and the label-value
 //!   checks, so a Job name over 63 bytes is a 422); no garbage collection or TTL.
 
 mod auth;
+mod crd_defaults;
 mod faults;
 mod jobs;
 mod json_patch;

@@ -82,7 +82,8 @@ fn publish_root_ca(store: &mut Store, namespace: &str) {
         "metadata": {"name": ROOT_CA},
         "data": {"ca.crt": store.root_ca.clone()},
     });
-    store.stamp_new(&mut config_map, namespace);
+    // A ConfigMap tracks no generation (as on the real server).
+    store.stamp_new(&mut config_map, namespace, false);
     store.commit(&collection, key, EventType::Added, config_map);
 }
 

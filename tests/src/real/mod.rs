@@ -29,6 +29,9 @@
 //! so a second run waits for the first. Only on that kit do [`restart`]'s helpers stop and start
 //! one server by the PID the kit recorded.
 
+pub mod differential;
+pub mod recording_proxy;
+
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,9 @@
 //! once per run; each suite is a module.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod differential_hyperfleet;
+mod differential_kube;
+mod differential_maestro;
 mod direct;
 mod faults;
 mod harness;

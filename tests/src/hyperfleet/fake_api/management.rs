@@ -412,11 +412,12 @@ mod tests {
         ] {
             let refused = list(query);
             assert_eq!(refused.status, 400, "{query}");
-            assert!(
-                refused.body["detail"]
-                    .as_str()
-                    .unwrap()
-                    .contains(&format!("Invalid {parameter} parameter")),
+            assert_eq!(
+                refused.body["detail"], "Invalid query parameters",
+                "{query}"
+            );
+            assert_eq!(
+                refused.body["errors"][0]["field"], parameter,
                 "{query}: {}",
                 refused.body
             );
