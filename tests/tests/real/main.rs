@@ -8,8 +8,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod diagnose_real;
+mod differential_hyperfleet;
+mod differential_kube;
+mod differential_maestro;
+mod direct;
+mod faults;
 mod harness;
 mod helm;
+mod loop_common;
+mod loop_controlplane;
+mod loop_nodepool;
 mod observed_generation;
 mod placement;
 mod played_operator;
+mod pulse;
