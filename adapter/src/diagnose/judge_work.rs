@@ -12,6 +12,7 @@ use super::judge::{
 };
 use crate::duration::{friendly, is_past};
 use crate::hypershift::{find_in, hostedcluster, nodepool as np_object, place_in};
+use crate::placement::MANAGEMENT_CLUSTER_UNAVAILABLE;
 use crate::pulse::{controlplane, nodepool};
 use crate::work::ExistingWork;
 use crate::work::feedback::{ObjectDeletion, apply_failures};
@@ -251,18 +252,58 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
             "the agent has not applied the newest version yet".to_owned(),
         );
     }
-    Link::ok(
-        ID,
-        format!(
-            "Applied={} {} at version {}; last status from the agent at {}",
-            applied.status,
-            applied.reason,
-            observed
-                .or(version)
-                .map_or_else(|| "?".to_owned(), |v| v.to_string()),
-            last_change(work)
-        ),
-    )
+    let evidence = format!(
+        "Applied={} {} at version {}; last status from the agent at {}",
+        applied.status,
+        applied.reason,
+        observed
+            .or(version)
+            .map_or_else(|| "?".to_owned(), |v| v.to_string()),
+        last_change(work)
+    );
+    if let Some(message) = management_cluster_outage(s, obs) {
+        return Link::new(
+            ID,
+            Mark::Broken,
+            format!(
+                "{evidence}; the pulse reports Health=False {MANAGEMENT_CLUSTER_UNAVAILABLE}: {message}"
+            ),
+            format!(
+                "management cluster {consumer} is unavailable: the status fed back is the last its work agent sent before the outage"
+            ),
+            format!(
+                "restore management cluster {consumer} or its work agent; the report recovers by itself"
+            ),
+        );
+    }
+    Link::ok(ID, evidence)
+}
+
+/// The message of the pulse's `Health=False ManagementClusterUnavailable` (the management cluster
+/// holding the work is unavailable, so what its agent fed back is old and looks as before): from
+/// the newest pulse Job for the object's generation that reported, else this adapter's stored
+/// status in HyperFleet (the Job gone with its TTL).
+fn management_cluster_outage(s: &Settings, obs: &Observations) -> Option<String> {
+    let g = obs.object.as_ref().ok().and_then(generation);
+    let job = obs
+        .pulses
+        .as_ref()
+        .ok()
+        .and_then(|p| newest_job(&p.jobs, g).0)
+        .filter(|job| job_condition(job, "Health").is_some());
+    let (status, reason, message) = match job {
+        Some(job) => job_condition(job, "Health")?,
+        None => {
+            let stored = stored_status(obs.statuses.as_ref().ok()?, &s.adapter)?;
+            let health = hf_condition(&stored["conditions"], "Health")?;
+            (
+                health["status"].as_str()?,
+                health["reason"].as_str()?,
+                health["message"].as_str().unwrap_or_default(),
+            )
+        }
+    };
+    (status == "False" && reason == MANAGEMENT_CLUSTER_UNAVAILABLE).then(|| message.to_owned())
 }
 
 /// `Type=Status Reason` of a report condition.

@@ -329,3 +329,38 @@ fn a_spec_the_operator_has_not_observed_is_in_progress_then_held_on_the_operator
         d.text()
     );
 }
+
+/// The agent of the work's management cluster is down: what it fed back is the last it sent and
+/// looks applied; the pulse's `Health=False ManagementClusterUnavailable` (here as HyperFleet
+/// stored it, the Job gone) makes `agent.applied` the broken link, naming the consumer.
+#[test]
+fn a_management_cluster_outage_reported_by_the_pulse_breaks_the_agent_link() {
+    let work = bundle(&hosted_cluster(), &[], None);
+    let object = json!({"id": CLUSTER, "generation": 3});
+    let d = judge_all(
+        &settings(Kind::Cluster),
+        &observations(object.clone(), vec![work.clone()]),
+    );
+    assert_eq!(link(&d, "agent.applied").mark, Mark::Ok, "{}", d.text());
+
+    let mut obs = observations(object, vec![work]);
+    let health = |status: &str, reason: &str| {
+        json!({"type": "Health", "status": status, "reason": reason,
+        "message": "Management cluster mc-1 (consumer mgmt-euw2-01) is unavailable: LastKnownReconciled=False"})
+    };
+    obs.statuses = Ok(
+        json!({"items": [{"adapter": "hypershift", "observed_generation": 3,
+        "conditions": [health("False", "ManagementClusterUnavailable")]}], "page": 1, "size": 1, "total": 1}),
+    );
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    let agent = link(&d, "agent.applied");
+    assert_eq!(agent.mark, Mark::Broken, "{}", d.text());
+    assert!(
+        agent
+            .evidence
+            .contains("Health=False ManagementClusterUnavailable: Management cluster mc-1"),
+        "{}",
+        d.text()
+    );
+    assert!(agent.action.contains("mgmt-euw2-01"), "{}", d.text());
+}
