@@ -24,9 +24,10 @@ use super::RealSystems;
 pub fn add_consumers(real: &RealSystems, consumers: &[&str]) -> anyhow::Result<()> {
     let list = consumers.join(",");
     // Under load the kit's readiness probes of the other components (run by every `up`) can time
-    // out once (e.g. `CRD … not applied (HTTP 000)`); a second `up` finds them running.
+    // out (e.g. `CRD … not applied (HTTP 000)`: the API server took over 30 s); a later `up` finds
+    // them running.
     let mut failure = String::new();
-    for _ in 0..2 {
+    for _ in 0..3 {
         let out = real
             .kit_command(&["up", "--consumers", &list, "maestro"])
             .output()

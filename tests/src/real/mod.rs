@@ -297,6 +297,12 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
+    // A kit that runs (`status`: every recorded process alive) and whose env file already lists
+    // `consumers` needs no `up`: `up` probes every component again (re-applies the CRDs), which on
+    // a loaded machine times out (`CRD … not applied (HTTP 000)`: the API server took over 30 s).
+    if was_running && let Some(ready) = running_with(&kit, &state, consumers) {
+        return Ok(ready);
+    }
     // `up` on a running kit probes every component again; on a loaded machine one probe can time
     // out (e.g. `CRD … not applied (HTTP 000)`) though the kit runs: a second `up` then finds it.
     let mut out = kit_command(&kit, &state, &["up", "--consumers", consumers])
@@ -325,6 +331,22 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         kit,
         state,
         env: parse_env(&text),
+        consumers: Mutex::new(HashSet::new()),
+        private: false,
+    })
+}
+
+/// The running kit in `state` when its env file lists every one of `consumers` (comma list).
+fn running_with(kit: &Path, state: &Path, consumers: &str) -> Option<RealSystems> {
+    let env = parse_env(&std::fs::read_to_string(state.join("env")).ok()?);
+    let running: HashSet<&str> = env.get("MAESTRO_CONSUMERS")?.split(',').collect();
+    if !consumers.split(',').all(|c| running.contains(c)) {
+        return None;
+    }
+    Some(RealSystems {
+        kit: kit.to_owned(),
+        state: state.to_owned(),
+        env,
         consumers: Mutex::new(HashSet::new()),
         private: false,
     })
