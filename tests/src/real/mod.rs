@@ -187,14 +187,26 @@ impl RealSystems {
             .get("MAESTRO_CONSUMERS")
             .is_some_and(|list| list.split(',').any(|c| c == name));
         if !running && !known.contains(name) {
-            let out = self
-                .kit_command(&["up", "--consumers", name, "maestro"])
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run the kit: {e}"));
+            // Up to three times: `up` probes every component again before it adds the agent, and
+            // on a loaded machine one probe can time out though the kit runs (seen: `CRD … not
+            // applied (HTTP 000)`); a port the kit picked can also be taken before the agent
+            // binds it ("address already in use"). Another `up` finds the kit and picks again.
+            let mut errors = Vec::new();
+            while errors.len() < 3 {
+                let out = self
+                    .kit_command(&["up", "--consumers", name, "maestro"])
+                    .output()
+                    .unwrap_or_else(|e| panic!("cannot run the kit: {e}"));
+                if out.status.success() {
+                    break;
+                }
+                errors.push(String::from_utf8_lossy(&out.stderr).trim().to_owned());
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
             assert!(
-                out.status.success(),
+                errors.len() < 3,
                 "the kit could not add consumer {name}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+                errors.join("; then: ")
             );
             known.insert(name.to_owned());
         }

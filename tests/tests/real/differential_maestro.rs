@@ -212,12 +212,14 @@ impl Side {
         (status, body)
     }
 
-    /// Polls the bundle (not recorded) until `done` holds, at most 40 s (the real agent reports
-    /// feedback on its 10 s status sync).
+    /// Polls the bundle (not recorded) until `done` holds, at most 2 minutes (the real agent
+    /// reports feedback on its 10 s status sync; on a loaded machine a sync was seen to take
+    /// over 40 s).
     async fn wait_for(&self, id: &str, what: &str, done: impl Fn(u16, &Value) -> bool) {
         let path = format!("{API}/resource-bundles/{id}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let mut last = Value::Null;
-        for _ in 0..400 {
+        while tokio::time::Instant::now() < deadline {
             let (status, body) = self.get_raw(&path).await;
             if done(status, &body) {
                 return;
@@ -225,7 +227,26 @@ impl Side {
             last = body;
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the bundle never showed {what}; last: {last}");
+        panic!("the bundle never showed {what} within 2 minutes; last: {last}");
+    }
+
+    /// Waits (at most 30 s) until the Subscribe stream delivered the work's `Deleted` event: the
+    /// REST read answers 404 before the stream's last event arrives. If it never comes, the
+    /// comparison names the missing event.
+    async fn deleted_event_arrived(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while tokio::time::Instant::now() < deadline {
+            let arrived = self.transcript.lock().unwrap().exchanges.iter().any(|e| {
+                e.method == EVENT
+                    && e.body["data"]["conditions"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().any(|c| c["type"] == "Deleted"))
+            });
+            if arrived {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The operator writes `status` onto the HostedCluster, having reconciled it as it is now.
@@ -494,6 +515,7 @@ async fn lifecycle(side: &Side, names: &Names) {
     side.outcome("delete", &side.client.delete(&names.work_name()).await);
     let gone: Result<Option<ExistingWork>, _> = side.client.get(&names.work_name()).await;
     side.outcome("get", &gone);
+    side.deleted_event_arrived().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     subscription.abort();
 }

@@ -239,6 +239,20 @@ impl Bed {
         &self,
         what: &str,
         want: (&str, &str),
+        pulse: impl FnMut() -> Value,
+        each: impl Fn(&Value),
+    ) -> Value {
+        self.until_saying(what, want, &[], pulse, each).await
+    }
+
+    /// [`Bed::until`], and Available's message contains every one of `parts` (the agent feeds
+    /// back an apply on its next status sync: until then the report may have the right reason
+    /// for an older reading).
+    pub async fn until_saying(
+        &self,
+        what: &str,
+        want: (&str, &str),
+        parts: &[String],
         mut pulse: impl FnMut() -> Value,
         each: impl Fn(&Value),
     ) -> Value {
@@ -248,13 +262,20 @@ impl Bed {
             let report = pulse();
             each(&report);
             let got = available(&report);
-            if (got.0.as_str(), got.1.as_str()) == want {
+            let message = condition(&report, "Available")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if (got.0.as_str(), got.1.as_str()) == want
+                && parts.iter().all(|part| message.contains(part.as_str()))
+            {
                 return report;
             }
             seen.push(summary(&report));
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "{what}: no Available={want:?} within {AGENT:?}; saw {seen:?}; agent log:\n{}",
+                "{what}: no Available={want:?} saying {parts:?} within {AGENT:?}; saw {seen:?}; \
+                 the last message: {message}; agent log:\n{}",
                 self.real
                     .log_tail(&format!("maestro-agent-{}", self.consumer), 20)
             );
