@@ -305,16 +305,25 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let out = kit_command(&kit, &state, &["up", "--consumers", consumers])
-        .output()
-        .with_context(|| format!("cannot run {}", kit.display()))?;
-    if !out.status.success() {
-        bail!(
-            "{} up --state {}: {}",
-            kit.display(),
-            state.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+    // A running kit (`status`: every recorded process alive) whose env file already lists
+    // `consumers` is used as it is: `up` would probe every component again (re-apply the CRDs),
+    // which on a loaded machine times out though the kit runs (`CRD … not applied (HTTP 000)`).
+    let listed = |text: &str| {
+        parse_env(text)
+            .get("MAESTRO_CONSUMERS")
+            .is_some_and(|list| {
+                consumers
+                    .split(',')
+                    .all(|c| list.split(',').any(|l| l == c))
+            })
+    };
+    let ready =
+        was_running && std::fs::read_to_string(state.join("env")).is_ok_and(|text| listed(&text));
+    if !ready {
+        let out = kit_command(&kit, &state, &["up", "--consumers", consumers])
+            .output()
+            .with_context(|| format!("cannot run {}", kit.display()))?;
+        ensure_up(&kit, &state, &out)?;
     }
     if owned && !was_running {
         stop_when_this_process_exits(&kit, &state)?;
@@ -329,6 +338,19 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         consumers: Mutex::new(HashSet::new()),
         private: false,
     })
+}
+
+/// `up`'s failure, with the kit's own one-line error.
+fn ensure_up(kit: &Path, state: &Path, out: &std::process::Output) -> anyhow::Result<()> {
+    if !out.status.success() {
+        bail!(
+            "{} up --state {}: {}",
+            kit.display(),
+            state.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
 }
 
 /// The `export NAME='value'` lines of the kit's env file.
