@@ -421,6 +421,7 @@ impl Bed {
             metrics: self.metrics().await?,
             audit: LogTail::at_end(&self.real.state_dir().join("logs/kube-audit.log")),
             cpu: CpuSample::now(),
+            load: load_average(),
         })
     }
 
@@ -561,6 +562,7 @@ struct Watch {
     metrics: BTreeMap<String, f64>,
     audit: LogTail,
     cpu: CpuSample,
+    load: f64,
 }
 
 /// A phase's server-side figures.
@@ -571,6 +573,8 @@ struct Servers {
     counters: BTreeMap<String, f64>,
     audit: Vec<AuditEvent>,
     unattributed: usize,
+    /// Load average at the start and the end.
+    load: (f64, f64),
 }
 
 impl Watch {
@@ -611,6 +615,7 @@ impl Watch {
             }),
             audit,
             unattributed,
+            load: (self.load, load_average()),
         })
     }
 }
@@ -662,21 +667,44 @@ impl Servers {
         for (series, change) in &self.counters {
             println!("  {series:<100} {change}");
         }
-        let mut by_agent: BTreeMap<String, u64> = BTreeMap::new();
-        for event in &self.audit {
-            let who = if slot_of(&event.username).is_some() {
-                "adapters (slot ServiceAccounts)".to_owned()
-            } else {
-                let agent = event.user_agent.split('/').next().unwrap_or_default();
-                format!("{} as {}", agent, event.username)
-            };
-            *by_agent.entry(who).or_default() += 1;
-        }
-        println!("kube-apiserver       requests during the phase (audit log), by client");
-        for (who, count) in by_agent {
-            println!("  {who:<70} {count}");
+        print_audit(&self.audit);
+        println!(
+            "machine              load average (1 min) {:.1} at the start, {:.1} at the end",
+            self.load.0, self.load.1
+        );
+    }
+}
+
+/// The API server's requests during a phase by client, and each client's most frequent kinds.
+fn print_audit(audit: &[AuditEvent]) {
+    let mut by_client: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for event in audit {
+        let who = if slot_of(&event.username).is_some() {
+            "adapters (slot ServiceAccounts)".to_owned()
+        } else {
+            let agent = event.user_agent.split('/').next().unwrap_or_default();
+            format!("{} as {}", agent, event.username)
+        };
+        let kind = classify(&event.as_request()).to_string();
+        *by_client.entry(who).or_default().entry(kind).or_default() += 1;
+    }
+    println!("kube-apiserver       requests during the phase (audit log), by client");
+    for (who, kinds) in by_client {
+        println!("  {who:<70} {}", kinds.values().sum::<u64>());
+        let mut top: Vec<(&String, &u64)> = kinds.iter().collect();
+        top.sort_by(|a, b| b.1.cmp(a.1));
+        for (kind, count) in top.into_iter().take(6) {
+            println!("    {kind:<96} {count}");
         }
     }
+}
+
+/// The 1-minute load average (`/proc/loadavg`; 0 when unreadable).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// Whether a bundle's fed-back HostedCluster status (`statusFeedback` `status`) has
