@@ -104,7 +104,11 @@ struct Args {
 #[derive(Debug, Clone)]
 struct Mc {
     consumer: String,
+    /// `max_hosted_clusters`: what this run places on it, by `bench-fleet`'s rule, plus
+    /// `existing`.
     max: u64,
+    /// Control-plane works it held before this run (an earlier run on the same kit).
+    existing: u64,
 }
 
 /// The kit and what the set-up made in it.
@@ -151,7 +155,7 @@ async fn bench(args: Args) -> Result<()> {
         args.region,
         bed.mcs
             .iter()
-            .map(|m| format!("{} (max {})", m.consumer, m.max))
+            .map(|m| format!("{} (max {}, {} held before)", m.consumer, m.max, m.existing))
             .collect::<Vec<_>>()
             .join(", "),
         args.concurrency,
@@ -276,14 +280,23 @@ impl Bed {
             args.region
         );
         let run = format!("rf{:06x}", fastrand::u32(..0x0100_0000));
-        let mcs: Vec<Mc> = consumers
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()?;
+        let mut mcs = Vec::with_capacity(consumers.len());
+        for (consumer, max) in consumers
             .iter()
             .zip(capacities(args.clusters as u64, consumers.len()))
-            .map(|(consumer, max)| Mc {
+        {
+            let existing = bundles(&http, real.var("MAESTRO_API_URL"), consumer)
+                .await?
+                .len() as u64;
+            mcs.push(Mc {
                 consumer: consumer.clone(),
-                max,
-            })
-            .collect();
+                max: max + existing,
+                existing,
+            });
+        }
         for mc in &mcs {
             register(&api, &format!("{run}-{}", mc.consumer), &args.region, mc).await?;
         }
@@ -309,9 +322,7 @@ impl Bed {
             .context("the kit's ports file has no maestro-metrics")?;
         Ok(Bed {
             kube,
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .build()?,
+            http,
             mcs,
             ids,
             names,
@@ -430,7 +441,7 @@ impl Bed {
     async fn check_placement(&self, placed_on: &[Option<String>]) -> Result<()> {
         let mut held: BTreeMap<String, String> = BTreeMap::new();
         for mc in &self.mcs {
-            for bundle in self.bundles(&mc.consumer).await? {
+            for bundle in bundles(&self.http, self.real.var("MAESTRO_API_URL"), &mc.consumer).await? {
                 if let Some(name) = bundle["metadata"]["name"].as_str() {
                     held.insert(name.to_owned(), mc.consumer.clone());
                 }
@@ -448,30 +459,14 @@ impl Bed {
         }
         println!("\n== load per management cluster after the creates (Maestro's bundles)");
         for mc in &self.mcs {
-            let l = load.get(mc.consumer.as_str()).copied().unwrap_or(0);
-            println!("  {:<20} {l} / {}", mc.consumer, mc.max);
+            let l = load.get(mc.consumer.as_str()).copied().unwrap_or(0) + mc.existing;
+            println!(
+                "  {:<20} {l} / {} ({} from earlier runs)",
+                mc.consumer, mc.max, mc.existing
+            );
             ensure!(l <= mc.max, "{} holds {l}, over its {}", mc.consumer, mc.max);
         }
         Ok(())
-    }
-
-    /// Every resource bundle of `consumer` (all pages).
-    async fn bundles(&self, consumer: &str) -> Result<Vec<Value>> {
-        let base = self.real.var("MAESTRO_API_URL");
-        let search = percent_encode(&format!("consumer_name='{consumer}'"));
-        let mut out = Vec::new();
-        for page in 1.. {
-            let url =
-                format!("{base}/api/maestro/v1/resource-bundles?search={search}&page={page}&size=400");
-            let list: Value = self.http.get(&url).send().await?.error_for_status()?.json().await?;
-            let items = list["items"].as_array().cloned().unwrap_or_default();
-            let short = items.len() < 400;
-            out.extend(items);
-            if short {
-                break;
-            }
-        }
-        Ok(out)
     }
 
     /// The played operator takes over each sampled HostedCluster once its agent applied it, and
@@ -532,8 +527,7 @@ impl Bed {
         loop {
             let mut ready = 0;
             for mc in &self.mcs {
-                ready += self
-                    .bundles(&mc.consumer)
+                ready += bundles(&self.http, self.real.var("MAESTRO_API_URL"), &mc.consumer)
                     .await?
                     .iter()
                     .filter(|b| {
@@ -725,6 +719,24 @@ fn feedback_available(bundle: &Value) -> bool {
                 .flatten()
                 .any(|c| c["type"] == "Available" && c["status"] == "True")
         })
+}
+
+/// Every resource bundle of `consumer` in the Maestro at `base` (all pages).
+async fn bundles(http: &reqwest::Client, base: &str, consumer: &str) -> Result<Vec<Value>> {
+    let search = percent_encode(&format!("consumer_name='{consumer}'"));
+    let mut out = Vec::new();
+    for page in 1.. {
+        let url =
+            format!("{base}/api/maestro/v1/resource-bundles?search={search}&page={page}&size=400");
+        let list: Value = http.get(&url).send().await?.error_for_status()?.json().await?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        let short = items.len() < 400;
+        out.extend(items);
+        if short {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Registers one management cluster and has `mgmt-health` report it available.
