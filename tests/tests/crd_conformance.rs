@@ -662,10 +662,10 @@ fn typespec_object(file: &str, name: &str) -> Value {
     panic!("unbalanced {name} literal")
 }
 
-/// What HyperFleet's model lacks and this adapter needs (README, "The cluster spec"): the
-/// Workload Identity extension keys (six service accounts in the spec's project), the issuer
-/// and the pull Secret. The e2e suite's provider-neutral `platform.type "template"` becomes
-/// `gcp`, its keys moved under `platform.gcp`.
+/// What HyperFleet's model lacks and this adapter needs (docs/controlplane.md, "The cluster spec"):
+/// the Workload Identity extension keys (six service accounts in the spec's project), the issuer
+/// and the pull Secret. The e2e suite's provider-neutral `platform.type "template"` becomes `gcp`,
+/// its keys moved under `platform.gcp`.
 fn adapted_to_gcp(spec: &Value) -> Value {
     let mut spec = spec.clone();
     if spec["platform"]["type"] == "template" {

@@ -1237,8 +1237,8 @@ async fn generation_bumps_update_the_work(backend: Backend) {
         &["rolling out a version update", "Target version: 4.17.0"],
     );
     assert_observed_generation(&pulse, 4);
-    // A hub feeds back the first `nodesInfo.nodeVersions` entry only (README, "Status feedback
-    // on a hub").
+    // A hub feeds back the first `nodesInfo.nodeVersions` entry only (docs/controlplane.md,
+    // "Status feedback on a hub").
     let ready_nodes = match backend {
         Backend::Maestro => 5,
         Backend::Hub => 3,

@@ -2,9 +2,9 @@
 //! operator wrote (`../shared/fixtures/hypershift-operator/`: snapshots, create and update
 //! responses, watch events) is fed to the adapter's own mapping as the work agent would report it,
 //! and the Applied / Available / Health (and, while deleting, Finalized) reasons must be the
-//! README's table "What the recorded operator states give" for the object's state. The README's
-//! table is the expectation: a row that the recordings do not reach, a state without a row, or a
-//! state that gives two different results fails.
+//! table of `docs/recorded-operator-states.md` ("What the recorded operator states give") for the
+//! object's state. That table is the expectation: a row that the recordings do not reach, a state
+//! without a row, or a state that gives two different results fails.
 //!
 //! How an object reaches the mapping (the pulse's own functions, nothing re-implemented):
 //! - not being deleted: a work whose manifest the agent reports `Applied`, `Available` and
@@ -146,7 +146,7 @@ fn has_status(object: &Value) -> bool {
     object.get("status").is_some_and(|s| !s.is_null())
 }
 
-/// The README row an object belongs to (the row's first cell, exactly).
+/// The table row an object belongs to (the row's first cell, exactly).
 fn state(r: &Recorded) -> &'static str {
     let o = &r.object;
     let kind = o["kind"].as_str().unwrap();
@@ -382,7 +382,7 @@ fn now_of(r: &Recorded) -> String {
         .unwrap_or_else(|| meta["creationTimestamp"].as_str().unwrap().to_owned())
 }
 
-/// `[Applied, Available, Health, Finalized]` as the README writes them: ``True `Reason` ``, `—`.
+/// `[Applied, Available, Health, Finalized]` as the table writes them: ``True `Reason` ``, `—`.
 fn cells(report: &Report) -> [String; 4] {
     ["Applied", "Available", "Health", "Finalized"].map(|t| {
         report.condition(t).map_or_else(
@@ -418,14 +418,14 @@ fn assert_health_quotes_the_operator(r: &Recorded, report: &Report) {
     );
 }
 
-/// The README's rows: first cell → the four condition cells.
-fn readme_rows() -> BTreeMap<String, [String; 4]> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let start = readme
-        .find(README_SECTION)
-        .unwrap_or_else(|| panic!("no {README_SECTION:?} in README.md"));
-    readme[start..]
+/// The page's rows: first cell → the four condition cells.
+fn documented_rows() -> BTreeMap<String, [String; 4]> {
+    let page = std::fs::read_to_string(format!("{}/../{PAGE}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{PAGE}: {e}"));
+    let start = page
+        .find(TITLE)
+        .unwrap_or_else(|| panic!("no {TITLE:?} in {PAGE}"));
+    page[start..]
         .lines()
         .skip_while(|l| !l.starts_with('|'))
         .take_while(|l| l.starts_with('|'))
@@ -438,17 +438,19 @@ fn readme_rows() -> BTreeMap<String, [String; 4]> {
         .collect()
 }
 
-const README_SECTION: &str = "## What the recorded operator states give";
+/// The page with the table, and its title.
+const PAGE: &str = "docs/recorded-operator-states.md";
+const TITLE: &str = "# What the recorded operator states give";
 
 /// The derived row: the operator stays down past `--deletion-stuck-after`.
 const STUCK_ROW: &str =
     "HostedCluster deleting while the operator is down, judged 31 min after the delete";
 
 #[test]
-fn every_recorded_operator_state_gives_the_readmes_row() {
+fn every_recorded_operator_state_gives_its_documented_row() {
     let Some(dir) = fixtures() else { return };
     let objects = recorded(&dir);
-    let expected = readme_rows();
+    let expected = documented_rows();
     let mut seen: BTreeMap<&str, BTreeSet<[String; 4]>> = BTreeMap::new();
     let mut sources: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &objects {
@@ -482,16 +484,16 @@ fn every_recorded_operator_state_gives_the_readmes_row() {
     let mut problems = Vec::new();
     for (state, outcomes) in &seen {
         match expected.get(*state) {
-            None => problems.push(format!("no README row for {state:?}: {outcomes:?}")),
+            None => problems.push(format!("no row in {PAGE} for {state:?}: {outcomes:?}")),
             Some(row) if outcomes.len() != 1 || !outcomes.contains(row) => problems.push(format!(
-                "{state:?}: README says {row:?}, the recordings give {outcomes:?}"
+                "{state:?}: {PAGE} says {row:?}, the recordings give {outcomes:?}"
             )),
             Some(_) => {}
         }
     }
     for state in expected.keys() {
         if !seen.contains_key(state.as_str()) {
-            problems.push(format!("README row {state:?} matches no recorded object"));
+            problems.push(format!("{PAGE} row {state:?} matches no recorded object"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

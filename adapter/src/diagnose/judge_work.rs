@@ -404,7 +404,7 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
         }
     }
     if available.0 == ConditionStatus::False && available.1 == AWAITING_OPERATOR {
-        return operator_lag_link(id, kind, evidence, &health);
+        return operator_lag_link(id, kind, s.kind.condition_tables(), evidence, &health);
     }
     if health.0 == ConditionStatus::False {
         return Link::new(
@@ -412,7 +412,10 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
             Mark::Broken,
             format!("Health=False {}: {}", health.1, health.2),
             format!("the {kind}'s operator reports a problem ({})", health.1),
-            "the message quotes the operator's condition and says what to do; README: condition reasons and what to do",
+            format!(
+                "the message quotes the operator's condition and says what to do; {}: condition reasons and what to do",
+                s.kind.condition_tables()
+            ),
         );
     }
     match available.0 {
@@ -449,7 +452,10 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
                     Mark::Broken,
                     evidence,
                     format!("the {kind} is not available ({reason})"),
-                    "README: condition reasons and what to do",
+                    format!(
+                        "{}: condition reasons and what to do",
+                        s.kind.condition_tables()
+                    ),
                 )
             }
         }
@@ -462,6 +468,7 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
 fn operator_lag_link(
     id: &'static str,
     kind: &str,
+    tables: &str,
     evidence: String,
     health: &(ConditionStatus, String, String),
 ) -> Link {
@@ -473,7 +480,9 @@ fn operator_lag_link(
             format!(
                 "the HyperShift operator has not observed the {kind} the agent applied, for longer than --operator-stuck-after"
             ),
-            "check that the HyperShift operator runs on the management cluster and read its log for this object; README: AwaitingOperator",
+            format!(
+                "check that the HyperShift operator runs on the management cluster and read its log for this object; {tables}: AwaitingOperator"
+            ),
         )
     } else {
         Link::new(

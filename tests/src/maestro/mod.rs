@@ -151,7 +151,11 @@ impl FakeMaestro {
     /// Starts gRPC and REST servers on `127.0.0.1:0`.
     pub async fn start(opts: FakeOptions) -> anyhow::Result<Self> {
         let state = state::State {
-            consumers: opts.consumers.iter().cloned().collect(),
+            consumers: opts
+                .consumers
+                .iter()
+                .map(|c| (c.clone(), state::Consumer::new()))
+                .collect(),
             agent_delay: opts.agent_delay,
             ack_deletes: opts.ack_deletes,
             status_version_as_string: opts.status_version_as_string,
@@ -253,7 +257,11 @@ impl FakeMaestro {
 
     /// Registers a consumer.
     pub fn add_consumer(&self, name: &str) {
-        self.shared.lock().consumers.insert(name.to_owned());
+        self.shared
+            .lock()
+            .consumers
+            .entry(name.to_owned())
+            .or_default();
     }
 
     /// Plays the object's operator: writes `value` as the status of the object the work `key`
@@ -458,7 +466,7 @@ impl FakeMaestro {
 
     /// The registered consumers, sorted.
     pub fn consumers(&self) -> Vec<String> {
-        self.shared.lock().consumers.iter().cloned().collect()
+        self.shared.lock().consumers.keys().cloned().collect()
     }
 
     /// Live works (no `deleted_at`) on `consumer` whose spec metadata carries the label

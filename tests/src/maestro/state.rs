@@ -100,12 +100,34 @@ impl Resource {
     pub fn object_generation(&self) -> i64 {
         self.object.as_ref().map_or(0, |(g, _)| *g)
     }
-    /// The `data` (ManifestBundle) of the stored spec event.
+    /// The `data` (ManifestBundle) of the stored spec event, as the server decodes and renders it:
+    /// every resource identifier (of `manifestConfigs` and of the `SelectivelyOrphan` rules) has
+    /// a `namespace`, `""` for a cluster-scoped object that the writer left out (a Go string
+    /// without `omitempty`; measured on the real server, REST and status events).
     pub fn bundle(&self) -> Value {
-        self.payload
+        let mut bundle = self
+            .payload
             .get("data")
             .cloned()
-            .unwrap_or_else(|| json!({}))
+            .unwrap_or_else(|| json!({}));
+        let identifiers = bundle
+            .get_mut("manifestConfigs")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("resourceIdentifier"));
+        for id in identifiers.filter_map(Value::as_object_mut) {
+            id.entry("namespace").or_insert_with(|| json!(""));
+        }
+        let rules = bundle
+            .pointer_mut("/deleteOption/selectivelyOrphans/orphaningRules")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten();
+        for rule in rules.filter_map(Value::as_object_mut) {
+            rule.entry("namespace").or_insert_with(|| json!(""));
+        }
+        bundle
     }
 
     /// REST `ResourceBundle` rendering (§4.3).
@@ -152,10 +174,51 @@ pub fn seconds(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// A registered consumer (management cluster) as REST renders it.
+#[derive(Debug, Clone)]
+pub struct Consumer {
+    /// A random UUID, as the server gives one.
+    pub id: String,
+    pub created_at: jiff::Timestamp,
+}
+
+impl Consumer {
+    /// A consumer registered now.
+    pub fn new() -> Consumer {
+        let hex = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        Consumer {
+            id: format!(
+                "{}-{}-4{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[13..16],
+                &hex[16..20],
+                &hex[20..32]
+            ),
+            created_at: jiff::Timestamp::now(),
+        }
+    }
+
+    /// REST `Consumer` (keys as the real server sends them; no `labels` when there are none).
+    pub fn to_rest(&self, name: &str) -> Value {
+        json!({
+            "id": self.id, "kind": "Consumer", "href": format!("/api/maestro/v1/consumers/{}", self.id),
+            "name": name, "created_at": self.created_at.to_string(), "updated_at": self.created_at.to_string(),
+        })
+    }
+}
+
+impl Default for Consumer {
+    fn default() -> Self {
+        Consumer::new()
+    }
+}
+
 /// Mutable state behind one lock.
 #[derive(Debug, Default)]
 pub struct State {
-    pub consumers: BTreeSet<String>,
+    /// Registered consumers by name.
+    pub consumers: BTreeMap<String, Consumer>,
     pub resources: BTreeMap<String, Resource>,
     pub calls: BTreeMap<String, u64>,
     pub received: Vec<CloudEvent>,
@@ -276,7 +339,7 @@ impl Shared {
                 "failed to create resource: maestro-6: This Resource already exists".into(),
             );
         }
-        if !st.consumers.contains(consumer) {
+        if !st.consumers.contains_key(consumer) {
             return Err(
                 "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)"
                     .into(),
@@ -417,8 +480,20 @@ impl Shared {
     }
 
     /// The agent reports status for the current version of `id` (with the injected feedback, if
-    /// any); for a work being deleted, its `Deleting=True` report instead.
+    /// any); for a work being deleted, its `Deleting=True` report instead. A version whose
+    /// manifests it had not applied yet is reported twice, as the real agent does (see
+    /// [`applied_first`]).
     pub fn apply(&self, id: &str) -> bool {
+        self.report(id, true)
+    }
+
+    /// [`Self::apply`] in one report: the answer to a status resync request, which re-sends
+    /// where the work stands.
+    pub fn resync_report(&self, id: &str) -> bool {
+        self.report(id, false)
+    }
+
+    fn report(&self, id: &str, two_reports: bool) -> bool {
         let event = {
             let mut st = self.lock();
             st.sequence += 1;
@@ -437,6 +512,20 @@ impl Shared {
             }
             res.apply_object();
             let status = agent_status(res, sequence, namespaces.as_ref());
+            let mut status = status;
+            // A new manifests version is reported twice (measured on the real agent): first
+            // that it is applied, then with availability and feedback.
+            let first = applied_first(res.status.as_ref(), &status).filter(|_| two_reports);
+            if let Some(mut first) = first {
+                first["SequenceID"] = status["SequenceID"].clone();
+                res.status = Some(first.clone());
+                let _ = self.events.send(status_event(res, &first, as_string));
+                st.sequence += 1;
+                status["SequenceID"] = st.sequence.to_string().into();
+            }
+            let Some(res) = st.resources.get_mut(id) else {
+                return false;
+            };
             res.status = Some(status.clone());
             res.updated_at = jiff::Timestamp::now();
             let event = status_event(res, &status, as_string);
@@ -540,6 +629,65 @@ impl Shared {
         let _ = self.events.send(event);
         true
     }
+}
+
+/// The agent's first report of a new manifests version (the work-level `Applied` of `status`
+/// has an `observedGeneration` the last report's lacks, or there was none), measured on the real
+/// agent: only `Applied` changes — work-level and on each manifest (moved last) — while
+/// `Available`, the other manifest conditions and the feedback stay as last reported (on a
+/// create: `Applied` alone, feedback `{}`). `None` when the version's manifests were reported
+/// already or the apply failed (a failure is one report).
+fn applied_first(previous: Option<&Value>, status: &Value) -> Option<Value> {
+    let applied = |s: &Value| {
+        s["conditions"]
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["type"] == "Applied"))
+            .cloned()
+    };
+    let new_applied = applied(status)?;
+    if new_applied["status"] != "True"
+        || previous
+            .and_then(applied)
+            .is_some_and(|old| old["observedGeneration"] == new_applied["observedGeneration"])
+    {
+        return None;
+    }
+    let empty = json!({"conditions": [], "resourceStatus": []});
+    let mut first = previous.cloned().unwrap_or(empty);
+    first["ObservedVersion"] = status["ObservedVersion"].clone();
+    let replace = |list: &mut Value, condition: Value| {
+        let mut kept: Vec<Value> = list
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .filter(|c| c["type"] != "Applied")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        kept.push(condition);
+        *list = Value::Array(kept);
+    };
+    // Work level: `Applied` replaced where it was (first on a create).
+    let work = first["conditions"].as_array_mut()?;
+    match work.iter_mut().find(|c| c["type"] == "Applied") {
+        Some(c) => *c = new_applied,
+        None => work.insert(0, new_applied),
+    }
+    let manifests = status["resourceStatus"].as_array()?;
+    let mut resource_status = Vec::new();
+    for (i, manifest) in manifests.iter().enumerate() {
+        let mut entry = first["resourceStatus"]
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| json!({"conditions": [], "statusFeedback": {}}));
+        entry["resourceMeta"] = manifest["resourceMeta"].clone();
+        let applied = applied(manifest)?;
+        replace(&mut entry["conditions"], applied);
+        resource_status.push(entry);
+    }
+    first["resourceStatus"] = Value::Array(resource_status);
+    Some(first)
 }
 
 /// One `metav1.Condition`; `lastTransitionTime` is kept from `previous` (the same condition of
@@ -673,13 +821,14 @@ fn agent_status(
                 &now,
             );
             let mut conditions = vec![applied, condition(prev, available, None, &now)];
-            if i == target {
-                let synced = match &res.feedback_sync_failure {
-                    Some((reason, message)) => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
-                    None => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
-                };
-                conditions.push(condition(synced_prev, synced, None, &now));
-            }
+            // Every applied manifest has StatusFeedbackSynced; one without feedback rules says
+            // so with `NoStatusFeedbackSynced` (measured on the real agent).
+            let synced = match (&res.feedback_sync_failure, has_feedback_rules(&configs, &meta)) {
+                (Some((reason, message)), true) if i == target => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
+                (_, true) => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
+                (_, false) => ("StatusFeedbackSynced", "True", "NoStatusFeedbackSynced", ""),
+            };
+            conditions.push(condition(synced_prev, synced, None, &now));
             // The agent keeps the order of the last report; a re-applied `Applied` goes last.
             let order: Vec<Value> = prev
                 .and_then(Value::as_array)
@@ -765,6 +914,20 @@ fn resource_meta(ordinal: usize, manifest: &Value) -> Value {
         "resource": format!("{}s", kind.to_ascii_lowercase()),
         "name": manifest.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default(),
         "namespace": manifest.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
+    })
+}
+
+/// True when a manifestConfig for this manifest has any feedback rule.
+fn has_feedback_rules(configs: &[Value], meta: &Value) -> bool {
+    configs.iter().any(|c| {
+        let id = &c["resourceIdentifier"];
+        id["group"] == meta["group"]
+            && id["resource"] == meta["resource"]
+            && id["name"] == meta["name"]
+            && id.get("namespace").unwrap_or(&Value::String(String::new())) == &meta["namespace"]
+            && c["feedbackRules"]
+                .as_array()
+                .is_some_and(|rules| !rules.is_empty())
     })
 }
 

@@ -5,12 +5,12 @@
 //! reached from the test through a unix socket, its output in a log file, stopped (with its
 //! forwarders) when dropped.
 //!
-//! What it runs is a [`FrameworkSpec`]: a deployment config, a task config, extra `serve`
-//! arguments and the environment, exactly as a Deployment would give them. The environment is
-//! only what the spec holds (plus `PATH`): nothing leaks in from the test process.
-//! [`FrameworkSpec::shipped`] is the project's own deployment (`manifests/hyperfleet/…`, unchanged)
-//! with the environment README "Deploying with HyperFleet" lists; a caller with other files (e.g.
-//! rendered by the framework's Helm chart) builds the spec itself.
+//! What it runs is a [`FrameworkSpec`]: a deployment config, a task config, extra `serve` arguments
+//! and the environment, exactly as a Deployment would give them. The environment is only what the
+//! spec holds (plus `PATH`): nothing leaks in from the test process. [`FrameworkSpec::shipped`] is
+//! the project's own deployment (`manifests/hyperfleet/…`, unchanged) with the environment
+//! docs/deploying.md "Deploying with HyperFleet" lists; a caller with other files (e.g. rendered by
+//! the framework's Helm chart) builds the spec itself.
 //!
 //! ```no_run
 //! # async fn demo(real: &testbed::real::RealSystems, kubeconfig: &std::path::Path) -> anyhow::Result<()> {
@@ -109,8 +109,8 @@ pub struct FrameworkSpec {
 }
 
 impl FrameworkSpec {
-    /// The shipped `deployment`, unchanged, with the Deployment environment of README "Deploying
-    /// with HyperFleet" pointed at the kit: `HYPERFLEET_API_BASE_URL`, the Maestro URLs,
+    /// The shipped `deployment`, unchanged, with the Deployment environment of docs/deploying.md
+    /// "Deploying with HyperFleet" pointed at the kit: `HYPERFLEET_API_BASE_URL`, the Maestro URLs,
     /// `MANAGEMENT_CLUSTER_CONSUMER` = `consumer`, `ADAPTER_IMAGE_TAG` = [`IMAGE_TAG`],
     /// `HYPERFLEET_BROKER_TOPIC` = `topic`, the kit's `BROKER_CONFIG_FILE`, the Kubernetes client
     /// on `kubeconfig` (`HYPERFLEET_KUBERNETES_KUBE_CONFIG_PATH`: the Deployment would use its
@@ -142,7 +142,6 @@ impl FrameworkSpec {
             ),
             ("HYPERFLEET_KUBERNETES_KUBE_CONFIG_PATH", path(kubeconfig)),
             ("HYPERFLEET_API_AUTH_TOKEN_PATH", path(api_token)),
-            ("LOG_LEVEL", "debug".to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))

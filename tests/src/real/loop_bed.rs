@@ -3,8 +3,9 @@
 //! - the project's RBAC as shipped (`manifests/hyperfleet/rbac.yaml` for the framework,
 //!   `manifests/rbac.yaml` for the pulse Jobs) and the two Secrets the Jobs mount, in
 //!   `hyperfleet-system` (the namespace the shipped task configs put the Jobs in);
-//! - a Maestro consumer with its own work agent (the test's management cluster), whose
-//!   HostedClusters and NodePools land in `clusters` on the kit's API server;
+//! - a Maestro consumer named after the suite (`prefix`), with its own work agent (the test's
+//!   management cluster), whose HostedClusters and NodePools land in `clusters` on the kit's API
+//!   server;
 //! - per requested [`Deployment`], a framework instance ([`super::framework`]) with the shipped
 //!   configs, its Kubernetes access a kubeconfig for the framework's ServiceAccount (token from
 //!   the TokenRequest API, so the shipped Role is what it may do), subscribed to a topic of the
@@ -50,15 +51,23 @@ pub const LABEL: &str = "testrun";
 pub const JOB_NAMESPACE: &str = "hyperfleet-system";
 /// The framework's ServiceAccount (`manifests/hyperfleet/rbac.yaml`).
 pub const FRAMEWORK_SERVICE_ACCOUNT: &str = "hypershift-adapter-framework";
-/// `ttlSecondsAfterFinished` the bed gives its pulse Jobs (shipped: 60).
-pub const PULSE_JOB_TTL_SECONDS: i32 = 8;
+/// `ttlSecondsAfterFinished` the bed gives its pulse Jobs (shipped: 60). Short is safe: the TTL
+/// controller deletes a Job in the foreground (measured: the Job stays readable, with its status,
+/// until the garbage collector removed its Pod, several seconds), while the framework reads it on
+/// every event (every second, 2 s after each report); a finished Job it never read only means
+/// the next event creates a fresh one that looks again.
+pub const PULSE_JOB_TTL_SECONDS: i32 = 3;
 
 /// One test's loop.
 pub struct LoopBed {
-    /// The test's id: label value, topic prefix, consumer name.
+    /// The test's id: label value, topic prefix.
     pub id: String,
     /// The test's Maestro consumer (management cluster).
     pub consumer: String,
+    /// The kit's Maestro REST URL (`MAESTRO_API_URL`).
+    pub maestro_api_url: String,
+    /// The kit API server's audit log (every request at level Metadata: who did what).
+    pub audit_log: PathBuf,
     pub api: HyperfleetApi,
     pub kube: kube::Client,
     pub operator: Operator,
@@ -74,7 +83,9 @@ pub struct LoopBed {
 
 impl std::fmt::Debug for LoopBed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoopBed").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("LoopBed")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -98,7 +109,9 @@ impl LoopBed {
         apply_file(&kube, &manifests_dir().join("rbac.yaml")).await?;
         apply_job_secrets(real, &kube).await?;
         ensure_namespace(&kube, MANAGEMENT_NAMESPACE).await?;
-        let consumer = real.consumer(&id);
+        // One consumer (and agent) per suite, not per run: every agent on the kit's one API
+        // server reconciles every AppliedManifestWork there, so agents are not multiplied.
+        let consumer = real.consumer(prefix);
         let kubeconfig = service_account_kubeconfig(
             real,
             &kube,
@@ -117,7 +130,8 @@ impl LoopBed {
                 Deployment::NodePool => Resources::NodePools,
             };
             let topic = format!("{id}-{}", resources.plural());
-            let spec = FrameworkSpec::shipped(*deployment, real, &topic, &consumer, &kubeconfig, &token);
+            let spec =
+                FrameworkSpec::shipped(*deployment, real, &topic, &consumer, &kubeconfig, &token);
             let own = dir.path().join(deployment.name());
             frameworks.push(Framework::start(real, spec, &own).await?);
             let sentinel = SentinelSpec::new(resources, &topic, (LABEL, &id));
@@ -131,10 +145,13 @@ impl LoopBed {
                 root: Some(dir.path().join("kubelet")),
                 ..Default::default()
             },
-        )?;
+        )
+        .await?;
         Ok(LoopBed {
             id,
             consumer,
+            maestro_api_url: real.var("MAESTRO_API_URL").to_owned(),
+            audit_log: real.state_dir().join("logs/kube-audit.log"),
             api: HyperfleetApi::new(real),
             operator: Operator::new(kube.clone()),
             kube,
@@ -163,7 +180,12 @@ impl LoopBed {
     ///
     /// # Errors
     /// When the API refuses it.
-    pub async fn create_cluster(&self, name: &str, labels: &Value, spec: &Value) -> anyhow::Result<Value> {
+    pub async fn create_cluster(
+        &self,
+        name: &str,
+        labels: &Value,
+        spec: &Value,
+    ) -> anyhow::Result<Value> {
         let created = self.api.create_cluster(name, labels, spec).await?;
         let id = created["id"].as_str().context("no id")?.to_owned();
         self.lock_clusters().insert(id.clone());
@@ -191,6 +213,58 @@ impl LoopBed {
     /// Time since [`LoopBed::start`] began.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// How many lines of the frameworks' logs contain every one of `needles`.
+    pub fn framework_log_count(&self, needles: &[&str]) -> usize {
+        self.frameworks
+            .iter()
+            .map(|f| {
+                f.log()
+                    .lines()
+                    .filter(|l| needles.iter().all(|n| l.contains(n)))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// `(user, response code)` of every completed `verb` on `resource` named `name` in
+    /// [`JOB_NAMESPACE`], from the API server's audit log.
+    pub fn audited(&self, verb: &str, resource: &str, name: &str) -> Vec<(String, i64)> {
+        use std::io::BufRead as _;
+        let Ok(file) = std::fs::File::open(&self.audit_log) else {
+            return Vec::new();
+        };
+        let quoted = format!("\"name\":\"{name}\"");
+        std::io::BufReader::new(file)
+            .lines()
+            .map_while(Result::ok)
+            .filter(|l| l.contains(&quoted))
+            .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+            .filter(|e| {
+                e["stage"] == "ResponseComplete"
+                    && e["verb"] == verb
+                    && e["objectRef"]["resource"] == resource
+                    && e["objectRef"]["namespace"] == JOB_NAMESPACE
+            })
+            .map(|e| {
+                let user = e["user"]["username"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                (
+                    user,
+                    e["responseStatus"]["code"].as_i64().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// The framework instance of `deployment` (its log, health port).
+    pub fn framework(&self, deployment: Deployment) -> Option<&Framework> {
+        self.frameworks
+            .iter()
+            .find(|f| f.name() == deployment.name())
     }
 
     /// The last lines of every log of the bed, for a failure's message.
@@ -223,7 +297,10 @@ impl LoopBed {
                     out.push_str(&format!(
                         "  {} {:?}: {}\n",
                         container.name,
-                        container.terminated.as_ref().map(|t| (t.exit_code, &t.reason)),
+                        container
+                            .terminated
+                            .as_ref()
+                            .map(|t| (t.exit_code, &t.reason)),
                         super::process::tail(&container.log_text(), 4)
                     ));
                 }
@@ -275,13 +352,19 @@ impl Drop for LoopBed {
             let clusters: Vec<String> = self.lock_clusters().iter().cloned().collect();
             // The test's runtime may be shutting down: a thread with its own.
             let _ = std::thread::spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
                     return;
                 };
                 runtime.block_on(async {
                     for id in clusters {
-                        api.force_remove(&format!("{}/clusters/{id}", super::hyperfleet_api::PREFIX))
-                            .await;
+                        api.force_remove(&format!(
+                            "{}/clusters/{id}",
+                            super::hyperfleet_api::PREFIX
+                        ))
+                        .await;
                     }
                 });
             })
@@ -344,10 +427,12 @@ async fn shorten_pulse_job_ttls(kube: kube::Client, clusters: Arc<Mutex<BTreeSet
     }
 }
 
-/// The last `lines` lines of a JSON log that are not debug lines.
+/// The last `lines` log lines of a JSON log that are not debug lines (the framework also prints
+/// its trace spans to stdout: not log lines).
 fn interesting(log: &str, lines: usize) -> String {
     let kept: Vec<&str> = log
         .lines()
+        .filter(|l| l.contains(r#""msg":"#) || l.contains(r#""message":"#) || !l.starts_with('{'))
         .filter(|l| !l.contains(r#""level":"DEBUG""#) && !l.contains(r#""level":"debug""#))
         .collect();
     super::process::tail(&kept.join("\n"), lines)

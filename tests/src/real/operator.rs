@@ -191,9 +191,15 @@ impl Operator {
         if let Some(cluster) = object["spec"]["clusterName"].as_str()
             && let Some(hc) = self.hosted_cluster(cluster).await?
         {
-            patch["metadata"]["ownerReferences"] = json!([{
+            // Added beside the work agent's (a merge patch replaces the whole list).
+            let mut owners = object["metadata"]["ownerReferences"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            owners.push(json!({
                 "apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-                "name": cluster, "uid": hc["metadata"]["uid"]}]);
+                "name": cluster, "uid": hc["metadata"]["uid"]}));
+            patch["metadata"]["ownerReferences"] = owners.into();
         }
         let stored = self
             .nodepools()

@@ -108,13 +108,13 @@
 //! generation asking for B is not reflected yet. `data.version` is the completed version,
 //! `data.desired_version` the desired one.
 //!
-//! Generation (README "Which generation a report describes"): every row carries G, the newest of
-//! the pulse's generation and the work's `hyperfleet.io/generation`; Available is True only when
-//! the work carries G, the agent reports it applied with usable feedback, and the HostedCluster is
-//! available with no rollout. Available is `Unknown` only where the adapter could not observe the
-//! management cluster or read its input (backend errors, unreadable cluster, feedback not synced
-//! or invalid); refusals (invalid spec, immutable change, someone else's work) are False so that
-//! HyperFleet stores them. Health is `False` where a person has to act.
+//! Generation (docs/report.md "Which generation a report describes"): every row carries G, the
+//! newest of the pulse's generation and the work's `hyperfleet.io/generation`; Available is True
+//! only when the work carries G, the agent reports it applied with usable feedback, and the
+//! HostedCluster is available with no rollout. Available is `Unknown` only where the adapter could
+//! not observe the management cluster or read its input (backend errors, unreadable cluster,
+//! feedback not synced or invalid); refusals (invalid spec, immutable change, someone else's work)
+//! are False so that HyperFleet stores them. Health is `False` where a person has to act.
 
 use job_report::{ConditionStatus, Report};
 use serde_json::{Map, Value};
@@ -1884,8 +1884,8 @@ mod tests {
         assert_eq!(parse_feedback(&status).unwrap().upgrade(), None);
     }
 
-    /// What a row may say about Available at the generation it carries (README "Which generation
-    /// a report describes").
+    /// What a row may say about Available at the generation it carries (docs/report.md
+    /// "Which generation a report describes").
     #[derive(Debug, Clone, Copy, PartialEq)]
     enum Means {
         /// The work carries G, the agent applied it, the HostedCluster is available at it.

@@ -1,5 +1,5 @@
 //! The `controlplane` pulse in the inventory modes (`--management-clusters-file`,
-//! `--management-clusters-from-api`; README "Placement across management clusters").
+//! `--management-clusters-from-api`; docs/placement.md).
 //!
 //! One search finds the cluster's control-plane works on every consumer. Then:
 //! - one live work → it is used where it is (sticky; the usual flow on it, its first read answered

@@ -63,9 +63,9 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Generation, as for `controlplane` (README "Which generation a report describes"): every row
-//! carries G, the newest of the pulse's generation and the work's; Available is True only when the
-//! work carries G, the agent reports it applied with usable feedback, and the NodePool is ready
+//! Generation, as for `controlplane` (docs/report.md "Which generation a report describes"): every
+//! row carries G, the newest of the pulse's generation and the work's; Available is True only when
+//! the work carries G, the agent reports it applied with usable feedback, and the NodePool is ready
 //! with no rollout; `Unknown` only where the adapter could not observe; refusals are False.
 //!
 //! Health from the NodePool ("the checks below" above) is the first of the five Health rows that
