@@ -405,7 +405,12 @@ pub const MC_PLURAL: &str = "managementclusters";
 
 /// The body of `POST /managementclusters` for one management cluster: the spec the README
 /// defines (`region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`).
-pub fn management_cluster_body(name: &str, region: &str, consumer: &str, max: Option<u64>) -> Value {
+pub fn management_cluster_body(
+    name: &str,
+    region: &str,
+    consumer: &str,
+    max: Option<u64>,
+) -> Value {
     json!({
         "kind": "ManagementCluster",
         "name": name,

@@ -52,7 +52,11 @@ impl ProcTable {
             return table;
         };
         for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
                 continue;
             };
             let Some(stat) = std::fs::read_to_string(entry.path().join("stat"))
@@ -252,7 +256,12 @@ pub fn parse_audit_line(line: &str) -> Option<AuditEvent> {
     if v["stage"] != "ResponseComplete" {
         return None;
     }
-    let text = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let text = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let received: jiff::Timestamp = v["requestReceivedTimestamp"].as_str()?.parse().ok()?;
     Some(AuditEvent {
         username: text("/user/username"),
@@ -389,7 +398,10 @@ mod tests {
         );
         assert_eq!(postgres_database("postgres: checkpointer "), None);
         assert_eq!(postgres_database("postgres: walwriter"), None);
-        assert_eq!(postgres_database("/usr/lib/postgresql/15/bin/postgres -D x"), None);
+        assert_eq!(
+            postgres_database("/usr/lib/postgresql/15/bin/postgres -D x"),
+            None
+        );
     }
 
     #[test]
@@ -420,7 +432,10 @@ mod tests {
         let path = dir.path().join("log");
         std::fs::write(&path, "old\n").unwrap();
         let mut tail = LogTail::at_end(&path);
-        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         write!(file, "one\ntw").unwrap();
         assert_eq!(tail.new_lines().unwrap(), vec!["one"]);
         write!(file, "o\n").unwrap();

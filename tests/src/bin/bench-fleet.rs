@@ -244,14 +244,17 @@ impl World {
     }
 }
 
-
 /// Creates each management cluster's entity on the API (the spec docs/placement.md defines:
 /// `region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`) and has `mgmt-health` report it
 /// available at generation 1, in recording 49's shape, so its `Reconciled` is True.
 fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<()> {
     for mc in mcs {
         let body = management_cluster_body(&mc.name, &mc.region, &mc.consumer, mc.max);
-        let reply = api.call("POST", &format!("{PREFIX}/{MC_PLURAL}"), Some(&body.to_string()));
+        let reply = api.call(
+            "POST",
+            &format!("{PREFIX}/{MC_PLURAL}"),
+            Some(&body.to_string()),
+        );
         if reply.status != 201 {
             bail!(
                 "the API refused management cluster {}: {} {}",
@@ -286,7 +289,11 @@ fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<(
 /// Creates a cluster in `region` on the API, as HyperFleet would (generation 1); returns its id.
 fn create_cluster(api: &FakeHyperfleetApi, region: &str, index: usize) -> Result<String> {
     let body = cluster_body(&cluster_name(region, index), region);
-    let reply = api.call("POST", &format!("{PREFIX}/clusters"), Some(&body.to_string()));
+    let reply = api.call(
+        "POST",
+        &format!("{PREFIX}/clusters"),
+        Some(&body.to_string()),
+    );
     if reply.status != 201 {
         bail!(
             "the API refused cluster {index} in {region}: {} {}",

@@ -301,7 +301,13 @@ impl Bed {
             register(&api, &format!("{run}-{}", mc.consumer), &args.region, mc).await?;
         }
         let names: Vec<String> = (0..args.clusters)
-            .map(|i| padded_name(&format!("{run}-{}-hcp-", args.region), i, CLUSTER_NAME_LENGTH))
+            .map(|i| {
+                padded_name(
+                    &format!("{run}-{}-hcp-", args.region),
+                    i,
+                    CLUSTER_NAME_LENGTH,
+                )
+            })
             .collect();
         let ids = create_clusters(&api, &names, &args.region).await?;
         ensure_namespace(&kube, HOSTED_CLUSTERS).await?;
@@ -312,7 +318,11 @@ impl Bed {
             name.starts_with("maestro-")
                 || matches!(
                     name.as_str(),
-                    "postgres" | "kube-apiserver" | "etcd" | "hyperfleet-api" | "kube-controller-manager"
+                    "postgres"
+                        | "kube-apiserver"
+                        | "etcd"
+                        | "hyperfleet-api"
+                        | "kube-controller-manager"
                 )
         });
         let ports = std::fs::read_to_string(args.state.join("ports"))?;
@@ -326,7 +336,9 @@ impl Bed {
             mcs,
             ids,
             names,
-            dir: tempfile::Builder::new().prefix("bench-real-fleet-").tempdir()?,
+            dir: tempfile::Builder::new()
+                .prefix("bench-real-fleet-")
+                .tempdir()?,
             pids,
             metrics_url: format!("http://127.0.0.1:{}/metrics", metrics_port.trim()),
             ticks: clock_ticks(),
@@ -341,7 +353,10 @@ impl Bed {
         std::fs::write(&token, "bench-real-fleet\n")?;
         Ok([
             ("HYPERFLEET_API_TOKEN_FILE", token.display().to_string()),
-            ("MAESTRO_GRPC_URL", self.real.var("MAESTRO_GRPC_URL").to_owned()),
+            (
+                "MAESTRO_GRPC_URL",
+                self.real.var("MAESTRO_GRPC_URL").to_owned(),
+            ),
             ("MANAGEMENT_CLUSTERS_FROM_API", "true".to_owned()),
             ("JOB_NAMESPACE", JOB_NAMESPACE.to_owned()),
             ("LOG_LEVEL", "warn".to_owned()),
@@ -441,7 +456,9 @@ impl Bed {
     async fn check_placement(&self, placed_on: &[Option<String>]) -> Result<()> {
         let mut held: BTreeMap<String, String> = BTreeMap::new();
         for mc in &self.mcs {
-            for bundle in bundles(&self.http, self.real.var("MAESTRO_API_URL"), &mc.consumer).await? {
+            for bundle in
+                bundles(&self.http, self.real.var("MAESTRO_API_URL"), &mc.consumer).await?
+            {
                 if let Some(name) = bundle["metadata"]["name"].as_str() {
                     held.insert(name.to_owned(), mc.consumer.clone());
                 }
@@ -464,7 +481,12 @@ impl Bed {
                 "  {:<20} {l} / {} ({} from earlier runs)",
                 mc.consumer, mc.max, mc.existing
             );
-            ensure!(l <= mc.max, "{} holds {l}, over its {}", mc.consumer, mc.max);
+            ensure!(
+                l <= mc.max,
+                "{} holds {l}, over its {}",
+                mc.consumer,
+                mc.max
+            );
         }
         Ok(())
     }
@@ -478,7 +500,10 @@ impl Bed {
             let (operator, name) = (operator.clone(), self.names[n].clone());
             async move {
                 while operator.hosted_cluster(&name).await?.is_none() {
-                    ensure!(Instant::now() < deadline, "HostedCluster {name} not applied within {SETTLE:?}");
+                    ensure!(
+                        Instant::now() < deadline,
+                        "HostedCluster {name} not applied within {SETTLE:?}"
+                    );
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 operator
@@ -497,11 +522,12 @@ impl Bed {
     /// the create to the agent's first status.
     async fn first_status_latency(&self, before: &BTreeMap<String, f64>) -> Result<()> {
         let after = self.metrics().await?;
-        let mut latencies: Vec<Duration> =
-            metric_changes(before, &after, |n| n == "resource_first_status_latency_seconds_sum")
-                .values()
-                .map(|s| Duration::from_secs_f64(s.max(0.0)))
-                .collect();
+        let mut latencies: Vec<Duration> = metric_changes(before, &after, |n| {
+            n == "resource_first_status_latency_seconds_sum"
+        })
+        .values()
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+        .collect();
         latencies.sort();
         if latencies.is_empty() {
             println!("first agent status   (Maestro reported no first-status latency)");
@@ -628,7 +654,10 @@ impl Servers {
     fn print(&self, name: &str, pulses: &[Pulse], elapsed: Duration, idle: &BTreeMap<String, f64>) {
         print_phase(name, pulses, elapsed, self.publishes());
         if self.unattributed > 0 {
-            println!("  ({} slot requests in the audit log fell outside every pulse)", self.unattributed);
+            println!(
+                "  ({} slot requests in the audit log fell outside every pulse)",
+                self.unattributed
+            );
         }
         let n = pulses.len() as f64;
         println!(
@@ -649,7 +678,10 @@ impl Servers {
             .iter()
             .map(|(db, d)| format!("{db} {:.2} s", d.as_secs_f64()))
             .collect();
-        println!("  postgres backends alive at the end, by database: {}", live.join(", "));
+        println!(
+            "  postgres backends alive at the end, by database: {}",
+            live.join(", ")
+        );
         let adapters: f64 = pulses.iter().map(|p| p.cpu.as_secs_f64()).sum();
         println!(
             "  {:<26} {adapters:>7.2} s ({:>5.1} %)  {:>7.1} ms/pulse (/usr/bin/time, 10 ms ticks)",
@@ -708,7 +740,12 @@ fn feedback_available(bundle: &Value) -> bool {
         .as_array()
         .into_iter()
         .flatten()
-        .flat_map(|r| r["statusFeedback"]["values"].as_array().into_iter().flatten())
+        .flat_map(|r| {
+            r["statusFeedback"]["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
         .filter(|v| v["name"] == "status")
         .filter_map(|v| v["fieldValue"]["jsonRaw"].as_str())
         .filter_map(|raw| serde_json::from_str::<Value>(raw).ok())
@@ -728,7 +765,13 @@ async fn bundles(http: &reqwest::Client, base: &str, consumer: &str) -> Result<V
     for page in 1.. {
         let url =
             format!("{base}/api/maestro/v1/resource-bundles?search={search}&page={page}&size=400");
-        let list: Value = http.get(&url).send().await?.error_for_status()?.json().await?;
+        let list: Value = http
+            .get(&url)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
         let items = list["items"].as_array().cloned().unwrap_or_default();
         let short = items.len() < 400;
         out.extend(items);
@@ -746,15 +789,24 @@ async fn register(api: &HyperfleetApi, name: &str, region: &str, mc: &Mc) -> Res
         .must("POST", &format!("{PREFIX}/{MC_PLURAL}"), Some(&body))
         .await?;
     let href = created["href"].as_str().context("no href")?;
-    let now = jiff::Timestamp::now().round(jiff::Unit::Second)?.to_string();
+    let now = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)?
+        .to_string();
     let report = mgmt_health_report(&created["generation"], &now, Some(mc.max));
     let (code, answer) = api.put_status(href, &report).await?;
-    ensure!(code == 201, "mgmt-health report for {name}: {code} {answer}");
+    ensure!(
+        code == 201,
+        "mgmt-health report for {name}: {code} {answer}"
+    );
     Ok(())
 }
 
 /// `POST`s every cluster, a few at a time; their ids in the order of `names`.
-async fn create_clusters(api: &HyperfleetApi, names: &[String], region: &str) -> Result<Vec<String>> {
+async fn create_clusters(
+    api: &HyperfleetApi,
+    names: &[String],
+    region: &str,
+) -> Result<Vec<String>> {
     let created = futures::stream::iter(names.iter().map(|name| {
         let body = cluster_body(name, region);
         async move {

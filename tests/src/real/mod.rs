@@ -119,7 +119,8 @@ impl RealSystems {
             )
         })?;
         Ok(RealSystems {
-            kit: std::env::var_os(KIT_ENV).map_or_else(|| PathBuf::from("real-systems"), PathBuf::from),
+            kit: std::env::var_os(KIT_ENV)
+                .map_or_else(|| PathBuf::from("real-systems"), PathBuf::from),
             state: state.to_owned(),
             env: parse_env(&text),
             consumers: Mutex::new(HashSet::new()),
