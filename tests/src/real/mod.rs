@@ -103,6 +103,31 @@ impl RealSystems {
         kit.as_ref()
     }
 
+    /// The kit already running at `state` (`real-systems up --state <state>`), its env file read;
+    /// nothing is started, added or stopped. For the bench binaries, which measure a private kit
+    /// of their own (`docs/benchmarks.md`).
+    ///
+    /// # Errors
+    /// When `state` has no env file (the kit was never brought up there).
+    pub fn attach(state: &Path) -> anyhow::Result<RealSystems> {
+        let env_file = state.join("env");
+        let text = std::fs::read_to_string(&env_file).with_context(|| {
+            format!(
+                "cannot read {}: bring a kit up there first (real-systems up --state {})",
+                env_file.display(),
+                state.display()
+            )
+        })?;
+        Ok(RealSystems {
+            kit: std::env::var_os(KIT_ENV)
+                .map_or_else(|| PathBuf::from("real-systems"), PathBuf::from),
+            state: state.to_owned(),
+            env: parse_env(&text),
+            consumers: Mutex::new(HashSet::new()),
+            private: false,
+        })
+    }
+
     /// A kit of this test process alone, for tests that stop and restart its servers (see the
     /// module doc): all four components, consumer [`PRIVATE_CONSUMERS`], in [`PRIVATE_STATE_DIR`]
     /// under `$TMPDIR`; started on first use (about 15–35 s, after waiting for another test
