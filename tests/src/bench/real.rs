@@ -419,7 +419,7 @@ mod tests {
             super::super::fleet::classify(&request),
             super::super::fleet::RequestKind::LeaseCreate
         );
-        let at = jiff::Timestamp::from(event.received);
+        let at = jiff::Timestamp::try_from(event.received).unwrap();
         assert_eq!(at.to_string(), "2026-11-28T05:49:44.536901Z");
         let started = line.replace("ResponseComplete", "RequestReceived");
         assert!(parse_audit_line(&started).is_none());
@@ -438,7 +438,7 @@ mod tests {
             .unwrap();
         write!(file, "one\ntw").unwrap();
         assert_eq!(tail.new_lines().unwrap(), vec!["one"]);
-        write!(file, "o\n").unwrap();
+        writeln!(file, "o").unwrap();
         assert_eq!(tail.new_lines().unwrap(), vec!["two"]);
         assert!(tail.new_lines().unwrap().is_empty());
     }
