@@ -19,6 +19,8 @@
 //!   [`PULSE_JOB_TTL_SECONDS`] right after the framework creates it, so that the real TTL
 //!   controller removes it sooner: the loop runs as in production, with a faster clock.
 //!
+//! When the bed is dropped, the consumer's works are deleted ([`Sweep`]).
+//!
 //! Every log (frameworks, Sentinels, played kubelet) lives in the bed's temporary directory;
 //! [`LoopBed::diagnostics`] quotes their last lines and [`LoopBed::until`] puts them into a
 //! failure's message. When the test fails the directory is kept and its path printed, and the
@@ -42,6 +44,7 @@ use super::kube_access::{apply, apply_file, ensure_namespace, service_account_ku
 use super::operator::{NAMESPACE as MANAGEMENT_NAMESPACE, Operator};
 use super::sentinel::{Resources, Sentinel, SentinelSpec};
 use super::wait::eventually;
+use super::works::Sweep;
 use super::{RealSystems, unique};
 
 /// The label on every cluster and NodePool of a test (value: the test's id); Sentinel selects by
@@ -79,6 +82,8 @@ pub struct LoopBed {
     kubelet: crate::kubelet::Kubelet,
     serving: Mutex<Vec<crate::kubelet::Serving>>,
     started: Instant,
+    /// The consumer's works, deleted when the bed is dropped (after its frameworks stopped).
+    _works: Sweep,
 }
 
 impl std::fmt::Debug for LoopBed {
@@ -149,6 +154,7 @@ impl LoopBed {
         .await?;
         Ok(LoopBed {
             id,
+            _works: Sweep::consumer(real, &consumer),
             consumer,
             maestro_api_url: real.var("MAESTRO_API_URL").to_owned(),
             audit_log: real.state_dir().join("logs/kube-audit.log"),

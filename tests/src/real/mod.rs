@@ -51,6 +51,7 @@ pub mod process;
 pub mod restart;
 pub mod sentinel;
 pub mod wait;
+pub mod works;
 
 /// Environment variable naming a kit state directory to use (never stopped by tests).
 pub const STATE_ENV: &str = "REAL_SYSTEMS_STATE";

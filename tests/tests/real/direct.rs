@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use testbed::nodepool::{gcp_spec, nodepool_object};
 use testbed::real::operator::{HostedClusterStage, Operator};
+use testbed::real::works::Sweep;
 use testbed::real::{RealSystems, kube_access, unique};
 
 /// How long the real agent may take to apply a work and feed its status back (its status sync
@@ -35,6 +36,8 @@ pub struct Bed {
     pub operator: Operator,
     dir: tempfile::TempDir,
     pulses: AtomicU32,
+    /// The consumer's works, deleted when the test ends.
+    _works: Sweep,
 }
 
 /// Where a pulse reads its cluster or NodePool from.
@@ -131,13 +134,14 @@ impl Bed {
             .unwrap();
         Bed {
             real,
-            consumer,
             cluster_id: testbed::ids::cluster_id(fastrand::u64(..)),
             nodepool_id: testbed::ids::cluster_id(fastrand::u64(..)),
             name: unique(prefix),
             operator: Operator::new(kube),
             dir: tempfile::tempdir().unwrap(),
             pulses: AtomicU32::new(0),
+            _works: Sweep::consumer(real, &consumer),
+            consumer,
         }
     }
 
