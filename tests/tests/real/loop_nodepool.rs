@@ -86,10 +86,8 @@ async fn a_nodepool_through_its_own_deployment_beside_the_control_planes() {
     })
     .await;
     bed.operator.release_hosted_cluster(&hc_name).await.unwrap();
-    bed.until(STEP, "the cluster hard-deleted", || async {
-        Ok(bed.api.get(&cluster_href).await?.is_none().then_some(()))
-    })
-    .await;
+    bed.until_hard_deleted(STEP, "the cluster hard-deleted", &cluster_href)
+        .await;
     step("cluster hard-deleted");
 }
 
@@ -231,10 +229,8 @@ async fn deleted(bed: &LoopBed, href: &str, np_name: &str) {
     })
     .await;
     assert!(bed.operator.release_nodepool(np_name).await.unwrap());
-    bed.until(STEP, "the NodePool hard-deleted by the API", || async {
-        Ok(bed.api.get(href).await?.is_none().then_some(()))
-    })
-    .await;
+    bed.until_hard_deleted(STEP, "the NodePool hard-deleted by the API", href)
+        .await;
     assert_eq!(bed.operator.nodepool(np_name).await.unwrap(), None);
     let work = format!("nodepool-{}", href.rsplit('/').next().unwrap());
     assert_eq!(
