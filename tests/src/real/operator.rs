@@ -228,6 +228,20 @@ impl Operator {
         let object = self.nodepool(name).await?;
         release(&self.nodepools(), name, object).await
     }
+
+    /// Deletes NodePool `name` and lets it go (a test's cleanup of one nothing else deletes).
+    ///
+    /// # Errors
+    /// When the API server refuses.
+    pub async fn delete_nodepool(&self, name: &str) -> anyhow::Result<()> {
+        match self.nodepools().delete(name, &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        self.release_nodepool(name).await?;
+        Ok(())
+    }
 }
 
 /// Removes [`FINALIZER`] from `object` (named `name` in `api`) once it is being deleted.
