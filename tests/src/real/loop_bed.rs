@@ -392,22 +392,12 @@ impl LoopBed {
 
     /// The ids of the consumer's works whose `deletionTimestamp` is older than `age`.
     async fn works_deleting_longer_than(&self, age: Duration) -> Vec<String> {
-        let url = format!("{}/api/maestro/v1/resource-bundles", self.maestro_api_url);
         let search = format!("consumer_name='{}'", self.consumer);
-        let Ok(response) = reqwest::Client::new()
-            .get(&url)
-            .query(&[("search", search.as_str()), ("size", "1000")])
-            .send()
+        let list = super::works::bundles(&reqwest::Client::new(), &self.maestro_api_url, &search)
             .await
-        else {
-            return Vec::new();
-        };
-        let body: Value = response.json().await.unwrap_or_default();
+            .unwrap_or_default();
         let now = jiff::Timestamp::now();
-        body["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        list.iter()
             .filter(|b| {
                 b["metadata"]["deletionTimestamp"]
                     .as_str()

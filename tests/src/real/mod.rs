@@ -192,9 +192,7 @@ impl RealSystems {
     /// # Errors
     /// When the kubeconfig cannot be read.
     pub async fn kube_client(&self) -> anyhow::Result<kube::Client> {
-        let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig())?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-        Ok(kube::Client::try_from(config)?)
+        client_of(self.kubeconfig()).await
     }
 
     /// A consumer of the kit's Maestro with a work agent of its own, registered (and its agent
@@ -252,6 +250,16 @@ impl RealSystems {
         let all: Vec<&str> = text.lines().collect();
         all[all.len().saturating_sub(lines)..].join("\n")
     }
+}
+
+/// A client of the API server `kubeconfig` names, with its credentials.
+///
+/// # Errors
+/// When the kubeconfig cannot be read.
+pub async fn client_of(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    Ok(kube::Client::try_from(config)?)
 }
 
 /// A DNS-label name unique to this test run: `<prefix>-<8 hex>` (at most 63 characters; the

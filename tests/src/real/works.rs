@@ -81,7 +81,7 @@ impl Works {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()?;
-        let kube = kube_client(&self.kubeconfig).await?;
+        let kube = super::client_of(&self.kubeconfig).await?;
         let ids = self.bundles(&http).await?;
         if ids.is_empty() {
             return Ok(());
@@ -117,22 +117,36 @@ impl Works {
 
     /// The ids of the bundles the search selects now.
     async fn bundles(&self, http: &reqwest::Client) -> anyhow::Result<BTreeSet<String>> {
-        let url = format!("{}{BUNDLES}", self.maestro_api_url);
-        let response = http
-            .get(&url)
-            .query(&[("search", self.search.as_str()), ("size", "1000")])
-            .send()
-            .await?;
-        let status = response.status();
-        let body: Value = response.json().await.context("a bundle list")?;
-        anyhow::ensure!(status.is_success(), "GET {url}: {status}: {body}");
-        Ok(body["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        Ok(bundles(http, &self.maestro_api_url, &self.search)
+            .await?
+            .iter()
             .filter_map(|b| b["id"].as_str().map(str::to_owned))
             .collect())
     }
+}
+
+/// The resource bundles the Maestro search `search` selects now (REST, one page of up to 1000).
+///
+/// # Errors
+/// When Maestro cannot be reached or refuses the search.
+pub async fn bundles(
+    http: &reqwest::Client,
+    maestro_api_url: &str,
+    search: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let url = format!("{maestro_api_url}{BUNDLES}");
+    let response = http
+        .get(&url)
+        .query(&[("search", search), ("size", "1000")])
+        .send()
+        .await?;
+    let status = response.status();
+    let mut body: Value = response.json().await.context("a bundle list")?;
+    anyhow::ensure!(status.is_success(), "GET {url}: {status}: {body}");
+    Ok(match body["items"].take() {
+        Value::Array(items) => items,
+        _ => Vec::new(),
+    })
 }
 
 impl Drop for Sweep {
@@ -154,12 +168,6 @@ impl Drop for Sweep {
             Err(_) => eprintln!("real-systems: the sweep of {search} panicked"),
         }
     }
-}
-
-async fn kube_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-    Ok(kube::Client::try_from(config)?)
 }
 
 /// Takes the played operator's finalizer off every object the agent applied for the works `ids`
