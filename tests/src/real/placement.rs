@@ -31,7 +31,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use hypershift_adapter::work::maestro::bundle::{ResourceBundle, ResourceBundleList};
+use hypershift_adapter::work::maestro::bundle::ResourceBundle;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use serde_json::{Map, Value, json};
@@ -40,6 +40,7 @@ use super::agents::add_consumers;
 use super::hyperfleet_api::{HyperfleetApi, PREFIX};
 use super::kube_access::{apply, ensure_namespace, service_account_kubeconfig};
 use super::operator::Operator;
+use super::works::{Sweep, bundles};
 use super::{RealSystems, unique};
 use crate::hyperfleet::fake_api::management::{HEALTH_ADAPTER, PLURAL, health_report};
 
@@ -242,6 +243,9 @@ pub struct PlacementBed {
     adapter_kubeconfig: PathBuf,
     mcs: Mutex<Vec<McEntity>>,
     clusters: Mutex<Vec<Cluster>>,
+    /// Every work this test's pulses published (its source id), deleted when the bed drops
+    /// (`works::Sweep`: works left beside the kit's other agents keep them busy).
+    _works: Sweep,
 }
 
 impl std::fmt::Debug for PlacementBed {
@@ -275,10 +279,12 @@ impl PlacementBed {
             &dir.path().join("adapter.kubeconfig"),
         )
         .await?;
+        let source = format!("hyperfleet-hypershift-adapter-{id}");
         Ok(PlacementBed {
             real,
             region: unique_region(),
-            source: format!("hyperfleet-hypershift-adapter-{id}"),
+            _works: Sweep::source(real, &source),
+            source,
             api: HyperfleetApi::new(real),
             operator: Operator::new(kube.clone()),
             kube,
@@ -550,24 +556,11 @@ impl PlacementBed {
     }
 
     async fn bundles(&self, search: &str) -> anyhow::Result<Vec<ResourceBundle>> {
-        let url = format!(
-            "{}/api/maestro/v1/resource-bundles",
-            self.real.var("MAESTRO_API_URL")
-        );
-        let answer = self
-            .http
-            .get(&url)
-            .query(&[("search", search), ("page", "1"), ("size", "500")])
-            .send()
-            .await
-            .with_context(|| format!("GET {url}"))?;
-        let code = answer.status();
-        let text = answer.text().await?;
-        if !code.is_success() {
-            bail!("GET {url}?search={search}: {code} {text}");
-        }
-        let list: ResourceBundleList = serde_json::from_str(&text)?;
-        Ok(list.items)
+        bundles(&self.http, self.real.var("MAESTRO_API_URL"), search)
+            .await?
+            .into_iter()
+            .map(|b| Ok(serde_json::from_value(b)?))
+            .collect()
     }
 
     /// The placement Lease of `consumer` in this test's namespace, as stored.

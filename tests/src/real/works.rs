@@ -19,7 +19,7 @@
 //! over), until the bundles are gone, at most [`SWEEP_TIMEOUT`]. It never fails the test: what
 //! it could not remove is one line on stderr.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -66,6 +66,12 @@ impl Sweep {
         )
     }
 
+    /// Every work a test published under its own Maestro source id (`MAESTRO_SOURCE_ID`), on any
+    /// consumer: what its pulses placed.
+    pub fn source(real: &RealSystems, source: &str) -> Sweep {
+        Sweep::new(real, format!("source='{source}'"))
+    }
+
     fn new(real: &RealSystems, search: String) -> Sweep {
         Sweep(Works {
             maestro_api_url: real.var("MAESTRO_API_URL").to_owned(),
@@ -76,17 +82,19 @@ impl Sweep {
 }
 
 impl Works {
-    /// Deletes the works now and waits for the agent (at most [`SWEEP_TIMEOUT`]).
+    /// Deletes the works now and waits for the agent (at most [`SWEEP_TIMEOUT`]) on those an
+    /// agent has reported on: a work no agent ever received (its consumer has none, as in the
+    /// placement tests' failover) stays soft-deleted in Maestro, with nothing applied to wait for.
     async fn run(&self) -> anyhow::Result<()> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()?;
         let kube = super::client_of(&self.kubeconfig).await?;
-        let ids = self.bundles(&http).await?;
-        if ids.is_empty() {
+        let works = self.bundles(&http).await?;
+        if works.is_empty() {
             return Ok(());
         }
-        for id in &ids {
+        for id in works.keys() {
             let url = format!("{}{BUNDLES}/{id}", self.maestro_api_url);
             let response = http.delete(&url).send().await?;
             anyhow::ensure!(
@@ -95,14 +103,18 @@ impl Works {
                 response.status()
             );
         }
+        let ids: BTreeSet<String> = works
+            .into_iter()
+            .filter_map(|(id, reported)| reported.then_some(id))
+            .collect();
         let deadline = tokio::time::Instant::now() + SWEEP_TIMEOUT;
         loop {
             release_deleted_objects(&kube, &ids).await?;
-            let left: BTreeSet<String> = self
+            let left: Vec<String> = self
                 .bundles(&http)
                 .await?
-                .intersection(&ids)
-                .cloned()
+                .into_keys()
+                .filter(|id| ids.contains(id))
                 .collect();
             if left.is_empty() {
                 return Ok(());
@@ -115,12 +127,18 @@ impl Works {
         }
     }
 
-    /// The ids of the bundles the search selects now.
-    async fn bundles(&self, http: &reqwest::Client) -> anyhow::Result<BTreeSet<String>> {
+    /// The bundles the search selects now: id → whether an agent has reported on it (a status
+    /// with conditions or resource statuses).
+    async fn bundles(&self, http: &reqwest::Client) -> anyhow::Result<BTreeMap<String, bool>> {
+        let reported = |b: &Value| {
+            ["conditions", "resourceStatus"]
+                .iter()
+                .any(|key| b["status"][key].as_array().is_some_and(|a| !a.is_empty()))
+        };
         Ok(bundles(http, &self.maestro_api_url, &self.search)
             .await?
             .iter()
-            .filter_map(|b| b["id"].as_str().map(str::to_owned))
+            .filter_map(|b| Some((b["id"].as_str()?.to_owned(), reported(b))))
             .collect())
     }
 }
