@@ -106,11 +106,16 @@ impl PlacementBed {
         let job: Job = serde_json::from_value(rendered)?;
         let name = job.metadata.name.clone().context("no Job name")?;
         let jobs: Api<Job> = Api::namespaced(self.kube.clone(), &self.namespace);
-        jobs.create(&PostParams::default(), &job)
+        let created = jobs
+            .create(&PostParams::default(), &job)
             .await
             .with_context(|| format!("create Job {name}"))?;
         let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &self.namespace);
-        let selector = format!("batch.kubernetes.io/job-name={name}");
+        // By the job controller's `controller-uid` label, not the Job's name: a Job of the same
+        // name (the same generation, pulsed again after `delete_job`) may still have its Pod,
+        // which the garbage collector removes after the Job.
+        let uid = created.metadata.uid.context("the created Job has no uid")?;
+        let selector = format!("batch.kubernetes.io/controller-uid={uid}");
         let pod = eventually(POD_CREATED, &format!("the Pod of Job {name}"), || async {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
             Ok(list.items.into_iter().find_map(|p| p.metadata.name))
