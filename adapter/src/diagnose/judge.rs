@@ -514,6 +514,9 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
     };
     let g = obs.object.as_ref().ok().and_then(generation);
     let Some(job) = newest_job(&pulses.jobs, g).0 else {
+        if let Some(link) = stored_refusal(s, obs, g) {
+            return link;
+        }
         let mark = if job_link.mark == Mark::Ok {
             Mark::Ok
         } else {
@@ -577,21 +580,60 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
     let at = job_reported_generation(job)
         .map_or_else(|| "no generation".to_owned(), |g| format!("generation {g}"));
     let evidence = format!("Job {name} reported {at}: {}", conditions.join(", "));
-    if let Some((_, reason, message)) = job_condition(job, "Applied")
-        .filter(|(status, reason, _)| *status == "False" && !TRANSPORT_REASONS.contains(reason))
+    if let Some((_, reason, message)) =
+        job_condition(job, "Applied").filter(|(status, reason, _)| is_refusal(status, reason))
     {
-        return Link::new(
-            ID,
-            Mark::Broken,
-            format!("{evidence}; Applied: {message}"),
-            format!("the adapter refused or could not act ({reason})"),
-            format!(
-                "the message says what to fix; {}: the condition tables",
-                s.kind.condition_tables()
-            ),
-        );
+        return refusal(s, format!("{evidence}; Applied: {message}"), reason);
     }
     Link::ok(ID, evidence)
+}
+
+/// An `Applied` condition in which the adapter refused or could not act: False for a reason that
+/// is not the transport's (those, the management-cluster links diagnose better).
+fn is_refusal(status: &str, reason: &str) -> bool {
+    status == "False" && !TRANSPORT_REASONS.contains(&reason)
+}
+
+/// `job.report` broken by the adapter's refusal (`reason`), `evidence` quoting it.
+fn refusal(s: &Settings, evidence: String, reason: &str) -> Link {
+    Link::new(
+        "job.report",
+        Mark::Broken,
+        evidence,
+        format!("the adapter refused or could not act ({reason})"),
+        format!(
+            "the message says what to fix; {}: the condition tables",
+            s.kind.condition_tables()
+        ),
+    )
+}
+
+/// With no Job left (deleted `ttlSecondsAfterFinished` after it ended), the adapter's report as
+/// the HyperFleet API stores it decides in its place, when it is at the object's generation and
+/// says the adapter refused (e.g. `NoManagementClusterAvailable`): without this, the chain would
+/// go on to blame the missing work, which the adapter never meant to create.
+fn stored_refusal(s: &Settings, obs: &Observations, generation: Option<i64>) -> Option<Link> {
+    let stored = stored_status(obs.statuses.as_ref().ok()?, &s.adapter)?;
+    let at = stored["observed_generation"].as_i64()?;
+    if generation.is_some_and(|g| at < g) {
+        return None;
+    }
+    let applied = hf_condition(&stored["conditions"], "Applied")?;
+    let (status, reason) = (
+        applied["status"].as_str().unwrap_or_default(),
+        applied["reason"].as_str().unwrap_or_default(),
+    );
+    if !is_refusal(status, reason) {
+        return None;
+    }
+    let message = applied["message"].as_str().unwrap_or_default();
+    Some(refusal(
+        s,
+        format!(
+            "no Job to read (a finished Job is deleted 60 s after it ends); the API's stored report at generation {at}: Applied=False {reason}: {message}"
+        ),
+        reason,
+    ))
 }
 
 #[cfg(test)]

@@ -364,3 +364,59 @@ fn a_management_cluster_outage_reported_by_the_pulse_breaks_the_agent_link() {
     );
     assert!(agent.action.contains("mgmt-euw2-01"), "{}", d.text());
 }
+
+/// The adapter's stored report (the HyperFleet API's `statuses` list, in the recorded shape of
+/// `fixtures/hyperfleet/real-api/08-statuses-list.json`) with `Applied=False reason` at
+/// `generation`.
+fn stored_report(generation: i64, reason: &str) -> Value {
+    let condition = |t: &str, status: &str, r: &str, m: &str| json!({"type": t, "status": status, "reason": r, "message": m, "last_transition_time": "2026-11-26T11:59:00Z"});
+    let message =
+        "Not placed: no management cluster can take this control plane: mc-euw2-a: full: 1/1";
+    json!({"items": [{"adapter": "hypershift", "observed_generation": generation,
+        "created_time": "2026-11-26T11:59:00Z", "last_report_time": "2026-11-26T11:59:00Z",
+        "conditions": [condition("Applied", "False", reason, message),
+                       condition("Available", "False", reason, message),
+                       condition("Health", "True", "NoIssues", "no issues")],
+        "data": {}}], "page": 1, "size": 1, "total": 1})
+}
+
+/// A cluster at `generation` whose precondition (validation) holds there.
+fn validated(generation: i64) -> Value {
+    json!({"id": CLUSTER, "generation": generation, "status": {"conditions": [
+        {"type": "ValidationSuccessful", "status": "True", "observed_generation": generation, "reason": "Ready"}]}})
+}
+
+/// Found on the real servers (`real::diagnose_real`): once the refused pulse's Job is gone (its
+/// TTL), its report as the API stores it still decides, at `job.report`; before, the chain went
+/// on and blamed the missing work ("check MAESTRO_SOURCE_ID"), which the adapter never meant
+/// to create. A stored report of an older generation does not decide for the current one.
+#[test]
+fn a_stored_refusal_decides_when_the_job_is_gone() {
+    let mut obs = observations(validated(1), vec![]);
+    obs.statuses = Ok(stored_report(1, "NoManagementClusterAvailable"));
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    let report = link(&d, "job.report");
+    assert_eq!(report.mark, Mark::Broken, "{}", d.text());
+    assert!(
+        report.evidence.contains("stored report at generation 1")
+            && report.evidence.contains("mc-euw2-a: full: 1/1"),
+        "{}",
+        report.evidence
+    );
+    assert!(
+        report.meaning.contains("NoManagementClusterAvailable"),
+        "{}",
+        report.meaning
+    );
+    assert_eq!(d.verdict.link, Some("job.report"), "{}", d.text());
+
+    let mut obs = observations(validated(2), vec![]);
+    obs.statuses = Ok(stored_report(1, "NoManagementClusterAvailable"));
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    assert_ne!(link(&d, "job.report").mark, Mark::Broken, "{}", d.text());
+
+    let mut obs = observations(validated(1), vec![]);
+    obs.statuses = Ok(stored_report(1, "MaestroUnavailable"));
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    assert_ne!(link(&d, "job.report").mark, Mark::Broken, "{}", d.text());
+}
