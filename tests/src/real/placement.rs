@@ -56,11 +56,11 @@ const RETRY_BUDGET_SECONDS: &str = "20";
 /// How many consumers with agents a test may stop ([`own_consumer`]) per test binary run.
 pub const OWN_CONSUMERS: usize = 2;
 
-/// The consumers with their own agents the placement suites use, all registered in one `up` on
-/// first use (each `up` takes the kit's lock and checks every component, 10–40 s on a loaded
-/// machine, and every agent keeps running until the kit's `down`): three `shared` ones, on which
-/// tests keep apart by their Maestro source ids and regions and never stop an agent, and
-/// [`OWN_CONSUMERS`] handed out one per test that stops its agent.
+/// The consumers with their own agents the placement suites use: three `shared` ones, the kit's
+/// base consumers, on which tests keep apart by their Maestro source ids and regions and never
+/// stop an agent, and [`OWN_CONSUMERS`] handed out one per test that stops its agent, all
+/// registered in one `up` on first use (each `up` takes the kit's lock and checks every
+/// component, 10–40 s on a loaded machine, and every agent keeps running until the kit's `down`).
 #[derive(Debug)]
 pub struct SuiteConsumers {
     pub shared: [String; 3],
@@ -74,10 +74,18 @@ pub struct SuiteConsumers {
 pub fn suite_consumers(real: &RealSystems) -> &'static SuiteConsumers {
     static SUITE: OnceLock<SuiteConsumers> = OnceLock::new();
     SUITE.get_or_init(|| {
-        let shared = ["place-1", "place-2", "place-3"].map(unique);
+        // The kit's base consumers, whose agents run anyway: every extra agent on the one API
+        // server adds to the eviction marks on every other agent's AppliedManifestWorks (see
+        // `works`), which slow the owners' status writes.
+        let shared: [String; 3] = super::BASE_CONSUMERS
+            .split(',')
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap_or_else(|base| panic!("three base consumers, not {base:?}"));
         let own: Vec<String> = (0..OWN_CONSUMERS).map(|_| unique("place-own")).collect();
-        let all: Vec<&str> = shared.iter().chain(&own).map(String::as_str).collect();
-        add_consumers(real, &all).unwrap_or_else(|e| panic!("{e:#}"));
+        let own_refs: Vec<&str> = own.iter().map(String::as_str).collect();
+        add_consumers(real, &own_refs).unwrap_or_else(|e| panic!("{e:#}"));
         SuiteConsumers {
             shared,
             own: Mutex::new(own),
