@@ -98,17 +98,27 @@ fuzz_target!(|data: &[u8]| {
             "InvalidClusterSpec" => {
                 assert_reasons(&report, REFUSED, "invalid cluster");
                 assert!(sent.is_empty(), "an invalid spec sent a work");
-                let message = report.condition("Applied").map_or("", |c| c.message.as_str());
+                let message = report
+                    .condition("Applied")
+                    .map_or("", |c| c.message.as_str());
                 assert!(
                     message.contains("\n- ") && !message.contains("internal error"),
                     "the refusal must name the fields: {message}"
                 );
             }
             "ManifestWorkCreated" => {
-                assert!(input.deleted_time.is_none(), "a deleting cluster was created");
+                assert!(
+                    input.deleted_time.is_none(),
+                    "a deleting cluster was created"
+                );
                 assert_eq!(sent.len(), 1, "one work per created cluster");
                 if let Some(crds) = Crds::get() {
-                    assert_work_conforms(&sent[0], "HostedCluster", &crds.hosted_cluster, "cluster");
+                    assert_work_conforms(
+                        &sent[0],
+                        "HostedCluster",
+                        &crds.hosted_cluster,
+                        "cluster",
+                    );
                 }
             }
             // A deleting cluster whose work is gone.
@@ -116,7 +126,9 @@ fuzz_target!(|data: &[u8]| {
                 assert!(input.deleted_time.is_some() && sent.is_empty());
                 assert_eq!(reason(&report, "Finalized"), "CleanupConfirmed");
             }
-            other => panic!("unexpected Applied reason {other:?} for an empty backend\n{report:#?}"),
+            other => {
+                panic!("unexpected Applied reason {other:?} for an empty backend\n{report:#?}")
+            }
         }
     }
 });

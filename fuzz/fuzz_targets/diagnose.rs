@@ -13,7 +13,9 @@
 
 use std::time::Duration;
 
-use hypershift_adapter::diagnose::chain::{EXIT_HEALTHY, EXIT_IN_PROGRESS, EXIT_STUCK, EXIT_UNREADABLE, MAX_LINE, Mark};
+use hypershift_adapter::diagnose::chain::{
+    EXIT_HEALTHY, EXIT_IN_PROGRESS, EXIT_STUCK, EXIT_UNREADABLE, MAX_LINE, Mark,
+};
 use hypershift_adapter::diagnose::judge::{Kind, Observations, Settings};
 use hypershift_adapter::diagnose::judge_all;
 use hypershift_adapter::diagnose::read::{Failure, Pulses, Read};
@@ -24,7 +26,10 @@ use serde_json::Value;
 
 fn part<T: DeserializeOwned>(input: &Value, key: &str) -> Read<T> {
     match input.get(key) {
-        None => Err(Failure::new(Some(503), &format!("GET {key}: upstream unavailable"))),
+        None => Err(Failure::new(
+            Some(503),
+            &format!("GET {key}: upstream unavailable"),
+        )),
         Some(v) => serde_json::from_value(v.clone())
             .map_err(|e| Failure::new(None, &format!("{key}: the answer is not JSON: {e}"))),
     }
@@ -73,13 +78,18 @@ fuzz_target!(|data: &[u8]| {
     let diagnosis = judge_all(&settings(kind), &observations);
     assert_eq!(diagnosis.links.len(), 8, "links: {:?}", diagnosis.links);
     assert!(
-        [EXIT_HEALTHY, EXIT_STUCK, EXIT_UNREADABLE, EXIT_IN_PROGRESS].contains(&diagnosis.exit_code),
+        [EXIT_HEALTHY, EXIT_STUCK, EXIT_UNREADABLE, EXIT_IN_PROGRESS]
+            .contains(&diagnosis.exit_code),
         "exit code {}",
         diagnosis.exit_code
     );
     for link in &diagnosis.links {
         for text in [&link.evidence, &link.meaning, &link.action] {
-            assert!(text.len() <= MAX_LINE && !text.contains('\n'), "{}: {text:?}", link.id);
+            assert!(
+                text.len() <= MAX_LINE && !text.contains('\n'),
+                "{}: {text:?}",
+                link.id
+            );
         }
         if matches!(link.mark, Mark::Broken | Mark::Unknown) {
             assert!(!link.evidence.trim().is_empty(), "{} says nothing", link.id);

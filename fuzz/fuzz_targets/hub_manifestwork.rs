@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(existing) => judge_existing(&existing, "hub ManifestWork"),
         Err(e) => {
             assert!(
-                matches!(e, WorkError::Protocol { .. } | WorkError::MalformedFeedback { .. }),
+                matches!(
+                    e,
+                    WorkError::Protocol { .. } | WorkError::MalformedFeedback { .. }
+                ),
                 "existing_work gave {e:?}"
             );
             let expected = expected_failure_reason(true, &e);

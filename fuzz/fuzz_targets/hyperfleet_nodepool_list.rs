@@ -42,9 +42,15 @@ fuzz_target!(|data: &[u8]| {
         "--maestro-grpc-url",
         "http://maestro-grpc:8090",
     ]);
-    let nodepools = block_on(controlplane::run::load_nodepools(&args, CLUSTER.id.as_deref()));
+    let nodepools = block_on(controlplane::run::load_nodepools(
+        &args,
+        CLUSTER.id.as_deref(),
+    ));
     if let Err(why) = &nodepools {
-        assert!(why.contains("NodePool list file"), "the refusal must name the file: {why}");
+        assert!(
+            why.contains("NodePool list file"),
+            "the refusal must name the file: {why}"
+        );
     }
     let listed = nodepools.as_ref().map_or(0, |p| p.total);
     let inputs = PulseInputs {
@@ -55,7 +61,13 @@ fuzz_target!(|data: &[u8]| {
         control_plane: true,
         ..FakeWorks::default()
     };
-    let pulse = controlplane::run::run_with(&args, &work, CLUSTER.clone(), &inputs, std::future::pending());
+    let pulse = controlplane::run::run_with(
+        &args,
+        &work,
+        CLUSTER.clone(),
+        &inputs,
+        std::future::pending(),
+    );
     let report = block_on(pulse).unwrap_or_else(|e| panic!("configuration error: {e}"));
     assert_writable(&report, "NodePool list");
     assert_reasons(&report, CONTROLPLANE_REASONS, "NodePool list");
@@ -64,7 +76,9 @@ fuzz_target!(|data: &[u8]| {
         "NodePoolsUnknown" => assert!(inputs.nodepools.is_err() && deleted == 0),
         "NodePoolsExist" => {
             assert!(listed > 0 && deleted == 0);
-            let applied = report.condition("Applied").map_or("", |c| c.message.as_str());
+            let applied = report
+                .condition("Applied")
+                .map_or("", |c| c.message.as_str());
             if let Ok(pools) = &inputs.nodepools {
                 assert!(applied.contains(&pools.names()) || pools.names().len() > 1000);
             }

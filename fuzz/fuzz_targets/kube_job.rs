@@ -17,9 +17,24 @@ use status_reporter::job_status::{JobView, patch_body};
 
 fn reports() -> [Report; 2] {
     let mut ready = Report::new(vec![
-        Condition::new("Applied", ConditionStatus::True, "ManifestWorkApplied", "applied"),
-        Condition::new("Available", ConditionStatus::True, "ControlPlaneReady", "ready"),
-        Condition::new("Health", ConditionStatus::True, "NoIssues", "No degradation detected"),
+        Condition::new(
+            "Applied",
+            ConditionStatus::True,
+            "ManifestWorkApplied",
+            "applied",
+        ),
+        Condition::new(
+            "Available",
+            ConditionStatus::True,
+            "ControlPlaneReady",
+            "ready",
+        ),
+        Condition::new(
+            "Health",
+            ConditionStatus::True,
+            "NoIssues",
+            "No degradation detected",
+        ),
     ]);
     ready.observed_generation = Some(3);
     ready.data = json!({"control_plane_endpoint": "https://api.prod-eu-1.hcp.example.com:443",
@@ -39,20 +54,30 @@ fn reports() -> [Report; 2] {
 /// merged by `type`, the first of a type replaced; `null` annotations removed).
 fn patched(view: &JobView, body: &Value) -> JobView {
     let mut annotations = view.annotations.clone();
-    for (k, v) in body["metadata"]["annotations"].as_object().into_iter().flatten() {
+    for (k, v) in body["metadata"]["annotations"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
         match v.as_str() {
             Some(v) => annotations.insert(k.clone(), v.to_owned()),
             None => annotations.remove(k),
         };
     }
     let mut conditions = view.conditions.clone();
-    for c in body["status"]["conditions"].as_array().into_iter().flatten() {
+    for c in body["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let sent = StoredCondition {
             type_: c["type"].as_str().unwrap_or_default().to_owned(),
             status: c["status"].as_str().unwrap_or_default().to_owned(),
             reason: c["reason"].as_str().map(str::to_owned),
             message: c["message"].as_str().map(str::to_owned),
-            last_transition_time: c["lastTransitionTime"].as_str().and_then(|t| t.parse().ok()),
+            last_transition_time: c["lastTransitionTime"]
+                .as_str()
+                .and_then(|t| t.parse().ok()),
         };
         match conditions.iter_mut().find(|s| s.type_ == sent.type_) {
             Some(stored) => *stored = sent,
@@ -76,13 +101,29 @@ fuzz_target!(|data: &[u8]| {
         let Some(body) = patch_body(&view, &report, now()) else {
             continue;
         };
-        let sent = body["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        let sent = body["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for c in &report.conditions {
-            let same: Vec<&Value> = sent.iter().filter(|s| s["type"] == c.type_.as_str()).collect();
-            assert_eq!(same.len(), 1, "condition {} sent {} times", c.type_, same.len());
+            let same: Vec<&Value> = sent
+                .iter()
+                .filter(|s| s["type"] == c.type_.as_str())
+                .collect();
+            assert_eq!(
+                same.len(),
+                1,
+                "condition {} sent {} times",
+                c.type_,
+                same.len()
+            );
             assert_eq!(same[0]["reason"], c.reason.as_str());
         }
-        for (k, v) in body["metadata"]["annotations"].as_object().into_iter().flatten() {
+        for (k, v) in body["metadata"]["annotations"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             if v.is_null() {
                 assert!(k.starts_with(DATA_ANNOTATION_PREFIX), "removed {k}");
             }

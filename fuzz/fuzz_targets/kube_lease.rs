@@ -76,8 +76,16 @@ fuzz_target!(|data: &[u8]| {
     let api = lock.api.as_ref().unwrap_or_else(|e| panic!("{e}"));
     match acquired {
         Acquired::Held(taken) => {
-            assert_ne!(held, Some(true), "a lease held by another was taken: {current:?}");
-            let put = api.replaced.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            assert_ne!(
+                held,
+                Some(true),
+                "a lease held by another was taken: {current:?}"
+            );
+            let put = api
+                .replaced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
             let spec = put
                 .last()
                 .and_then(|l| l.spec.clone())
@@ -93,13 +101,24 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(spec.lease_transitions, Some(transitions.saturating_add(1)));
             }
             block_on(lock.release(taken));
-            let put = api.replaced.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let put = api
+                .replaced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
             let released = put.last().and_then(|l| l.spec.clone()).unwrap_or_default();
             assert_eq!(released.holder_identity.as_deref(), Some(""));
         }
         Acquired::Busy { holder, .. } => {
-            assert_ne!(held, Some(false), "a free or expired lease was not taken: {current:?}");
-            let named = current.spec.as_ref().and_then(|s| s.holder_identity.clone());
+            assert_ne!(
+                held,
+                Some(false),
+                "a free or expired lease was not taken: {current:?}"
+            );
+            let named = current
+                .spec
+                .as_ref()
+                .and_then(|s| s.holder_identity.clone());
             assert_eq!(Some(holder), named, "the busy holder is not the lease's");
         }
         other => panic!("unexpected {other:?}"),

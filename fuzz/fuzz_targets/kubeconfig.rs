@@ -40,7 +40,10 @@ static BESIDE: LazyLock<()> = LazyLock::new(|| {
 });
 
 fn refused(message: &str, path: &Path) {
-    assert!(!message.trim().is_empty(), "a kubeconfig refused without a reason");
+    assert!(
+        !message.trim().is_empty(),
+        "a kubeconfig refused without a reason"
+    );
     let nodes = SourceError::Config {
         path: Some(path.to_owned()),
         message: message.to_owned(),

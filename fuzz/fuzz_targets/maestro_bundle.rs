@@ -10,7 +10,9 @@
 #![no_main]
 
 use hypershift_adapter::work::WorkError;
-use hypershift_adapter::work::maestro::rest::{RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer};
+use hypershift_adapter::work::maestro::rest::{
+    RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer,
+};
 use hypershift_fuzz::{judge_existing, maestro_failure_report};
 use libfuzzer_sys::fuzz_target;
 
@@ -23,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(Some(bundle)) => bundle,
         Ok(None) => panic!("a 200 answer read as no bundle"),
         Err(e) => {
-            assert!(matches!(e, WorkError::Protocol { .. }), "a 200 body gave {e:?}");
+            assert!(
+                matches!(e, WorkError::Protocol { .. }),
+                "a 200 body gave {e:?}"
+            );
             maestro_failure_report(e, "ManifestWorkFailed");
             return;
         }
@@ -31,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
     match bundle.to_existing_work(Some(SOURCE.to_owned())) {
         Ok(existing) => judge_existing(&existing, "bundle"),
         Err(e) => {
-            assert!(matches!(e, WorkError::MalformedFeedback { .. }), "to_existing_work gave {e:?}");
+            assert!(
+                matches!(e, WorkError::MalformedFeedback { .. }),
+                "to_existing_work gave {e:?}"
+            );
             maestro_failure_report(e, "InvalidFeedback");
         }
     }

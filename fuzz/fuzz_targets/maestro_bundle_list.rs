@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let list: ResourceBundleList = match decode_answer(BASE, &url, 200, data) {
         Ok(list) => list,
         Err(e) => {
-            assert!(matches!(e, WorkError::Protocol { .. }), "a 200 body gave {e:?}");
+            assert!(
+                matches!(e, WorkError::Protocol { .. }),
+                "a 200 body gave {e:?}"
+            );
             maestro_failure_report(e, "ManifestWorkFailed");
             return;
         }

@@ -32,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
             return;
         };
         let event = CloudEvent::from_json(&json);
-        assert_protocol(event.as_ref().map(|_| ()).map_err(Clone::clone), "from_json");
+        assert_protocol(
+            event.as_ref().map(|_| ()).map_err(Clone::clone),
+            "from_json",
+        );
         match event {
             Ok(event) => event,
             Err(_) => return,
@@ -43,7 +46,10 @@ fuzz_target!(|data: &[u8]| {
             return;
         };
         let event = CloudEvent::from_proto(&wire);
-        assert_protocol(event.as_ref().map(|_| ()).map_err(Clone::clone), "from_proto");
+        assert_protocol(
+            event.as_ref().map(|_| ()).map_err(Clone::clone),
+            "from_proto",
+        );
         match event {
             Ok(event) => event,
             Err(_) => return,
@@ -69,7 +75,10 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let status = StatusEvent::decode(&event);
-    assert_protocol(status.as_ref().map(|_| ()).map_err(Clone::clone), "StatusEvent::decode");
+    assert_protocol(
+        status.as_ref().map(|_| ()).map_err(Clone::clone),
+        "StatusEvent::decode",
+    );
     if let Ok(status) = status {
         let _ = status.is_deleted();
     }

@@ -19,7 +19,9 @@ use std::time::Duration;
 use hypershift_adapter::work::WorkError;
 use hypershift_adapter::work::maestro::bundle::ResourceBundle;
 use hypershift_adapter::work::maestro::error::from_grpc_call;
-use hypershift_adapter::work::maestro::rest::{RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer};
+use hypershift_adapter::work::maestro::rest::{
+    RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer,
+};
 use hypershift_adapter::work::sync::Failure;
 use hypershift_fuzz::{expected_failure_reason, failure_report};
 use libfuzzer_sys::fuzz_target;
@@ -65,7 +67,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(bundle) => panic!("HTTP {status} was read as a bundle: {bundle:?}"),
         Err(e) => e,
     };
-    assert!(!error.message().is_empty(), "an error without words: {error:?}");
+    assert!(
+        !error.message().is_empty(),
+        "an error without words: {error:?}"
+    );
     rows(&error);
     // The same answer to the GET of one bundle: `maestro-7` is "no such bundle".
     match bundle_or_none(BASE, &url, Err(error)) {

@@ -28,7 +28,8 @@ fuzz_target!(|data: &[u8]| {
         Ok(inventory) => inventory,
         Err(detail) => {
             assert!(
-                detail.contains("MANAGEMENT_CLUSTERS_FILE") && detail.contains(&*path.to_string_lossy()),
+                detail.contains("MANAGEMENT_CLUSTERS_FILE")
+                    && detail.contains(&*path.to_string_lossy()),
                 "the refusal must name the file and its setting: {detail}"
             );
             let report = report_of(inventory_unavailable_conditions(&detail));
@@ -39,7 +40,12 @@ fuzz_target!(|data: &[u8]| {
     };
     // The regions asked for: the recordings' and each entity's own.
     let mut regions = vec!["us-east1".to_owned(), "europe-west2".to_owned()];
-    regions.extend(inventory.iter().filter_map(|mc| mc.spec.as_ref().ok()).map(|s| s.region.clone()));
+    regions.extend(
+        inventory
+            .iter()
+            .filter_map(|mc| mc.spec.as_ref().ok())
+            .map(|s| s.region.clone()),
+    );
     regions.truncate(4);
     for mc in &inventory {
         assert!(!mc.name.is_empty());
@@ -52,7 +58,11 @@ fuzz_target!(|data: &[u8]| {
     }
     for region in &regions {
         let (eligible, mut passed) = screen(region, &inventory, None);
-        assert_eq!(eligible.len() + passed.len(), inventory.len(), "every entity is judged once");
+        assert_eq!(
+            eligible.len() + passed.len(),
+            inventory.len(),
+            "every entity is judged once"
+        );
         let loaded: Vec<_> = eligible
             .into_iter()
             .enumerate()
@@ -68,13 +78,21 @@ fuzz_target!(|data: &[u8]| {
             assert!(*load < candidate.max, "a full candidate was ranked");
             let mc = inventory
                 .iter()
-                .find(|mc| mc.spec.as_ref().is_ok_and(|s| s.maestro_consumer == candidate.consumer))
+                .find(|mc| {
+                    mc.spec
+                        .as_ref()
+                        .is_ok_and(|s| s.maestro_consumer == candidate.consumer)
+                })
                 .unwrap_or_else(|| panic!("a ranked candidate is not in the inventory"));
             let spec = mc.spec.as_ref().unwrap_or_else(|e| panic!("{e}"));
             assert!(!spec.cordoned);
         }
         for p in &passed {
-            assert!(!p.reason.is_empty(), "{} passed over without a reason", p.name);
+            assert!(
+                !p.reason.is_empty(),
+                "{} passed over without a reason",
+                p.name
+            );
         }
         if ranked.is_empty() {
             let message = none_available_message(region, &passed);

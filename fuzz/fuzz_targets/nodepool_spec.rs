@@ -98,14 +98,19 @@ fuzz_target!(|data: &[u8]| {
             INVALID_NODE_POOL_SPEC => {
                 assert_reasons(&report, REFUSED, "invalid NodePool");
                 assert!(sent.is_empty(), "an invalid spec sent a work");
-                let message = report.condition("Applied").map_or("", |c| c.message.as_str());
+                let message = report
+                    .condition("Applied")
+                    .map_or("", |c| c.message.as_str());
                 assert!(
                     message.contains("\n- ") && !message.contains("internal error"),
                     "the refusal must name the fields: {message}"
                 );
             }
             "ManifestWorkCreated" => {
-                assert!(input.deleted_time.is_none(), "a deleting NodePool was created");
+                assert!(
+                    input.deleted_time.is_none(),
+                    "a deleting NodePool was created"
+                );
                 assert_eq!(sent.len(), 1, "one work per created NodePool");
                 if let Some(crds) = Crds::get() {
                     assert_work_conforms(&sent[0], "NodePool", &crds.node_pool, "NodePool");

@@ -33,7 +33,10 @@ fn patch(report: &Report) {
     };
     let body = patch_body(&view, report, now())
         .unwrap_or_else(|| panic!("a Job without conditions already says this report"));
-    let conditions = body["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let conditions = body["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(conditions.len(), report.conditions.len());
     for (c, sent) in report.conditions.iter().zip(&conditions) {
         assert_eq!(sent["type"], c.type_.as_str());

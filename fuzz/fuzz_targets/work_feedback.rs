@@ -37,18 +37,26 @@ fn judge(status: &Value, what: &str) {
     let report = controlplane::report_found(WORK, Some(status), Some(2));
     assert_writable(&report, what);
     assert_reasons(&report, CONTROLPLANE_REASONS, what);
-    let data = report.data.as_ref().unwrap_or_else(|| panic!("{what}: no data"));
+    let data = report
+        .data
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no data"));
     for key in [
         controlplane::DATA_CONTROL_PLANE_ENDPOINT,
         controlplane::DATA_VERSION,
         controlplane::DATA_DESIRED_VERSION,
     ] {
-        assert!(data.get(key).is_some_and(Value::is_string), "{what}: data.{key}");
+        assert!(
+            data.get(key).is_some_and(Value::is_string),
+            "{what}: data.{key}"
+        );
     }
     let controlplane_ok = controlplane::parse_feedback(status).is_ok();
     assert_eq!(
         controlplane_ok,
-        report.condition("Available").is_some_and(|c| c.reason != "InvalidFeedback"),
+        report
+            .condition("Available")
+            .is_some_and(|c| c.reason != "InvalidFeedback"),
         "{what}: InvalidFeedback exactly when the status does not parse"
     );
 
@@ -91,5 +99,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let deletion = ObjectDeletion::from_manifest(Some(&manifest));
     assert!(!deletion.gone);
-    assert!(deletion.deletion_timestamp.as_deref().is_none_or(|t| !t.is_empty()));
+    assert!(
+        deletion
+            .deletion_timestamp
+            .as_deref()
+            .is_none_or(|t| !t.is_empty())
+    );
 });

@@ -136,11 +136,9 @@ impl Crds {
     /// The CRDs, loaded once.
     pub fn get() -> Option<&'static Crds> {
         static CRDS: LazyLock<Option<Crds>> = LazyLock::new(|| {
-            let dir =
-                job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds")?;
-            let schema = |file: &str, version: &str| {
-                testbed::openapi::crd_schema(&dir.join(file), version)
-            };
+            let dir = job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/crds")?;
+            let schema =
+                |file: &str, version: &str| testbed::openapi::crd_schema(&dir.join(file), version);
             Some(Crds {
                 hosted_cluster: schema(
                     "hostedclusters.hypershift.openshift.io-TechPreviewNoUpgrade.yaml",
@@ -248,7 +246,8 @@ pub fn control_plane(cluster_id: &str) -> ExistingWork {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        let (namespace, name) = hypershift_adapter::hypershift::hostedcluster::hosted_cluster_ref(&spec);
+        let (namespace, name) =
+            hypershift_adapter::hypershift::hostedcluster::hosted_cluster_ref(&spec);
         let condition = |type_: &str| WorkCondition {
             type_: type_.to_owned(),
             status: "True".to_owned(),
@@ -292,7 +291,10 @@ pub fn control_plane(cluster_id: &str) -> ExistingWork {
                     .collect(),
                 values: BTreeMap::from([("status".to_owned(), status)]),
             }],
-            conditions: ["Applied", "Available"].into_iter().map(condition).collect(),
+            conditions: ["Applied", "Available"]
+                .into_iter()
+                .map(condition)
+                .collect(),
             version: Some(1),
             observed_version: Some(1),
             workload,
@@ -458,14 +460,23 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
         consumer: CONSUMER,
         name: "hostedcluster-019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b",
     };
-    let (namespace, name) = place_in(&existing.workload, hostedcluster::KIND, ("clusters", "prod-eu-1"));
+    let (namespace, name) = place_in(
+        &existing.workload,
+        hostedcluster::KIND,
+        ("clusters", "prod-eu-1"),
+    );
     let report = controlplane::report_observed(work, existing, (&namespace, &name), held);
     assert_writable(&report, what);
     assert_reasons(&report, CONTROLPLANE_REASONS, what);
     // A pulse older and one newer than the work.
     let stale = outcome::stale_generation(work, report.clone(), 1, held.unwrap_or(2).max(2));
     assert_writable(&stale, what);
-    let updated = controlplane::report_updated(work, report, held, Some(held.unwrap_or(0).saturating_add(1)));
+    let updated = controlplane::report_updated(
+        work,
+        report,
+        held,
+        Some(held.unwrap_or(0).saturating_add(1)),
+    );
     assert_writable(&updated, what);
     assert_reasons(&updated, CONTROLPLANE_REASONS, what);
 
@@ -478,7 +489,11 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
             let refused =
                 controlplane::report_immutable_change(work, observed, &changes, Some(9), held);
             assert_writable(&refused, what);
-            assert_eq!(reason(&refused, "Applied"), "ImmutableFieldChanged", "{what}");
+            assert_eq!(
+                reason(&refused, "Applied"),
+                "ImmutableFieldChanged",
+                "{what}"
+            );
         }
     }
 
@@ -508,7 +523,11 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
         consumer: CONSUMER,
         name: "nodepool-01a01e83-2b42-79c4-a5e8-d17b3a6f0c41",
     };
-    let (namespace, name) = place_in(&existing.workload, np::KIND, ("clusters", "workers-europe2"));
+    let (namespace, name) = place_in(
+        &existing.workload,
+        np::KIND,
+        ("clusters", "workers-europe2"),
+    );
     let desired = find_in(&existing.workload, np::KIND).map_or_else(default_desired, Desired::of);
     let clock = MachinesClock {
         now: now(),
@@ -530,7 +549,10 @@ fn pulse_hosted_cluster() -> (
             .unwrap_or_else(|e| panic!("the nested cluster fixture: {e}"));
         let spec = ClusterSpec::validate(CLUSTER_ID, input.name.as_deref(), &input.spec)
             .unwrap_or_else(|v| panic!("the nested cluster fixture is invalid: {v:?}"));
-        (hypershift_adapter::hypershift::hostedcluster::hosted_cluster(&spec), spec)
+        (
+            hypershift_adapter::hypershift::hostedcluster::hosted_cluster(&spec),
+            spec,
+        )
     });
     (&HC.0, HC.1.names)
 }
