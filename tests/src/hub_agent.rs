@@ -28,6 +28,8 @@ pub struct HubAgent {
     /// The fake Maestro whose agent stands in; its knobs steer what the agent reports.
     pub maestro: FakeMaestro,
     consumer: String,
+    /// The hub `metadata.generation` of each work the agent took last.
+    taken: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
 impl HubAgent {
@@ -42,18 +44,27 @@ impl HubAgent {
         Ok(HubAgent {
             maestro,
             consumer: consumer.to_owned(),
+            taken: std::sync::Mutex::default(),
         })
     }
 
-    /// Gives the agent the hub's ManifestWork `name` as it is now (once; later changes on the hub
-    /// are not seen) and lets it apply it. Fails if the hub has no such work.
+    /// Gives the agent the hub's ManifestWork `name` as it is now and lets it apply it: the first
+    /// time, and again whenever the hub's work has a newer `metadata.generation` than the agent
+    /// took last (an update). Fails if the hub has no such work.
     pub async fn receive(&self, server: &ApiServer, name: &str) -> anyhow::Result<()> {
-        if self.maestro.resource(name).is_some() {
-            return Ok(());
-        }
         let mut work = server
             .object(WORKS, "manifestworks", Some(&self.consumer), name)
             .ok_or_else(|| anyhow::anyhow!("no ManifestWork {name} on the hub"))?;
+        let generation = work["metadata"]["generation"].as_i64().unwrap_or(0);
+        let taken = self
+            .taken
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(name)
+            .copied();
+        if taken.is_some_and(|g| g >= generation) {
+            return Ok(());
+        }
         if let Some(map) = work.as_object_mut() {
             map.remove("status");
         }
@@ -64,11 +75,19 @@ impl HubAgent {
             hypershift_adapter::work::backend::DEFAULT_SOURCE_ID,
             self.consumer.clone(),
         );
-        MaestroWorkClient::new(config)?.create(&work).await?;
+        let client = MaestroWorkClient::new(config)?;
+        match client.get(name).await? {
+            Some(current) => client.update(&work, &current).await?,
+            None => client.create(&work).await?,
+        }
         anyhow::ensure!(
             self.maestro.apply(name),
             "the agent did not take ManifestWork {name}"
         );
+        self.taken
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned(), generation);
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod binaries;
 pub mod csr;
+pub mod docs;
 // Test support only: a panic on a malformed fixture is a failed test.
 pub mod hub_agent;
 #[allow(clippy::unwrap_used, clippy::expect_used)]

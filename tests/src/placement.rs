@@ -1,9 +1,9 @@
 //! A world of several management clusters for placement (issue 17): one fake Maestro with a
 //! consumer and a work agent per management cluster, and one fake HyperFleet API serving a
-//! `ManagementCluster` entity per management cluster (the spec the README defines), each reported
-//! healthy or not by the `mgmt-health` adapter, and a fake Kubernetes API server holding the
-//! placement leases (`KUBECONFIG`, `JOB_NAMESPACE` in [`PlacementWorld::adapter_env`]). The end-to-end tests, `local-pulse --scenario
-//! placement` and the fleet bench build on it.
+//! `ManagementCluster` entity per management cluster (the spec docs/placement.md defines), each
+//! reported healthy or not by the `mgmt-health` adapter, and a fake Kubernetes API server holding
+//! the placement leases (`KUBECONFIG`, `JOB_NAMESPACE` in [`PlacementWorld::adapter_env`]). The
+//! end-to-end tests, `local-pulse --scenario placement` and the fleet bench build on it.
 //!
 //! ```no_run
 //! # use testbed::placement::{McSpec, PlacementWorld};

@@ -33,6 +33,23 @@ pub fn nodes_job_name(cluster_id: &str, generation: i32) -> String {
     format!("hs-nodes-{cluster_id}-g{generation}")
 }
 
+/// A Job template (`manifests/job.yaml`, `manifests/nodepool-job.yaml`) with its Go-template
+/// placeholders (`{{ .name }}`) replaced by `values`, parsed.
+///
+/// # Errors
+/// When a placeholder is left or the result is not YAML.
+pub fn render_template(text: &str, values: &[(&str, String)]) -> anyhow::Result<Value> {
+    let mut rendered = text.to_owned();
+    for (placeholder, value) in values {
+        rendered = rendered.replace(&format!("{{{{ .{placeholder} }}}}"), value);
+    }
+    if let Some(at) = rendered.find("{{") {
+        let line = rendered[at..].lines().next().unwrap_or_default();
+        anyhow::bail!("a placeholder is left: {line}");
+    }
+    Ok(serde_saphyr::from_str(&rendered)?)
+}
+
 /// Names of a seeded Job and its Pod.
 #[derive(Debug, Clone)]
 pub struct PulseJob {
@@ -109,6 +126,47 @@ impl PulseJob {
         PulseJob {
             namespace: namespace.to_owned(),
             job: job.to_owned(),
+            pod,
+        }
+    }
+
+    /// Seeds `job` (a rendered Job template such as `manifests/job.yaml`) and the Pod its Job
+    /// controller would create from it: named `<job>-x7k2p`, the template's labels and
+    /// annotations with the job-name and controller-uid labels the API server added, owned by
+    /// the Job, the template's spec (the fake's ServiceAccount admission adds the token volume).
+    /// A Job or Pod of the same name is replaced.
+    pub fn seed_job(server: &ApiServer, job: Value) -> PulseJob {
+        let namespace = job["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_owned();
+        let stored = server.create_job(&namespace, job);
+        let name = stored["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let pod = format!("{name}-x7k2p");
+        let template = &stored["spec"]["template"];
+        server.delete_object("/api/v1", "pods", Some(&namespace), &pod);
+        server.create_pod(
+            &namespace,
+            json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {
+                    "name": pod, "namespace": namespace,
+                    "labels": template["metadata"]["labels"],
+                    "annotations": template["metadata"]["annotations"],
+                    "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
+                        "uid": stored["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}],
+                },
+                "spec": template["spec"],
+                // Not yet run by a kubelet (the fake would otherwise default it to running).
+                "status": {"phase": "Pending"},
+            }),
+        );
+        PulseJob {
+            namespace,
+            job: name,
             pod,
         }
     }

@@ -1,22 +1,30 @@
-//! One pulse through the real binaries, as HyperFleet sees it: the pulse Job and its Pod are
-//! seeded into the fake API server ([`PulseJob`], a fresh Job each pulse as after its TTL), the
-//! built `status-reporter` and `hypershift-adapter controlplane` (or `nodepool`) run as the
-//! Pod's two containers sharing a results directory ([`crate::kubelet`] marks the adapter
-//! container terminated), and the outcome is the Job as the framework reads it: its conditions
-//! and annotations.
+//! One pulse through the real binaries, as HyperFleet sees it: the pulse Job and the Pod its
+//! controller would create are seeded into the fake API server ([`PulseJob::seed_job`], a fresh
+//! Job each pulse as after its TTL), the kubelet ([`crate::kubelet`], through the fake's HTTP API)
+//! runs the built `hypershift-adapter controlplane` (or `nodepool`) and `status-reporter` as the
+//! Pod's two containers sharing the `/results` emptyDir, and the outcome is the Job as the
+//! framework reads it: its conditions and annotations.
+//!
+//! The Pod is `manifests/job.yaml`'s shape with the test's adapter env: the reporter's env of the
+//! template (downward API), the Job's ServiceAccount (its token from the fake's TokenRequest API),
+//! `FallbackToLogsOnError`. Unlike the template it runs as root and mounts this machine's
+//! temporary directory at the same path, so the files a test names in the env (cluster specs,
+//! tokens, kubeconfigs under its temp dir) are there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
-use crate::kubelet::{TerminationMessage, play_kubelet, spawn};
+use crate::kubelet::{Kubelet, KubeletConfig, PULSE_TIMEOUT, PodRun};
 use crate::pulse_job::PulseJob;
 
 /// The namespace of the pulse Jobs.
 pub const NAMESPACE: &str = "hyperfleet";
 /// `activeDeadlineSeconds` of the seeded Jobs.
 const ACTIVE_DEADLINE_SECONDS: i64 = 600;
+/// The ServiceAccount of the Jobs (`manifests/rbac.yaml`).
+const SERVICE_ACCOUNT: &str = "hypershift-adapter";
 
 /// A finished pulse: the containers' exit codes and logs, and the Job as stored afterwards.
 #[derive(Debug, Clone)]
@@ -87,14 +95,12 @@ impl JobPulse {
 
 /// Runs one pulse of Job `job_name` in [`NAMESPACE`], its adapter container running
 /// `hypershift-adapter controlplane`: `adapter_env` is the adapter container's whole environment
-/// except `RESULTS_OUTPUT_PATH` and `TERMINATION_MESSAGE_PATH` (an entry there overrides them);
-/// the adapter's termination message is read as the kubelet reads it; the reporter's is that of `manifests/job.yaml`
-/// ([`PulseJob::reporter_env`]) with a kubeconfig for `server`. `dir` is the Pod's emptyDir (the
-/// report of an earlier pulse is removed first) and holds the logs.
+/// but `RESULTS_OUTPUT_PATH` (`/results/adapter-report.json`, the emptyDir; an entry there
+/// overrides it); the reporter's is that of `manifests/job.yaml`. `dir` holds the kubelet's pod
+/// directories (volumes, logs).
 ///
 /// # Panics
-/// When the directory or the logs cannot be written or read, or a binary cannot start (a test
-/// set-up failure).
+/// When the kubelet cannot run the Pod (a test set-up failure).
 pub async fn run(
     server: &ApiServer,
     dir: &Path,
@@ -131,73 +137,93 @@ async fn run_check(
     job_name: &str,
     adapter_env: &[(String, String)],
 ) -> JobPulse {
-    let results_dir = dir.join("results");
-    std::fs::create_dir_all(&results_dir).expect("create the results directory");
-    let results = results_dir.join("adapter-report.json");
-    let _ = std::fs::remove_file(&results);
-    let kubeconfig = server.write_kubeconfig(dir);
+    server.put_object(
+        "/api/v1",
+        Some(NAMESPACE),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT}}),
+    );
+    let job = PulseJob::seed_job(server, job(job_name, check, adapter_env));
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).expect("the fake's kubeconfig");
+    let config = KubeletConfig {
+        root: Some(dir.join("kubelet")),
+        max_pod_runtime: PULSE_TIMEOUT,
+        ..KubeletConfig::default()
+    };
+    let kubelet = Kubelet::new(kubeconfig, config).await.expect("a kubelet");
+    let run = kubelet
+        .run(&job.namespace, &job.pod)
+        .await
+        .expect("the kubelet runs the pod");
+    outcome(server, job_name, &run)
+}
 
-    let job = seed(server, job_name, check);
-    let logs = |name: &str| -> PathBuf { dir.join(format!("{name}.log")) };
-    let mut reporter = spawn(
-        "status-reporter",
-        &crate::binaries::path("status-reporter"),
-        &[],
-        job.reporter_env(&kubeconfig, &results),
-        &logs("status-reporter"),
-        false,
-    )
-    .expect("start the status-reporter");
-    let results_env = ("RESULTS_OUTPUT_PATH".to_owned(), path(&results));
-    let termination = TerminationMessage::prepare(dir, "adapter", &logs("adapter"))
-        .expect("create the termination message file");
-    // The test's own entries come last, so it may move the report (e.g. somewhere unwritable).
-    let mut adapter = spawn(
-        "adapter",
-        &crate::binaries::path("hypershift-adapter"),
-        &[check],
-        [results_env, termination.env()]
-            .into_iter()
-            .chain(adapter_env.iter().cloned()),
-        &logs("adapter"),
-        false,
-    )
-    .expect("start the adapter");
-    let (adapter_code, reporter_code) = play_kubelet(
-        server,
-        &job,
-        &mut adapter.child,
-        &mut reporter.child,
-        true,
-        Some(&termination),
-    )
-    .await;
-    adapter.flush().await;
-    reporter.flush().await;
-    let read = |name: &str| std::fs::read_to_string(logs(name)).expect("read a container log");
+fn outcome(server: &ApiServer, job_name: &str, run: &PodRun) -> JobPulse {
+    let container = |name: &str| run.container(name);
+    let code = |name: &str| container(name).and_then(crate::kubelet::ContainerRun::exit_code);
+    let log = |name: &str| {
+        container(name)
+            .map(crate::kubelet::ContainerRun::log_text)
+            .unwrap_or_default()
+    };
     JobPulse {
-        adapter_code,
-        reporter_code,
-        adapter_log: read("adapter"),
-        reporter_log: read("status-reporter"),
+        adapter_code: code("adapter"),
+        reporter_code: code("status-reporter"),
+        adapter_log: log("adapter"),
+        reporter_log: log("status-reporter"),
         job: server.job(NAMESPACE, job_name).unwrap_or(Value::Null),
     }
 }
 
-/// A fresh running Job and Pod named after `job_name`: seeding replaces an earlier pulse's (as
-/// their TTL would have removed them), so every pulse starts without conditions and with running
-/// containers.
-fn seed(server: &ApiServer, job_name: &str, check: &str) -> PulseJob {
-    PulseJob::seed_with_metadata(
-        server,
-        NAMESPACE,
-        job_name,
-        Some(ACTIVE_DEADLINE_SECONDS),
-        serde_json::json!({"hyperfleet.io/adapter": check}),
-        None,
-    )
-}
-
-fn path(p: &Path) -> String {
-    p.display().to_string()
+/// The pulse's Job: see the module documentation.
+fn job(job_name: &str, check: &str, adapter_env: &[(String, String)]) -> Value {
+    let value = |(name, value): (&str, &str)| json!({"name": name, "value": value});
+    let field = |name: &str, path: &str| json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}});
+    let mut env = vec![value((
+        "RESULTS_OUTPUT_PATH",
+        "/results/adapter-report.json",
+    ))];
+    env.extend(adapter_env.iter().map(|(k, v)| value((k, v))));
+    let reporter_env = vec![
+        value(("RESULTS_PATH", "/results/adapter-report.json")),
+        field(
+            "JOB_NAME",
+            "metadata.labels['batch.kubernetes.io/job-name']",
+        ),
+        field("JOB_NAMESPACE", "metadata.namespace"),
+        field("POD_NAME", "metadata.name"),
+        value(("ADAPTER_CONTAINER_NAME", "adapter")),
+        value(("CONDITION_TYPE", "Available,Applied,Health")),
+        value(("LOG_FORMAT", "json")),
+    ];
+    let tmp = std::env::temp_dir().display().to_string();
+    let mounts =
+        json!([{"name": "results", "mountPath": "/results"}, {"name": "tmp", "mountPath": tmp}]);
+    let container = |name: &str, image: &str, env: Vec<Value>| {
+        json!({"name": name, "image": image, "env": env, "volumeMounts": mounts,
+               "terminationMessagePolicy": "FallbackToLogsOnError"})
+    };
+    let mut adapter = container("adapter", "hypershift-adapter:dev", env);
+    adapter["args"] = json!([check]);
+    json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": job_name, "namespace": NAMESPACE, "labels": {"hyperfleet.io/adapter": check}},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
+            "template": {
+                "metadata": {"labels": {"hyperfleet.io/adapter": check}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "serviceAccountName": SERVICE_ACCOUNT,
+                    "securityContext": {"runAsUser": 0, "runAsGroup": 0},
+                    "containers": [adapter, container("status-reporter", "status-reporter:dev", reporter_env)],
+                    "volumes": [
+                        {"name": "results", "emptyDir": {}},
+                        {"name": "tmp", "hostPath": {"path": tmp, "type": "Directory"}},
+                    ],
+                },
+            },
+        },
+    })
 }

@@ -1,9 +1,9 @@
-//! The fleet bench end to end at a small size: the real adapter places a fleet through the fakes
-//! in the HyperFleet inventory mode, and the per-pulse request attribution gives the README's
-//! "Requests per pulse" rows (create: 2 HyperFleet requests, 1 find + 1 count per candidate + 1
-//! count under the placement lease, the lease's Kubernetes requests; steady: 2 HyperFleet
-//! requests, 1 Maestro search, no lease). The bench itself fails on an unexpected report,
-//! a cluster placed outside its region or a work held elsewhere than its report says.
+//! The fleet bench end to end at a small size: the real adapter places a fleet through the fakes in
+//! the HyperFleet inventory mode, and the per-pulse request attribution gives the "Requests per
+//! pulse" rows of docs/placement.md (create: 2 HyperFleet requests, 1 find + 1 count per
+//! candidate + 1 count under the placement lease, the lease's Kubernetes requests; steady: 2
+//! HyperFleet requests, 1 Maestro search, no lease). The bench itself fails on an unexpected
+//! report, a cluster placed outside its region or a work held elsewhere than its report says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;

@@ -1,9 +1,9 @@
 //! Every cluster the project ships as an example input is accepted by the adapter it feeds: the
 //! framework dry-run's API answers (`manifests/hyperfleet/dryrun/`), the kind demo's cluster
 //! (`manifests/kind/cluster-spec.json`), any other cluster object under `manifests/`, the test
-//! fixtures (`adapter/tests/fixtures/cluster-*.json`), the README's JSON blocks and the cluster
-//! `local-pulse` serves. Each is run through the real validation, so a new example that the
-//! adapter would refuse fails here.
+//! fixtures (`adapter/tests/fixtures/cluster-*.json`), the JSON blocks of the README and of the
+//! pages under `docs/`, and the cluster `local-pulse` serves. Each is run through the real
+//! validation, so a new example that the adapter would refuse fails here.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -82,7 +82,7 @@ fn every_cluster_under_manifests_is_accepted_in_the_nested_shape() {
             seen.push(what);
         }
     }
-    // The walk found the inputs the README's deployment and demo sections use.
+    // The walk found the inputs the deployment and demo docs use (`docs/deploying.md`).
     for expected in [
         "manifests/hyperfleet/dryrun/api-responses.json",
         "manifests/hyperfleet/dryrun/api-responses-deleting.json",
@@ -115,23 +115,26 @@ fn every_cluster_fixture_is_accepted() {
 }
 
 #[test]
-fn every_cluster_in_the_readme_is_accepted() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let mut found = 0;
-    for (i, block) in readme.split("```json\n").skip(1).enumerate() {
-        let text = block.split("\n```").next().unwrap_or_default();
-        let value: Value = serde_json::from_str(text)
-            .unwrap_or_else(|e| panic!("README.md JSON block {i} is not JSON: {e}\n{text}"));
-        let mut clusters_in_block = Vec::new();
-        clusters(&value, &mut clusters_in_block);
-        for cluster in clusters_in_block {
-            validate(&format!("README.md JSON block {i}"), cluster);
-            found += 1;
+fn every_cluster_in_the_documentation_is_accepted() {
+    let mut found = Vec::new();
+    for page in testbed::docs::pages() {
+        let text = std::fs::read_to_string(repo().join(&page)).unwrap();
+        for (i, block) in text.split("```json\n").skip(1).enumerate() {
+            let text = block.split("\n```").next().unwrap_or_default();
+            let value: Value = serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("{page} JSON block {i} is not JSON: {e}\n{text}"));
+            let mut clusters_in_block = Vec::new();
+            clusters(&value, &mut clusters_in_block);
+            for cluster in clusters_in_block {
+                validate(&format!("{page} JSON block {i}"), cluster);
+                found.push(page.clone());
+            }
         }
     }
+    // The cluster spec's example (`docs/controlplane.md`, "The cluster spec") is one of them.
     assert!(
-        found >= 1,
-        "the README shows a cluster spec (kind: Cluster)"
+        found.iter().any(|p| p == "docs/controlplane.md"),
+        "docs/controlplane.md shows a cluster spec (kind: Cluster): {found:?}"
     );
 }
 

@@ -1153,7 +1153,10 @@ async fn the_fake_reports_the_states_like_the_recorded_maestro() {
             "name_is_id": bundle["name"] == bundle["id"],
             "work": status["conditions"].as_array().unwrap().iter().map(triple).collect::<Vec<_>>(),
             "manifest": manifest,
-            "feedback": hc["statusFeedback"].get("values").is_some(),
+            // The `status` value (the recordings' work had only that rule).
+            "feedback": hc["statusFeedback"]["values"]
+                .as_array()
+                .is_some_and(|values| values.iter().any(|v| v["name"] == "status")),
         })
     };
     let maestro = maestro().await;
@@ -1171,6 +1174,19 @@ async fn the_fake_reports_the_states_like_the_recorded_maestro() {
         shape(&fake(&maestro)),
         shape(&recorded("02-applied-no-hc-status.json")),
         "02"
+    );
+    // Without a status, the agent still feeds back `.metadata.generation` (an Integer, as the
+    // real agent did for an object without status; the recordings' work did not ask for it).
+    let values = fake(&maestro)["status"]["resourceStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["resourceMeta"]["kind"] == "HostedCluster")
+        .unwrap()["statusFeedback"]["values"]
+        .clone();
+    assert_eq!(
+        values,
+        json!([{"name": "generation", "fieldValue": {"type": "Integer", "integer": 1}}])
     );
     assert!(maestro.set_feedback(&work, &ready_status(false)));
     assert_eq!(

@@ -427,10 +427,10 @@ fn the_validator_rejects_a_broken_manifest_work() {
         "is not one of",
     );
 
-    // The HostedCluster's feedback values (status, finalizers, deletionTimestamp) are a list
-    // map keyed by name: a repeated name or a path-less entry is refused.
+    // The HostedCluster's feedback values (status, generation, finalizers, deletionTimestamp)
+    // are a list map keyed by name: a repeated name or a path-less entry is refused.
     let mut repeated = controlplane::manifest_work(&variants().remove(0).1, "mgmt-1", Some(1));
-    repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][2]["name"] =
+    repeated["spec"]["manifestConfigs"][1]["feedbackRules"][0]["jsonPaths"][3]["name"] =
         json!("finalizers");
     assert_rejected(
         &validate(&MANIFEST_WORK_SCHEMA, &repeated),
@@ -662,10 +662,10 @@ fn typespec_object(file: &str, name: &str) -> Value {
     panic!("unbalanced {name} literal")
 }
 
-/// What HyperFleet's model lacks and this adapter needs (README, "The cluster spec"): the
-/// Workload Identity extension keys (six service accounts in the spec's project), the issuer
-/// and the pull Secret. The e2e suite's provider-neutral `platform.type "template"` becomes
-/// `gcp`, its keys moved under `platform.gcp`.
+/// What HyperFleet's model lacks and this adapter needs (docs/controlplane.md, "The cluster spec"):
+/// the Workload Identity extension keys (six service accounts in the spec's project), the issuer
+/// and the pull Secret. The e2e suite's provider-neutral `platform.type "template"` becomes `gcp`,
+/// its keys moved under `platform.gcp`.
 fn adapted_to_gcp(spec: &Value) -> Value {
     let mut spec = spec.clone();
     if spec["platform"]["type"] == "template" {

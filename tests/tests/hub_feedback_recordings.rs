@@ -21,8 +21,8 @@ use hypershift_adapter::pulse::{controlplane, nodepool};
 use hypershift_adapter::work::feedback::ObjectDeletion;
 use hypershift_adapter::work::hub;
 use hypershift_adapter::work::manifestwork::{
-    self, DELETION_TIMESTAMP_FEEDBACK_NAME, Delivery, FINALIZERS_FEEDBACK_NAME, Owner,
-    ResourceIdentifier, STATUS_FEEDBACK_NAME, WorkManifest,
+    self, DELETION_TIMESTAMP_FEEDBACK_NAME, Delivery, FINALIZERS_FEEDBACK_NAME,
+    GENERATION_FEEDBACK_NAME, Owner, ResourceIdentifier, STATUS_FEEDBACK_NAME, WorkManifest,
 };
 use hypershift_adapter::work::outcome::WorkRef;
 use hypershift_adapter::work::scalar_feedback::{ScalarStatus, ValueKind};
@@ -107,6 +107,7 @@ fn declared(spec: &ScalarStatus) -> BTreeMap<String, ValueKind> {
     let mut kinds: BTreeMap<String, ValueKind> =
         spec.all().iter().map(|v| (v.name(), v.kind())).collect();
     kinds.insert(FINALIZERS_FEEDBACK_NAME.to_owned(), ValueKind::String);
+    kinds.insert(GENERATION_FEEDBACK_NAME.to_owned(), ValueKind::Integer);
     kinds.insert(
         DELETION_TIMESTAMP_FEEDBACK_NAME.to_owned(),
         ValueKind::String,

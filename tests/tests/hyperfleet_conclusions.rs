@@ -595,19 +595,15 @@ impl World {
     }
 
     /// Whether the management cluster reflects `object` at generation `n`: its ManifestWork is
-    /// stamped `n`, and the object the agent feeds back is available at what the spec asks for
+    /// stamped `n`, the operator's status observes the object's `metadata.generation`, and the
+    /// object the agent feeds back is available at what the spec asks for
     /// (the HostedCluster `Available=True`, its newest history entry `Completed` at the spec's
     /// release and no other desired; the NodePool `Ready=True` with the spec's replicas).
     fn reflects(&self, object: &str, n: i64) -> bool {
         let served = self.api.must("GET", object, None);
         let spec = &served["spec"];
         let nodepool = object.contains("/nodepools/");
-        let work = if nodepool {
-            format!("nodepool-{}", object.rsplit('/').next().unwrap())
-        } else {
-            self.work()
-        };
-        let Some(resource) = self.maestro.resource(&work) else {
+        let Some(resource) = self.maestro.resource(&self.work_of(object)) else {
             return false;
         };
         let mut stamps = Vec::new();
@@ -622,6 +618,21 @@ impl World {
         else {
             return false;
         };
+        // The operator has observed the spec the agent applied: every condition of its status
+        // stamped with the object's metadata.generation.
+        let applied = resource.object_generation();
+        let observed = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|c| {
+                c["observedGeneration"]
+                    .as_i64()
+                    .is_some_and(|g| g >= applied)
+            });
+        if !observed {
+            return false;
+        }
         if nodepool {
             fed_back_true(&status, "Ready") && status["replicas"] == spec["replicas"]
         } else {
@@ -717,6 +728,53 @@ impl World {
         after
     }
 
+    /// The agent applies the work `object`'s update; the HyperShift operator has not reconciled
+    /// it yet (its status still stamped with the object's previous `metadata.generation`): the
+    /// pulse says `AwaitingOperator`, HyperFleet stores it, and concludes Reconciled False at the
+    /// new generation, LastKnownReconciled True at the previous one. The pulse is returned.
+    async fn operator_lags(&self, object: &str) -> JobPulse {
+        let work = self.work_of(object);
+        let before = self.maestro.resource(&work).unwrap().object_generation();
+        assert!(self.maestro.apply(&work));
+        let applied = self.maestro.resource(&work).unwrap().object_generation();
+        assert_eq!(
+            applied,
+            before + 1,
+            "the spec change bumps metadata.generation"
+        );
+        let g = generation(&self.api, object);
+        let awaiting = self.pulse_saying(object, "False", "AwaitingOperator").await;
+        assert!(
+            awaiting
+                .message("Available")
+                .contains(&format!("the object is at metadata.generation {applied}"))
+                && awaiting
+                    .message("Available")
+                    .contains(&format!("its status describes generation {before}")),
+            "{}",
+            awaiting.explain()
+        );
+        assert!(
+            awaiting
+                .conditions()
+                .contains(&("Health".into(), "True".into(), "NoIssues".into())),
+            "within the bound the lag alone is no health problem: {}",
+            awaiting.explain()
+        );
+        assert_eq!(self.put(object, &awaiting).0, Some(201));
+        self.assert_not_yet(object, g - 1, ("False", "AwaitingOperator"));
+        awaiting
+    }
+
+    /// The work of `object` (a cluster's or a NodePool's path on the API).
+    fn work_of(&self, object: &str) -> String {
+        if object.contains("/nodepools/") {
+            format!("nodepool-{}", object.rsplit('/').next().unwrap())
+        } else {
+            self.work()
+        }
+    }
+
     /// A pulse at the object's generation whose Job says `Available` `status` `reason`.
     async fn pulse_saying(&self, object: &str, status: &str, reason: &str) -> JobPulse {
         let pulse = if object.contains("/nodepools/") {
@@ -785,6 +843,11 @@ async fn through_update_upgrade_and_a_stale_pulse_hyperfleet_concludes_what_the_
     let updating = world.pulse_saying(&cluster, "False", "Updating").await;
     assert_eq!(world.put(&cluster, &updating).0, Some(201));
     world.assert_not_yet(&cluster, 1, ("False", "Updating"));
+    // The agent applies generation 2's spec (the HostedCluster's metadata.generation 1 → 2); the
+    // HyperShift operator has not reconciled it yet, so its status (Available=True) still
+    // describes generation 1's spec: not reflected (issue 23). Reconciled stays False at 2,
+    // LastKnownReconciled True at 1.
+    world.operator_lags(&cluster).await;
     world.hosted_cluster(Stage::Ready);
     let reflected = world
         .pulse_saying(&cluster, "True", "ControlPlaneReady")
@@ -800,6 +863,8 @@ async fn through_update_upgrade_and_a_stale_pulse_hyperfleet_concludes_what_the_
     let updating = world.pulse_saying(&cluster, "False", "Updating").await;
     assert_eq!(world.put(&cluster, &updating).0, Some(201));
     world.assert_not_yet(&cluster, 2, ("False", "Updating"));
+    // The new release applied, the operator not there yet.
+    world.operator_lags(&cluster).await;
     world.hosted_cluster(Stage::Upgrading {
         from: VERSION,
         to: UPGRADE_VERSION,
@@ -963,6 +1028,7 @@ async fn a_node_pool_through_scale_and_an_invalid_spec_keeps_last_known_reconcil
     let updating = world.pulse_saying(&nodepool, "False", "Updating").await;
     assert_eq!(world.put(&nodepool, &updating).0, Some(201));
     world.assert_not_yet(&nodepool, 1, ("False", "Updating"));
+    world.operator_lags(&nodepool).await;
     let scaling = NodePoolStatus::gcp_ready(5, VERSION)
         .with_available(3)
         .set(

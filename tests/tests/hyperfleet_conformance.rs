@@ -1938,10 +1938,10 @@ fn defect_a_wrong_operator_and_a_hyphenated_name_are_refused_at_load() {
 }
 
 // -------------------------------------------------------------------------------------------
-// The README's dry-run inputs (manifests/hyperfleet/dryrun/), run as `adapter serve --dry-run-*`
-// would run them (§4: first endpoint whose method and unanchored regexp match wins, its
-// responses in order, the last repeating; a discovery override replaces the applied object
-// with the same name; without one the Job is the rendered manifest, with no status)
+// The dry-run inputs of docs/deploying.md (manifests/hyperfleet/dryrun/), run as `adapter serve
+// --dry-run-*` would run them (§4: first endpoint whose method and unanchored regexp match wins,
+// its responses in order, the last repeating; a discovery override replaces the applied object with
+// the same name; without one the Job is the rendered manifest, with no status)
 // -------------------------------------------------------------------------------------------
 
 const DRYRUN: &str = concat!(
@@ -2067,7 +2067,7 @@ fn dryrun_body_at(run: &Run, generation: i64) -> Value {
 }
 
 #[test]
-fn the_readmes_dry_run_reports_the_successful_pulse() {
+fn the_documented_dry_run_reports_the_successful_pulse() {
     let run = dryrun("api-responses.json", Some("discovery.json"));
     let body = dryrun_body(&run);
     let statuses: Vec<_> = body["conditions"]
@@ -2098,7 +2098,7 @@ fn the_readmes_dry_run_reports_the_successful_pulse() {
 }
 
 #[test]
-fn the_readmes_dry_run_without_discovery_reports_job_running() {
+fn the_documented_dry_run_without_discovery_reports_job_running() {
     let body = dryrun_body(&dryrun("api-responses.json", None));
     for c in &body["conditions"].as_array().unwrap()[..3] {
         assert_eq!(
@@ -2115,7 +2115,7 @@ fn the_readmes_dry_run_without_discovery_reports_job_running() {
 /// preconditions do not hold it back, the Job of generation 4 is created although the event says 3
 /// (the config reads the fresh GET), and the body says Finalized=False/JobRunning at generation 4.
 #[test]
-fn the_readmes_deleting_dry_run_creates_the_bumped_generations_job() {
+fn the_documented_deleting_dry_run_creates_the_bumped_generations_job() {
     let run = dryrun("api-responses-deleting.json", None);
     assert_eq!(run.adapter["resourcesSkipped"], false, "{:?}", run.adapter);
     assert_eq!(
@@ -2136,7 +2136,7 @@ fn the_readmes_deleting_dry_run_creates_the_bumped_generations_job() {
 }
 
 #[test]
-fn the_readmes_waiting_dry_run_creates_no_job_and_sends_nothing() {
+fn the_documented_waiting_dry_run_creates_no_job_and_sends_nothing() {
     let run = dryrun("api-responses-waiting.json", Some("discovery.json"));
     assert_eq!(run.stopped, None);
     assert!(
@@ -3042,7 +3042,7 @@ fn np_defect_a_name_with_both_ids_is_refused_by_the_api_server() {
     );
 }
 
-// The README's NodePool dry-run inputs (manifests/hyperfleet/nodepool/dryrun/).
+// The NodePool dry-run inputs of docs/deploying.md (manifests/hyperfleet/nodepool/dryrun/).
 
 fn np_dryrun(responses: &str, discovery: Option<&str>) -> Run {
     dryrun_in(NODEPOOL_DRYRUN, NODEPOOL_TASK_CONFIG, responses, discovery)
@@ -3053,7 +3053,7 @@ fn np_dryrun_url(run: &Run) -> &str {
 }
 
 #[test]
-fn the_readmes_nodepool_dry_run_reports_the_successful_pulse() {
+fn the_documented_nodepool_dry_run_reports_the_successful_pulse() {
     let run = np_dryrun("api-responses.json", Some("discovery.json"));
     let body = dryrun_body(&run);
     assert_eq!(
@@ -3099,7 +3099,7 @@ fn the_readmes_nodepool_dry_run_reports_the_successful_pulse() {
 }
 
 #[test]
-fn the_readmes_nodepool_dry_run_without_discovery_reports_job_running() {
+fn the_documented_nodepool_dry_run_without_discovery_reports_job_running() {
     let body = dryrun_body(&np_dryrun("api-responses.json", None));
     for c in &body["conditions"].as_array().unwrap()[..3] {
         assert_eq!(
@@ -3114,7 +3114,7 @@ fn the_readmes_nodepool_dry_run_without_discovery_reports_job_running() {
 }
 
 #[test]
-fn the_readmes_deleting_nodepool_dry_run_creates_the_bumped_generations_job() {
+fn the_documented_deleting_nodepool_dry_run_creates_the_bumped_generations_job() {
     let run = np_dryrun("api-responses-deleting.json", None);
     assert_eq!(run.adapter["resourcesSkipped"], false, "{:?}", run.adapter);
     assert_eq!(
@@ -3135,7 +3135,7 @@ fn the_readmes_deleting_nodepool_dry_run_creates_the_bumped_generations_job() {
 }
 
 #[test]
-fn the_readmes_waiting_nodepool_dry_run_creates_no_job_and_sends_nothing() {
+fn the_documented_waiting_nodepool_dry_run_creates_no_job_and_sends_nothing() {
     let run = np_dryrun("api-responses-waiting.json", Some("discovery.json"));
     assert_eq!(run.stopped, None);
     assert!(run.manifests.is_empty(), "{:?}", run.manifests.keys());

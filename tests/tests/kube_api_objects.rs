@@ -48,6 +48,42 @@ async fn create_then_create_again_is_a_409_already_exists() {
     );
 }
 
+/// With `require_namespaces`, a create in a namespace without a Namespace object is the real
+/// server's 404 (body measured on v1.36, `real::differential_kube`); reads are not affected.
+#[tokio::test]
+async fn a_create_in_a_namespace_that_does_not_exist_is_a_404_naming_the_namespace() {
+    let server = ApiServer::start().await;
+    server.require_namespaces();
+    let body = json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork", "metadata": {"name": "w"}}).to_string();
+    let reply = send(
+        &server,
+        "POST",
+        &format!("{PREFIX}/namespaces/cluster1/manifestworks"),
+        Some("application/json"),
+        &body,
+    )
+    .await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(
+        reply.body,
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"namespaces \"cluster1\" not found","reason":"NotFound","details":{"name":"cluster1","kind":"namespaces"},"code":404}"#
+    );
+    server.put_object(
+        "/api/v1",
+        None,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cluster1"}}),
+    );
+    let reply = send(
+        &server,
+        "POST",
+        &format!("{PREFIX}/namespaces/cluster1/manifestworks"),
+        Some("application/json"),
+        &body,
+    )
+    .await;
+    assert_eq!(reply.status, 201);
+}
+
 #[tokio::test]
 async fn get_list_replace_patch_and_delete() {
     let server = ApiServer::start().await;

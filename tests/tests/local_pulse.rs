@@ -294,8 +294,18 @@ fn keep_prints_the_kept_directory_with_the_logs() {
         .find(|l| l.starts_with("Temp directory kept: "))
         .expect("the kept directory is printed");
     let dir = std::path::PathBuf::from(line.trim_start_matches("Temp directory kept: "));
-    let log = dir.join("invalid-report/pulse-1/status-reporter.log");
-    let text = std::fs::read_to_string(&log).unwrap();
+    // The kubelet's log of the container, under the kept directory, as printed.
+    let log = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("log:"))
+        .map(str::trim)
+        .find(|path| path.ends_with("/containers/status-reporter/log"))
+        .expect("the reporter's log is printed");
+    assert!(
+        log.starts_with(&format!("{}/invalid-report/pulse-1/", dir.display())),
+        "{log}"
+    );
+    let text = std::fs::read_to_string(log).unwrap();
     assert!(text.contains("InvalidResultFormat"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -109,6 +109,9 @@ async fn status_events_stream_with_heartbeats_string_versions_and_large_feedback
     // > 4 MiB status event: needs the raised decode limit.
     let big = json!({"conditions": [], "blob": "y".repeat(5 * 1024 * 1024)});
     assert!(fake.set_feedback(WORK, &big));
+    // The agent's first report of a new version says only that it is applied (real agent).
+    let applied = next_status(&mut stream, &mut heartbeats).await.unwrap();
+    assert_eq!(applied.status.conditions.len(), 1, "{applied:?}");
     let status = next_status(&mut stream, &mut heartbeats).await.unwrap();
     assert!(heartbeats > 0, "heartbeats are sent and skipped");
     assert_eq!(
@@ -166,6 +169,8 @@ async fn default_grpc_limit_is_too_small_for_large_status_events() {
     client(&fake).create(&work()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     fake.set_feedback(WORK, &json!({"blob": "z".repeat(5 * 1024 * 1024)}));
+    // The small "applied" report first (real agent), then the large one.
+    next_status(&mut stream, &mut 0).await.unwrap();
     let err = next_status(&mut stream, &mut 0).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
 }

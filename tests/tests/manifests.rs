@@ -80,11 +80,16 @@ fn typed<T: DeserializeOwned + Serialize>(what: &str, doc: &Value) -> T {
     object
 }
 
-/// Every `.yaml` file under `manifests/`, relative to it, sorted.
+/// Every `.yaml` file under `manifests/`, relative to it, sorted; not `manifests/helm/`: Helm charts
+/// (templates, values, the vendored framework chart), which `tests/tests/real/helm.rs` renders with
+/// the real Helm and holds to these files.
 fn manifest_files() -> Vec<String> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            if path == base.join("helm") {
+                continue;
+            }
             if path.is_dir() {
                 walk(&path, base, out);
             } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {

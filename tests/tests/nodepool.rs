@@ -628,7 +628,7 @@ async fn waits_for_the_control_plane_then_creates(backend: Backend) {
     assert_eq!(gcp["zone"], "europe-west2-a");
     assert_eq!(gcp["machineType"], "n2-standard-8");
     assert_eq!(gcp["bootDisk"]["diskSizeGB"], 128);
-    // Fed back: status, finalizers, deletionTimestamp; applied server-side.
+    // Fed back: status, generation, finalizers, deletionTimestamp; applied server-side.
     let config = &work.configs[0];
     assert_eq!(config["resourceIdentifier"]["resource"], "nodepools");
     assert_eq!(config["resourceIdentifier"]["namespace"], "clusters");
@@ -640,7 +640,10 @@ async fn waits_for_the_control_plane_then_creates(backend: Backend) {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     match backend {
-        Backend::Maestro => assert_eq!(rules, ["status", "finalizers", "deletionTimestamp"]),
+        Backend::Maestro => assert_eq!(
+            rules,
+            ["status", "generation", "finalizers", "deletionTimestamp"]
+        ),
         // A standard hub carries scalars only: one rule per value the adapter reads.
         Backend::Hub => {
             let mut want: Vec<String> = nodepool::SCALAR_STATUS
@@ -648,7 +651,11 @@ async fn waits_for_the_control_plane_then_creates(backend: Backend) {
                 .iter()
                 .map(|v| v.name())
                 .collect();
-            want.extend(["finalizers".to_owned(), "deletionTimestamp".to_owned()]);
+            want.extend([
+                "generation".to_owned(),
+                "finalizers".to_owned(),
+                "deletionTimestamp".to_owned(),
+            ]);
             assert_eq!(rules, want);
         }
     }
@@ -1125,6 +1132,26 @@ async fn generation_bumps_update_the_work(backend: Backend) {
     assert_eq!(bed.stored_generation(), "2");
     assert_eq!(bed.stored_node_pool()["spec"]["replicas"], 5);
 
+    // The agent applies the scale (the NodePool's metadata.generation 1 → 2); the HyperShift
+    // operator has not reconciled it: its status (Ready, 3 of 3) still describes generation 1.
+    // Not available at generation 2 whatever that status says (issue 23), on either backend.
+    let agent = bed.agent(&np_work()).await;
+    assert!(agent.apply(&np_work()));
+    assert_eq!(agent.resource(&np_work()).unwrap().object_generation(), 2);
+    let (lagging, requests) = counted(&bed, bed.nodepool(&five)).await;
+    assert_conditions(&lagging, &applied(("False", "AwaitingOperator"), NO_ISSUES));
+    assert_says(
+        &lagging,
+        "Available",
+        &[
+            "is not yet observed by the HyperShift operator",
+            "the object is at metadata.generation 2",
+            "its status describes generation 1",
+        ],
+    );
+    assert_observed_generation(&lagging, 2);
+    assert_eq!(requests, (1, 0), "{backend:?}");
+
     let scaling = NodePoolStatus::gcp_ready(5, older).with_available(3).set(
         "Ready",
         "False",
@@ -1210,8 +1237,8 @@ async fn generation_bumps_update_the_work(backend: Backend) {
         &["rolling out a version update", "Target version: 4.17.0"],
     );
     assert_observed_generation(&pulse, 4);
-    // A hub feeds back the first `nodesInfo.nodeVersions` entry only (README, "Status feedback
-    // on a hub").
+    // A hub feeds back the first `nodesInfo.nodeVersions` entry only (docs/controlplane.md,
+    // "Status feedback on a hub").
     let ready_nodes = match backend {
         Backend::Maestro => 5,
         Backend::Hub => 3,

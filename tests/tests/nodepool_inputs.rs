@@ -1,8 +1,8 @@
 //! Every NodePool input the project ships — the dry-run and kind files, the adapter's example,
-//! the testbed's and `local-pulse`'s NodePools, the README's example spec — is written in
-//! HyperFleet's shape and accepted by the adapter's real validation, and fits the HostedCluster
-//! it joins (issue 15: "test that every shipped example input is accepted by the adapter it
-//! feeds").
+//! the testbed's and `local-pulse`'s NodePools, the example spec of `docs/nodepool.md` — is
+//! written in HyperFleet's shape and accepted by the adapter's real validation, and fits the
+//! HostedCluster it joins (issue 15: "test that every shipped example input is accepted by the
+//! adapter it feeds").
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -142,22 +142,22 @@ fn the_testbeds_and_local_pulses_nodepools_are_accepted() {
 }
 
 #[test]
-fn the_readmes_nodepool_spec_example_is_accepted() {
+fn the_documented_nodepool_spec_example_is_accepted() {
     const MARKER: &str = "<!-- nodepool-spec-example -->";
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let after = &readme[readme
+    let page = std::fs::read_to_string(root().join("docs/nodepool.md")).unwrap();
+    let after = &page[page
         .find(MARKER)
-        .expect("the README's NodePool spec example")..];
+        .expect("the NodePool spec example of docs/nodepool.md")..];
     let start = after
         .find("```json\n")
         .expect("a json block after the marker")
         + 8;
     let end = start + after[start..].find("```").unwrap();
     let Value::Object(spec) = serde_json::from_str(&after[start..end]).unwrap() else {
-        panic!("the README's example is not a JSON object");
+        panic!("the example of docs/nodepool.md is not a JSON object");
     };
     accepted(
-        "README NodePool spec example",
+        "docs/nodepool.md NodePool spec example",
         NODEPOOL_ID,
         CLUSTER_ID,
         LONGEST_NODEPOOL_NAME,

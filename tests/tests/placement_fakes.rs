@@ -364,9 +364,9 @@ fn condition(world: &PlacementWorld, path: &str, type_: &str) -> (String, String
     )
 }
 
-/// The world starts one consumer and agent per management cluster (none for one unknown to
-/// Maestro) and one entity each, with the spec the README defines and the health its spec asks
-/// for; the knobs move the entity's conditions as the aggregation does and stop the agent.
+/// The world starts one consumer and agent per management cluster (none for one unknown to Maestro)
+/// and one entity each, with the spec docs/placement.md defines and the health its spec asks for;
+/// the knobs move the entity's conditions as the aggregation does and stop the agent.
 #[tokio::test]
 async fn the_placement_world_serves_management_clusters_with_their_health() {
     let world = PlacementWorld::start(&[

@@ -1,22 +1,38 @@
-//! The README's flag tables say what the binaries accept: every row's flag and environment
-//! variable exist in the binary's `--help`, and every flag with an environment variable there has
-//! a row.
+//! The reference pages under `docs/` (once the README's sections) say what the code does:
+//! - each flag table marked `<!-- flags: NAME -->` says what the binary accepts: every row's flag
+//!   and environment variable exist in the binary's `--help`, and every flag with an environment
+//!   variable there has a row;
+//! - the condition tables of `controlplane` and `nodepool` name the reasons of the module docs and
+//!   no other, the health rows in the code's order; the `nodes` severity order is the judge's;
+//! - the `diagnose` samples are what `local-pulse --scenario diagnose` prints, and its chain table
+//!   has a row for every link printed;
+//! - the README's test command is the one `.ci/run` runs, and its quick-start commands name
+//!   targets and files that exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::process::Command;
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap()
+/// The pages, relative to the repository root.
+const STATUS_REPORTER: &str = "docs/status-reporter.md";
+const CONTROLPLANE: &str = "docs/controlplane.md";
+const NODEPOOL: &str = "docs/nodepool.md";
+const NODES: &str = "docs/nodes.md";
+const DIAGNOSE: &str = "docs/diagnose.md";
+
+/// The text of a page (`docs/….md`).
+fn page(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// `(flag, env)` pairs from the table after `<!-- flags: NAME -->`.
-fn table(readme: &str, name: &str) -> BTreeSet<(String, String)> {
+fn table(text: &str, name: &str) -> BTreeSet<(String, String)> {
     let marker = format!("<!-- flags: {name} -->");
-    let start = readme
+    let start = text
         .find(&marker)
-        .unwrap_or_else(|| panic!("no `{marker}` in README.md"));
-    readme[start + marker.len()..]
+        .unwrap_or_else(|| panic!("no `{marker}` on the page"));
+    text[start + marker.len()..]
         .lines()
         .skip_while(|l| l.trim().is_empty())
         .take_while(|l| l.starts_with('|'))
@@ -63,25 +79,26 @@ fn help(binary: &str, args: &[&str]) -> BTreeSet<(String, String)> {
     pairs
 }
 
-fn check(name: &str, binary: &str, args: &[&str]) {
-    let documented = table(&readme(), name);
+fn check(path: &str, name: &str, binary: &str, args: &[&str]) {
+    let documented = table(&page(path), name);
     let accepted = help(binary, args);
     let missing: Vec<_> = accepted.difference(&documented).collect();
     let unknown: Vec<_> = documented.difference(&accepted).collect();
     assert!(
         missing.is_empty() && unknown.is_empty(),
-        "README table `{name}` disagrees with --help:\n  not documented: {missing:?}\n  not accepted: {unknown:?}"
+        "{path} table `{name}` disagrees with --help:\n  not documented: {missing:?}\n  not accepted: {unknown:?}"
     );
 }
 
 #[test]
 fn status_reporter_table_matches_its_flags() {
-    check("status-reporter", "status-reporter", &[]);
+    check(STATUS_REPORTER, "status-reporter", "status-reporter", &[]);
 }
 
 #[test]
 fn controlplane_table_matches_its_flags() {
     check(
+        CONTROLPLANE,
         "hypershift-adapter controlplane",
         "hypershift-adapter",
         &["controlplane"],
@@ -91,6 +108,7 @@ fn controlplane_table_matches_its_flags() {
 #[test]
 fn nodepool_table_matches_its_flags() {
     check(
+        NODEPOOL,
         "hypershift-adapter nodepool",
         "hypershift-adapter",
         &["nodepool"],
@@ -100,6 +118,7 @@ fn nodepool_table_matches_its_flags() {
 #[test]
 fn diagnose_table_matches_its_flags() {
     check(
+        DIAGNOSE,
         "hypershift-adapter diagnose nodepool",
         "hypershift-adapter",
         &["diagnose", "nodepool"],
@@ -115,12 +134,17 @@ fn diagnose_table_matches_its_flags() {
 
 #[test]
 fn nodes_table_matches_its_flags() {
-    check("hypershift-adapter nodes", "hypershift-adapter", &["nodes"]);
+    check(
+        NODES,
+        "hypershift-adapter nodes",
+        "hypershift-adapter",
+        &["nodes"],
+    );
 }
 
 #[test]
 fn a_wrong_row_is_caught() {
-    let mut fake = readme();
+    let mut fake = page(CONTROLPLANE);
     fake = fake.replace(
         "| `--consumer` | `MANAGEMENT_CLUSTER_CONSUMER`",
         "| `--consumer` | `CONSUMER`",
@@ -161,44 +185,38 @@ fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
     &rest[..end]
 }
 
-/// Where the README's condition table and the controlplane module docs (its condition table and
-/// the deletion stages') disagree: reasons the module tables have that the README's lacks, and
-/// README reasons the module docs never name.
-fn condition_table_gaps(readme: &str, module: &str) -> (Vec<String>, Vec<String>) {
+/// Where the page's condition table and the controlplane module docs (its condition table and
+/// the deletion stages') disagree: reasons the module tables have that the page's lacks, and
+/// reasons on the page the module docs never name.
+fn condition_table_gaps(page: &str, module: &str) -> (Vec<String>, Vec<String>) {
     let module_docs = format!(
         "{}\n{}",
         section(module, "//! Condition table", "use "),
         section(DELETION_DOCS, "//! Stages, in order", "use ")
     );
-    table_gaps(
-        section(readme, "### Condition reasons and what to do", "#"),
-        &module_docs,
-    )
+    table_gaps(section(page, CONDITION_TABLES, "#"), &module_docs)
 }
 
-/// The same for the NodePool: the README's NodePool tables against the nodepool module docs and
+/// The headings of the condition tables (each with the deletion stages' table after it).
+const CONDITION_TABLES: &str = "## Condition reasons and what to do\n";
+const NODEPOOL_CONDITION_TABLES: &str = "## NodePool condition reasons and what to do\n";
+
+/// The same for the NodePool: the page's NodePool tables against the nodepool module docs and
 /// the shared deletion stages (`work/deletion.rs`).
-fn nodepool_table_gaps(readme: &str) -> (Vec<String>, Vec<String>) {
+fn nodepool_table_gaps(page: &str) -> (Vec<String>, Vec<String>) {
     let module_docs = format!(
         "{}\n{}",
         section(NODEPOOL_DOCS, "//! Condition table", "use "),
         section(WORK_DELETION_DOCS, "//! | stage", "use ")
     );
-    table_gaps(
-        section(
-            readme,
-            "### NodePool condition reasons and what to do",
-            "## ",
-        ),
-        &module_docs,
-    )
+    table_gaps(section(page, NODEPOOL_CONDITION_TABLES, "#"), &module_docs)
 }
 
-fn table_gaps(readme_tables: &str, module_docs: &str) -> (Vec<String>, Vec<String>) {
-    let in_readme = table_reasons(readme_tables, "");
+fn table_gaps(page_tables: &str, module_docs: &str) -> (Vec<String>, Vec<String>) {
+    let on_page = table_reasons(page_tables, "");
     let in_module = table_reasons(module_docs, "//! ");
-    let missing = in_module.difference(&in_readme).cloned().collect();
-    let unknown = in_readme
+    let missing = in_module.difference(&on_page).cloned().collect();
+    let unknown = on_page
         .iter()
         .filter(|r| !module_docs.contains(&format!("`{r}`")))
         .cloned()
@@ -213,16 +231,19 @@ const WORK_DELETION_DOCS: &str = include_str!("../../adapter/src/work/deletion.r
 
 #[test]
 fn the_condition_table_has_every_reason_of_the_module_docs() {
-    let readme = readme();
-    let (missing, unknown) = condition_table_gaps(&readme, CONTROLPLANE_DOCS);
-    assert!(missing.is_empty(), "README lacks rows for {missing:?}");
+    let page = page(CONTROLPLANE);
+    let (missing, unknown) = condition_table_gaps(&page, CONTROLPLANE_DOCS);
+    assert!(
+        missing.is_empty(),
+        "{CONTROLPLANE} lacks rows for {missing:?}"
+    );
     assert!(
         unknown.is_empty(),
-        "README names reasons the adapter does not: {unknown:?}"
+        "{CONTROLPLANE} names reasons the adapter does not: {unknown:?}"
     );
     for reason in ["ApplyFailed", "HostedClusterMissing", "FeedbackNotSynced"] {
         assert!(
-            table_reasons(section(&readme, "### Condition reasons", "#"), "").contains(reason),
+            table_reasons(section(&page, CONDITION_TABLES, "#"), "").contains(reason),
             "{reason}"
         );
     }
@@ -230,8 +251,8 @@ fn the_condition_table_has_every_reason_of_the_module_docs() {
 
 #[test]
 fn a_dropped_or_invented_row_is_a_gap() {
-    let readme = readme();
-    let dropped: String = readme
+    let page = page(CONTROLPLANE);
+    let dropped: String = page
         .lines()
         .filter(|l| !l.contains("`FeedbackNotSynced`"))
         .map(|l| format!("{l}\n"))
@@ -239,14 +260,14 @@ fn a_dropped_or_invented_row_is_a_gap() {
     let (missing, _) = condition_table_gaps(&dropped, CONTROLPLANE_DOCS);
     assert_eq!(missing, ["FeedbackNotSynced"]);
     // A deletion stage's row (module docs of `controlplane/deletion.rs`).
-    let dropped: String = readme
+    let dropped: String = page
         .lines()
         .filter(|l| !l.contains("False `DeletionStuck` | (unchanged)"))
         .map(|l| format!("{l}\n"))
         .collect();
     let (missing, _) = condition_table_gaps(&dropped, CONTROLPLANE_DOCS);
     assert_eq!(missing, ["DeletionStuck"]);
-    let invented = readme.replace(
+    let invented = page.replace(
         "| False `ManifestWorkFailed` |",
         "| False `ManifestWorkRefused` |",
     );
@@ -256,27 +277,23 @@ fn a_dropped_or_invented_row_is_a_gap() {
 
 #[test]
 fn the_nodepool_tables_have_every_reason_of_the_module_docs() {
-    let readme = readme();
-    let (missing, unknown) = nodepool_table_gaps(&readme);
+    let page = page(NODEPOOL);
+    let (missing, unknown) = nodepool_table_gaps(&page);
     assert!(
         missing.is_empty(),
-        "README lacks NodePool rows for {missing:?}"
+        "{NODEPOOL} lacks NodePool rows for {missing:?}"
     );
     assert!(
         unknown.is_empty(),
-        "README's NodePool tables name reasons the adapter does not: {unknown:?}"
+        "{NODEPOOL}'s NodePool tables name reasons the adapter does not: {unknown:?}"
     );
     for reason in ["WaitingForControlPlane", "MachinesStuck", "DeletionStuck"] {
         assert!(
-            table_reasons(
-                section(&readme, "### NodePool condition reasons", "## "),
-                ""
-            )
-            .contains(reason),
+            table_reasons(section(&page, NODEPOOL_CONDITION_TABLES, "#"), "").contains(reason),
             "{reason}"
         );
     }
-    let dropped: String = readme
+    let dropped: String = page
         .lines()
         .filter(|l| !l.contains("False `MachinesStuck`"))
         .map(|l| format!("{l}\n"))
@@ -286,13 +303,12 @@ fn the_nodepool_tables_have_every_reason_of_the_module_docs() {
 
 const NODES_JUDGE_DOCS: &str = include_str!("../../adapter/src/pulse/nodes/judge.rs");
 
-/// The reasons of the README's nodes row `Health=False | A > B > …`, in order.
-fn documented_nodes_severity(readme: &str) -> Vec<String> {
-    let table = section(readme, "## hypershift-adapter nodes", "## ");
-    let row = table
+/// The reasons of the nodes page's row `Health=False | A > B > …`, in order.
+fn documented_nodes_severity(page: &str) -> Vec<String> {
+    let row = page
         .lines()
         .find(|l| l.starts_with("| Health=False |") && l.contains(" > "))
-        .expect("a `Health=False | A > B > …` row in the nodes section");
+        .expect("a `Health=False | A > B > …` row on the nodes page");
     row.split('|')
         .nth(2)
         .unwrap_or_default()
@@ -305,7 +321,7 @@ fn documented_nodes_severity(readme: &str) -> Vec<String> {
 fn the_nodes_severity_order_is_the_judges_everywhere_it_is_listed() {
     use hypershift_adapter::pulse::nodes::Problem;
     let judged: Vec<&str> = Problem::ALL.iter().map(|p| p.reason()).collect();
-    assert_eq!(documented_nodes_severity(&readme()), judged, "README");
+    assert_eq!(documented_nodes_severity(&page(NODES)), judged, "{NODES}");
     // The judge's module docs: `//! 1. `NodesNotReady` — …`.
     let listed: Vec<&str> = NODES_JUDGE_DOCS
         .lines()
@@ -314,8 +330,8 @@ fn the_nodes_severity_order_is_the_judges_everywhere_it_is_listed() {
         .filter_map(|l| l.split('`').nth(1))
         .collect();
     assert_eq!(listed, judged, "adapter/src/pulse/nodes/judge.rs docs");
-    // The check can fail: a swapped pair in the README is caught.
-    let swapped = readme().replace(
+    // The check can fail: a swapped pair on the page is caught.
+    let swapped = page(NODES).replace(
         "`StaleHeartbeats` > `PendingCertificateRequests`",
         "`PendingCertificateRequests` > `StaleHeartbeats`",
     );
@@ -366,9 +382,9 @@ fn coded_health_rows() -> Vec<Vec<String>> {
 #[test]
 fn the_health_rows_are_the_codes_in_its_order_everywhere_they_are_listed() {
     let coded = coded_health_rows();
-    let readme = readme();
-    let readme_table = section(&readme, "### Condition reasons and what to do", "#");
-    assert_eq!(health_rows(readme_table, ""), coded, "README");
+    let page = page(CONTROLPLANE);
+    let page_table = section(&page, CONDITION_TABLES, "#");
+    assert_eq!(health_rows(page_table, ""), coded, "{CONTROLPLANE}");
     let module_table = section(CONTROLPLANE_DOCS, "//! Condition table", "use ");
     assert_eq!(
         health_rows(module_table, "//! "),
@@ -376,7 +392,7 @@ fn the_health_rows_are_the_codes_in_its_order_everywhere_they_are_listed() {
         "controlplane docs"
     );
     // Two rows swapped are caught.
-    let mut lines: Vec<&str> = readme_table.lines().collect();
+    let mut lines: Vec<&str> = page_table.lines().collect();
     let three = lines
         .iter()
         .position(|l| l.starts_with("| health 3"))
@@ -436,13 +452,12 @@ fn same_output(a: &str, b: &str) -> bool {
 
 const DIAGNOSE_SAMPLE: &str = "<!-- diagnose sample: local-pulse --scenario diagnose, step ";
 
-/// `(step, text)` of each sample in the README: the ```` ```text ```` block after
+/// `(step, text)` of each sample on the page: the ```` ```text ```` block after
 /// [`DIAGNOSE_SAMPLE`]`N -->`.
-fn diagnose_samples(readme: &str) -> Vec<(usize, String)> {
-    readme
-        .match_indices(DIAGNOSE_SAMPLE)
+fn diagnose_samples(page: &str) -> Vec<(usize, String)> {
+    page.match_indices(DIAGNOSE_SAMPLE)
         .map(|(at, _)| {
-            let rest = &readme[at + DIAGNOSE_SAMPLE.len()..];
+            let rest = &page[at + DIAGNOSE_SAMPLE.len()..];
             let step: usize = rest.split(' ').next().unwrap().parse().unwrap();
             let block = rest
                 .split_once("```text\n")
@@ -455,9 +470,9 @@ fn diagnose_samples(readme: &str) -> Vec<(usize, String)> {
 }
 
 #[test]
-fn the_readmes_diagnose_samples_are_what_the_scenario_prints() {
-    let readme = readme();
-    let samples = diagnose_samples(&readme);
+fn the_diagnose_samples_are_what_the_scenario_prints() {
+    let page = page(DIAGNOSE);
+    let samples = diagnose_samples(&page);
     assert!(
         samples.len() >= 3,
         "the diagnose section shows too few samples: {samples:?}"
@@ -468,14 +483,14 @@ fn the_readmes_diagnose_samples_are_what_the_scenario_prints() {
         let output = &outputs[step - 1];
         assert!(
             same_output(sample, output),
-            "README sample of step {step} differs from what diagnose prints now:\n{output}\n\nREADME:\n{sample}"
+            "{DIAGNOSE} sample of step {step} differs from what diagnose prints now:\n{output}\n\n{DIAGNOSE}:\n{sample}"
         );
     }
     assert!(
         samples.iter().any(|(_, s)| s.contains("verdict: healthy")),
         "no healthy sample"
     );
-    // Every link the code prints has a row in the README's chain table, and the table has no
+    // Every link the code prints has a row in the page's chain table, and the table has no
     // other.
     let linked = |text: &str| -> BTreeSet<String> {
         text.lines()
@@ -488,12 +503,7 @@ fn the_readmes_diagnose_samples_are_what_the_scenario_prints() {
             .collect()
     };
     let printed: BTreeSet<String> = outputs.iter().flat_map(|o| linked(o)).collect();
-    let section = section(
-        &readme,
-        "## hypershift-adapter diagnose",
-        "## Input files and their limits",
-    );
-    let table: BTreeSet<String> = section
+    let table: BTreeSet<String> = page
         .lines()
         .filter(|l| l.starts_with("| `") && !l.starts_with("| `--"))
         .flat_map(|l| {
@@ -510,14 +520,17 @@ fn the_readmes_diagnose_samples_are_what_the_scenario_prints() {
     // shares its row.
     let mut expected = printed.clone();
     expected.insert("hypershift.nodepool".to_owned());
-    assert_eq!(table, expected, "README chain table vs the links printed");
+    assert_eq!(
+        table, expected,
+        "{DIAGNOSE} chain table vs the links printed"
+    );
 }
 
 #[test]
 fn a_changed_diagnose_sample_is_caught() {
-    let readme =
+    let page =
         format!("{DIAGNOSE_SAMPLE}4 -->\n```text\nverdict: healthy at 2026-11-26T22:48:15Z\n```\n");
-    let samples = diagnose_samples(&readme);
+    let samples = diagnose_samples(&page);
     assert_eq!(
         samples,
         [(4, "verdict: healthy at 2026-11-26T22:48:15Z".to_owned())]
@@ -548,4 +561,85 @@ fn a_changed_diagnose_sample_is_caught() {
         "deleted at 2026-11-27T00:13:52Z; Deleting (deleted in HyperFleet)",
         "deleted at 2026-11-27T00:13:52Z; Deleting (deleted in HyperF…"
     ));
+}
+
+/// The commands of the README's ```` ```sh ```` blocks, one per line, comments and continuation
+/// lines joined.
+fn sh_commands(text: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for block in text.split("```sh\n").skip(1) {
+        let body = block.split("```").next().unwrap_or_default();
+        let mut command = String::new();
+        for line in body.lines() {
+            let line = line.split(" #").next().unwrap_or_default().trim();
+            match line.strip_suffix('\\') {
+                Some(part) => command.push_str(part),
+                None => {
+                    command.push_str(line);
+                    let whole = command.split_whitespace().collect::<Vec<_>>().join(" ");
+                    if !whole.is_empty() {
+                        commands.push(whole);
+                    }
+                    command.clear();
+                }
+            }
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readmes_test_commands_are_what_ci_and_cargo_run() {
+    let readme = page("README.md");
+    let commands = sh_commands(&readme);
+    // The test command: `.ci/run` runs it (with `--locked`), in the step that says so.
+    assert!(
+        commands.iter().any(|c| c == "cargo test --workspace"),
+        "README.md has no `cargo test --workspace` block: {commands:#?}"
+    );
+    let ci = page(".ci/run");
+    let step = ci
+        .split("\nstep ")
+        .find(|s| s.starts_with("\"tests (the README's test command"))
+        .expect(".ci/run has a step running the README's test command");
+    assert!(
+        step.lines()
+            .any(|l| l.trim() == "cargo test --workspace --locked"),
+        ".ci/run's test step does not run the README's command:\n{step}"
+    );
+    // The real servers' command names the test target `tests/tests/real/main.rs` builds.
+    assert!(
+        commands
+            .iter()
+            .any(|c| c == "REAL_SYSTEMS_STATE=<state dir> cargo test -p testbed --test real"),
+        "README.md has no real-servers command: {commands:#?}"
+    );
+    assert!(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/real/main.rs")).is_file()
+    );
+    // The quick start's binaries and script exist.
+    for (command, path) in [
+        (
+            "cargo run --release -p testbed --bin local-pulse",
+            "tests/src/bin/local-pulse.rs",
+        ),
+        ("scripts/kind-demo.sh", "scripts/kind-demo.sh"),
+    ] {
+        assert!(
+            commands.iter().any(|c| c == command),
+            "README.md has no `{command}`: {commands:#?}"
+        );
+        let file = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+        assert!(std::path::Path::new(&file).is_file(), "{path}");
+    }
+}
+
+#[test]
+fn sh_blocks_are_read_command_by_command() {
+    let text = "x\n```sh\ncargo test --workspace   # all\nhelm install a \\\n  -f b.yaml\n```\n\
+                ```text\nnot a command\n```\n  ```sh\n  one\n  ```\n";
+    assert_eq!(
+        sh_commands(text),
+        ["cargo test --workspace", "helm install a -f b.yaml", "one"]
+    );
 }

@@ -2,9 +2,9 @@
 //! operator wrote (`../shared/fixtures/hypershift-operator/`: snapshots, create and update
 //! responses, watch events) is fed to the adapter's own mapping as the work agent would report it,
 //! and the Applied / Available / Health (and, while deleting, Finalized) reasons must be the
-//! README's table "What the recorded operator states give" for the object's state. The README's
-//! table is the expectation: a row that the recordings do not reach, a state without a row, or a
-//! state that gives two different results fails.
+//! table of `docs/recorded-operator-states.md` ("What the recorded operator states give") for the
+//! object's state. That table is the expectation: a row that the recordings do not reach, a state
+//! without a row, or a state that gives two different results fails.
 //!
 //! How an object reaches the mapping (the pulse's own functions, nothing re-implemented):
 //! - not being deleted: a work whose manifest the agent reports `Applied`, `Available` and
@@ -23,13 +23,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hypershift_adapter::hypershift::nodepool::status::{Desired, MachinesClock};
+use hypershift_adapter::hypershift::hostedcluster::status::types as hc_types;
+use hypershift_adapter::hypershift::nodepool::status::{Desired, MachinesClock, types as np_types};
 use hypershift_adapter::pulse::{controlplane, nodepool};
 use hypershift_adapter::work::deletion::Progress;
 use hypershift_adapter::work::feedback::ObjectDeletion;
 use hypershift_adapter::work::manifestwork::{
-    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME, STATUS_FEEDBACK_NAME,
+    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME, GENERATION_FEEDBACK_NAME,
+    STATUS_FEEDBACK_NAME,
 };
+use hypershift_adapter::work::observed::OperatorClock;
 use hypershift_adapter::work::outcome::WorkRef;
 use hypershift_adapter::work::{ExistingWork, ManifestStatus, ResourceIdentity, WorkCondition};
 use job_report::Report;
@@ -41,6 +44,7 @@ const NP_WORK: &str = "nodepool-019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
 /// The adapter's defaults (`--deletion-stuck-after`, `--machines-stuck-after`).
 const DELETION_STUCK_AFTER: Duration = Duration::from_secs(30 * 60);
 const MACHINES_STUCK_AFTER: Duration = Duration::from_secs(15 * 60);
+const OPERATOR_STUCK_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// One recorded object and where it was found.
 struct Recorded {
@@ -125,11 +129,24 @@ fn has_condition(object: &Value, type_: &str, status: &str) -> bool {
     })
 }
 
+/// Whether the object's conditions of `read` (the types the tables read) describe an older
+/// spec than its `metadata.generation`: the operator has not reconciled its latest spec yet.
+fn behind(object: &Value, read: &[&str]) -> bool {
+    let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"].as_str().is_some_and(|t| read.contains(&t)))
+        .filter_map(|c| c["observedGeneration"].as_i64())
+        .any(|g| g < generation)
+}
+
 fn has_status(object: &Value) -> bool {
     object.get("status").is_some_and(|s| !s.is_null())
 }
 
-/// The README row an object belongs to (the row's first cell, exactly).
+/// The table row an object belongs to (the row's first cell, exactly).
 fn state(r: &Recorded) -> &'static str {
     let o = &r.object;
     let kind = o["kind"].as_str().unwrap();
@@ -147,6 +164,10 @@ fn state(r: &Recorded) -> &'static str {
                 "HostedCluster deleting while the operator is down (finalizer held, status frozen)"
             } else if deleting {
                 "HostedCluster deleting, operator running (finalizer held for < 1 s)"
+            } else if behind(o, &hc_types::ALL) && has_condition(o, "ValidConfiguration", "False") {
+                "HostedCluster spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`), invalid configuration"
+            } else if behind(o, &hc_types::ALL) {
+                "HostedCluster spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`: the operator's own `clusterID`/`infraID` writes, the release patch), blocked"
             } else if has_condition(o, "ValidConfiguration", "False") {
                 "invalid configuration (`ValidConfiguration=False InvalidConfiguration`, `ReconciliationSucceeded=False`)"
             } else if o["status"]["version"]["history"]
@@ -177,6 +198,8 @@ fn state(r: &Recorded) -> &'static str {
                 "NodePool deleting (finalizer held for < 1 s)"
             } else if !has_status(o) {
                 "NodePool created, no status yet"
+            } else if behind(o, &np_types::ALL) {
+                "NodePool spec ahead of its status (a condition's `observedGeneration` < `metadata.generation`: the release patch)"
             } else if has_condition(o, "ValidReleaseImage", "False") {
                 "NodePool `ValidReleaseImage=False ValidationFailed` (GCP and None)"
             } else {
@@ -204,6 +227,10 @@ fn work_for(object: &Value, resource: &str, gone: bool) -> ExistingWork {
     let mut values = BTreeMap::new();
     if has_status(object) && !gone {
         values.insert(STATUS_FEEDBACK_NAME.to_owned(), object["status"].clone());
+    }
+    // What the agent feeds back for `.metadata.generation` (an Integer).
+    if let Some(generation) = meta["generation"].as_i64() {
+        values.insert(GENERATION_FEEDBACK_NAME.to_owned(), generation.into());
     }
     if let Some(t) = meta["deletionTimestamp"].as_str() {
         values.insert(
@@ -262,6 +289,7 @@ fn report_for(r: &Recorded, now: &str) -> Report {
                 &work_for(o, "hostedclusters", false),
                 place,
                 generation,
+                operator_clock(now_ts),
             )
         }
         ("HostedCluster", Some(deleted_time)) => {
@@ -304,7 +332,7 @@ fn report_for(r: &Recorded, now: &str) -> Report {
                 &work_for(o, "nodepools", false),
                 place,
                 &Desired::of(o),
-                clock,
+                (clock, operator_clock(now_ts)),
                 generation,
             )
         }
@@ -337,6 +365,14 @@ fn report_for(r: &Recorded, now: &str) -> Report {
     }
 }
 
+/// The adapter's default `--operator-stuck-after`, at `now`.
+fn operator_clock(now: jiff::Timestamp) -> OperatorClock {
+    OperatorClock {
+        now,
+        stuck_after: OPERATOR_STUCK_AFTER,
+    }
+}
+
 /// "now" for an object: the snapshot's capture time, else its deletion time, else its creation.
 fn now_of(r: &Recorded) -> String {
     let meta = &r.object["metadata"];
@@ -346,7 +382,7 @@ fn now_of(r: &Recorded) -> String {
         .unwrap_or_else(|| meta["creationTimestamp"].as_str().unwrap().to_owned())
 }
 
-/// `[Applied, Available, Health, Finalized]` as the README writes them: ``True `Reason` ``, `—`.
+/// `[Applied, Available, Health, Finalized]` as the table writes them: ``True `Reason` ``, `—`.
 fn cells(report: &Report) -> [String; 4] {
     ["Applied", "Available", "Health", "Finalized"].map(|t| {
         report.condition(t).map_or_else(
@@ -382,14 +418,14 @@ fn assert_health_quotes_the_operator(r: &Recorded, report: &Report) {
     );
 }
 
-/// The README's rows: first cell → the four condition cells.
-fn readme_rows() -> BTreeMap<String, [String; 4]> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let start = readme
-        .find(README_SECTION)
-        .unwrap_or_else(|| panic!("no {README_SECTION:?} in README.md"));
-    readme[start..]
+/// The page's rows: first cell → the four condition cells.
+fn documented_rows() -> BTreeMap<String, [String; 4]> {
+    let page = std::fs::read_to_string(format!("{}/../{PAGE}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{PAGE}: {e}"));
+    let start = page
+        .find(TITLE)
+        .unwrap_or_else(|| panic!("no {TITLE:?} in {PAGE}"));
+    page[start..]
         .lines()
         .skip_while(|l| !l.starts_with('|'))
         .take_while(|l| l.starts_with('|'))
@@ -402,17 +438,19 @@ fn readme_rows() -> BTreeMap<String, [String; 4]> {
         .collect()
 }
 
-const README_SECTION: &str = "## What the recorded operator states give";
+/// The page with the table, and its title.
+const PAGE: &str = "docs/recorded-operator-states.md";
+const TITLE: &str = "# What the recorded operator states give";
 
 /// The derived row: the operator stays down past `--deletion-stuck-after`.
 const STUCK_ROW: &str =
     "HostedCluster deleting while the operator is down, judged 31 min after the delete";
 
 #[test]
-fn every_recorded_operator_state_gives_the_readmes_row() {
+fn every_recorded_operator_state_gives_its_documented_row() {
     let Some(dir) = fixtures() else { return };
     let objects = recorded(&dir);
-    let expected = readme_rows();
+    let expected = documented_rows();
     let mut seen: BTreeMap<&str, BTreeSet<[String; 4]>> = BTreeMap::new();
     let mut sources: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &objects {
@@ -446,16 +484,16 @@ fn every_recorded_operator_state_gives_the_readmes_row() {
     let mut problems = Vec::new();
     for (state, outcomes) in &seen {
         match expected.get(*state) {
-            None => problems.push(format!("no README row for {state:?}: {outcomes:?}")),
+            None => problems.push(format!("no row in {PAGE} for {state:?}: {outcomes:?}")),
             Some(row) if outcomes.len() != 1 || !outcomes.contains(row) => problems.push(format!(
-                "{state:?}: README says {row:?}, the recordings give {outcomes:?}"
+                "{state:?}: {PAGE} says {row:?}, the recordings give {outcomes:?}"
             )),
             Some(_) => {}
         }
     }
     for state in expected.keys() {
         if !seen.contains_key(state.as_str()) {
-            problems.push(format!("README row {state:?} matches no recorded object"));
+            problems.push(format!("{PAGE} row {state:?} matches no recorded object"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -30,6 +30,14 @@ impl Kind {
             Kind::NodePool => "nodepool",
         }
     }
+
+    /// The page with this kind's condition tables, which the actions name.
+    pub fn condition_tables(self) -> &'static str {
+        match self {
+            Kind::Cluster => "docs/controlplane.md",
+            Kind::NodePool => "docs/nodepool.md",
+        }
+    }
 }
 
 /// The settings every link is judged with.
@@ -50,6 +58,7 @@ pub struct Settings {
     pub agent_stale_after: Duration,
     pub deletion_stuck_after: Duration,
     pub machines_stuck_after: Duration,
+    pub operator_stuck_after: Duration,
     pub now: Timestamp,
 }
 
@@ -106,7 +115,7 @@ pub fn unreadable(id: &'static str, what: &str, setting: &str, failure: &Failure
         ),
         Some(403) => (
             format!("{what} does not allow this read"),
-            format!("grant read access (see the README's diagnose section); {setting}"),
+            format!("grant read access (see docs/diagnose.md); {setting}"),
         ),
         Some(404) => (
             format!("{what} has no such object, or the URL is not its API"),
@@ -475,16 +484,16 @@ fn pod_states(job: &Job, pods: &Read<Vec<Pod>>) -> (String, bool) {
     (phrases.join(", "), stuck)
 }
 
-/// What a reporter failure means and what to do (the README's troubleshooting).
+/// What a reporter failure means and what to do (docs/troubleshooting.md).
 fn reporter_failure_help(reason: &str) -> (&'static str, &'static str) {
     match reason {
         "AdapterOOMKilled" => (
             "the adapter container was killed for using more memory than its limit",
-            "raise the adapter container's memory limit in the Job template (manifests/job.yaml), or look for an oversized input (README: Input files and their limits)",
+            "raise the adapter container's memory limit in the Job template (manifests/job.yaml), or look for an oversized input (docs/input-files.md)",
         ),
         "AdapterTimeout" => (
             "the adapter did not write a report before the reporter's deadline",
-            "the adapter's logs say what it waited on; keep RETRY_BUDGET_SECONDS + 10 s below activeDeadlineSeconds − 10 s (README: Troubleshooting)",
+            "the adapter's logs say what it waited on; keep RETRY_BUDGET_SECONDS + 10 s below activeDeadlineSeconds − 10 s (docs/troubleshooting.md)",
         ),
         "InvalidResultFormat" => (
             "the adapter's report broke the report contract",
@@ -577,8 +586,8 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
             format!("{evidence}; Applied: {message}"),
             format!("the adapter refused or could not act ({reason})"),
             format!(
-                "the message says what to fix; README: the {} condition tables",
-                s.kind.name()
+                "the message says what to fix; {}: the condition tables",
+                s.kind.condition_tables()
             ),
         );
     }

@@ -17,7 +17,8 @@ use crate::work::ExistingWork;
 use crate::work::feedback::{ObjectDeletion, apply_failures};
 use crate::work::maestro::bundle::ResourceBundle;
 use crate::work::manifestwork::work_generation;
-use crate::work::outcome::WorkRef;
+use crate::work::observed::OperatorClock;
+use crate::work::outcome::{AWAITING_OPERATOR, OPERATOR_NOT_RECONCILING, WorkRef};
 
 /// The bundle that decides: not being deleted first, then the newest.
 pub fn current_work(works: &[ResourceBundle]) -> Option<&ResourceBundle> {
@@ -305,7 +306,13 @@ fn interpret(s: &Settings, work: &ResourceBundle, existing: &ExistingWork) -> Re
     match s.kind {
         Kind::Cluster => {
             let (namespace, name) = place_in(&existing.workload, hostedcluster::KIND, ("", ""));
-            controlplane::report_observed(work_ref, existing, (&namespace, &name), generation)
+            controlplane::report_observed(
+                work_ref,
+                existing,
+                (&namespace, &name),
+                generation,
+                operator_clock(s),
+            )
         }
         Kind::NodePool => {
             let (namespace, name) = place_in(&existing.workload, np_object::KIND, ("", ""));
@@ -321,10 +328,18 @@ fn interpret(s: &Settings, work: &ResourceBundle, existing: &ExistingWork) -> Re
                 existing,
                 (&namespace, &name),
                 &desired,
-                clock,
+                (clock, operator_clock(s)),
                 generation,
             )
         }
+    }
+}
+
+/// The clock and bound the adapter's tables judge the operator's lag with.
+fn operator_clock(s: &Settings) -> OperatorClock {
+    OperatorClock {
+        now: s.now,
+        stuck_after: s.operator_stuck_after,
     }
 }
 
@@ -388,13 +403,19 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
             evidence.push_str(&format!(" → {desired}"));
         }
     }
+    if available.0 == ConditionStatus::False && available.1 == AWAITING_OPERATOR {
+        return operator_lag_link(id, kind, s.kind.condition_tables(), evidence, &health);
+    }
     if health.0 == ConditionStatus::False {
         return Link::new(
             id,
             Mark::Broken,
             format!("Health=False {}: {}", health.1, health.2),
             format!("the {kind}'s operator reports a problem ({})", health.1),
-            "the message quotes the operator's condition and says what to do; README: condition reasons and what to do",
+            format!(
+                "the message quotes the operator's condition and says what to do; {}: condition reasons and what to do",
+                s.kind.condition_tables()
+            ),
         );
     }
     match available.0 {
@@ -431,10 +452,46 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
                     Mark::Broken,
                     evidence,
                     format!("the {kind} is not available ({reason})"),
-                    "README: condition reasons and what to do",
+                    format!(
+                        "{}: condition reasons and what to do",
+                        s.kind.condition_tables()
+                    ),
                 )
             }
         }
+    }
+}
+
+/// The object's operator has not observed the spec the agent applied: in progress (…) within
+/// `--operator-stuck-after`, held on the operator (✗) past it (the adapter's Health False
+/// [`OPERATOR_NOT_RECONCILING`]).
+fn operator_lag_link(
+    id: &'static str,
+    kind: &str,
+    tables: &str,
+    evidence: String,
+    health: &(ConditionStatus, String, String),
+) -> Link {
+    if health.0 == ConditionStatus::False && health.1 == OPERATOR_NOT_RECONCILING {
+        Link::new(
+            id,
+            Mark::Broken,
+            evidence,
+            format!(
+                "the HyperShift operator has not observed the {kind} the agent applied, for longer than --operator-stuck-after"
+            ),
+            format!(
+                "check that the HyperShift operator runs on the management cluster and read its log for this object; {tables}: AwaitingOperator"
+            ),
+        )
+    } else {
+        Link::new(
+            id,
+            Mark::Waiting,
+            evidence,
+            format!("the HyperShift operator has not yet observed the {kind} the agent applied"),
+            "",
+        )
     }
 }
 

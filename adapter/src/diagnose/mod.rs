@@ -16,7 +16,7 @@
 //! | `job.report` | the newest Job's conditions and annotations, its Pods' container states | a status-reporter failure (crash, OOM, timeout, invalid report), a Job failed without a report (deadline), a container that cannot start (image pull), a refusal (`Applied=False` for a reason that is not the transport's) |
 //! | `maestro.work` | Maestro REST, the work by its labels under `--maestro-source-id`, on any consumer | no work (with the pulse's `ConsumerNotFound`/`MaestroUnavailable`), a work older than the object's generation |
 //! | `agent.applied` | the work's status | no `Applied` for longer than `--agent-stale-after` (agent down), `Applied=False` (the admission message), an old version applied for that long |
-//! | `hypershift.hostedcluster` / `hypershift.nodepool` | the fed-back status, read with the adapter's own condition tables; while deleting, NodePools listed, finalizers | Health False (the operator's condition and message), not available past `--machines-stuck-after`, a deletion held past `--deletion-stuck-after` |
+//! | `hypershift.hostedcluster` / `hypershift.nodepool` | the fed-back status, read with the adapter's own condition tables; while deleting, NodePools listed, finalizers | Health False (the operator's condition and message), not available past `--machines-stuck-after`, a deletion held past `--deletion-stuck-after`, the operator not observing the applied spec past `--operator-stuck-after` (… before) |
 //! | `hyperfleet.status` | this adapter's stored status in `…/statuses` | none stored although the Job reported; the Job's report discarded (older generation, or `Available=Unknown`) |
 //!
 //! Marks: ✓ holds, ✗ broken, ? could not be read, … in progress and not late. The verdict is the
@@ -161,6 +161,12 @@ pub struct Common {
     #[arg(long, env = "MACHINES_STUCK_AFTER", default_value = "15m", value_parser = parse_budget)]
     pub machines_stuck_after: Duration,
 
+    /// A spec the agent applied that the HyperShift operator has not observed (its conditions'
+    /// `observedGeneration` behind the object's `metadata.generation`) this long after is held (✗)
+    /// on the operator, not in progress (…).
+    #[arg(long, env = "OPERATOR_STUCK_AFTER", default_value = crate::work::observed::DEFAULT_STUCK_AFTER, value_parser = parse_budget)]
+    pub operator_stuck_after: Duration,
+
     /// `text` (the chain and the verdict) or `json` (one document).
     #[arg(short = 'o', long, env = "DIAGNOSE_OUTPUT", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -252,6 +258,7 @@ pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
         agent_stale_after: common.agent_stale_after,
         deletion_stuck_after: common.deletion_stuck_after,
         machines_stuck_after: common.machines_stuck_after,
+        operator_stuck_after: common.operator_stuck_after,
         now,
     };
     let timeout = common.timeout_per_system.max(Duration::from_millis(100));

@@ -34,6 +34,7 @@ fn settings(kind: Kind) -> Settings {
         agent_stale_after: Duration::from_secs(300),
         deletion_stuck_after: Duration::from_secs(1800),
         machines_stuck_after: Duration::from_secs(900),
+        operator_stuck_after: Duration::from_secs(600),
         now: NOW.parse().unwrap(),
     }
 }
@@ -263,4 +264,68 @@ fn an_unreadable_object_leaves_the_links_that_need_it_unknown() {
         d.text()
     );
     assert_eq!(link(&d, "hyperfleet.preconditions").mark, Mark::Unknown);
+}
+
+/// Issue 23: the agent applied a spec (the HostedCluster at metadata.generation 2) that the
+/// HyperShift operator has not observed (its conditions still say 1, Available=True): the
+/// `hypershift.hostedcluster` link is in progress (…) within `--operator-stuck-after`, held (✗)
+/// past it, naming the generations and the operator, and the verdict points at it.
+#[test]
+fn a_spec_the_operator_has_not_observed_is_in_progress_then_held_on_the_operator() {
+    let status = json!({"conditions": [
+        {"type": "Available", "status": "True", "reason": "AsExpected", "message": "The hosted control plane is available", "observedGeneration": 1, "lastTransitionTime": "2026-11-26T10:30:00Z"},
+        {"type": "Degraded", "status": "False", "reason": "AsExpected", "message": "", "observedGeneration": 1, "lastTransitionTime": "2026-11-26T10:30:00Z"},
+    ]});
+    let work = bundle(
+        &hosted_cluster(),
+        &[("status", status), ("generation", json!(2))],
+        None,
+    );
+    let object = json!({"id": CLUSTER, "generation": 3, "status": {"conditions": [
+        {"type": "ValidationSuccessful", "status": "True", "observed_generation": 3, "reason": "Ready"}]}});
+    // The agent applied at 11:00:00Z (its Applied transition); judged 5 minutes later.
+    let mut early = settings(Kind::Cluster);
+    early.now = "2026-11-26T11:05:00Z".parse().unwrap();
+    let d = judge_all(&early, &observations(object.clone(), vec![work.clone()]));
+    let hc = link(&d, "hypershift.hostedcluster");
+    assert_eq!(hc.mark, Mark::Waiting, "{}", d.text());
+    for part in [
+        "Available=False AwaitingOperator",
+        "metadata.generation 2",
+        "its status describes generation 1",
+        "the HyperShift operator",
+    ] {
+        assert!(hc.evidence.contains(part), "{part:?}: {}", hc.evidence);
+    }
+    assert!(
+        hc.meaning
+            .contains("the HyperShift operator has not yet observed"),
+        "{}",
+        hc.meaning
+    );
+    // Judged an hour after the apply (the settings' clock): held on the operator. The Job of
+    // generation 3 has ended (its report stored by HyperFleet, the Job gone after its TTL).
+    let mut obs = observations(object, vec![work]);
+    obs.statuses = Ok(
+        json!({"items": [{"adapter": "hypershift", "observed_generation": 3,
+        "conditions": [
+            {"type": "Applied", "status": "True", "reason": "ManifestWorkApplied"},
+            {"type": "Available", "status": "False", "reason": "AwaitingOperator"},
+            {"type": "Health", "status": "False", "reason": "OperatorNotReconciling"}]}],
+        "page": 1, "size": 1, "total": 1}),
+    );
+    let d = judge_all(&settings(Kind::Cluster), &obs);
+    let hc = link(&d, "hypershift.hostedcluster");
+    assert_eq!(hc.mark, Mark::Broken, "{}", d.text());
+    assert!(
+        hc.action.contains("HyperShift operator runs"),
+        "{}",
+        hc.action
+    );
+    assert_eq!(
+        d.verdict.link,
+        Some("hypershift.hostedcluster"),
+        "{}",
+        d.text()
+    );
 }

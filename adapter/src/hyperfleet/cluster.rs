@@ -1,8 +1,8 @@
 //! The cluster input: a HyperFleet cluster object (`{id, name, generation, spec}`) or a bare
 //! `spec`, and its validation into a typed [`ClusterSpec`].
 //!
-//! Two shapes of `spec` are read ([`SpecShape`], README "The cluster spec"): HyperFleet's own
-//! nested camelCase shape (`platform.gcp.projectID`, `release.image`,
+//! Two shapes of `spec` are read ([`SpecShape`], docs/controlplane.md "The cluster spec"):
+//! HyperFleet's own nested camelCase shape (`platform.gcp.projectID`, `release.image`,
 //! `networking.clusterNetwork[].cidr`, `dns.baseDomain`, `infraID`) with the adapter's extension
 //! keys at the HostedCluster's own paths (`platform.gcp.workloadIdentity.*`, `issuerURL`,
 //! `pullSecret.name`, …), which is the primary input; and the seed's flat keys (`gcp_project_id`,

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-/// The spec keys this adapter defines for the entity (README "Placement across management clusters").
+/// The spec keys this adapter defines for the entity (docs/placement.md).
 pub const SPEC_REGION: &str = "region";
 /// The Maestro consumer of the management cluster.
 pub const SPEC_MAESTRO_CONSUMER: &str = "maestro_consumer";
@@ -47,7 +47,7 @@ pub struct ManagementCluster {
     pub conditions: Option<Vec<McCondition>>,
 }
 
-/// The health class of a management cluster (README "Health of a management cluster").
+/// The health class of a management cluster (docs/placement.md "Health of a management cluster").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Health {
     /// May receive new control planes.

@@ -1,4 +1,4 @@
-//! The placement lock (README "Placement across management clusters", "The placement lease"):
+//! The placement lock (docs/placement.md, "The placement lease"):
 //! one Kubernetes `coordination.k8s.io/v1` Lease per Maestro consumer, in the Job's namespace,
 //! serializes the count-and-publish of new control planes on that consumer so that concurrent
 //! pulses cannot overshoot `max_hosted_clusters`.

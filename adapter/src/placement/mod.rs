@@ -1,7 +1,6 @@
-//! Placement across management clusters (README "Placement across management clusters"): the
-//! `ManagementCluster` entity and its health ([`entity`]), where the entities come from
-//! ([`inventory`]), the pure selection with the reasons candidates are passed over ([`select`]),
-//! and the report rows' texts (here).
+//! Placement across management clusters (docs/placement.md): the `ManagementCluster` entity and its
+//! health ([`entity`]), where the entities come from ([`inventory`]), the pure selection with the
+//! reasons candidates are passed over ([`select`]), and the report rows' texts (here).
 //!
 //! Modes (exactly one): `--consumer` (static, today's behaviour), `--management-clusters-file`,
 //! `--management-clusters-from-api`. The placement resource id is

@@ -102,7 +102,7 @@ pub enum BackendConfigError {
     PlacementNeedsMaestro { setting: &'static str },
 }
 
-/// Where a pulse's control plane goes (README "Placement across management clusters").
+/// Where a pulse's control plane goes (docs/placement.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement<'a> {
     /// `--consumer`: one management cluster, the standard resource id.

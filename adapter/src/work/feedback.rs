@@ -8,7 +8,10 @@
 
 use serde_json::Value;
 
-use super::manifestwork::{DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME};
+use super::manifestwork::{
+    DELETION_TIMESTAMP_FEEDBACK_NAME, FINALIZERS_FEEDBACK_NAME, GENERATION_FEEDBACK_NAME,
+};
+use super::observed::AppliedObject;
 use super::{ExistingWork, ManifestStatus, WorkCondition};
 use crate::message::{or_none, quote};
 
@@ -67,6 +70,28 @@ pub fn feedback_of<'a>(
         ));
     }
     Feedback::Fresh(value)
+}
+
+/// What the agent reports of the object it applied besides its status: its `metadata.generation`
+/// (the [`GENERATION_FEEDBACK_NAME`] value: an integer, or a string holding one) and when it last
+/// applied a change (the manifest's `Applied` transition).
+pub fn applied_object(manifest: Option<&ManifestStatus>) -> AppliedObject<'_> {
+    let Some(manifest) = manifest else {
+        return AppliedObject::default();
+    };
+    let generation = match manifest.values.get(GENERATION_FEEDBACK_NAME) {
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    let applied_at = manifest
+        .condition("Applied")
+        .filter(|c| c.status == "True" && !c.last_transition_time.is_empty())
+        .map(|c| c.last_transition_time.as_str());
+    AppliedObject {
+        generation,
+        applied_at,
+    }
 }
 
 /// Every manifest the agent could not apply, as `Kind namespace/name (Reason): message`; when no

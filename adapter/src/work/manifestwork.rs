@@ -16,6 +16,14 @@ pub const STATUS_FEEDBACK_NAME: &str = "status";
 /// returns no value for a path that does not exist (no deletion yet).
 pub const FINALIZERS_FEEDBACK_NAME: &str = "finalizers";
 pub const DELETION_TIMESTAMP_FEEDBACK_NAME: &str = "deletionTimestamp";
+/// Name of the feedback value that carries an object's `.metadata.generation` (an `Integer`, on
+/// Maestro's agent and on a standard OCM hub): the spec generation on the management cluster,
+/// which its operator's `observedGeneration`s are compared with
+/// ([`crate::hypershift::observed`]). Bumped by a spec change, not by a status write (the real
+/// kube-apiserver; `fixtures/maestro/real/09d-*`).
+pub const GENERATION_FEEDBACK_NAME: &str = "generation";
+/// Its JSONPath.
+pub const GENERATION_PATH: &str = ".metadata.generation";
 
 /// `hostedcluster-<clusterId>`: the work carrying a cluster's HostedCluster.
 pub fn hosted_cluster_work_name(cluster_id: &str) -> String {
@@ -58,9 +66,9 @@ pub enum Delivery {
     /// Created when the management cluster lacks it, never changed, kept when the work is deleted
     /// (a Namespace other works share).
     Shared,
-    /// Server-side applied, fed back (`status` ← `.status`, `finalizers` ←
-    /// `.metadata.finalizers`, `deletionTimestamp` ← `.metadata.deletionTimestamp`) and deleted
-    /// with the work.
+    /// Server-side applied, fed back (`status` ← `.status`, `generation` ←
+    /// `.metadata.generation`, `finalizers` ← `.metadata.finalizers`, `deletionTimestamp` ←
+    /// `.metadata.deletionTimestamp`) and deleted with the work.
     Owned,
 }
 
@@ -114,6 +122,7 @@ pub fn manifest_work(
                     "type": "JSONPaths",
                     "jsonPaths": [
                         {"name": STATUS_FEEDBACK_NAME, "path": ".status"},
+                        {"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH},
                         {"name": FINALIZERS_FEEDBACK_NAME, "path": ".metadata.finalizers"},
                         {"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"},
                     ],
@@ -156,7 +165,7 @@ pub const HUB_FINALIZERS_PATH: &str = ".metadata.finalizers[*]";
 /// Makes `work` (built by [`manifest_work`]) one a standard OCM hub can feed back: the feedback
 /// rule of each [`Delivery::Owned`] manifest (the one with the [`STATUS_FEEDBACK_NAME`] value)
 /// asks for the scalars of `status` instead of the whole `.status`
-/// ([`super::scalar_feedback`]), the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
+/// ([`super::scalar_feedback`]), the generation, the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
 /// timestamp. The hub backend rebuilds the `status` value from them on read.
 pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::ScalarStatus) {
     let Some(configs) = work
@@ -180,6 +189,7 @@ pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::Sc
                 continue;
             }
             let mut paths = status.json_paths();
+            paths.push(json!({"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH}));
             paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
             paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
             rule["jsonPaths"] = Value::Array(paths);
@@ -459,7 +469,7 @@ mod tests {
             .iter()
             .map(|p| (p["name"].as_str().unwrap(), p["path"].as_str().unwrap()))
             .collect();
-        assert_eq!(pairs.len(), 5 + 1 + 2);
+        assert_eq!(pairs.len(), 5 + 1 + 3);
         assert_eq!(
             pairs[0],
             (
@@ -468,9 +478,14 @@ mod tests {
             )
         );
         assert_eq!(pairs[5], ("status.replicas", ".status.replicas"));
-        assert_eq!(pairs[6], (FINALIZERS_FEEDBACK_NAME, HUB_FINALIZERS_PATH));
         assert_eq!(
-            pairs[7],
+            pairs[6],
+            (GENERATION_FEEDBACK_NAME, ".metadata.generation"),
+            "an Integer a standard hub feeds back"
+        );
+        assert_eq!(pairs[7], (FINALIZERS_FEEDBACK_NAME, HUB_FINALIZERS_PATH));
+        assert_eq!(
+            pairs[8],
             (
                 DELETION_TIMESTAMP_FEEDBACK_NAME,
                 ".metadata.deletionTimestamp"

@@ -12,6 +12,7 @@ pub mod feedback;
 pub mod hub;
 pub mod maestro;
 pub mod manifestwork;
+pub mod observed;
 pub mod outcome;
 pub mod scalar_feedback;
 pub mod sync;

@@ -34,10 +34,12 @@
 use job_report::{Condition, ConditionStatus, MAX_MESSAGE_LEN, Report};
 use serde_json::Value;
 
-use super::feedback::{Feedback, apply_failures, feedback_of};
+use super::feedback::{Feedback, applied_object, apply_failures, feedback_of};
 use super::manifestwork::{Owner, Ownership, STATUS_FEEDBACK_NAME};
+use super::observed::{Lag, OperatorClock, Stamp};
 use super::sync::Failure;
 use super::{ExistingWork, WorkCondition, WorkError};
+use crate::duration::friendly;
 use crate::message::{
     Conditions, cond, json_kind, no_issues, or_none, quote, redact, replace, truncate,
 };
@@ -228,12 +230,102 @@ pub fn observe<'a>(
         };
     }
     match feedback {
-        Feedback::Fresh(value) => Observed::Status(value),
+        Feedback::Fresh(value) => match agent_behind(existing) {
+            Some(note) => Observed::Decided(awaiting(work, object, Some(&note))),
+            None => Observed::Status(value),
+        },
         Feedback::None => Observed::Decided(awaiting(work, object, None)),
         Feedback::Ignored(why) => Observed::Decided(awaiting(work, object, Some(&why))),
         Feedback::ResourceNotAvailable(c) => Observed::Decided(missing(work, object, c)),
         Feedback::NotSynced(c) => Observed::Decided(not_synced(work, object, c)),
     }
+}
+
+/// Why a status fed back must not be used yet because the agent has not reported on the work's
+/// current version (Maestro `status.ObservedVersion`, a hub work's conditions' `observedGeneration`,
+/// behind the version): it still describes what the work carried before.
+fn agent_behind(existing: &ExistingWork) -> Option<String> {
+    let (Some(version), Some(observed)) = (existing.version, existing.observed_version) else {
+        return None;
+    };
+    (observed < version).then(|| {
+        format!(
+            "the work agent has not reported on version {version} of the work yet (it last reported version {observed}), so the status fed back describes an earlier spec and is not used"
+        )
+    })
+}
+
+/// Whether the operator of `object` (a manifest of `existing`) has not yet observed what the agent
+/// applied ([`observed::lag`](super::observed::lag)): the object's fed-back `metadata.generation`
+/// against the `observedGeneration` of its conditions (`stamps`) of the types the tables `read`,
+/// and `release` (`(asked, desired)`) when the object reports one.
+pub fn operator_lag<'a>(
+    existing: &ExistingWork,
+    object: &ObjectRef<'_>,
+    stamps: impl IntoIterator<Item = Stamp<'a>>,
+    read: &[&str],
+    release: Option<(&str, &str)>,
+) -> Option<Lag> {
+    let manifest = existing.manifest(object.group, object.resource, object.namespace, object.name);
+    super::observed::lag(applied_object(manifest), stamps, read, release)
+}
+
+/// Available's reason while the object's operator has not observed the spec the agent applied.
+pub const AWAITING_OPERATOR: &str = "AwaitingOperator";
+/// Health's reason when that has lasted past the bound (`--operator-stuck-after`).
+pub const OPERATOR_NOT_RECONCILING: &str = "OperatorNotReconciling";
+
+/// The agent applied a spec that the object's operator (`operator`, e.g. `the HyperShift
+/// operator`) has not observed yet ([`Lag`]): Applied True `ManifestWorkApplied`; Available False
+/// [`AWAITING_OPERATOR`], naming the generation applied, the one the status describes, when it
+/// was applied, and what that status still says (`serving`, the Available its tables give);
+/// Health `health` (what the status says) while within `clock`'s bound, False
+/// [`OPERATOR_NOT_RECONCILING`] past it.
+pub fn awaiting_operator(
+    work: WorkRef<'_>,
+    object: &ObjectRef<'_>,
+    operator: &str,
+    lag: &Lag,
+    clock: OperatorClock,
+    (serving, health): (&Condition, Condition),
+) -> Conditions {
+    let place = object.place();
+    let what = lag.describe(clock);
+    let said = format!(
+        "{} {}: {}",
+        serving.status.as_str(),
+        or_none(&serving.reason),
+        serving.message
+    );
+    let available = cond(
+        "Available",
+        ConditionStatus::False,
+        AWAITING_OPERATOR,
+        truncate(
+            format!(
+                "{} {place} on management cluster {} is not yet observed by {operator}: {what}. Until {operator} reconciles it, its status describes the previous spec and is not taken for this one; it says: {said}",
+                object.kind, work.consumer
+            ),
+            MAX_MESSAGE_LEN,
+        ),
+    );
+    let health = if lag.is_stuck(clock) {
+        cond(
+            "Health",
+            ConditionStatus::False,
+            OPERATOR_NOT_RECONCILING,
+            format!(
+                "A person must act: {operator} on management cluster {} has not observed {} {place} for more than {} ({what}). Check that it runs on that management cluster and read its log for this {}; if it is only slow (many control planes), raise --operator-stuck-after (OPERATOR_STUCK_AFTER)",
+                work.consumer,
+                object.kind,
+                friendly(clock.stuck_after),
+                object.kind
+            ),
+        )
+    } else {
+        health
+    };
+    [applied(work, object), available, health]
 }
 
 /// Reason when the agent could not apply the work.

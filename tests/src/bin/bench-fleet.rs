@@ -25,10 +25,10 @@
 //! and the Maestro REST API ([`testbed::bench::fleet::Sniffer`]). gRPC publishes are counted by
 //! the fake Maestro for the whole phase.
 //!
-//! In the inventory modes the adapter takes its placement leases (README "The placement lease")
-//! from the testbed's fake Kubernetes API server (`KUBECONFIG`, `JOB_NAMESPACE`, a `POD_NAME` per
-//! pulse), also behind a counting proxy per slot; after the creates the bench stops if any
-//! management cluster holds more than its `max_hosted_clusters`.
+//! In the inventory modes the adapter takes its placement leases (docs/placement.md, "The placement
+//! lease") from the testbed's fake Kubernetes API server (`KUBECONFIG`, `JOB_NAMESPACE`, a
+//! `POD_NAME` per pulse), also behind a counting proxy per slot; after the creates the bench stops
+//! if any management cluster holds more than its `max_hosted_clusters`.
 //!
 //! Inventory modes (`--inventory`): `static` (`MANAGEMENT_CLUSTER_CONSUMER`: one consumer, the
 //! plumbing check), `api` (`MANAGEMENT_CLUSTERS_FROM_API=true`) and `file`
@@ -245,7 +245,7 @@ impl World {
 /// The `ManagementCluster` kind's path segment (`fixtures/hyperfleet/real-api/47`).
 const MC_PLURAL: &str = "managementclusters";
 
-/// Creates each management cluster's entity on the API (the spec the README defines:
+/// Creates each management cluster's entity on the API (the spec docs/placement.md defines:
 /// `region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`) and has `mgmt-health` report it
 /// available at generation 1, in recording 49's shape, so its `Reconciled` is True.
 fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<()> {

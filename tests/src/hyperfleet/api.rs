@@ -71,40 +71,50 @@ pub fn put_status(body: &str, now: Timestamp, stored: Stored) -> Answer {
 /// Rules 1–7 of §7.4, in order: what the handler checks before it looks the resource up
 /// (rule 8). `Err` is the 400.
 pub fn check_request(body: &str, now: Timestamp) -> Result<Request, Answer> {
-    // 1. empty body
-    if body.trim().is_empty() {
-        return Err(rejected(
-            "HYPERFLEET-VAL-006",
-            "Request body is required but was empty",
-        ));
-    }
-    // 3 (bad JSON) is a decode error too; checked before types since nothing decodes.
-    let value: Value = match serde_json::from_str(body) {
-        Ok(v) => v,
+    // 3 (bad JSON) is a decode error too; checked before types since nothing decodes. The
+    // handler's `json.Decoder` reads the first JSON value and ignores what follows it
+    // (measured on the real API: `{"adapter": "x"} and more` gets rule 5's 400).
+    let value: Value = match serde_json::Deserializer::from_str(body)
+        .into_iter::<Value>()
+        .next()
+    {
+        Some(Ok(v)) => v,
         // Go's decoder names a truncated body `unexpected EOF` (recording
         // real-api/14-status-invalid-json.json); other syntax errors keep serde's words.
-        Err(e) if e.classify() == serde_json::error::Category::Eof => {
+        Some(Err(e)) if e.classify() == serde_json::error::Category::Eof => {
             return Err(rejected(
                 "HYPERFLEET-VAL-006",
                 "Invalid request format: unexpected EOF",
             ));
         }
-        Err(e) => {
+        Some(Err(e)) => {
             return Err(rejected(
                 "HYPERFLEET-VAL-006",
                 format!("Invalid request format: {e}"),
             ));
         }
+        // 1. empty body (or only white space)
+        None => {
+            return Err(rejected(
+                "HYPERFLEET-VAL-006",
+                "Request body is required but was empty",
+            ));
+        }
     };
-    let Value::Object(map) = &value else {
-        return Err(rejected(
-            "HYPERFLEET-VAL-006",
-            "Invalid request format: the body is not a JSON object",
-        ));
+    // `null` decodes to the zero request (then rule 4 refuses it); any other value that is not
+    // an object is a type mismatch of the whole body, which Go names with an empty field
+    // (measured on the real API for `[]`: `field '' must be an object`).
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Null => Map::new(),
+        _ => {
+            return Err(rejected("HYPERFLEET-VAL-000", "field '' must be an object"));
+        }
     };
-    // 2. JSON type mismatches, as Go's decoder into the request struct sees them. `null`
-    // decodes to the zero value without error.
-    if let Some(answer) = type_mismatch(map) {
+    let map = &map;
+    // 2. JSON type mismatches, as Go's decoder into the request struct sees them: the first in
+    // the body's order. `null` decodes to the zero value without error.
+    if let Some(answer) = type_mismatch(map, &keys_in_order(body)) {
         return Err(answer);
     }
     // 3. unparsable observed_time
@@ -114,7 +124,7 @@ pub fn check_request(body: &str, now: Timestamp) -> Result<Request, Answer> {
             _ => {
                 return Err(rejected(
                     "HYPERFLEET-VAL-006",
-                    format!("Invalid request format: parsing time {s:?} as RFC 3339 failed"),
+                    format!("Invalid request format: {}", go_time_error(s)),
                 ));
             }
         },
@@ -232,6 +242,62 @@ pub fn classify(request: &Request, now: Timestamp, stored: Stored) -> Answer {
 }
 
 /// Go's `time.Time` JSON decoding wants RFC 3339 with a `T`, seconds and a zone.
+/// Go's `time.Parse(time.RFC3339, s)` error for a value that does not parse (measured on the
+/// real API: `parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday"
+/// as "2006"`): the first layout element the value does not match, with the rest of the value;
+/// a field out of its range says so (`month out of range`, as Go's `time` package words it).
+fn go_time_error(s: &str) -> String {
+    const LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
+    let elements: [(&str, usize); 11] = [
+        ("2006", 4),
+        ("-", 0),
+        ("01", 2),
+        ("-", 0),
+        ("02", 2),
+        ("T", 0),
+        ("15", 2),
+        (":", 0),
+        ("04", 2),
+        (":", 0),
+        ("05", 2),
+    ];
+    let mut rest = s;
+    let mut numbers = Vec::new();
+    for (element, digits) in elements {
+        let matched = if digits == 0 {
+            rest.strip_prefix(element)
+        } else {
+            rest.get(..digits)
+                .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+                .map(|d| {
+                    numbers.push(d.parse::<u32>().unwrap_or(0));
+                    &rest[digits..]
+                })
+        };
+        match matched {
+            Some(r) => rest = r,
+            None => {
+                return format!(
+                    "parsing time {s:?} as {LAYOUT:?}: cannot parse {rest:?} as {element:?}"
+                );
+            }
+        }
+    }
+    let ranges = [
+        ("month", 1, 12),
+        ("day", 1, 31),
+        ("hour", 0, 23),
+        ("minute", 0, 59),
+        ("second", 0, 59),
+    ];
+    for ((name, low, high), value) in ranges.iter().zip(numbers.iter().skip(1)) {
+        if value < low || value > high {
+            return format!("parsing time {s:?}: {name} out of range");
+        }
+    }
+    format!("parsing time {s:?} as {LAYOUT:?}: cannot parse {rest:?} as \"Z07:00\"")
+}
+
 fn rfc3339_shape(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() >= 20
@@ -243,17 +309,54 @@ fn rfc3339_shape(s: &str) -> bool {
         && (s.ends_with('Z') || s.get(19..).is_some_and(|zone| zone.contains(['+', '-'])))
 }
 
-fn type_mismatch(map: &Map<String, Value>) -> Option<Answer> {
+/// The keys of the first JSON object in `body`, in the order they are written (Go's decoder
+/// meets them, and reports the first mismatch, in that order; `serde_json::Map` sorts them).
+/// Empty when the body does not start with an object.
+pub(crate) fn keys_in_order(body: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visitor;
+            impl<'de> serde::de::Visitor<'de> for Visitor {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visitor)
+        }
+    }
+    match serde_json::Deserializer::from_str(body)
+        .into_iter::<Keys>()
+        .next()
+    {
+        Some(Ok(Keys(keys))) => keys,
+        _ => Vec::new(),
+    }
+}
+
+fn type_mismatch(map: &Map<String, Value>, order: &[String]) -> Option<Answer> {
     let mismatch = |field: &str, want: &str| {
         Some(rejected(
             "HYPERFLEET-VAL-000",
             format!("field '{field}' must be {want}"),
         ))
     };
-    for (field, value) in map {
-        if value.is_null() {
+    for field in order {
+        let Some(value) = map.get(field).filter(|v| !v.is_null()) else {
             continue;
-        }
+        };
         let ok = match field.as_str() {
             "adapter" => value.is_string(),
             "observed_generation" => {
@@ -370,4 +473,25 @@ pub fn schema_errors(schema: &Value, body: &Value) -> Vec<String> {
         .iter()
         .map(|f| format!("{}: {}", f.path, f.message))
         .collect()
+}
+
+#[cfg(test)]
+mod go_time_tests {
+    use super::go_time_error;
+
+    #[test]
+    fn time_errors_in_gos_words() {
+        assert_eq!(
+            go_time_error("yesterday"),
+            r#"parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006""#
+        );
+        assert_eq!(
+            go_time_error("2026-11-28 10:00:00Z"),
+            r#"parsing time "2026-11-28 10:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 10:00:00Z" as "T""#
+        );
+        assert_eq!(
+            go_time_error("2026-13-01T00:00:00Z"),
+            r#"parsing time "2026-13-01T00:00:00Z": month out of range"#
+        );
+    }
 }

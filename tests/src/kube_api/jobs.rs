@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::pods;
 use super::status::FieldError;
 use super::strategic_merge::MergeKeys;
 use super::time;
@@ -25,10 +26,48 @@ pub const CONTROLLER_UID_LABELS: [&str; 2] =
 /// Longest label value, in bytes.
 const MAX_LABEL_VALUE_BYTES: usize = 63;
 
-/// What the Job strategy adds on create (the uid must already be stamped): the generated
-/// `spec.selector` (`matchLabels` on the controller uid) and the pod-template labels carrying the
-/// Job's name and uid. Labels the client set are kept, as the real strategy keeps them.
+/// What the API server adds to a new Job (the uid must already be stamped): the Job strategy's
+/// generated `spec.selector` (`matchLabels` on the controller uid, `manualSelector: false`) and
+/// pod-template labels carrying the Job's name and uid (labels the client set are kept, as the
+/// real strategy keeps them), and the defaults of `SetDefaults_Job` and of the pod template
+/// ([`pods::default_pod_spec`]) as a v1.36 server applies them.
 pub fn default_on_create(job: &mut Value) {
+    if let Some(spec) = job.get_mut("spec").and_then(Value::as_object_mut) {
+        default_job_spec(spec);
+        if let Some(pod) = spec
+            .get_mut("template")
+            .and_then(|t| t.get_mut("spec"))
+            .and_then(Value::as_object_mut)
+        {
+            pods::default_pod_spec(pod);
+        }
+    }
+    selector_and_labels(job);
+}
+
+/// `SetDefaults_Job` (measured on v1.36 with `kubectl create --dry-run=server`): completions and
+/// parallelism 1 when both are unset, else parallelism 1 when unset; backoffLimit 6;
+/// completionMode NonIndexed; suspend false; manualSelector false; podReplacementPolicy
+/// TerminatingOrFailed (Failed with a podFailurePolicy).
+fn default_job_spec(spec: &mut Map<String, Value>) {
+    if !spec.contains_key("completions") && !spec.contains_key("parallelism") {
+        spec.insert("completions".into(), json!(1));
+    }
+    spec.entry("parallelism").or_insert(json!(1));
+    spec.entry("backoffLimit").or_insert(json!(6));
+    spec.entry("completionMode").or_insert(json!("NonIndexed"));
+    spec.entry("suspend").or_insert(json!(false));
+    spec.entry("manualSelector").or_insert(json!(false));
+    let replacement = if spec.contains_key("podFailurePolicy") {
+        "Failed"
+    } else {
+        "TerminatingOrFailed"
+    };
+    spec.entry("podReplacementPolicy")
+        .or_insert(json!(replacement));
+}
+
+fn selector_and_labels(job: &mut Value) {
     let name = job
         .pointer("/metadata/name")
         .and_then(Value::as_str)

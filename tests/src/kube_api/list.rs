@@ -24,10 +24,22 @@ pub struct Selector {
 }
 
 impl Selector {
-    /// Parses both selectors; set-based label selectors (`in`, `notin`) are a 400.
-    pub fn from_query(query: &Query) -> Result<Self, ApiError> {
+    /// Parses both selectors of a request on `kind`; set-based label selectors (`in`, `notin`)
+    /// and a field the resource cannot be selected by are a 400.
+    pub fn from_query(query: &Query, kind: &ResourceKind) -> Result<Self, ApiError> {
+        let fields = parse(query.get("fieldSelector").unwrap_or(""), false)?;
+        for requirement in &fields {
+            let (Requirement::Equals(key, _) | Requirement::NotEquals(key, _)) = requirement else {
+                continue;
+            };
+            if !selectable_fields(kind).contains(&key.as_str()) {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {key}"
+                )));
+            }
+        }
         Ok(Selector {
-            fields: parse(query.get("fieldSelector").unwrap_or(""), false)?,
+            fields,
             labels: parse(query.get("labelSelector").unwrap_or(""), true)?,
         })
     }
@@ -56,6 +68,34 @@ impl Selector {
             .iter()
             .all(|r| satisfied(r, |k| Some(field(k).unwrap_or_default())))
             && self.labels.iter().all(|r| satisfied(r, label))
+    }
+}
+
+/// The fields a LIST or WATCH of `kind` may select by (each resource's `ToSelectableFields`
+/// in the API server; a custom resource has only the two metadata ones).
+fn selectable_fields(kind: &ResourceKind) -> &'static [&'static str] {
+    match (kind.group.as_str(), kind.resource.as_str()) {
+        ("", "pods") => &[
+            "metadata.name",
+            "metadata.namespace",
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        ],
+        ("batch", "jobs") => &["metadata.name", "metadata.namespace", "status.successful"],
+        ("", "nodes") => &["metadata.name", "spec.unschedulable"],
+        ("", "namespaces") => &["metadata.name", "status.phase"],
+        ("", "secrets") => &["metadata.name", "metadata.namespace", "type"],
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            &["metadata.name", "spec.signerName"]
+        }
+        _ => &["metadata.name", "metadata.namespace"],
     }
 }
 
@@ -92,18 +132,19 @@ fn parse(raw: &str, labels: bool) -> Result<Vec<Requirement>, ApiError> {
 }
 
 /// Serialises one page of a LIST directly into bytes (no intermediate `Value` of the whole list).
+/// Items of a built-in resource carry no `apiVersion`/`kind` (the list names them once, as the
+/// real server's typed lists do); items of a custom resource keep theirs (measured on v1.36).
 pub fn list_body(
     store: &Store,
     kind: &ResourceKind,
     namespace: Option<&str>,
     query: &Query,
 ) -> Result<Vec<u8>, ApiError> {
-    let selector = Selector::from_query(query)?;
+    let selector = Selector::from_query(query, kind)?;
     let limit = match query.get("limit") {
-        Some(raw) => Some(
-            raw.parse::<usize>()
-                .map_err(|_| ApiError::bad_request(format!("invalid limit {raw:?}")))?,
-        ),
+        Some(raw) => Some(raw.parse::<usize>().map_err(|_| {
+            ApiError::bad_request(format!("strconv.ParseInt: parsing {raw:?}: invalid syntax"))
+        })?),
         None => None,
     };
     let collection = Collection::new(&kind.group, &kind.resource);
@@ -135,10 +176,34 @@ pub fn list_body(
         if i > 0 {
             body.push(b',');
         }
-        serde_json::to_writer(&mut body, item).map_err(|e| ApiError::internal(&e.to_string()))?;
+        let written = if kind.is_builtin() {
+            serde_json::to_writer(&mut body, &WithoutTypeMeta(item))
+        } else {
+            serde_json::to_writer(&mut body, item)
+        };
+        written.map_err(|e| ApiError::internal(&e.to_string()))?;
     }
     body.extend_from_slice(b"]}");
     Ok(body)
+}
+
+/// An object serialised without its `apiVersion` and `kind` (no copy).
+struct WithoutTypeMeta<'a>(&'a Value);
+
+impl serde::Serialize for WithoutTypeMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(map) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut out = serializer.serialize_map(None)?;
+        for (key, value) in map {
+            if key != "apiVersion" && key != "kind" {
+                out.serialize_entry(key, value)?;
+            }
+        }
+        out.end()
+    }
 }
 
 #[cfg(test)]
@@ -151,9 +216,14 @@ mod tests {
         Query::parse(Some(raw))
     }
 
+    fn pods() -> ResourceKind {
+        ResourceKind::lookup("", "v1", "pods")
+    }
+
     #[test]
     fn field_selector_on_metadata_name() {
-        let selector = Selector::from_query(&query("fieldSelector=metadata.name%3Dp1")).unwrap();
+        let selector =
+            Selector::from_query(&query("fieldSelector=metadata.name%3Dp1"), &pods()).unwrap();
         assert!(selector.matches(&json!({"metadata": {"name": "p1"}})));
         assert!(!selector.matches(&json!({"metadata": {"name": "p2"}})));
     }
@@ -161,7 +231,7 @@ mod tests {
     #[test]
     fn label_selector_equality_inequality_and_existence() {
         let selector =
-            Selector::from_query(&query("labelSelector=app%3Dx,tier!%3Ddb,team")).unwrap();
+            Selector::from_query(&query("labelSelector=app%3Dx,tier!%3Ddb,team"), &pods()).unwrap();
         assert!(selector.matches(&json!({"metadata": {"labels": {"app": "x", "team": "t"}}})));
         assert!(
             !selector
@@ -172,7 +242,25 @@ mod tests {
 
     #[test]
     fn set_based_selectors_are_rejected() {
-        assert!(Selector::from_query(&query("labelSelector=app%20in%20(a,b)")).is_err());
+        assert!(Selector::from_query(&query("labelSelector=app%20in%20(a,b)"), &pods()).is_err());
+    }
+
+    #[test]
+    fn fields_a_resource_cannot_be_selected_by_are_a_400() {
+        let error =
+            Selector::from_query(&query("fieldSelector=metadata.labels%3Dx"), &pods()).unwrap_err();
+        assert_eq!(error.code(), 400);
+        assert_eq!(
+            error.body.message(),
+            "field label not supported: metadata.labels"
+        );
+        assert!(
+            Selector::from_query(&query("fieldSelector=status.phase%3DRunning"), &pods()).is_ok()
+        );
+        let leases = ResourceKind::lookup("coordination.k8s.io", "v1", "leases");
+        assert!(
+            Selector::from_query(&query("fieldSelector=status.phase%3DRunning"), &leases).is_err()
+        );
     }
 
     #[test]
@@ -184,12 +272,13 @@ mod tests {
             &nodes,
             (String::new(), "n1".into()),
             super::super::store::EventType::Added,
-            json!({"metadata": {"name": "n1"}}),
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}),
         );
         let body: Value =
             serde_json::from_slice(&list_body(&store, &kind, None, &Query::default()).unwrap())
                 .unwrap();
         assert_eq!(body["kind"], "NodeList");
         assert_eq!(body["items"][0]["metadata"]["name"], "n1");
+        assert_eq!(body["items"][0].get("kind"), None);
     }
 }

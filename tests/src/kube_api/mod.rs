@@ -18,14 +18,19 @@
 //! - RBAC is a deny list: the valid token may do everything except what
 //!   [`ApiServer::deny`] took away (a 403 worded from the request); no token is a 403 for
 //!   `system:anonymous`. Inject `FaultAction::Status(403)` for a one-off denial.
+//! - ServiceAccount admission only for Pods that name their ServiceAccount
+//!   (`spec.serviceAccountName`); TokenRequest mints opaque tokens (not JWTs) that authenticate
+//!   as the ServiceAccount, without checking the bound object.
 //! - Seeded objects keep the `creationTimestamp` they bring (a POST gets now, as on a real
 //!   server).
 //! - A time that fails to parse always reports `cannot parse "<value>" as "2006"`.
-//! - No defaulting or validation of objects beyond the Job rules (status transitions; on create
+//! - No defaulting or validation of objects beyond the Job and pod-template defaults, the Job
+//!   rules and the ManifestWork CRD's `default`s (status transitions; on create
 //!   the generated selector, the job-name/controller-uid template labels and the label-value
 //!   checks, so a Job name over 63 bytes is a 422); no garbage collection or TTL.
 
 mod auth;
+mod crd_defaults;
 mod faults;
 mod jobs;
 mod json_patch;
@@ -38,6 +43,7 @@ mod recorder;
 mod request;
 mod resources;
 mod server;
+mod service_accounts;
 mod status;
 mod store;
 pub mod strategic_merge;

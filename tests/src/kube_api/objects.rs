@@ -138,8 +138,44 @@ pub fn create(
 /// Stores a new object (POST) with the kind's server-side defaults, after the create-time
 /// validation (a Job's label values, its name included): a 422 stores nothing. Like the real
 /// server, it sets `creationTimestamp` to now whatever the body says.
+///
+/// A Job is answered as the API server stored it — with its defaults and an empty `status`
+/// (whatever status the body brought) — and then started by the job controller the fake does
+/// not have: a second write (a new resourceVersion, a MODIFIED event) adds the controller's
+/// first status (`startTime`, `active: 1`, …), so a later GET sees it, as on a real cluster.
 pub fn insert_new(store: &mut Store, address: &Address, object: Value) -> Result<Value, ApiError> {
-    insert(store, address, object, None)
+    if address.kind.behaviour != Behaviour::Job {
+        return insert(store, address, object, None);
+    }
+    let mut object = object;
+    if let Some(map) = object.as_object_mut() {
+        map.insert("status".into(), json!({}));
+    }
+    let mut created = prepare_new(store, address, object);
+    if let Some(map) = created.as_object_mut() {
+        map.insert("status".into(), json!({}));
+    }
+    let errors = jobs::validate_create(&created);
+    if !errors.is_empty() {
+        return Err(invalid(address, &errors));
+    }
+    let answer = store.commit(
+        &address.collection,
+        address.key.clone(),
+        EventType::Added,
+        created,
+    );
+    let mut started = answer.clone();
+    jobs::default_status(&mut started);
+    if started != answer {
+        store.commit(
+            &address.collection,
+            address.key.clone(),
+            EventType::Modified,
+            started,
+        );
+    }
+    Ok(answer)
 }
 
 /// Stores a seeded object as [`insert_new`] does, except that a valid `creationTimestamp` it
@@ -160,6 +196,10 @@ fn insert(
     object: Value,
     created: Option<String>,
 ) -> Result<Value, ApiError> {
+    let mut object = object;
+    if address.kind.behaviour == Behaviour::Pod {
+        super::service_accounts::admit(store, &address.key.0, &mut object);
+    }
     let mut object = prepare_new(store, address, object);
     if let Some(created) = created {
         object["metadata"]["creationTimestamp"] = json!(created);
@@ -180,7 +220,11 @@ fn insert(
 
 /// A new object with the server-assigned metadata and the kind's defaults.
 fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value {
-    store.stamp_new(&mut object, &address.key.0);
+    store.stamp_new(
+        &mut object,
+        &address.key.0,
+        address.kind.tracks_generation(),
+    );
     object["metadata"]["name"] = json!(address.name());
     if let Some(map) = object.as_object_mut() {
         map.entry("apiVersion")
@@ -198,8 +242,13 @@ fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value
                 object = normalised;
             }
         }
-        Behaviour::Pod => pods::default_status(&mut object),
-        Behaviour::Generic => {}
+        Behaviour::Pod => {
+            pods::default_status(&mut object);
+            pods::normalise_container_statuses(&mut object);
+        }
+        Behaviour::Generic => {
+            super::crd_defaults::apply(&address.kind.group, &address.kind.resource, &mut object);
+        }
     }
     object
 }
@@ -346,10 +395,14 @@ fn write(
         unknown = jobs::normalise_conditions(&mut new)
             .map_err(|problem| ApiError::invalid_patch(&new, &problem))?;
     }
+    if address.kind.behaviour == Behaviour::Pod {
+        pods::normalise_container_statuses(&mut new);
+    }
+    super::crd_defaults::apply(&address.kind.group, &address.kind.resource, &mut new);
     let warnings = sent.unknown_fields(&unknown)?;
     check_resource_version(old, &new, &address.target)?;
     check_uid(old, &new, address)?;
-    let result = project(old, new, part, address.kind.has_status);
+    let result = project(old, new, part, &address.kind);
     if address.kind.behaviour == Behaviour::Job && part == Part::Status {
         let errors = jobs::validate_status_update(old, &result);
         if !errors.is_empty() {
@@ -432,7 +485,8 @@ fn check_uid(old: &Value, new: &Value, address: &Address) -> Result<(), ApiError
 
 /// The stored result of a write to `part`: a status write keeps everything but status, labels and
 /// annotations; a main write keeps status and the server-managed metadata.
-fn project(old: &Value, new: Value, part: Part, has_status: bool) -> Value {
+fn project(old: &Value, new: Value, part: Part, kind: &ResourceKind) -> Value {
+    let has_status = kind.has_status;
     let mut result = match part {
         Part::Status => {
             let mut result = old.clone();
@@ -458,7 +512,7 @@ fn project(old: &Value, new: Value, part: Part, has_status: bool) -> Value {
             ] {
                 copy_meta(old, &mut result, field);
             }
-            if old.get("spec") != result.get("spec") {
+            if kind.tracks_generation() && old.get("spec") != result.get("spec") {
                 let generation = old
                     .pointer("/metadata/generation")
                     .and_then(Value::as_i64)

@@ -33,6 +33,7 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ("", "namespaces", "Namespace", false),
     ("", "configmaps", "ConfigMap", true),
     ("", "secrets", "Secret", true),
+    ("", "serviceaccounts", "ServiceAccount", true),
     ("", "events", "Event", true),
     ("coordination.k8s.io", "leases", "Lease", true),
     (
@@ -55,7 +56,13 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ),
 ];
 
-const WITHOUT_STATUS: &[&str] = &["leases", "configmaps", "secrets", "events"];
+const WITHOUT_STATUS: &[&str] = &[
+    "leases",
+    "configmaps",
+    "secrets",
+    "events",
+    "serviceaccounts",
+];
 
 impl ResourceKind {
     /// Describes `resource` in `group`; unknown resources get a kind guessed from the plural.
@@ -96,6 +103,26 @@ impl ResourceKind {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Whether the API server itself serves the resource (the core group, a group without a
+    /// dot such as `batch`, or one under `k8s.io`), as opposed to a custom resource of a CRD
+    /// (whose group must have a dot and may not be under `k8s.io` without approval).
+    pub fn is_builtin(&self) -> bool {
+        !self.group.contains('.') || self.group.ends_with(".k8s.io")
+    }
+
+    /// Whether the API server keeps a `metadata.generation` (1 on create, bumped by a spec
+    /// change): custom resources, and the built-ins whose strategy does (Jobs, CronJobs, Pods,
+    /// the `apps` workloads). Leases, Nodes, Namespaces, ConfigMaps, Secrets,
+    /// CertificateSigningRequests and Events have none (measured on v1.36).
+    pub fn tracks_generation(&self) -> bool {
+        !self.is_builtin()
+            || self.group == "apps"
+            || matches!(
+                (self.group.as_str(), self.resource.as_str()),
+                ("batch", "jobs" | "cronjobs") | ("", "pods")
+            )
     }
 
     /// `Job.batch`, as 422 messages name the kind.
@@ -148,6 +175,17 @@ fn guess_kind(resource: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_groups_are_told_from_custom_resources() {
+        assert!(ResourceKind::lookup("", "v1", "pods").is_builtin());
+        assert!(ResourceKind::lookup("batch", "v1", "jobs").is_builtin());
+        assert!(ResourceKind::lookup("coordination.k8s.io", "v1", "leases").is_builtin());
+        assert!(
+            !ResourceKind::lookup("work.open-cluster-management.io", "v1", "manifestworks")
+                .is_builtin()
+        );
+    }
 
     #[test]
     fn kinds_map_to_plural_resources() {

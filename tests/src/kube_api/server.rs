@@ -11,6 +11,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header, request::Parts};
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -22,8 +23,9 @@ use super::recorder::RecordedRequest;
 use super::request::{Query, ResourceRequest, split_api_prefix};
 use super::resources::{ResourceKind, resource_for_kind};
 use super::status::ApiError;
-use super::store::Store;
-use super::{list, pods, watch as watches};
+use super::status::Target;
+use super::store::{Collection, Store};
+use super::{list, pods, service_accounts, watch as watches};
 
 /// Bodies above this size get a 413, like the real server's 3 MiB limit.
 const BODY_LIMIT: usize = 3 * 1024 * 1024;
@@ -65,6 +67,11 @@ struct Shared {
     faults: Mutex<Faults>,
     /// `(group, resource)` pairs RBAC denies the valid token ([`ApiServer::deny`]).
     denied: Mutex<Vec<(String, String)>>,
+    /// Whether a create needs its namespace to exist ([`ApiServer::require_namespaces`]).
+    namespaces_required: std::sync::atomic::AtomicBool,
+    /// When set, the namespace and the only rules the valid token is granted there
+    /// ([`ApiServer::grant_only`]).
+    granted: Mutex<Option<(String, Vec<PolicyRule>)>>,
     log: Mutex<Vec<RecordedRequest>>,
     token: String,
     /// A CA certificate for the kubeconfig, base64 PEM. The server speaks plain HTTP, so it is
@@ -85,6 +92,15 @@ fn kubeconfig_ca() -> String {
     let key = rcgen::KeyPair::generate().expect("CA key");
     let cert = params.self_signed(&key).expect("self-signed CA");
     base64::engine::general_purpose::STANDARD.encode(cert.pem())
+}
+
+/// The PEM text of base64 PEM (as a kubeconfig carries it).
+fn pem_of(ca_data: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(ca_data)
+        .map(|pem| String::from_utf8_lossy(&pem).into_owned())
+        .unwrap_or_default()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,13 +125,18 @@ impl ApiServer {
             .expect("local address of the listener");
         let (stop, stopped) = watch::channel(false);
         let token = format!("testbed-{:016x}", RandomState::new().hash_one(addr));
+        let ca_data = kubeconfig_ca();
+        let mut store = Store::default();
+        store.root_ca = pem_of(&ca_data);
         let shared = Arc::new(Shared {
-            store: Mutex::new(Store::default()),
+            store: Mutex::new(store),
             faults: Mutex::new(Faults::default()),
             denied: Mutex::new(Vec::new()),
+            granted: Mutex::new(None),
+            namespaces_required: std::sync::atomic::AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             token,
-            ca_data: kubeconfig_ca(),
+            ca_data,
             stopped: stopped.clone(),
         });
         let app = Router::new()
@@ -289,6 +310,7 @@ impl ApiServer {
             return;
         };
         pods::terminate_container(&mut object, container, exit_code, reason, message);
+        pods::normalise_container_statuses(&mut object);
         store.commit(
             &address.collection,
             address.key,
@@ -323,6 +345,28 @@ impl ApiServer {
     /// from now on: each such request gets the 403 a real server sends, worded from the request.
     pub fn deny(&self, group: &str, resource: &str) {
         lock(&self.handle.shared.denied).push((group.to_owned(), resource.to_owned()));
+    }
+
+    /// From now on a create (POST) in a namespace that has no Namespace object (seed one with
+    /// [`Self::put_object`] or POST it) is the real server's 404 `namespaces "<ns>" not found`
+    /// (`details.kind` `namespaces`), which the hub backend reads as a consumer that does not
+    /// exist. Without this call every namespace exists.
+    pub fn require_namespaces(&self) {
+        self.handle
+            .shared
+            .namespaces_required
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// From now on the valid token may do only what `rules` allow in `namespace`, as a Role
+    /// bound there does (`manifests/rbac.yaml`): a request is allowed when it is in `namespace`
+    /// and one rule names its API group, its resource (`jobs/status` for a subresource) and its
+    /// verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`), each directly or by `*`, and, when the rule has `resourceNames`, its
+    /// object's name (never a list, watch or create). Anything else — another namespace, a
+    /// cluster-scoped resource — gets the 403 a real server sends. [`Self::deny`] still applies.
+    pub fn grant_only(&self, namespace: &str, rules: Vec<PolicyRule>) {
+        *lock(&self.handle.shared.granted) = Some((namespace.to_owned(), rules));
     }
 
     /// Stores (or replaces) any object under an API prefix such as
@@ -415,7 +459,13 @@ impl Shared {
     async fn serve(&self, parts: &Parts, body: &[u8]) -> Response {
         let path = parts.uri.path();
         let query = Query::parse(parts.uri.query());
-        let identity = auth::authenticate(&parts.headers, &self.token, USER);
+        let identity = auth::authenticate(&parts.headers, |presented| {
+            if presented == self.token {
+                Some(USER.to_owned())
+            } else {
+                lock(&self.store).tokens.get(presented).cloned()
+            }
+        });
         let fault = lock(&self.faults).take(&parts.method, path);
         match fault {
             Some(FaultAction::Status(code)) => {
@@ -435,7 +485,7 @@ impl Shared {
             Ok(Identity::Anonymous) => {
                 auth::forbidden(&Identity::Anonymous, &parts.method, path, &query).into_response()
             }
-            Ok(user) if self.is_denied(path) => {
+            Ok(user) if self.is_denied(path) || !self.is_granted(&parts.method, path, &query) => {
                 auth::forbidden(&user, &parts.method, path, &query).into_response()
             }
             Ok(Identity::User(_)) => self
@@ -455,6 +505,19 @@ impl Shared {
             .any(|(g, r)| *g == request.group && *r == resource)
     }
 
+    /// Whether the rules of [`ApiServer::grant_only`] (when set) allow the request.
+    fn is_granted(&self, method: &Method, path: &str, query: &Query) -> bool {
+        let granted = lock(&self.granted);
+        let Some((namespace, rules)) = granted.as_ref() else {
+            return true;
+        };
+        let Some(request) = ResourceRequest::parse(path) else {
+            return true;
+        };
+        request.namespace.as_deref() == Some(namespace.as_str())
+            && auth::allowed(rules, &request, request.verb(method, query))
+    }
+
     fn route(&self, parts: &Parts, query: &Query, body: &[u8]) -> Result<Response, ApiError> {
         let request =
             ResourceRequest::parse(parts.uri.path()).ok_or_else(ApiError::route_not_found)?;
@@ -470,6 +533,24 @@ impl Shared {
             return Err(ApiError::route_not_found());
         }
         let Some(address) = Address::of(&request) else {
+            if *method == Method::POST
+                && let Some(ns) = &request.namespace
+                && self
+                    .namespaces_required
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                && store
+                    .get(
+                        &Collection::new("", "namespaces"),
+                        &(String::new(), ns.clone()),
+                    )
+                    .is_none()
+            {
+                return Err(ApiError::not_found(&Target {
+                    group: String::new(),
+                    resource: "namespaces".into(),
+                    name: Some(ns.clone()),
+                }));
+            }
             return match *method {
                 Method::GET if query.is_watch() => {
                     watches::start(&store, &request, query, self.stopped.clone())
@@ -483,6 +564,14 @@ impl Shared {
         };
         if address.kind.namespaced != request.namespace.is_some() {
             return Err(ApiError::route_not_found());
+        }
+        if request.resource == "serviceaccounts" && request.subresource.as_deref() == Some("token")
+        {
+            return match *method {
+                Method::POST => service_accounts::request_token(&mut store, &address, body)
+                    .map(|o| json(StatusCode::CREATED, &o)),
+                _ => Err(ApiError::method_not_allowed(method.as_str())),
+            };
         }
         let part = match request.subresource.as_deref() {
             None => Part::Main,

@@ -333,7 +333,9 @@ impl ApiError {
 
     /// 400 `BadRequest`.
     pub fn bad_request(message: String) -> Self {
-        Self::new(400, message, Some("BadRequest"), Some(Details::default()))
+        // Measured on v1.36: no 400 carries `details` (bad limit, selector, continue token,
+        // body or patch that does not decode).
+        Self::new(400, message, Some("BadRequest"), None)
     }
 
     /// 413 for bodies over 3 MiB.

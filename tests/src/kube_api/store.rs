@@ -70,6 +70,10 @@ pub struct Store {
     collections: HashMap<Collection, BTreeMap<ObjectKey, Value>>,
     history: VecDeque<Arc<Event>>,
     events: broadcast::Sender<Arc<Event>>,
+    /// Tokens minted by the TokenRequest API, with the user each authenticates as.
+    pub tokens: HashMap<String, String>,
+    /// The cluster CA (PEM) `kube-root-ca.crt` publishes.
+    pub root_ca: String,
 }
 
 impl Default for Store {
@@ -80,6 +84,8 @@ impl Default for Store {
             collections: HashMap::new(),
             history: VecDeque::new(),
             events: broadcast::channel(HISTORY).0,
+            tokens: HashMap::new(),
+            root_ca: String::new(),
         }
     }
 }
@@ -112,8 +118,9 @@ impl Store {
         self.collections.get(collection)?.get(key)
     }
 
-    /// Fills in what the server assigns on create: uid, creationTimestamp, generation, namespace.
-    pub fn stamp_new(&mut self, object: &mut Value, namespace: &str) {
+    /// Fills in what the server assigns on create: uid, creationTimestamp, namespace, and
+    /// generation 1 when the resource tracks one (`generation`).
+    pub fn stamp_new(&mut self, object: &mut Value, namespace: &str, generation: bool) {
         let uid = format!("6a1f0000-0000-4000-8000-{:012x}", self.next_uid);
         self.next_uid += 1;
         if !object.is_object() {
@@ -125,7 +132,9 @@ impl Store {
         if let Some(Value::Object(meta)) = metadata {
             meta.insert("uid".into(), Value::String(uid));
             meta.insert("creationTimestamp".into(), Value::String(time::now()));
-            meta.entry("generation").or_insert(json!(1));
+            if generation {
+                meta.entry("generation").or_insert(json!(1));
+            }
             if !namespace.is_empty() {
                 meta.insert("namespace".into(), Value::String(namespace.to_owned()));
             }

@@ -62,7 +62,7 @@ pub fn start(
     let filter = Filter {
         collection: Collection::new(&request.group, &request.resource),
         namespace: request.namespace.clone(),
-        selector: Selector::from_query(query)?,
+        selector: Selector::from_query(query, &kind)?,
     };
     let since = match query
         .get("resourceVersion")

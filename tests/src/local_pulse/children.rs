@@ -19,8 +19,10 @@ pub const ADAPTER_CRASH: &str = "__adapter-crash";
 pub const ADAPTER_HANG: &str = "__adapter-hang";
 /// A stand-in adapter that writes a report the contract refuses, then exits 0.
 pub const ADAPTER_INVALID_REPORT: &str = "__adapter-invalid-report";
-/// A stand-in adapter that exits 137 without a report, as a container the kernel killed at its
-/// memory limit (the runner's kubelet marks it `OOMKilled`).
+/// A stand-in adapter that allocates memory without a report until the kernel kills it at its
+/// container's memory limit (the kubelet reports `OOMKilled`); where no memory cgroup enforces
+/// the limit, it exits 137 once past [`OOM_ALLOCATION`] (the kubelet's stand-in says
+/// `OOMKilled` for that).
 pub const ADAPTER_OOM_KILLED: &str = "__adapter-oom-killed";
 
 /// The report the `invalid-report` stand-in writes: `Maybe` is not a condition status.
@@ -53,13 +55,30 @@ pub fn dispatch(args: &[OsString]) -> Option<ExitCode> {
             ExitCode::FAILURE
         }
         ADAPTER_INVALID_REPORT => write_invalid_report(),
-        ADAPTER_OOM_KILLED => {
-            eprintln!("simulated OOM kill: exit 137 before writing a report");
-            ExitCode::from(137)
-        }
+        ADAPTER_OOM_KILLED => allocate_until_killed(),
         _ => return None,
     };
     Some(code)
+}
+
+/// What the OOM stand-in allocates at most: twice the Job template's 128Mi limit.
+pub const OOM_ALLOCATION: usize = 256 << 20;
+
+/// Allocates and touches memory in 8 MiB steps up to [`OOM_ALLOCATION`]; exits 137 if still alive.
+fn allocate_until_killed() -> ExitCode {
+    eprintln!(
+        "simulated runaway memory (local-pulse --scenario adapter OOM): allocating before writing a report"
+    );
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    while held.len() * (8 << 20) < OOM_ALLOCATION {
+        held.push(vec![1u8; 8 << 20]);
+    }
+    eprintln!(
+        "no memory limit stopped {} MiB: exit 137 as if OOM-killed",
+        OOM_ALLOCATION >> 20
+    );
+    std::hint::black_box(&held);
+    ExitCode::from(137)
 }
 
 /// Writes [`INVALID_REPORT`] atomically to `RESULTS_OUTPUT_PATH` (as the real adapter writes).

@@ -5,8 +5,9 @@
 //! `GET …/clusters/{id}/nodepools`, `GET …/clusters/{id}/nodepools/{nid}`). Between pulses the
 //! runner changes what is served through the API's own routes: a PATCH (a changed spec bumps
 //! `generation`), a DELETE (soft delete: `deleted_time`, `deleted_by`, `generation` + 1, cascaded
-//! to the NodePools; `hyperfleet-framework.md` §6 and §7.1). A NodePool asked for under another
-//! cluster, or one that is not there, is the API's problem+json 404 `HYPERFLEET-NTF-001`.
+//! to the NodePools; `hyperfleet-framework.md` §6 and §7.1). A NodePool asked for under a
+//! cluster that is not there, or one that is not there, is the API's problem+json 404
+//! `HYPERFLEET-NTF-001`.
 //! Objects given here (the cluster, NodePools) are seeded with their ids and generations
 //! ([`fake_api::FakeHyperfleetApi::seed`]); the API computes their conditions.
 
@@ -236,7 +237,8 @@ mod tests {
         assert_eq!(status, 200);
         assert_eq!(served["spec"], pool()["spec"]);
         assert_eq!(served["kind"], "NodePool");
-        // Another parent, or no such NodePool: the API's problem+json 404.
+        // A parent that does not exist, or no such NodePool: the API's problem+json 404, naming
+        // the parent when it is the parent that is missing (as the real API does).
         let other = crate::ids::cluster_id(7);
         let (status, problem) = get(&api, &at(&other, NODEPOOL_ID), TOKEN).await;
         assert_eq!(status, 404);
@@ -244,7 +246,7 @@ mod tests {
         assert_eq!(problem["status"], 404);
         assert_eq!(
             problem["detail"],
-            format!("NodePool with id='{NODEPOOL_ID}' not found")
+            format!("Cluster with id='{other}' not found")
         );
         assert_eq!(
             problem["instance"],

@@ -12,6 +12,7 @@
 pub mod children;
 pub mod diagnose;
 pub mod hyperfleet_api;
+mod pod;
 pub mod render;
 pub mod scenario;
 
@@ -23,7 +24,6 @@ use clap::Parser;
 use serde_json::{Value, json};
 
 use crate::kube_api::ApiServer;
-use crate::kubelet::{TerminationMessage, play_kubelet_as, spawn};
 use crate::maestro::{FakeMaestro, FakeOptions};
 use crate::pulse_job::PulseJob;
 use hyperfleet_api::FakeHyperfleetApi;
@@ -40,8 +40,6 @@ pub const GENERATION: i32 = 3;
 pub const CONSUMER: &str = "mgmt-local";
 /// The namespace of `manifests/job.yaml`.
 pub const NAMESPACE: &str = "hyperfleet-system";
-/// `activeDeadlineSeconds` of `manifests/job.yaml`.
-const ACTIVE_DEADLINE_SECONDS: i64 = 300;
 
 /// One Sentinel pulse of a HyperShift cluster, end to end on this machine: fake Kubernetes API
 /// server, fake Maestro, and the Job's two containers (hypershift-adapter, status-reporter) as
@@ -212,15 +210,18 @@ fn print_header(scenarios: &[Scenario], temp: &Path, cli: &Cli) {
         );
     }
     println!(
-        "  The Job's two containers run as two child processes with its environment pointed at the"
+        "  The Job is manifests/job.yaml rendered for the fakes; this runner plays the Job controller"
     );
     println!(
-        "  fakes, and this runner plays the kubelet (it marks the adapter container terminated with"
+        "  (it creates the Pod) and the kubelet (testbed::kubelet: the Pod's two containers run as two"
     );
     println!(
-        "  its exit code). A finished Job's TTL is assumed expired before the next pulse, so every"
+        "  child processes with the Pod's env, volumes and ServiceAccount token, and the Pod's status"
     );
-    println!("  pulse gets a fresh Job and Pod of the same name.");
+    println!(
+        "  is written through the fake API server). A finished Job's TTL is assumed expired before"
+    );
+    println!("  the next pulse, so every pulse gets a fresh Job and Pod of the same name.");
     println!();
     println!("  Scenarios:");
     for s in scenarios {
@@ -261,7 +262,7 @@ impl Bed {
         let server = ApiServer::start().await;
         let kubeconfig = server.write_kubeconfig(dir);
 
-        let maestro_token_value = "local-pulse-maestro-token";
+        let maestro_token_value = pod::MAESTRO_TOKEN;
         let maestro = FakeMaestro::start(FakeOptions {
             consumers: vec![CONSUMER.to_owned()],
             ..FakeOptions::tls_with_token(maestro_token_value)
@@ -274,10 +275,11 @@ impl Bed {
         std::fs::create_dir_all(secrets.join("hyperfleet"))?;
         let maestro_ca = secrets.join("maestro").join("ca.crt");
         std::fs::write(&maestro_ca, maestro.ca_pem().unwrap_or_default())?;
+        pod::seed_namespace(&server, maestro.ca_pem().unwrap_or_default());
         let maestro_token = secrets.join("maestro").join("token");
         std::fs::write(&maestro_token, maestro_token_value)?;
 
-        let hyperfleet_token_value = "local-pulse-hyperfleet-token";
+        let hyperfleet_token_value = pod::HYPERFLEET_TOKEN;
         let hyperfleet_token = secrets.join("hyperfleet").join("token");
         std::fs::write(&hyperfleet_token, hyperfleet_token_value)?;
         let hyperfleet = FakeHyperfleetApi::start(cluster_object(), hyperfleet_token_value).await?;
@@ -352,7 +354,7 @@ impl Bed {
 pub const PLACEMENT_REGION: &str = "europe-west2";
 
 /// The HyperFleet cluster object the fake HyperFleet API serves: HyperFleet's nested spec with
-/// the adapter's extension keys (README, "The cluster spec").
+/// the adapter's extension keys (docs/controlplane.md, "The cluster spec").
 pub fn cluster_object() -> Value {
     json!({
         "kind": "Cluster",
@@ -541,93 +543,31 @@ async fn run_pulse(
     }
     println!("   adapter container:  {}", pulse.adapter.describe());
 
-    // A fresh Job and Pod (the previous one's TTL expired), and a fresh emptyDir.
-    let job_name = match pulse.adapter {
-        Adapter::NodePool => nodepool_job_name(pulse.generation),
-        _ => crate::pulse_job::controlplane_job_name(CLUSTER_ID, pulse.generation),
-    };
-    let pod_dir = dir.join(format!("pulse-{n}"));
-    let results_dir = pod_dir.join("results");
-    std::fs::create_dir_all(&results_dir)?;
-    let results = results_dir.join("adapter-report.json");
+    // A fresh Job and Pod (the previous one's TTL expired), run by the kubelet.
+    let job = pod::job(bed, pulse, cli)?;
+    let job_name = job["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     bed.server.delete_job(NAMESPACE, &job_name);
-    bed.server.delete_object(
-        "/api/v1",
-        "pods",
-        Some(NAMESPACE),
-        &format!("{job_name}-x7k2p"),
-    );
-    let labels = match pulse.adapter {
-        // The NodePool's Job (docs: the nodepool interface).
-        Adapter::NodePool => json!({
-            "app.kubernetes.io/name": "hypershift-adapter",
-            "app.kubernetes.io/component": "nodepool",
-            "hyperfleet.io/cluster-id": CLUSTER_ID,
-            "hyperfleet.io/nodepool-id": crate::ids::NODEPOOL_ID,
-            "hyperfleet.io/adapter": "nodepool",
-        }),
-        _ => json!({
-            "app.kubernetes.io/name": "hypershift-adapter",
-            "app.kubernetes.io/component": "controlplane",
-            "hyperfleet.io/cluster-id": CLUSTER_ID,
-            "hyperfleet.io/adapter": "controlplane",
-        }),
-    };
-    let job = PulseJob::seed_with_metadata(
-        &bed.server,
-        NAMESPACE,
-        &job_name,
-        Some(ACTIVE_DEADLINE_SECONDS),
-        labels,
-        Some(json!({"hyperfleet.io/generation": pulse.generation.to_string()})),
-    );
-
-    let exe = std::env::current_exe().context("cannot find the local-pulse executable")?;
-    let adapter_log = pod_dir.join("adapter.log");
-    let reporter_log = pod_dir.join("status-reporter.log");
-    let mut reporter = spawn(
-        "status-reporter",
-        &exe,
-        &[children::STATUS_REPORTER],
-        reporter_env(bed, &job, &results, pulse.adapter, cli),
-        &reporter_log,
-        cli.verbose,
-    )?;
-    let termination = TerminationMessage::prepare(&pod_dir, "adapter", &adapter_log)
-        .context("cannot create the adapter's termination message file")?;
-    let (path_key, path_value) = termination.env();
-    let mut adapter = spawn(
-        "adapter",
-        &exe,
-        &pulse.adapter.args(),
-        adapter_env(bed, &job, &results, pulse.generation, pulse.adapter, cli)
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .chain([(path_key, path_value)]),
-        &adapter_log,
-        cli.verbose,
-    )?;
-
-    let (adapter_code, reporter_code) = play_kubelet_as(
-        &bed.server,
-        &job,
-        &mut adapter.child,
-        &mut reporter.child,
-        pulse.adapter != Adapter::Hang,
-        Some(&termination),
-        pulse.adapter == Adapter::OomKilled,
-    )
-    .await;
-    adapter.flush().await;
-    reporter.flush().await;
+    let job = PulseJob::seed_job(&bed.server, job);
+    let pod_dir = dir.join(format!("pulse-{n}"));
+    let kubelet = pod::kubelet(&bed.server, pulse.adapter, &pod_dir, cli).await?;
+    let run = pod::run(bed, &kubelet, &job, pulse.adapter).await?;
+    let container = |name: &str| run.container(name).cloned();
+    let (adapter, reporter) = (container("adapter"), container("status-reporter"));
     if !cli.verbose {
-        println!("   logs:               {}", adapter_log.display());
-        println!("                       {}", reporter_log.display());
+        for c in [&adapter, &reporter].into_iter().flatten() {
+            println!("   log:                {}", c.log.display());
+        }
     }
+    let code = |c: &Option<crate::kubelet::ContainerRun>| {
+        show_code(c.as_ref().and_then(crate::kubelet::ContainerRun::exit_code))
+    };
     println!(
         "   exit codes:         adapter {}, status-reporter {}",
-        show_code(adapter_code),
-        show_code(reporter_code)
+        code(&adapter),
+        code(&reporter)
     );
 
     let stored = bed.server.job(NAMESPACE, &job_name).unwrap_or(Value::Null);
@@ -824,84 +764,6 @@ fn show_code(code: Option<i32>) -> String {
     code.map_or_else(|| "killed".to_owned(), |c| c.to_string())
 }
 
-/// The adapter container's env of `manifests/job.yaml`, pointed at the fakes.
-fn adapter_env(
-    bed: &Bed,
-    job: &PulseJob,
-    results: &Path,
-    generation: i32,
-    adapter: Adapter,
-    cli: &Cli,
-) -> Vec<(&'static str, String)> {
-    let (maestro_api, maestro_grpc, budget) = if adapter == Adapter::MaestroDown {
-        (bed.closed_url.clone(), bed.closed_url.clone(), "3")
-    } else {
-        (bed.maestro.rest_url(), bed.maestro.grpc_url(), "240")
-    };
-    let mut env = vec![("CLUSTER_ID", CLUSTER_ID.to_owned())];
-    if adapter == Adapter::NodePool {
-        env.push(("NODEPOOL_ID", crate::ids::NODEPOOL_ID.to_owned()));
-    }
-    env.extend([
-        ("GENERATION", generation.to_string()),
-        ("HYPERFLEET_API_URL", bed.hyperfleet.url().to_owned()),
-        ("HYPERFLEET_API_TOKEN_FILE", path(&bed.hyperfleet_token)),
-        ("WORK_BACKEND", "maestro".to_owned()),
-        if adapter == Adapter::Placed {
-            ("MANAGEMENT_CLUSTERS_FROM_API", "true".to_owned())
-        } else {
-            ("MANAGEMENT_CLUSTER_CONSUMER", CONSUMER.to_owned())
-        },
-        (
-            "MAESTRO_SOURCE_ID",
-            hypershift_adapter::work::backend::DEFAULT_SOURCE_ID.to_owned(),
-        ),
-        ("MAESTRO_API_URL", maestro_api),
-        ("MAESTRO_GRPC_URL", maestro_grpc),
-        ("MAESTRO_CA_FILE", path(&bed.maestro_ca)),
-        ("MAESTRO_TOKEN_FILE", path(&bed.maestro_token)),
-        ("RETRY_BUDGET_SECONDS", budget.to_owned()),
-        ("RESULTS_OUTPUT_PATH", path(results)),
-        ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
-    ]);
-    if adapter == Adapter::Placed {
-        // What manifests/job.yaml's placement comment adds (the downward API's namespace and pod
-        // name), and the fake API server (the placement leases) instead of the service account.
-        env.extend([
-            ("JOB_NAMESPACE", job.namespace.clone()),
-            ("POD_NAME", job.pod.clone()),
-            ("KUBECONFIG", path(&bed.kubeconfig)),
-        ]);
-    }
-    env
-}
-
-/// The status-reporter container's env of `manifests/job.yaml` (the downward-API values filled
-/// in), with `KUBECONFIG` for the fake API server instead of the in-cluster service account.
-fn reporter_env(
-    bed: &Bed,
-    job: &PulseJob,
-    results: &Path,
-    adapter: Adapter,
-    cli: &Cli,
-) -> Vec<(&'static str, String)> {
-    let mut env = vec![
-        ("RESULTS_PATH", path(results)),
-        ("JOB_NAME", job.job.clone()),
-        ("JOB_NAMESPACE", job.namespace.clone()),
-        ("POD_NAME", job.pod.clone()),
-        ("ADAPTER_CONTAINER_NAME", "adapter".to_owned()),
-        ("CONDITION_TYPE", "Available,Applied,Health".to_owned()),
-        ("CLUSTER_ID", CLUSTER_ID.to_owned()),
-        ("LOG_FORMAT", cli.log_format.env_value().to_owned()),
-        ("KUBECONFIG", path(&bed.kubeconfig)),
-    ];
-    if adapter == Adapter::Hang {
-        env.push(("MAX_WAIT_TIME_SECONDS", "3".to_owned()));
-    }
-    env
-}
-
 fn path(p: &Path) -> String {
     p.display().to_string()
 }
@@ -910,66 +772,52 @@ fn path(p: &Path) -> String {
 mod tests {
     use super::*;
 
-    /// `(name, value)` of container `container`'s env in `manifests/job.yaml`; `None` for a
-    /// `valueFrom`.
-    fn manifest_env(container: &str) -> Vec<(String, Option<String>)> {
-        let text = include_str!("../../../manifests/job.yaml");
-        let job: Value = serde_saphyr::from_str(text).unwrap();
+    /// Names of container `name`'s env in `job`.
+    fn env_names(job: &Value, name: &str) -> Vec<String> {
         let containers = job["spec"]["template"]["spec"]["containers"]
             .as_array()
             .unwrap();
-        let c = containers.iter().find(|c| c["name"] == container).unwrap();
-        c["env"]
+        let c = containers.iter().find(|c| c["name"] == name).unwrap();
+        let mut names: Vec<String> = c["env"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|e| {
-                (
-                    e["name"].as_str().unwrap().to_owned(),
-                    e["value"].as_str().map(str::to_owned),
-                )
-            })
-            .collect()
+            .map(|e| e["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
     }
 
-    /// Names must match the manifest exactly (plus `KUBECONFIG` for the reporter, which in the
-    /// cluster uses the service account); values must match where the manifest's is a literal
-    /// that is neither a template nor a path.
-    fn assert_like_manifest(container: &str, ours: &[(&str, String)], extra: &[&str]) {
-        let manifest = manifest_env(container);
-        let mut want: Vec<&str> = manifest.iter().map(|(n, _)| n.as_str()).collect();
-        want.extend(extra);
-        want.sort_unstable();
-        let mut got: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
-        got.sort_unstable();
-        assert_eq!(got, want, "{container} env names");
-        for (name, value) in &manifest {
-            let Some(value) = value else { continue };
-            if value.contains("{{") || value.starts_with('/') {
-                continue;
-            }
-            let ours = ours.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-            assert_eq!(ours, Some(value), "{container} env {name}");
-        }
-    }
-
+    /// The pulse's Job is `manifests/job.yaml` as the framework renders it; a scenario changes
+    /// only what its operator would (the placement comment's variables, a shorter budget).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_containers_get_the_env_of_the_job_manifest() {
+    async fn the_pulse_job_is_the_job_manifest_rendered_for_the_fakes() {
         let dir = tempfile::tempdir().unwrap();
         let bed = Bed::start(dir.path()).await.unwrap();
         let cli = Cli::parse_from(["local-pulse"]);
-        let results = dir.path().join("results").join("adapter-report.json");
-        let job = PulseJob::seed(&bed.server, NAMESPACE, &job_name(), None);
-        assert_like_manifest(
-            "adapter",
-            &adapter_env(&bed, &job, &results, GENERATION, Adapter::Real, &cli),
-            &[],
+        let pulse = |adapter| Pulse {
+            adapter,
+            ..Scenario::Lifecycle.pulses()[0].clone()
+        };
+        let manifest: Value =
+            serde_saphyr::from_str(include_str!("../../../manifests/job.yaml")).unwrap();
+        let real = pod::job(&bed, &pulse(Adapter::Real), &cli).unwrap();
+        assert_eq!(real["metadata"]["name"], job_name().as_str());
+        assert_eq!(
+            real["spec"]["template"]["spec"]["volumes"],
+            manifest["spec"]["template"]["spec"]["volumes"]
         );
-        assert_like_manifest(
-            "status-reporter",
-            &reporter_env(&bed, &job, &results, Adapter::Real, &cli),
-            &["KUBECONFIG"],
+        for container in ["adapter", "status-reporter"] {
+            assert_eq!(env_names(&real, container), env_names(&manifest, container));
+        }
+        let placed = pod::job(&bed, &pulse(Adapter::Placed), &cli).unwrap();
+        let mut expected = env_names(&manifest, "adapter");
+        expected.retain(|n| n != "MANAGEMENT_CLUSTER_CONSUMER");
+        expected.extend(
+            ["JOB_NAMESPACE", "MANAGEMENT_CLUSTERS_FROM_API", "POD_NAME"].map(str::to_owned),
         );
+        expected.sort();
+        assert_eq!(env_names(&placed, "adapter"), expected);
     }
 
     /// Every scenario's pulses name the generation the HyperFleet API serves after their changes

@@ -206,22 +206,23 @@ pub enum Adapter {
     Crash,
     Hang,
     InvalidReport,
-    /// A stand-in that exits 137 without a report; the kubelet reports it `OOMKilled`.
+    /// A stand-in that allocates past its memory limit without a report: the kernel kills it in
+    /// its memory cgroup (without one it exits 137, the kubelet's stand-in); `OOMKilled`.
     OomKilled,
 }
 
 impl Adapter {
-    /// The hidden first argument and the rest of the child's arguments.
-    pub fn args(self) -> Vec<&'static str> {
+    /// The hidden first argument that makes the re-executed binary this adapter (the Pod's
+    /// `args`, e.g. `controlplane`, follow it).
+    pub fn role(self) -> &'static str {
         match self {
-            Adapter::Real | Adapter::MaestroDown | Adapter::Placed => {
-                vec![children::ADAPTER, "controlplane"]
+            Adapter::Real | Adapter::MaestroDown | Adapter::Placed | Adapter::NodePool => {
+                children::ADAPTER
             }
-            Adapter::NodePool => vec![children::ADAPTER, "nodepool"],
-            Adapter::Crash => vec![children::ADAPTER_CRASH],
-            Adapter::Hang => vec![children::ADAPTER_HANG],
-            Adapter::InvalidReport => vec![children::ADAPTER_INVALID_REPORT],
-            Adapter::OomKilled => vec![children::ADAPTER_OOM_KILLED],
+            Adapter::Crash => children::ADAPTER_CRASH,
+            Adapter::Hang => children::ADAPTER_HANG,
+            Adapter::InvalidReport => children::ADAPTER_INVALID_REPORT,
+            Adapter::OomKilled => children::ADAPTER_OOM_KILLED,
         }
     }
 
@@ -238,7 +239,7 @@ impl Adapter {
             Adapter::Hang => "a stand-in that sleeps until killed",
             Adapter::InvalidReport => "a stand-in that writes an invalid report and exits 0",
             Adapter::OomKilled => {
-                "a stand-in that exits 137 without a report; the kubelet reports it OOMKilled"
+                "a stand-in that allocates past its memory limit without a report; the kubelet reports it OOMKilled"
             }
         }
     }

@@ -76,7 +76,7 @@ impl Service {
                     .collect()
             };
             for id in ids {
-                self.shared.apply(&id);
+                self.shared.resync_report(&id);
             }
             return Ok(());
         }

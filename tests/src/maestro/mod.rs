@@ -151,7 +151,11 @@ impl FakeMaestro {
     /// Starts gRPC and REST servers on `127.0.0.1:0`.
     pub async fn start(opts: FakeOptions) -> anyhow::Result<Self> {
         let state = state::State {
-            consumers: opts.consumers.iter().cloned().collect(),
+            consumers: opts
+                .consumers
+                .iter()
+                .map(|c| (c.clone(), state::Consumer::new()))
+                .collect(),
             agent_delay: opts.agent_delay,
             ack_deletes: opts.ack_deletes,
             status_version_as_string: opts.status_version_as_string,
@@ -253,12 +257,31 @@ impl FakeMaestro {
 
     /// Registers a consumer.
     pub fn add_consumer(&self, name: &str) {
-        self.shared.lock().consumers.insert(name.to_owned());
+        self.shared
+            .lock()
+            .consumers
+            .entry(name.to_owned())
+            .or_default();
     }
 
-    /// Sets the `status` feedback (`jsonRaw` = `value` serialised) of the work `key` (resource id or work
-    /// name) on the manifest with a `status` feedback rule, and lets the agent report now. False if unknown.
+    /// Plays the object's operator: writes `value` as the status of the object the work `key`
+    /// (resource id or work name) carries (the manifest with a `status` feedback rule), having
+    /// reconciled it as it is now, as the real HyperShift operator does: every condition's
+    /// `observedGeneration` is the object's `metadata.generation` and a HostedCluster's
+    /// `version.desired.image` the release its spec asks for (`fixtures/hypershift-operator/`).
+    /// The agent applies the work's current version first, then reports now. A later spec change
+    /// leaves this status describing the older generation until the next call (the operator's
+    /// lag); [`Self::set_feedback_raw`] writes a status verbatim. False if unknown.
     pub fn set_feedback(&self, key: &str, value: &Value) -> bool {
+        let Some(id) = self.shared.find_id(key) else {
+            return false;
+        };
+        let mut value = value.clone();
+        if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            res.apply_object();
+            let spec = res.object.as_ref().map(|(_, spec)| spec.clone());
+            operator_stamp(&mut value, res.object_generation().max(1), spec.as_ref());
+        }
         self.set_feedback_raw(key, &value.to_string())
     }
 
@@ -297,6 +320,10 @@ impl FakeMaestro {
             return false;
         };
         if let Some(res) = self.shared.lock().resources.get_mut(&id) {
+            if res.gone_on_cluster && !gone {
+                // Re-created by the agent: a new object, generation 1 again.
+                res.object = None;
+            }
             res.gone_on_cluster = gone;
             if !gone {
                 res.feedback_raw = None;
@@ -439,7 +466,7 @@ impl FakeMaestro {
 
     /// The registered consumers, sorted.
     pub fn consumers(&self) -> Vec<String> {
-        self.shared.lock().consumers.iter().cloned().collect()
+        self.shared.lock().consumers.keys().cloned().collect()
     }
 
     /// Live works (no `deleted_at`) on `consumer` whose spec metadata carries the label
@@ -592,5 +619,25 @@ impl Drop for FakeMaestro {
         for task in &self.tasks {
             task.abort();
         }
+    }
+}
+
+/// What an operator's status write stamps on `status` (see [`FakeMaestro::set_feedback`]): the
+/// object's `generation` on every condition, and the release `spec` asks for as a HostedCluster's
+/// `version.desired.image` (only where the status has a `version.desired`).
+pub fn operator_stamp(status: &mut Value, generation: i64, spec: Option<&Value>) {
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            condition.insert("observedGeneration".into(), generation.into());
+        }
+    }
+    let image = spec.and_then(|s| s.pointer("/release/image")).cloned();
+    if let (Some(desired), Some(image)) = (
+        status
+            .pointer_mut("/version/desired")
+            .and_then(Value::as_object_mut),
+        image,
+    ) {
+        desired.insert("image".into(), image);
     }
 }

@@ -24,6 +24,8 @@ const MAX_PAGE_SIZE: i64 = 65500;
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/api/maestro/v1/resource-bundles", get(list))
+        .route("/api/maestro/v1/consumers", get(list_consumers))
+        .route("/api/maestro/v1/consumers/{id}", get(get_consumer))
         .route(
             "/api/maestro/v1/resource-bundles/{id}",
             get(get_one).delete(delete_one),
@@ -124,13 +126,7 @@ async fn list(
         None => None,
         Some(s) => match Search::parse(s) {
             Ok(f) => Some(f),
-            Err(e) => {
-                return error_body(
-                    StatusCode::BAD_REQUEST,
-                    23,
-                    &format!("Failed to parse search query: {e}"),
-                );
-            }
+            Err(e) => return search_error(s, &e),
         },
     };
     // Only the page is rendered: a count (`size=1`) over thousands of bundles must not copy
@@ -161,6 +157,88 @@ async fn list(
         "kind": "ResourceBundleList", "page": page, "size": items.len(), "total": total, "items": items,
     }))
     .into_response()
+}
+
+/// The real server's answer to a search it cannot run (measured): one that does not parse is a 400
+/// `maestro-21` quoting the query; one that parses but names a column the table lacks, or a label
+/// fragment that is not JSON, is PostgreSQL's error in a 500 `maestro-9`.
+fn search_error(query: &str, error: &str) -> Response {
+    if let Some(column) = error.strip_prefix("unknown column ") {
+        let column = column.trim_matches('"');
+        return error_body(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            9,
+            &format!(
+                "Unable to list resources: ERROR: column resources.{column} does not exist (SQLSTATE 42703)"
+            ),
+        );
+    }
+    if error.starts_with("label selector ") {
+        return error_body(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            9,
+            "Unable to list resources: ERROR: invalid input syntax for type json (SQLSTATE 22P02)",
+        );
+    }
+    error_body(
+        StatusCode::BAD_REQUEST,
+        21,
+        &format!("Failed to parse search query: {query}"),
+    )
+}
+
+/// `GET /consumers[?search=name='<n>']` (the only search the callers make; another one is a
+/// 400 as above): every registered consumer, by name, in Maestro's list envelope.
+async fn list_consumers(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Response {
+    let wanted = match query.get("search").filter(|s| !s.trim().is_empty()) {
+        None => None,
+        Some(s) => {
+            let value = s
+                .trim()
+                .strip_prefix("name")
+                .map(str::trim_start)
+                .and_then(|v| v.strip_prefix('='))
+                .map(str::trim)
+                .and_then(|v| v.strip_prefix('\''))
+                .and_then(|v| v.strip_suffix('\''));
+            match value {
+                Some(v) => Some(v.to_owned()),
+                None => return search_error(s, "unsupported consumer search"),
+            }
+        }
+    };
+    let items: Vec<Value> = shared
+        .lock()
+        .consumers
+        .iter()
+        .filter(|(name, _)| wanted.as_ref().is_none_or(|w| w == *name))
+        .map(|(name, c)| c.to_rest(name))
+        .collect();
+    axum::Json(json!({
+        "kind": "ConsumerList", "page": 1, "size": items.len(), "total": items.len(), "items": items,
+    }))
+    .into_response()
+}
+
+/// `GET /consumers/{id}`: the consumer, or `maestro-7` (404).
+async fn get_consumer(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    let found = shared
+        .lock()
+        .consumers
+        .iter()
+        .find(|(_, c)| c.id == id)
+        .map(|(name, c)| c.to_rest(name));
+    match found {
+        Some(consumer) => axum::Json(consumer).into_response(),
+        None => error_body(
+            StatusCode::NOT_FOUND,
+            7,
+            &format!("Consumer with id='{id}' not found"),
+        ),
+    }
 }
 
 /// The subset of Maestro's search language the Go client generates (§4.2): terms joined by `and`, each an

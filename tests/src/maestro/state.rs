@@ -53,15 +53,81 @@ pub struct Resource {
     /// any remain, a deletion hangs in `Deleting=True` (recordings `10c`, `10i`); reported in a
     /// `.metadata` feedback rule, if the work has one.
     pub finalizers: Vec<String>,
+    /// The status-rule manifest (the HostedCluster or NodePool) as the simulated management
+    /// cluster holds it: its `metadata.generation` and the `spec` it was last applied with. The
+    /// API server bumps the generation when an apply changes the spec and never on a status write
+    /// (measured on the real kube-apiserver; recording `09d`); fed back for a
+    /// `.metadata.generation` rule.
+    pub object: Option<(i64, Value)>,
 }
 
 impl Resource {
-    /// The `data` (ManifestBundle) of the stored spec event.
+    /// The `spec` of the status-rule manifest of the current bundle, if any.
+    fn target_spec(&self) -> Option<Value> {
+        let bundle = self.bundle();
+        let manifests = bundle.get("manifests")?.as_array()?;
+        let configs = bundle
+            .get("manifestConfigs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        manifests
+            .iter()
+            .enumerate()
+            .find(|(i, m)| has_status_rule(&configs, &resource_meta(*i, m)))
+            .map(|(_, m)| m.get("spec").cloned().unwrap_or(Value::Null))
+    }
+
+    /// The agent applies the current bundle: the status-rule object is created at generation 1,
+    /// or its generation bumped when the spec changed (server-side apply of an unchanged spec
+    /// changes nothing).
+    pub(crate) fn apply_object(&mut self) {
+        if self.apply_error.is_some() || self.gone_on_cluster {
+            return;
+        }
+        let Some(spec) = self.target_spec() else {
+            return;
+        };
+        self.object = match self.object.take() {
+            Some((generation, applied)) if applied == spec => Some((generation, applied)),
+            Some((generation, _)) => Some((generation + 1, spec)),
+            None => Some((1, spec)),
+        };
+    }
+
+    /// The object's `metadata.generation` on the simulated management cluster (0 before the
+    /// agent applied it).
+    pub fn object_generation(&self) -> i64 {
+        self.object.as_ref().map_or(0, |(g, _)| *g)
+    }
+    /// The `data` (ManifestBundle) of the stored spec event, as the server decodes and renders it:
+    /// every resource identifier (of `manifestConfigs` and of the `SelectivelyOrphan` rules) has
+    /// a `namespace`, `""` for a cluster-scoped object that the writer left out (a Go string
+    /// without `omitempty`; measured on the real server, REST and status events).
     pub fn bundle(&self) -> Value {
-        self.payload
+        let mut bundle = self
+            .payload
             .get("data")
             .cloned()
-            .unwrap_or_else(|| json!({}))
+            .unwrap_or_else(|| json!({}));
+        let identifiers = bundle
+            .get_mut("manifestConfigs")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("resourceIdentifier"));
+        for id in identifiers.filter_map(Value::as_object_mut) {
+            id.entry("namespace").or_insert_with(|| json!(""));
+        }
+        let rules = bundle
+            .pointer_mut("/deleteOption/selectivelyOrphans/orphaningRules")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten();
+        for rule in rules.filter_map(Value::as_object_mut) {
+            rule.entry("namespace").or_insert_with(|| json!(""));
+        }
+        bundle
     }
 
     /// REST `ResourceBundle` rendering (§4.3).
@@ -108,10 +174,51 @@ pub fn seconds(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// A registered consumer (management cluster) as REST renders it.
+#[derive(Debug, Clone)]
+pub struct Consumer {
+    /// A random UUID, as the server gives one.
+    pub id: String,
+    pub created_at: jiff::Timestamp,
+}
+
+impl Consumer {
+    /// A consumer registered now.
+    pub fn new() -> Consumer {
+        let hex = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        Consumer {
+            id: format!(
+                "{}-{}-4{}-{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[13..16],
+                &hex[16..20],
+                &hex[20..32]
+            ),
+            created_at: jiff::Timestamp::now(),
+        }
+    }
+
+    /// REST `Consumer` (keys as the real server sends them; no `labels` when there are none).
+    pub fn to_rest(&self, name: &str) -> Value {
+        json!({
+            "id": self.id, "kind": "Consumer", "href": format!("/api/maestro/v1/consumers/{}", self.id),
+            "name": name, "created_at": self.created_at.to_string(), "updated_at": self.created_at.to_string(),
+        })
+    }
+}
+
+impl Default for Consumer {
+    fn default() -> Self {
+        Consumer::new()
+    }
+}
+
 /// Mutable state behind one lock.
 #[derive(Debug, Default)]
 pub struct State {
-    pub consumers: BTreeSet<String>,
+    /// Registered consumers by name.
+    pub consumers: BTreeMap<String, Consumer>,
     pub resources: BTreeMap<String, Resource>,
     pub calls: BTreeMap<String, u64>,
     pub received: Vec<CloudEvent>,
@@ -232,7 +339,7 @@ impl Shared {
                 "failed to create resource: maestro-6: This Resource already exists".into(),
             );
         }
-        if !st.consumers.contains(consumer) {
+        if !st.consumers.contains_key(consumer) {
             return Err(
                 "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)"
                     .into(),
@@ -257,6 +364,7 @@ impl Shared {
             gone_on_cluster: false,
             feedback_sync_failure: None,
             finalizers: Vec::new(),
+            object: None,
         };
         st.resources.insert(id.to_owned(), resource);
         Ok(())
@@ -372,8 +480,20 @@ impl Shared {
     }
 
     /// The agent reports status for the current version of `id` (with the injected feedback, if
-    /// any); for a work being deleted, its `Deleting=True` report instead.
+    /// any); for a work being deleted, its `Deleting=True` report instead. A version whose
+    /// manifests it had not applied yet is reported twice, as the real agent does (see
+    /// [`applied_first`]).
     pub fn apply(&self, id: &str) -> bool {
+        self.report(id, true)
+    }
+
+    /// [`Self::apply`] in one report: the answer to a status resync request, which re-sends
+    /// where the work stands.
+    pub fn resync_report(&self, id: &str) -> bool {
+        self.report(id, false)
+    }
+
+    fn report(&self, id: &str, two_reports: bool) -> bool {
         let event = {
             let mut st = self.lock();
             st.sequence += 1;
@@ -390,7 +510,22 @@ impl Shared {
                 drop(st);
                 return self.report_deleting(id);
             }
+            res.apply_object();
             let status = agent_status(res, sequence, namespaces.as_ref());
+            let mut status = status;
+            // A new manifests version is reported twice (measured on the real agent): first
+            // that it is applied, then with availability and feedback.
+            let first = applied_first(res.status.as_ref(), &status).filter(|_| two_reports);
+            if let Some(mut first) = first {
+                first["SequenceID"] = status["SequenceID"].clone();
+                res.status = Some(first.clone());
+                let _ = self.events.send(status_event(res, &first, as_string));
+                st.sequence += 1;
+                status["SequenceID"] = st.sequence.to_string().into();
+            }
+            let Some(res) = st.resources.get_mut(id) else {
+                return false;
+            };
             res.status = Some(status.clone());
             res.updated_at = jiff::Timestamp::now();
             let event = status_event(res, &status, as_string);
@@ -496,6 +631,65 @@ impl Shared {
     }
 }
 
+/// The agent's first report of a new manifests version (the work-level `Applied` of `status`
+/// has an `observedGeneration` the last report's lacks, or there was none), measured on the real
+/// agent: only `Applied` changes — work-level and on each manifest (moved last) — while
+/// `Available`, the other manifest conditions and the feedback stay as last reported (on a
+/// create: `Applied` alone, feedback `{}`). `None` when the version's manifests were reported
+/// already or the apply failed (a failure is one report).
+fn applied_first(previous: Option<&Value>, status: &Value) -> Option<Value> {
+    let applied = |s: &Value| {
+        s["conditions"]
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["type"] == "Applied"))
+            .cloned()
+    };
+    let new_applied = applied(status)?;
+    if new_applied["status"] != "True"
+        || previous
+            .and_then(applied)
+            .is_some_and(|old| old["observedGeneration"] == new_applied["observedGeneration"])
+    {
+        return None;
+    }
+    let empty = json!({"conditions": [], "resourceStatus": []});
+    let mut first = previous.cloned().unwrap_or(empty);
+    first["ObservedVersion"] = status["ObservedVersion"].clone();
+    let replace = |list: &mut Value, condition: Value| {
+        let mut kept: Vec<Value> = list
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .filter(|c| c["type"] != "Applied")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        kept.push(condition);
+        *list = Value::Array(kept);
+    };
+    // Work level: `Applied` replaced where it was (first on a create).
+    let work = first["conditions"].as_array_mut()?;
+    match work.iter_mut().find(|c| c["type"] == "Applied") {
+        Some(c) => *c = new_applied,
+        None => work.insert(0, new_applied),
+    }
+    let manifests = status["resourceStatus"].as_array()?;
+    let mut resource_status = Vec::new();
+    for (i, manifest) in manifests.iter().enumerate() {
+        let mut entry = first["resourceStatus"]
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| json!({"conditions": [], "statusFeedback": {}}));
+        entry["resourceMeta"] = manifest["resourceMeta"].clone();
+        let applied = applied(manifest)?;
+        replace(&mut entry["conditions"], applied);
+        resource_status.push(entry);
+    }
+    first["resourceStatus"] = Value::Array(resource_status);
+    Some(first)
+}
+
 /// One `metav1.Condition`; `lastTransitionTime` is kept from `previous` (the same condition of
 /// the last report) when the status did not change, as the agent does.
 fn condition(
@@ -596,7 +790,13 @@ fn agent_status(
                     values.push(json!({"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}));
                 }
                 if let Some(name) = metadata_rule(&configs, &meta) {
-                    values.push(json!({"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": cluster_metadata(&meta, &res.finalizers)}}));
+                    values.push(json!({"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": cluster_metadata(&meta, &res.finalizers, res.object_generation())}}));
+                }
+                // The real agent feeds `.metadata.generation` back as an `Integer` (measured).
+                if let (Some(name), Some((generation, _))) =
+                    (json_path_rule(&configs, &meta, ".metadata.generation"), &res.object)
+                {
+                    values.push(json!({"name": name, "fieldValue": {"type": "Integer", "integer": generation}}));
                 }
             }
             let feedback = if values.is_empty() { json!({}) } else { json!({"values": values}) };
@@ -621,13 +821,14 @@ fn agent_status(
                 &now,
             );
             let mut conditions = vec![applied, condition(prev, available, None, &now)];
-            if i == target {
-                let synced = match &res.feedback_sync_failure {
-                    Some((reason, message)) => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
-                    None => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
-                };
-                conditions.push(condition(synced_prev, synced, None, &now));
-            }
+            // Every applied manifest has StatusFeedbackSynced; one without feedback rules says
+            // so with `NoStatusFeedbackSynced` (measured on the real agent).
+            let synced = match (&res.feedback_sync_failure, has_feedback_rules(&configs, &meta)) {
+                (Some((reason, message)), true) if i == target => ("StatusFeedbackSynced", "False", reason.as_str(), message.as_str()),
+                (_, true) => ("StatusFeedbackSynced", "True", "StatusFeedbackSynced", ""),
+                (_, false) => ("StatusFeedbackSynced", "True", "NoStatusFeedbackSynced", ""),
+            };
+            conditions.push(condition(synced_prev, synced, None, &now));
             // The agent keeps the order of the last report; a re-applied `Applied` goes last.
             let order: Vec<Value> = prev
                 .and_then(Value::as_array)
@@ -716,6 +917,20 @@ fn resource_meta(ordinal: usize, manifest: &Value) -> Value {
     })
 }
 
+/// True when a manifestConfig for this manifest has any feedback rule.
+fn has_feedback_rules(configs: &[Value], meta: &Value) -> bool {
+    configs.iter().any(|c| {
+        let id = &c["resourceIdentifier"];
+        id["group"] == meta["group"]
+            && id["resource"] == meta["resource"]
+            && id["name"] == meta["name"]
+            && id.get("namespace").unwrap_or(&Value::String(String::new())) == &meta["namespace"]
+            && c["feedbackRules"]
+                .as_array()
+                .is_some_and(|rules| !rules.is_empty())
+    })
+}
+
 /// True when a manifestConfig for this manifest has a JSONPaths feedback rule named `status`.
 fn has_status_rule(configs: &[Value], meta: &Value) -> bool {
     configs.iter().any(|c| {
@@ -736,6 +951,11 @@ fn has_status_rule(configs: &[Value], meta: &Value) -> bool {
 
 /// The name of a JSONPaths feedback rule with path `.metadata` for this manifest, if any.
 fn metadata_rule(configs: &[Value], meta: &Value) -> Option<String> {
+    json_path_rule(configs, meta, ".metadata")
+}
+
+/// The name of a JSONPaths feedback rule with path `path` for this manifest, if any.
+fn json_path_rule(configs: &[Value], meta: &Value, path: &str) -> Option<String> {
     configs
         .iter()
         .filter(|c| {
@@ -746,14 +966,18 @@ fn metadata_rule(configs: &[Value], meta: &Value) -> Option<String> {
         })
         .flat_map(|c| c["feedbackRules"].as_array().cloned().unwrap_or_default())
         .flat_map(|r| r["jsonPaths"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["path"] == ".metadata")
+        .find(|p| p["path"] == path)
         .and_then(|p| p["name"].as_str().map(str::to_owned))
 }
 
 /// `.metadata` of the simulated object as the agent's `JsonRaw` feedback (Go `json.Marshal`: keys
-/// sorted): name, namespace and the finalizers set with [`super::FakeMaestro::hold_delete`].
-fn cluster_metadata(meta: &Value, finalizers: &[String]) -> String {
+/// sorted): name, namespace, generation and the finalizers set with
+/// [`super::FakeMaestro::hold_delete`].
+fn cluster_metadata(meta: &Value, finalizers: &[String], generation: i64) -> String {
     let mut out = json!({"name": meta["name"], "namespace": meta["namespace"]});
+    if generation > 0 {
+        out["generation"] = json!(generation);
+    }
     if !finalizers.is_empty() {
         out["finalizers"] = json!(finalizers);
     }

@@ -56,6 +56,39 @@ pub fn crd_schema(path: &Path, version: &str) -> Value {
         .clone()
 }
 
+/// Applies the schema's `default`s to `value` as the API server's structural defaulting does: at
+/// every object the schema describes (through `properties`, `items` and
+/// `additionalProperties`), each absent property with a `default` gets it (and is defaulted in
+/// turn); nothing is added where the object itself is absent.
+pub fn apply_defaults(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(props) = schema["properties"].as_object() {
+                for (name, prop) in props {
+                    if !map.contains_key(name)
+                        && let Some(default) = prop.get("default")
+                    {
+                        map.insert(name.clone(), default.clone());
+                    }
+                    if let Some(child) = map.get_mut(name) {
+                        apply_defaults(prop, child);
+                    }
+                }
+            } else if schema["additionalProperties"].is_object() {
+                for child in map.values_mut() {
+                    apply_defaults(&schema["additionalProperties"], child);
+                }
+            }
+        }
+        Value::Array(items) if schema["items"].is_object() => {
+            for item in items {
+                apply_defaults(&schema["items"], item);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Validates `object` (a whole resource) against a CRD's `openAPIV3Schema`.
 pub fn validate(schema: &Value, object: &Value) -> Outcome {
     let mut v = Validator {

@@ -20,6 +20,17 @@
 //! Tests share the servers and run in parallel, so each uses names of its own: [`unique`] gives a
 //! DNS-label name (namespaces, HostedCluster names, consumers), [`RealSystems::consumer`] a
 //! Maestro consumer with its own agent, and the HyperFleet API gives every cluster a fresh UUIDv7.
+//!
+//! Tests that stop or restart a server (the faults suite) must not do it to a kit others use:
+//! [`RealSystems::private`] is a second kit, in [`PRIVATE_STATE_DIR`] under `$TMPDIR` whatever
+//! `REAL_SYSTEMS_STATE` says, started once per test process and stopped (`down`, binaries kept)
+//! once the process has exited. Two test processes never share it: each holds the lock file
+//! beside its state directory (`<dir>.lock`) from before its `up` until its `down` has finished,
+//! so a second run waits for the first. Only on that kit do [`restart`]'s helpers stop and start
+//! one server by the PID the kit recorded.
+
+pub mod differential;
+pub mod recording_proxy;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -29,6 +40,18 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Context, bail};
 
+pub mod framework;
+pub mod helm;
+pub mod hyperfleet_api;
+pub mod kube_access;
+pub mod loop_bed;
+pub mod netns;
+pub mod operator;
+pub mod process;
+pub mod restart;
+pub mod sentinel;
+pub mod wait;
+
 /// Environment variable naming a kit state directory to use (never stopped by tests).
 pub const STATE_ENV: &str = "REAL_SYSTEMS_STATE";
 /// Environment variable naming the kit's `real-systems` script.
@@ -37,6 +60,10 @@ pub const KIT_ENV: &str = "REAL_SYSTEMS_KIT";
 pub const DEFAULT_STATE_DIR: &str = "hypershift-adapter-real-systems";
 /// The consumers every kit this harness starts has (each with its own agent).
 pub const BASE_CONSUMERS: &str = "mgmt-a,mgmt-b,mgmt-c";
+/// The state directory under `$TMPDIR` of the private kit ([`RealSystems::private`]).
+pub const PRIVATE_STATE_DIR: &str = "hypershift-adapter-real-systems-private";
+/// The consumer the private kit starts with (tests add their own).
+pub const PRIVATE_CONSUMERS: &str = "faults-base";
 
 /// A running kit: its state directory and the environment its `up` wrote.
 #[derive(Debug)]
@@ -46,6 +73,9 @@ pub struct RealSystems {
     env: BTreeMap<String, String>,
     /// Consumers registered by this process (each `up --consumers` call takes the kit's lock).
     consumers: Mutex<HashSet<String>>,
+    /// Started by this process for itself alone ([`RealSystems::private`]): its servers may be
+    /// stopped and restarted.
+    private: bool,
 }
 
 impl RealSystems {
@@ -59,12 +89,51 @@ impl RealSystems {
         static KIT: OnceLock<Option<RealSystems>> = OnceLock::new();
         let kit = KIT.get_or_init(|| {
             let script = kit_script()?;
-            Some(start(script).unwrap_or_else(|e| panic!("the real servers did not start: {e:#}")))
+            let (state, owned) = match std::env::var_os(STATE_ENV) {
+                Some(state) => (PathBuf::from(state), false),
+                None => (std::env::temp_dir().join(DEFAULT_STATE_DIR), true),
+            };
+            let started = start(script, &state, owned, BASE_CONSUMERS)
+                .unwrap_or_else(|e| panic!("the real servers did not start: {e:#}"));
+            Some(started)
         });
         if kit.is_none() {
             skip_line(suite);
         }
         kit.as_ref()
+    }
+
+    /// A kit of this test process alone, for tests that stop and restart its servers (see the
+    /// module doc): all four components, consumer [`PRIVATE_CONSUMERS`], in [`PRIVATE_STATE_DIR`]
+    /// under `$TMPDIR`; started on first use (about 15–35 s, after waiting for another test
+    /// process that holds it), stopped once this process has exited. `None` (after one line for
+    /// `suite`) when the kit is not beside this checkout.
+    ///
+    /// # Panics
+    /// As [`RealSystems::get`].
+    pub fn private(suite: &str) -> Option<&'static RealSystems> {
+        static KIT: OnceLock<Option<RealSystems>> = OnceLock::new();
+        let kit = KIT.get_or_init(|| {
+            let script = kit_script()?;
+            let state = std::env::temp_dir().join(PRIVATE_STATE_DIR);
+            let started = hold_private_kit(&script, &state)
+                .and_then(|()| start(script, &state, false, PRIVATE_CONSUMERS))
+                .map(|mut kit| {
+                    kit.private = true;
+                    kit
+                })
+                .unwrap_or_else(|e| panic!("the private real servers did not start: {e:#}"));
+            Some(started)
+        });
+        if kit.is_none() {
+            skip_line(suite);
+        }
+        kit.as_ref()
+    }
+
+    /// Whether this is this process's own kit ([`RealSystems::private`]).
+    pub fn is_private(&self) -> bool {
+        self.private
     }
 
     /// One variable of the kit's env file (`KUBECONFIG`, `MAESTRO_API_URL`, …).
@@ -215,18 +284,16 @@ fn skip_line(suite: &str) {
     }
 }
 
-/// Brings the kit up and reads its env file; arranges the `down` when this process started it.
-fn start(kit: PathBuf) -> anyhow::Result<RealSystems> {
-    let (state, owned) = match std::env::var_os(STATE_ENV) {
-        Some(state) => (PathBuf::from(state), false),
-        None => (std::env::temp_dir().join(DEFAULT_STATE_DIR), true),
-    };
+/// Brings the kit in `state` up with `consumers` and reads its env file; when `owned` and this
+/// process started it, arranges its `down`.
+fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Result<RealSystems> {
+    let state = state.to_owned();
     let was_running = kit_command(&kit, &state, &["status"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let out = kit_command(&kit, &state, &["up", "--consumers", BASE_CONSUMERS])
+    let out = kit_command(&kit, &state, &["up", "--consumers", consumers])
         .output()
         .with_context(|| format!("cannot run {}", kit.display()))?;
     if !out.status.success() {
@@ -248,6 +315,7 @@ fn start(kit: PathBuf) -> anyhow::Result<RealSystems> {
         state,
         env: parse_env(&text),
         consumers: Mutex::new(HashSet::new()),
+        private: false,
     })
 }
 
@@ -275,6 +343,54 @@ fn stop_when_this_process_exits(kit: &Path, state: &Path) -> anyhow::Result<()> 
         .spawn()
         .context("cannot start the watcher that stops the real servers")?;
     Ok(())
+}
+
+/// Takes the private kit in `state` for this process: a detached holder takes the lock file
+/// `<state>.lock` (waiting while another test process has it), and keeps it until this process
+/// has exited and its `down` of the kit has finished. Returns once the lock is taken.
+fn hold_private_kit(kit: &Path, state: &Path) -> anyhow::Result<()> {
+    use std::io::BufRead as _;
+    let mut lock = state.as_os_str().to_owned();
+    lock.push(".lock");
+    // fd 8: the kit's own commands use fd 9 for their lock on the state directory.
+    let script = r#"exec 8>"$4" || exit 1
+if ! flock -n 8; then echo waiting; flock 8 || exit 1; fi
+echo locked; exec >/dev/null
+while kill -0 "$1" 2>/dev/null; do sleep 1; done
+"$2" down --state "$3""#;
+    let mut holder = Command::new("setsid")
+        .args(["sh", "-c", script, "real-systems-private-holder"])
+        .arg(std::process::id().to_string())
+        .arg(kit)
+        .arg(state)
+        .arg(&lock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start the holder of the private kit")?;
+    let stdout = holder.stdout.take().context("the holder has no stdout")?;
+    for line in std::io::BufReader::new(stdout).lines() {
+        match line?.as_str() {
+            "locked" => {
+                // It ends only after this process: waited for so that it is never a zombie.
+                std::thread::spawn(move || holder.wait());
+                return Ok(());
+            }
+            "waiting" => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the private real servers ({}) are held by another test process: waiting",
+                    state.display()
+                );
+            }
+            _ => {}
+        }
+    }
+    bail!(
+        "the holder of the private kit ended before it took {}",
+        Path::new(&lock).display()
+    )
 }
 
 #[cfg(test)]

@@ -71,3 +71,21 @@ async fn a_consumer_of_a_test_gets_its_own_agent() {
     .unwrap();
     assert_eq!(found["total"], 1, "{found}");
 }
+
+#[tokio::test]
+async fn the_shared_kit_refuses_to_have_its_servers_stopped() {
+    let Some(real) = RealSystems::get(SUITE) else {
+        return;
+    };
+    assert!(!real.is_private());
+    let refused = real
+        .stop(&testbed::real::restart::Component::HyperfleetApi)
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("is not this process's private kit"),
+        "{refused:#}"
+    );
+}

@@ -7,4 +7,16 @@
 //! once per run; each suite is a module.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod differential_hyperfleet;
+mod differential_kube;
+mod differential_maestro;
+mod direct;
+mod faults;
 mod harness;
+mod helm;
+mod loop_common;
+mod loop_controlplane;
+mod loop_nodepool;
+mod observed_generation;
+mod played_operator;
+mod pulse;

@@ -74,6 +74,10 @@ pub struct HostedClusterCondition {
     pub reason: String,
     #[serde(default)]
     pub message: String,
+    /// The `metadata.generation` the operator reconciled when it wrote the condition (absent on
+    /// some, e.g. `GCPEndpointAvailable` before the Private Service Connect objects report).
+    #[serde(default, rename = "observedGeneration")]
+    pub observed_generation: Option<i64>,
 }
 
 /// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
@@ -147,6 +151,15 @@ impl HostedClusterStatus {
             }
             _ => String::new(),
         }
+    }
+
+    /// `status.version.desired.image`, else `""`: the release the operator has taken up (it
+    /// follows `spec.release.image` when the operator reconciles a new spec).
+    pub fn desired_image(&self) -> &str {
+        self.version
+            .as_ref()
+            .and_then(|v| v.desired.as_ref())
+            .map_or("", |d| d.image.as_str())
     }
 
     /// `status.version.desired.version`, else `""` (empty while the release bootstraps).

@@ -160,6 +160,9 @@ pub struct NodePoolCondition {
     pub message: String,
     #[serde(default, rename = "lastTransitionTime")]
     pub last_transition_time: String,
+    /// The `metadata.generation` the operator reconciled when it wrote the condition.
+    #[serde(default, rename = "observedGeneration")]
+    pub observed_generation: Option<i64>,
 }
 
 /// `status.nodesInfo`.

@@ -65,6 +65,14 @@ pub struct Args {
     #[arg(long, env = "DELETION_STUCK_AFTER", default_value = "30m", value_parser = parse_budget)]
     pub deletion_stuck_after: Duration,
 
+    /// A spec the work agent applied that the HyperShift operator has not observed this long
+    /// after (its conditions' `observedGeneration` behind the HostedCluster's
+    /// `metadata.generation`, or another release desired) is reported as `Health=False`
+    /// `OperatorNotReconciling`; before, Available is False `AwaitingOperator`: seconds or a
+    /// duration (`10m`).
+    #[arg(long, env = "OPERATOR_STUCK_AFTER", default_value = crate::work::observed::DEFAULT_STUCK_AFTER, value_parser = parse_budget)]
+    pub operator_stuck_after: Duration,
+
     /// The work backend.
     #[command(flatten)]
     pub work: WorkArgs,

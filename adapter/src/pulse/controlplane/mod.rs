@@ -54,7 +54,8 @@
 //! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
 //! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
 //! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
-//! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
+//! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition, or the agent has not reported on the work's current version (`ObservedVersion`, `observedGeneration`) | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
+//! | the agent applied a spec the HyperShift operator has not observed: a condition the tables read with an `observedGeneration` below the HostedCluster's `metadata.generation` (fed back), or another release desired (`status.version.desired.image`) than the work carries | True `ManifestWorkApplied` | False `AwaitingOperator` (generations, apply time, conditions behind, what the older status says) | from the health rows until `--operator-stuck-after` after the apply, then False `OperatorNotReconciling` |
 //! | work found, HC Available=True, no release rollout | True `ManifestWorkApplied` | True `ControlPlaneReady` | from the health rows |
 //! | work found, HC Available=True, a release rollout in progress (desired ≠ newest `Completed`, or newest history entry `Partial`) | True `ManifestWorkApplied` | False `Upgrading` (the old release still serves) | from the health rows |
 //! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from the health rows |
@@ -107,13 +108,13 @@
 //! generation asking for B is not reflected yet. `data.version` is the completed version,
 //! `data.desired_version` the desired one.
 //!
-//! Generation (README "Which generation a report describes"): every row carries G, the newest of
-//! the pulse's generation and the work's `hyperfleet.io/generation`; Available is True only when
-//! the work carries G, the agent reports it applied with usable feedback, and the HostedCluster is
-//! available with no rollout. Available is `Unknown` only where the adapter could not observe the
-//! management cluster or read its input (backend errors, unreadable cluster, feedback not synced
-//! or invalid); refusals (invalid spec, immutable change, someone else's work) are False so that
-//! HyperFleet stores them. Health is `False` where a person has to act.
+//! Generation (docs/report.md "Which generation a report describes"): every row carries G, the
+//! newest of the pulse's generation and the work's `hyperfleet.io/generation`; Available is True
+//! only when the work carries G, the agent reports it applied with usable feedback, and the
+//! HostedCluster is available with no rollout. Available is `Unknown` only where the adapter could
+//! not observe the management cluster or read its input (backend errors, unreadable cluster,
+//! feedback not synced or invalid); refusals (invalid spec, immutable change, someone else's work)
+//! are False so that HyperFleet stores them. Health is `False` where a person has to act.
 
 use job_report::{ConditionStatus, Report};
 use serde_json::{Map, Value};
@@ -129,6 +130,7 @@ use crate::work::backend::Backend;
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
+use crate::work::observed::{Lag, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
@@ -142,9 +144,10 @@ pub use crate::hypershift::hostedcluster::status::{
     INVALID_GCP_CREDENTIALS, INVALID_WORKLOAD_IDENTITY, PLATFORM_CREDENTIALS_NOT_FOUND,
     RELEASE_IMAGE_INVALID, UNSUPPORTED_HOSTED_CLUSTER, UPGRADE_BLOCKED, UPGRADE_FAILED, UPGRADING,
 };
+pub use crate::work::observed::OperatorClock;
 pub use crate::work::outcome::{
-    APPLY_FAILED, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED, MANIFEST_WORK_UPDATED,
-    STALE_GENERATION, WorkRef,
+    APPLY_FAILED, AWAITING_OPERATOR, FEEDBACK_NOT_SYNCED, IMMUTABLE_FIELD_CHANGED,
+    MANIFEST_WORK_UPDATED, OPERATOR_NOT_RECONCILING, STALE_GENERATION, WorkRef,
 };
 pub use args::{Args, ConfigError};
 pub use run::{RunError, execute, run};
@@ -341,9 +344,20 @@ pub fn report_observed(
     existing: &ExistingWork,
     hc: (&str, &str),
     generation: Option<i64>,
+    clock: OperatorClock,
 ) -> Report {
-    match outcome::observe(work, existing, &hosted_cluster_object(hc)) {
-        Observed::Status(value) => report_found(work, Some(value), generation),
+    let object = hosted_cluster_object(hc);
+    match outcome::observe(work, existing, &object) {
+        Observed::Status(value) => {
+            let status = match parse_feedback(value) {
+                Ok(status) => status,
+                Err(error) => return report_invalid_feedback(work, &error, generation),
+            };
+            match operator_lag(existing, &object, &status) {
+                Some(lag) => report_awaiting_operator(work, &status, &lag, clock, hc, generation),
+                None => report_status(work, &status, generation),
+            }
+        }
         Observed::Decided(conditions) => report(generation, conditions, "", ""),
         Observed::ApplyFailed {
             applied,
@@ -376,6 +390,64 @@ pub fn report_observed(
             report(generation, [applied, available, health], "", "")
         }
     }
+}
+
+/// Who reconciles the objects this adapter ships, as messages name it.
+pub const OPERATOR: &str = "the HyperShift operator";
+
+/// Whether the HyperShift operator has not yet observed the HostedCluster the agent applied
+/// ([`outcome::operator_lag`]): its `metadata.generation` fed back against the `observedGeneration` of
+/// the conditions the tables read ([`hc_status::types::ALL`]), and the release image the work
+/// carries against `status.version.desired.image` (when the status reports one).
+pub fn operator_lag(
+    existing: &ExistingWork,
+    object: &ObjectRef<'_>,
+    status: &HostedClusterStatus,
+) -> Option<Lag> {
+    let asked = crate::hypershift::find_in(&existing.workload, hostedcluster::KIND)
+        .and_then(|hc| hc.pointer("/spec/release/image"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let desired = status.desired_image();
+    let stamps = status.conditions.iter().map(|c| Stamp {
+        type_: &c.type_,
+        observed_generation: c.observed_generation,
+    });
+    let release = (!desired.is_empty()).then_some((asked, desired));
+    outcome::operator_lag(existing, object, stamps, &hc_status::types::ALL, release)
+}
+
+/// The agent applied a HostedCluster spec the HyperShift operator has not observed yet (`lag`):
+/// Available False [`AWAITING_OPERATOR`] saying what the previous spec's status says, Health from
+/// it until `clock`'s bound, then False [`OPERATOR_NOT_RECONCILING`] (see
+/// [`outcome::awaiting_operator`]). `data` is what the status says runs.
+pub fn report_awaiting_operator(
+    work: WorkRef<'_>,
+    status: &HostedClusterStatus,
+    lag: &Lag,
+    clock: OperatorClock,
+    hc: (&str, &str),
+    generation: Option<i64>,
+) -> Report {
+    let endpoint = status.control_plane_endpoint();
+    let version = status.completed_version();
+    let serving = hc_status::available(status, &endpoint, &version);
+    let health = hc_status::health(status);
+    let conditions = outcome::awaiting_operator(
+        work,
+        &hosted_cluster_object(hc),
+        OPERATOR,
+        lag,
+        clock,
+        (&serving, health),
+    );
+    report_versions(
+        generation,
+        conditions,
+        &endpoint,
+        &version,
+        &status.desired_version(),
+    )
 }
 
 /// The work was updated to `generation` (from `held`): see [`outcome::updated`] (reported at
@@ -667,6 +739,7 @@ mod tests {
             config["feedbackRules"][0]["jsonPaths"],
             serde_json::json!([
                 {"name": "status", "path": ".status"},
+                {"name": "generation", "path": ".metadata.generation"},
                 {"name": "finalizers", "path": ".metadata.finalizers"},
                 {"name": "deletionTimestamp", "path": ".metadata.deletionTimestamp"},
             ])
@@ -728,8 +801,16 @@ mod tests {
         Some((bundle.to_existing_work(None).unwrap(), hc))
     }
 
+    /// The clock of the recordings (a few minutes after their applies), with the default bound.
+    fn clock() -> OperatorClock {
+        OperatorClock {
+            now: "2026-11-26T03:50:00Z".parse().unwrap(),
+            stuck_after: std::time::Duration::from_secs(600),
+        }
+    }
+
     fn observed(existing: &ExistingWork, hc: &(String, String)) -> Report {
-        let report = report_observed(WORK, existing, (&hc.0, &hc.1), Some(2));
+        let report = report_observed(WORK, existing, (&hc.0, &hc.1), Some(2), clock());
         assert_valid(&report);
         report
     }
@@ -929,10 +1010,95 @@ mod tests {
     }
 
     #[test]
-    fn an_update_the_agent_applied_reports_its_feedback() {
+    fn an_update_the_agent_applied_awaits_the_operator_until_it_takes_the_release_up() {
+        // Recorded with the real agent: the update to 4.19.4 applied (spec.release.image 4.19.4,
+        // recording 09d: metadata.generation 2), the status still the one the operator wrote for
+        // 4.19.3 (Available=True, desired 4.19.3, every observedGeneration 1). Before issue 23
+        // this was Available=True ControlPlaneReady at the new generation.
         let Some((existing, hc)) = real("09c-update-bundle-after-agent.json") else {
             return;
         };
+        let report = observed(&existing, &hc);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkApplied"),
+                ("Available", False, AWAITING_OPERATOR),
+                ("Health", True, "NoIssues"),
+            ]
+        );
+        let message = &report.condition("Available").unwrap().message;
+        for part in [
+            "is not yet observed by the HyperShift operator",
+            "the operator reports release quay.io/openshift-release-dev/ocp-release:4.19.3-multi as desired, the work asks for quay.io/openshift-release-dev/ocp-release:4.19.4-multi",
+            "applied by the work agent at 2026-11-26T03:43:45Z, less than 10m ago",
+            "it says: True ControlPlaneReady",
+        ] {
+            assert!(message.contains(part), "{part:?} not in {message}");
+        }
+        // What runs is still reported: the old release.
+        assert_eq!(report.data.as_ref().unwrap()[DATA_VERSION], "4.19.3");
+
+        // The same, with the generation the real agent feeds back (recording 09d: 2) against
+        // conditions of generation 1, and past the bound: the operator is named on Health.
+        let mut existing = existing;
+        existing.manifests[0]
+            .values
+            .insert("generation".into(), json!(2));
+        let late = OperatorClock {
+            now: "2026-11-26T03:53:46Z".parse().unwrap(),
+            ..clock()
+        };
+        let report = report_observed(WORK, &existing, (&hc.0, &hc.1), Some(2), late);
+        assert_eq!(
+            summary(&report),
+            [
+                ("Applied", True, "ManifestWorkApplied"),
+                ("Available", False, AWAITING_OPERATOR),
+                ("Health", False, OPERATOR_NOT_RECONCILING),
+            ]
+        );
+        let message = &report.condition("Available").unwrap().message;
+        assert!(
+            message.contains("the object is at metadata.generation 2")
+                && message.contains("its status describes generation 1"),
+            "{message}"
+        );
+        let health = &report.condition("Health").unwrap().message;
+        assert!(
+            health.contains("the HyperShift operator on management cluster us-east-mgmt-01 has not observed HostedCluster")
+                && health.contains("for more than 10m"),
+            "{health}"
+        );
+    }
+
+    #[test]
+    fn once_the_operator_observes_the_applied_generation_the_table_decides_again() {
+        let Some((mut existing, hc)) = real("09c-update-bundle-after-agent.json") else {
+            return;
+        };
+        // The operator reconciled generation 2: conditions stamped 2, 4.19.4 desired and rolling
+        // out (history Partial first, as recorded in 06-after-update-5s).
+        let manifest = &mut existing.manifests[0];
+        let mut status = manifest.values["status"].clone();
+        for c in status["conditions"].as_array_mut().unwrap() {
+            c["observedGeneration"] = json!(2);
+        }
+        status["version"]["desired"] = json!({"image": "quay.io/openshift-release-dev/ocp-release:4.19.4-multi", "version": "4.19.4"});
+        status["version"]["history"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, json!({"state": "Partial", "version": "4.19.4", "image": "quay.io/openshift-release-dev/ocp-release:4.19.4-multi", "startedTime": "2026-11-26T03:43:50Z", "completionTime": null, "verified": false}));
+        manifest.values.insert("status".into(), status.clone());
+        manifest.values.insert("generation".into(), json!(2));
+        let rolling = observed(&existing, &hc);
+        assert_eq!(
+            rolling.condition("Available").unwrap().reason,
+            hc_status::UPGRADING
+        );
+        // Rollout completed: True again.
+        status["version"]["history"][0]["state"] = json!("Completed");
+        existing.manifests[0].values.insert("status".into(), status);
         assert_eq!(
             observed(&existing, &hc)
                 .condition("Available")
@@ -1718,8 +1884,8 @@ mod tests {
         assert_eq!(parse_feedback(&status).unwrap().upgrade(), None);
     }
 
-    /// What a row may say about Available at the generation it carries (README "Which generation
-    /// a report describes").
+    /// What a row may say about Available at the generation it carries (docs/report.md
+    /// "Which generation a report describes").
     #[derive(Debug, Clone, Copy, PartialEq)]
     enum Means {
         /// The work carries G, the agent applied it, the HostedCluster is available at it.

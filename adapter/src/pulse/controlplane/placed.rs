@@ -1,5 +1,5 @@
 //! The `controlplane` pulse in the inventory modes (`--management-clusters-file`,
-//! `--management-clusters-from-api`; README "Placement across management clusters").
+//! `--management-clusters-from-api`; docs/placement.md).
 //!
 //! One search finds the cluster's control-plane works on every consumer. Then:
 //! - one live work → it is used where it is (sticky; the usual flow on it, its first read answered
@@ -25,7 +25,7 @@ use job_report::{ConditionStatus, Report};
 
 use super::args::{Args, ConfigError};
 use super::run::{Ctx, PulseInputs, report_failure, resolve_cluster_id, run_on, secret_settings};
-use super::{WorkRef, owner, report_created, report_invalid_spec};
+use super::{OperatorClock, WorkRef, owner, report_created, report_invalid_spec};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec};
 use crate::placement::entity::Health;
 use crate::placement::inventory::Inventory;
@@ -189,6 +189,10 @@ impl<A: BundleApi, I: Inventory + Sync, L: LeaseApi> Pulse<'_, A, I, L> {
             },
             owner: owner(self.cluster_id),
             work_args: &self.args.work,
+            operator: OperatorClock {
+                now: self.inputs.now,
+                stuck_after: self.args.operator_stuck_after,
+            },
         }
     }
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::args::{Args, ConfigError};
 use super::deletion::{self, DELETING, FINALIZED, Stage};
 use super::{
-    IMMUTABLE_FIELD_CHANGED, WorkRef, hosted_cluster_object, owner, report,
+    IMMUTABLE_FIELD_CHANGED, OperatorClock, WorkRef, hosted_cluster_object, owner, report,
     report_adapter_misconfigured, report_cluster_unavailable, report_created,
     report_immutable_change, report_invalid_spec, report_observed, report_ownership_conflict,
     report_stale_generation, report_updated,
@@ -138,6 +138,7 @@ pub(super) async fn run_on(
         hyperfleet_token_file: _,
         nodepools_file: _,
         deletion_stuck_after,
+        operator_stuck_after,
         results_path: _,
         work: work_args,
         // Only a new placement uses them (the placement lease, `placed.rs`).
@@ -175,6 +176,10 @@ pub(super) async fn run_on(
         },
         owner: owner(&cluster_id),
         work_args,
+        operator: OperatorClock {
+            now: inputs.now,
+            stuck_after: *operator_stuck_after,
+        },
     };
     let shutdown = shutdown.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -246,7 +251,7 @@ pub(super) async fn run_on(
                     check => {
                         // The management cluster holds the spec of the generation the work was
                         // built from; that is the generation reported.
-                        let report = report_observed(work_ref, &existing, hc, held);
+                        let report = report_observed(work_ref, &existing, hc, held, ctx.operator);
                         let report = match check {
                             GenerationCheck::Older { pulse, held } => {
                                 tracing::info!(
@@ -310,6 +315,8 @@ pub(super) struct Ctx<'a> {
     pub(super) work: WorkRef<'a>,
     pub(super) owner: Owner,
     pub(super) work_args: &'a WorkArgs,
+    /// The clock and bound of the HyperShift operator's lag after an apply.
+    pub(super) operator: OperatorClock,
 }
 
 impl Ctx<'_> {
@@ -397,7 +404,7 @@ async fn update_work(
                 "work updated"
             );
             // The agent has not applied it yet: the status is the running control plane's.
-            let observed = report_observed(ctx.work, existing, hc, ctx.generation);
+            let observed = report_observed(ctx.work, existing, hc, ctx.generation, ctx.operator);
             report_updated(ctx.work, observed, held, ctx.generation)
         }
         Ok(Updated::AlreadyCurrent) => {
@@ -407,13 +414,13 @@ async fn update_work(
                 work = ctx.work.name,
                 "the work was updated by another pulse meanwhile; nothing sent"
             );
-            let observed = report_observed(ctx.work, existing, hc, held);
+            let observed = report_observed(ctx.work, existing, hc, held, ctx.operator);
             outcome::updated_meanwhile(&hosted_cluster_object(hc), observed, held, ctx.generation)
         }
         Ok(Updated::Refused(changes)) => {
             let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
             tracing::warn!(cluster_id = ctx.cluster_id, generation = ctx.generation, held_generation = held, work = ctx.work.name, decision = IMMUTABLE_FIELD_CHANGED, fields = ?fields, "immutable HostedCluster fields would change; nothing sent");
-            let observed = report_observed(ctx.work, existing, hc, held);
+            let observed = report_observed(ctx.work, existing, hc, held, ctx.operator);
             report_immutable_change(ctx.work, observed, &changes, ctx.generation, held)
         }
         Err(failure) => report_failure(ctx, failure),
@@ -527,7 +534,13 @@ async fn run_deletion(
     let held = manifestwork::work_generation(&existing.annotations);
     match deletion.nodepools {
         Err(why) => {
-            let observed = report_observed(ctx.work, &existing, (&namespace, &hc_name), held);
+            let observed = report_observed(
+                ctx.work,
+                &existing,
+                (&namespace, &hc_name),
+                held,
+                ctx.operator,
+            );
             return report(
                 &Stage::NodePoolsUnknown(why.clone()),
                 Some(&existing),
@@ -535,7 +548,13 @@ async fn run_deletion(
             );
         }
         Ok(pools) if pools.any() => {
-            let observed = report_observed(ctx.work, &existing, (&namespace, &hc_name), held);
+            let observed = report_observed(
+                ctx.work,
+                &existing,
+                (&namespace, &hc_name),
+                held,
+                ctx.operator,
+            );
             return report(
                 &Stage::NodePoolsExist(pools.clone()),
                 Some(&existing),

@@ -67,6 +67,13 @@ pub struct Args {
     #[arg(long, env = "MACHINES_STUCK_AFTER", default_value = "15m", value_parser = parse_budget)]
     pub machines_stuck_after: Duration,
 
+    /// A spec the work agent applied that the HyperShift operator has not observed this long
+    /// after (its conditions' `observedGeneration` behind the NodePool's `metadata.generation`) is
+    /// reported as `Health=False` `OperatorNotReconciling`; before, Available is False
+    /// `AwaitingOperator`: seconds or a duration (`10m`).
+    #[arg(long, env = "OPERATOR_STUCK_AFTER", default_value = crate::work::observed::DEFAULT_STUCK_AFTER, value_parser = parse_budget)]
+    pub operator_stuck_after: Duration,
+
     /// The work backend (the same management cluster and Maestro as the cluster's control plane).
     #[command(flatten)]
     pub work: WorkArgs,

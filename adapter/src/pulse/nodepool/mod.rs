@@ -29,7 +29,8 @@
 //! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
 //! | the cluster's control plane is not there yet (no HostedCluster work, not applied, not `Available=True`, being deleted): nothing sent | False `WaitingForControlPlane` | False `WaitingForControlPlane` | True `NoIssues` |
 //! | a newer generation waits for the control plane (nothing sent; the NodePool of the held generation keeps running) | False `WaitingForControlPlane` | False `WaitingForControlPlane` (says what runs) | from the feedback |
-//! | work found, no feedback yet (or not usable yet) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | work found, no feedback yet (or not usable yet, e.g. the agent has not reported on the work's current version) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
+//! | the agent applied a spec (`release`, `replicas`, platform fields, …) the HyperShift operator has not observed: a condition the tables read with an `observedGeneration` below the NodePool's `metadata.generation` | True `ManifestWorkApplied` | False `AwaitingOperator` (generations, apply time, what the older status says) | from the checks below until `--operator-stuck-after` after the apply, then False `OperatorNotReconciling` |
 //! | agent could not apply the NodePool (manifest or work `Applied=False`) | False `ApplyFailed` (the agent's message) | False `ApplyFailed` (says what the NodePool's fresh feedback shows) | False `ApplyFailed` |
 //! | NodePool manifest `Available=False` (gone from the management cluster; stale feedback ignored) | True `ManifestWorkApplied` | False `NodePoolMissing` | False `NodePoolMissing` |
 //! | NodePool manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
@@ -62,9 +63,9 @@
 //! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
 //! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
 //!
-//! Generation, as for `controlplane` (README "Which generation a report describes"): every row
-//! carries G, the newest of the pulse's generation and the work's; Available is True only when the
-//! work carries G, the agent reports it applied with usable feedback, and the NodePool is ready
+//! Generation, as for `controlplane` (docs/report.md "Which generation a report describes"): every
+//! row carries G, the newest of the pulse's generation and the work's; Available is True only when
+//! the work carries G, the agent reports it applied with usable feedback, and the NodePool is ready
 //! with no rollout; `Unknown` only where the adapter could not observe; refusals are False.
 //!
 //! Health from the NodePool ("the checks below" above) is the first of the five Health rows that
@@ -99,6 +100,7 @@ use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_fina
 use crate::work::manifestwork::{
     self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
 };
+use crate::work::observed::{Lag, OperatorClock, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
@@ -393,12 +395,28 @@ pub fn report_observed(
     existing: &ExistingWork,
     np: (&str, &str),
     desired: &Desired,
-    clock: MachinesClock,
+    (clock, operator): (MachinesClock, OperatorClock),
     generation: Option<i64>,
 ) -> Report {
-    match outcome::observe(work, existing, &node_pool_object(np)) {
+    let object = node_pool_object(np);
+    match outcome::observe(work, existing, &object) {
         Observed::Status(value) => match parse_feedback(value) {
-            Ok(status) => report_status(work, &status, desired, clock, generation),
+            Ok(status) => match operator_lag(existing, &object, &status) {
+                Some(lag) => {
+                    let serving = np_status::available(&status, desired);
+                    let health = np_status::health(&status, desired, clock);
+                    let conditions = outcome::awaiting_operator(
+                        work,
+                        &object,
+                        OPERATOR,
+                        &lag,
+                        operator,
+                        (&serving, health),
+                    );
+                    report(generation, conditions, Some(desired), Some(&status))
+                }
+                None => report_status(work, &status, desired, clock, generation),
+            },
             Err(error) => report_invalid_feedback(work, &error, desired, generation),
         },
         Observed::Decided(conditions) => report(generation, conditions, Some(desired), None),
@@ -435,6 +453,25 @@ pub fn report_observed(
             )
         }
     }
+}
+
+/// Who reconciles the NodePools this adapter ships, as messages name it.
+pub const OPERATOR: &str = "the HyperShift operator";
+
+/// Whether the HyperShift operator has not yet observed the NodePool the agent applied
+/// ([`outcome::operator_lag`]): its `metadata.generation` fed back against the `observedGeneration` of the
+/// conditions the tables read ([`np_status::types::ALL`]). A NodePool's status names no release
+/// image (only the version it reached), so the generation alone decides.
+pub fn operator_lag(
+    existing: &ExistingWork,
+    object: &ObjectRef<'_>,
+    status: &NodePoolStatus,
+) -> Option<Lag> {
+    let stamps = status.conditions.iter().map(|c| Stamp {
+        type_: &c.type_,
+        observed_generation: c.observed_generation,
+    });
+    outcome::operator_lag(existing, object, stamps, &np_status::types::ALL, None)
 }
 
 /// The mapping of a parsed NodePool status.

@@ -36,6 +36,7 @@ use crate::work::backend::WorkArgs;
 use crate::work::deletion::{self as work_deletion, Progress, with_finalized_unconfirmed};
 use crate::work::feedback::ObjectDeletion;
 use crate::work::manifestwork::{self, Owner, Ownership};
+use crate::work::observed::OperatorClock;
 use crate::work::outcome::{self, FailureContext, ObjectRef, Observed};
 use crate::work::sync::{self, Failure, GenerationCheck, LogContext, Seen, UpdateRequest, Updated};
 use crate::work::{ExistingWork, WorkClient, WorkError};
@@ -138,6 +139,10 @@ where
             clock: MachinesClock {
                 now,
                 stuck_after: args.machines_stuck_after,
+            },
+            operator: OperatorClock {
+                now,
+                stuck_after: args.operator_stuck_after,
             },
         };
         report_failure(&ctx, failure)
@@ -262,6 +267,7 @@ async fn run_on(
         results_path: _,
         deletion_stuck_after,
         machines_stuck_after,
+        operator_stuck_after,
         work: work_args,
         log_format: _,
         log_level: _,
@@ -304,6 +310,10 @@ async fn run_on(
         clock: MachinesClock {
             now,
             stuck_after: *machines_stuck_after,
+        },
+        operator: OperatorClock {
+            now,
+            stuck_after: *operator_stuck_after,
         },
     };
     let shutdown = shutdown.fuse();
@@ -441,6 +451,8 @@ struct Ctx<'a> {
     owner: Owner,
     work_args: &'a WorkArgs,
     clock: MachinesClock,
+    /// The clock and bound of the HyperShift operator's lag after an apply.
+    operator: OperatorClock,
 }
 
 impl Ctx<'_> {
@@ -527,7 +539,7 @@ fn observed(
         existing,
         (&namespace, &name),
         &desired,
-        ctx.clock,
+        (ctx.clock, ctx.operator),
         generation,
     )
 }

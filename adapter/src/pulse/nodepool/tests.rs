@@ -1230,12 +1230,12 @@ async fn a_create_race_reads_the_work_and_checks_whose_it_is() {
 }
 
 /// Every row of the NodePool table through the pulse, with the generation it must carry and what
-/// its Available may say (README "Which generation a report describes"): `observed_generation` =
-/// G, the newest of the pulse's (2 here) and the work's; Available True only when the work
-/// carries G, the agent applied it and the NodePool is ready with no rollout; Unknown only where
-/// the adapter could not observe; False otherwise, refusals included (the API discards an
-/// Unknown once the adapter has reported, rule 13, and keeps LastKnownReconciled on a False at a
-/// newer generation, generations/b).
+/// its Available may say (docs/report.md "Which generation a report describes"):
+/// `observed_generation` = G, the newest of the pulse's (2 here) and the work's; Available True
+/// only when the work carries G, the agent applied it and the NodePool is ready with no rollout;
+/// Unknown only where the adapter could not observe; False otherwise, refusals included (the API
+/// discards an Unknown once the adapter has reported, rule 13, and keeps LastKnownReconciled on a
+/// False at a newer generation, generations/b).
 #[tokio::test(start_paused = true)]
 async fn every_row_obeys_the_generation_rule() {
     let rollout = {

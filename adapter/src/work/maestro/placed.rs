@@ -1,7 +1,7 @@
-//! Works found or placed anywhere (placement across management clusters, README "Placement across
-//! management clusters"): one search finds a cluster's control-plane works on every consumer, one
-//! count measures a consumer's load, and [`PlacedWorkClient`] runs the usual
-//! [`WorkClient`] flow ([`crate::work::sync`], deletion) on one bundle id and consumer.
+//! Works found or placed anywhere (placement across management clusters, docs/placement.md): one
+//! search finds a cluster's control-plane works on every consumer, one count measures a consumer's
+//! load, and [`PlacedWorkClient`] runs the usual [`WorkClient`] flow ([`crate::work::sync`],
+//! deletion) on one bundle id and consumer.
 
 use std::future::Future;
 use std::sync::Mutex;

@@ -279,7 +279,7 @@ async fn writes_on_deleted_resources_and_bad_requests_get_the_servers_problems()
     let dup = api.call(
         "POST",
         &format!("{PREFIX}/clusters"),
-        Some(&json!({"kind": "Cluster", "name": CLUSTER_NAME}).to_string()),
+        Some(&json!({"kind": "Cluster", "name": CLUSTER_NAME, "spec": {}}).to_string()),
     );
     assert_eq!(
         (dup.status, &dup.body["code"]),
@@ -288,18 +288,20 @@ async fn writes_on_deleted_resources_and_bad_requests_get_the_servers_problems()
     let long = api.call(
         "POST",
         &format!("{PREFIX}/clusters"),
-        Some(&json!({"kind": "Cluster", "name": format!("{CLUSTER_NAME}x")}).to_string()),
+        Some(
+            &json!({"kind": "Cluster", "name": format!("{CLUSTER_NAME}x"), "spec": {}}).to_string(),
+        ),
     );
     assert_eq!(long.body["detail"], "name must be at most 53 characters");
     let flat = api.call(
         "POST",
         &format!("{PREFIX}/nodepools"),
-        Some(&json!({"kind": "NodePool", "name": NODEPOOL_NAME}).to_string()),
+        Some(&json!({"kind": "NodePool", "name": NODEPOOL_NAME, "spec": {}}).to_string()),
     );
     assert_eq!(flat.status, 422);
     let search = api.call(
         "GET",
-        &format!("{PREFIX}/clusters?search=name%3D%27x%27"),
+        &format!("{PREFIX}/clusters?search=name%3D%27x%27%20or%20name%3D%27y%27"),
         None,
     );
     assert_eq!(
@@ -338,7 +340,7 @@ async fn writes_on_deleted_resources_and_bad_requests_get_the_servers_problems()
     let child = api.call(
         "POST",
         &format!("{path}/nodepools"),
-        Some(&json!({"kind": "NodePool", "name": NODEPOOL_NAME}).to_string()),
+        Some(&json!({"kind": "NodePool", "name": NODEPOOL_NAME, "spec": {}}).to_string()),
     );
     assert_eq!(child.status, 409);
     let nowhere = api.call("GET", &format!("{PREFIX}/widgets"), None);

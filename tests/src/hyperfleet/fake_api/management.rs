@@ -1,10 +1,10 @@
 //! `ManagementCluster` entities on the fake API, as a placement test needs them: created with the
-//! spec the project defines (README "ManagementCluster"; `region`, `maestro_consumer`,
-//! `max_hosted_clusters`, `cordoned`), their health reported by the `mgmt-health` adapter in the
-//! shape of recording `49`, their spec patched (generation + 1: `Reconciled` False until the next
-//! report, `LastKnownReconciled` kept, as the aggregation does) and soft-deleted. Each helper goes
-//! through the API's own routes ([`FakeHyperfleetApi::call`]), so the entity's conditions are the
-//! ones the server concludes.
+//! spec the project defines (docs/placement.md "The ManagementCluster entity"; `region`,
+//! `maestro_consumer`, `max_hosted_clusters`, `cordoned`), their health reported by the
+//! `mgmt-health` adapter in the shape of recording `49`, their spec patched (generation + 1:
+//! `Reconciled` False until the next report, `LastKnownReconciled` kept, as the aggregation does)
+//! and soft-deleted. Each helper goes through the API's own routes ([`FakeHyperfleetApi::call`]),
+//! so the entity's conditions are the ones the server concludes.
 
 use serde_json::{Value, json};
 
@@ -412,11 +412,12 @@ mod tests {
         ] {
             let refused = list(query);
             assert_eq!(refused.status, 400, "{query}");
-            assert!(
-                refused.body["detail"]
-                    .as_str()
-                    .unwrap()
-                    .contains(&format!("Invalid {parameter} parameter")),
+            assert_eq!(
+                refused.body["detail"], "Invalid query parameters",
+                "{query}"
+            );
+            assert_eq!(
+                refused.body["errors"][0]["field"], parameter,
                 "{query}: {}",
                 refused.body
             );

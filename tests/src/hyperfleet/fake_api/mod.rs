@@ -6,9 +6,9 @@
 //!
 //! | route (prefix `/api/hyperfleet/v1`) | answers |
 //! |---|---|
-//! | `GET /{plural}` (`?search=`, see [`search`]; `page`, `size`) | list `{items, page, size, total}` as recorded, newest first (`created_time desc`, the server's default order; `order` is not applied), one page of `size` (default 20, at most 100; 400 outside); child kinds listed flat, or under their parent |
-//! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
-//! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
+//! | `GET /{plural}` (`?search=`, see [`search`]; `page`, `size`) | list `{items, page, size, total}` as recorded, newest first (`created_time desc`, the server's default order; `order` is not applied), one page of `size` (default 20, at most 100; `page` at most 100000; 400 `Invalid query parameters` with the real `errors` list outside); child kinds listed flat, or under their parent |
+//! | `POST /{plural}`, `POST /{parent}/{id}/{plural}` | 201 + resource (UUIDv7 `id`, `generation` 1); 400 body checks in the real order ([`writes`]), name rules; 409 `HYPERFLEET-CNF-001` same name; 409 `HYPERFLEET-CNF-003` parent deleted; flat POST of a child kind 422 |
+//! | `GET`/`PATCH`/`DELETE /{plural}/{id}` (and nested under the parent) | 200 / 200 (`generation` + 1 when spec or labels change; body checks of [`writes`]; 409 `HYPERFLEET-CNF-003` once deleted) / 202 (first DELETE: `deleted_time`, `deleted_by`, `generation` + 1, cascaded to children) |
 //! | `PUT …/{id}/statuses` | §7.4 rules 1–14 in order: 400 / 404 / 204 / 201; a stored `Finalized=True` from every required adapter at the current generation with no child left hard-deletes (then 404) |
 //! | `GET …/{id}/statuses` | `{items, page, size, total}` |
 //! | anything else | 404 `HYPERFLEET-NTF-000` |
@@ -24,6 +24,7 @@ mod aggregation;
 mod behaviour;
 pub mod management;
 pub mod search;
+mod writes;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -644,6 +645,14 @@ impl Shared {
         }
     }
 
+    /// The 400 of a list query whose `page` or `size` is refused: the problem with the
+    /// real API's `errors` list.
+    fn invalid_query(&self, errors: Vec<Value>, path: &str) -> Reply {
+        let mut reply = self.problem(Problem::Validation, "Invalid query parameters", path);
+        reply.body["errors"] = Value::Array(errors);
+        reply
+    }
+
     /// Rule 0: the bearer token, when one is configured.
     fn refused(&self, headers: &HeaderMap, path: &str) -> Option<Reply> {
         let token = self.config.token.as_ref()?;
@@ -663,7 +672,7 @@ impl Shared {
         let no_endpoint = || {
             self.problem(
                 Problem::NoEndpoint,
-                &format!("Endpoint not found: {method} {path}"),
+                &format!("The requested endpoint '{path}' does not exist"),
                 path,
             )
         };
@@ -698,43 +707,63 @@ impl Shared {
         };
         let query = query_pairs(query);
         let mut state = self.state();
-        if let Some((parent, parent_id)) = parent {
-            // The nested list and create check the parent; one child is looked up by owner.
-            if id.is_none() && find(&state, &parent.kind, parent_id, None).is_none() {
-                return self.not_found(&parent.kind, parent_id, path);
-            }
-        }
+        // A nested request whose parent does not exist: the parent's 404, except for statuses
+        // (the child's 404); a create or PATCH checks its body first (measured on the real API).
+        let parent_missing = || {
+            parent
+                .filter(|(p, pid)| find(&state, &p.kind, pid, None).is_none())
+                .map(|(p, pid)| self.not_found(&p.kind, pid, path))
+        };
         let owner = parent.map(|(_, pid)| pid);
+        if !statuses
+            && matches!(method, "GET" | "DELETE")
+            && let Some(reply) = parent_missing()
+        {
+            return reply;
+        }
         match (method, id, statuses) {
             ("GET", None, _) => self.list(&state, entity, owner, &query, path),
-            ("POST", None, _) => self.create(&mut state, entity, owner, body, path),
+            ("POST", None, _) => {
+                let missing = parent_missing();
+                self.create(&mut state, entity, (owner, missing), body, path)
+            }
             ("GET", Some(id), false) => match find(&state, &entity.kind, id, owner) {
                 Some(i) => Reply::json(200, self.present(&state, i, Order::ByType)),
                 None => self.not_found(&entity.kind, id, path),
             },
-            ("PATCH", Some(id), false) => self.patch(&mut state, entity, id, owner, body, path),
+            ("PATCH", Some(id), false) => {
+                let missing = parent_missing();
+                self.patch(&mut state, entity, (id, owner, missing), body, path)
+            }
             ("DELETE", Some(id), false) => self.delete(&mut state, entity, id, owner, path),
-            ("GET", Some(id), true) => match find(&state, &entity.kind, id, owner) {
-                Some(i) => {
-                    let items: Vec<Value> = state.resources[i]
-                        .statuses
-                        .iter()
-                        .map(AdapterStatus::present)
-                        .collect();
-                    let n = items.len();
-                    Reply::json(
-                        200,
-                        json!({"items": items, "page": 1, "size": n, "total": n}),
-                    )
+            ("GET", Some(id), true) => {
+                match (page_and_size(&query), find(&state, &entity.kind, id, owner)) {
+                    (Err(errors), _) => self.invalid_query(errors, path),
+                    (Ok(_), None) => self.not_found(&entity.kind, id, path),
+                    (Ok((page, size)), Some(i)) => {
+                        let all = &state.resources[i].statuses;
+                        let skip =
+                            usize::try_from((page - 1).saturating_mul(size)).unwrap_or(usize::MAX);
+                        let items: Vec<Value> = all
+                            .iter()
+                            .skip(skip)
+                            .take(usize::try_from(size).unwrap_or(usize::MAX))
+                            .map(AdapterStatus::present)
+                            .collect();
+                        Reply::json(
+                            200,
+                            json!({"items": items, "page": page, "size": items.len(), "total": all.len()}),
+                        )
+                    }
                 }
-                None => self.not_found(&entity.kind, id, path),
-            },
+            }
             ("PUT", Some(id), true) => self.put_status(&mut state, entity, id, owner, body, path),
             // POST …/statuses: Go's plain-text 405 (§7.2).
             _ => Reply {
                 status: 405,
                 content_type: Some("text/plain; charset=utf-8"),
-                body: Value::String("Method Not Allowed".into()),
+                // Go's http.Error ends the text with a newline.
+                body: Value::String("Method Not Allowed\n".into()),
             },
         }
     }
@@ -815,12 +844,17 @@ impl Shared {
             Some((_, s)) if s.is_empty() => None,
             Some((_, s)) => match search::parse(s) {
                 Some(parsed) => Some(parsed),
-                None => return self.problem(Problem::Search, &search::unsupported(s), path),
+                None => {
+                    return match search::refusal(s, &entity.kind) {
+                        Some(detail) => self.problem(Problem::BadRequest, &detail, path),
+                        None => self.problem(Problem::Search, &search::unsupported(s), path),
+                    };
+                }
             },
         };
         let (page, size) = match page_and_size(query) {
             Ok(p) => p,
-            Err(detail) => return self.problem(Problem::Validation, &detail, path),
+            Err(errors) => return self.invalid_query(errors, path),
         };
         // The default order, `created_time desc`: the newest first (the later stored first
         // among equal times).
@@ -851,14 +885,20 @@ impl Shared {
         )
     }
 
+    /// `parent_missing`: the 404 of a nested create whose parent does not exist, answered once
+    /// the body passed its checks (as the real API does).
     fn create(
         &self,
         state: &mut State,
         entity: &Entity,
-        owner: Option<&str>,
+        (owner, parent_missing): (Option<&str>, Option<Reply>),
         body: &str,
         path: &str,
     ) -> Reply {
+        let request = match writes::create(body, entity) {
+            Ok(r) => r,
+            Err((problem, detail)) => return self.problem(problem, &detail, path),
+        };
         if entity.parent.is_some() && owner.is_none() {
             // §7.2: a child kind is created under its parent only.
             let parent_plural = entity
@@ -878,30 +918,15 @@ impl Shared {
             reply.body["status"] = 422.into();
             return reply;
         }
-        let request: Value = match decode(body) {
-            Ok(v) => v,
-            Err((problem, detail)) => return self.problem(problem, &detail, path),
-        };
-        let name = request["name"].as_str().unwrap_or_default();
-        if let Some(detail) = name_error(name, entity.name_length) {
-            return self.problem(Problem::Validation, &detail, path);
+        if let Some(reply) = parent_missing {
+            return reply;
         }
-        let labels = match &request["labels"] {
-            Value::Object(m) => m.clone(),
-            Value::Null => Map::new(),
-            _ => {
-                return self.problem(
-                    Problem::Validation,
-                    "field 'labels' must be an object",
-                    path,
-                );
-            }
+        let name = request["name"].as_str().unwrap_or_default();
+        let labels = match request.get("labels") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
         };
-        let spec = match &request["spec"] {
-            v @ Value::Object(_) => v.clone(),
-            Value::Null => json!({}),
-            _ => return self.problem(Problem::Validation, "field 'spec' must be an object", path),
-        };
+        let spec = request.get("spec").cloned().unwrap_or_else(|| json!({}));
         if let Some(owner) = owner
             && let Some(p) = state.resources.iter().find(|r| r.id == owner)
             && p.deleted_time.is_some()
@@ -950,36 +975,20 @@ impl Shared {
         &self,
         state: &mut State,
         entity: &Entity,
-        id: &str,
-        owner: Option<&str>,
+        (id, owner, parent_missing): (&str, Option<&str>, Option<Reply>),
         body: &str,
         path: &str,
     ) -> Reply {
+        let request = match writes::patch(body) {
+            Ok(r) => r,
+            Err((problem, detail)) => return self.problem(problem, &detail, path),
+        };
+        if let Some(reply) = parent_missing {
+            return reply;
+        }
         let Some(index) = find(state, &entity.kind, id, owner) else {
             return self.not_found(&entity.kind, id, path);
         };
-        let request = match decode(body) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => {
-                return self.problem(
-                    Problem::Malformed,
-                    "Invalid request format: the body is not a JSON object",
-                    path,
-                );
-            }
-            Err((problem, detail)) => return self.problem(problem, &detail, path),
-        };
-        // Strict decode: unknown fields are refused.
-        if let Some(unknown) = request
-            .keys()
-            .find(|k| !["spec", "labels", "references"].contains(&k.as_str()))
-        {
-            return self.problem(
-                Problem::Malformed,
-                &format!("Invalid request format: json: unknown field \"{unknown}\""),
-                path,
-            );
-        }
         if request.values().all(Value::is_null) {
             return self.problem(
                 Problem::BadRequest,
@@ -1002,9 +1011,8 @@ impl Shared {
                 changed |= resource.spec != *spec;
                 resource.spec = spec.clone();
             }
-            Some(_) => {
-                return self.problem(Problem::Validation, "field 'spec' must be an object", path);
-            }
+            // Refused by `writes::patch`.
+            Some(_) => {}
         }
         match request.get("labels") {
             None | Some(Value::Null) => {}
@@ -1012,13 +1020,8 @@ impl Shared {
                 changed |= resource.labels != *labels;
                 resource.labels = labels.clone();
             }
-            Some(_) => {
-                return self.problem(
-                    Problem::Validation,
-                    "field 'labels' must be an object",
-                    path,
-                );
-            }
+            // Refused by `writes::patch`.
+            Some(_) => {}
         }
         if !changed {
             return Reply::json(200, self.present(state, index, Order::ByType));
@@ -1039,7 +1042,12 @@ impl Shared {
         path: &str,
     ) -> Reply {
         let Some(index) = find(state, &entity.kind, id, owner) else {
-            return self.not_found(&entity.kind, id, path);
+            // The real API's DELETE names no id (measured: `Cluster not found`).
+            return self.problem(
+                Problem::NotFound,
+                &format!("{} not found", entity.kind),
+                path,
+            );
         };
         let now = self.clock.now();
         let id = state.resources[index].id.clone();
@@ -1273,24 +1281,6 @@ fn find(state: &State, kind: &str, id: &str, owner: Option<&str>) -> Option<usiz
     })
 }
 
-/// Decodes a POST/PATCH body as the handler does (`decodeAndValidate`).
-fn decode(body: &str) -> Result<Value, (Problem, String)> {
-    if body.trim().is_empty() {
-        return Err((
-            Problem::Malformed,
-            "Request body is required but was empty".into(),
-        ));
-    }
-    match serde_json::from_str(body) {
-        Ok(v) => Ok(v),
-        Err(e) if e.classify() == serde_json::error::Category::Eof => Err((
-            Problem::Malformed,
-            "Invalid request format: unexpected EOF".into(),
-        )),
-        Err(e) => Err((Problem::Malformed, format!("Invalid request format: {e}"))),
-    }
-}
-
 /// `validateName` (`api@541f6b4:pkg/handlers/validation.go`): required, length, then pattern.
 fn name_error(name: &str, (min, max): (usize, usize)) -> Option<String> {
     if name.is_empty() {
@@ -1319,32 +1309,50 @@ pub const DEFAULT_PAGE_SIZE: i64 = 20;
 /// The largest `size` a list accepts.
 pub const MAX_PAGE_SIZE: i64 = 100;
 
-/// `page` and `size` of a list query: defaults 1 and [`DEFAULT_PAGE_SIZE`]; a value that is not
-/// an integer, a page below 1 or a size outside 1..=[`MAX_PAGE_SIZE`] is refused with a detail
-/// naming the parameter (the real server answers 400 too; its exact words are not recorded).
-fn page_and_size(query: &[(String, String)]) -> Result<(i64, i64), String> {
-    let value = |key: &str, default: i64, range: std::ops::RangeInclusive<i64>| match query
-        .iter()
-        .find(|(k, _)| k == key)
-    {
-        None => Ok(default),
-        Some((_, v)) if v.trim().is_empty() => Ok(default),
-        Some((_, v)) => match v.trim().parse::<i64>() {
-            Ok(n) if range.contains(&n) => Ok(n),
-            Ok(n) => Err(format!(
-                "Invalid {key} parameter: {n} is outside {}..={}",
-                range.start(),
-                range.end()
+/// The largest `page` a list accepts (measured on the real API: `page must be at most 100000`).
+pub const MAX_PAGE: i64 = 100_000;
+
+/// `page` and `size` of a list query: defaults 1 and [`DEFAULT_PAGE_SIZE`] (also for an empty
+/// value); `Err` lists what is wrong as the real API does (measured: `size` before `page`,
+/// each `{constraint, field, message, value}`; `format` for a value that is not an `int64`,
+/// `min` below 1, `max` above [`MAX_PAGE_SIZE`] or [`MAX_PAGE`]).
+fn page_and_size(query: &[(String, String)]) -> Result<(i64, i64), Vec<Value>> {
+    let mut errors = Vec::new();
+    let mut value = |key: &str, default: i64, max: i64| {
+        let Some((_, raw)) = query.iter().find(|(k, _)| k == key) else {
+            return default;
+        };
+        if raw.trim().is_empty() {
+            return default;
+        }
+        let error = |constraint: &str, message: String, value: Value| json!({"constraint": constraint, "field": key, "message": message, "value": value});
+        match raw.trim().parse::<i64>() {
+            Ok(n) if n < 1 => {
+                errors.push(error("min", format!("{key} must be at least 1"), n.into()))
+            }
+            Ok(n) if n > max => {
+                errors.push(error(
+                    "max",
+                    format!("{key} must be at most {max}"),
+                    n.into(),
+                ));
+            }
+            Ok(n) => return n,
+            Err(_) => errors.push(error(
+                "format",
+                "must be a valid integer".to_owned(),
+                raw.as_str().into(),
             )),
-            Err(_) => Err(format!(
-                "Invalid {key} parameter: must be a positive integer"
-            )),
-        },
+        }
+        default
     };
-    Ok((
-        value("page", 1, 1..=i64::from(i32::MAX))?,
-        value("size", DEFAULT_PAGE_SIZE, 1..=MAX_PAGE_SIZE)?,
-    ))
+    let size = value("size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    let page = value("page", 1, MAX_PAGE);
+    if errors.is_empty() {
+        Ok((page, size))
+    } else {
+        Err(errors)
+    }
 }
 
 /// `a=b&c=d` with `%xx` and `+` decoded.
