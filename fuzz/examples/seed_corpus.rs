@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Idempotent: each seed has a stable name (`<source>.json`), so running it again rewrites the
-//! same files; compact JSON, and a value that several recordings carry is written once (under its
+//! same files (only the adapter's own spec events change: each is built with a new id and time);
+//! compact JSON, and a value that several recordings carry is written once (under its
 //! first name). See docs/fuzzing.md for minimizing the result with `cargo fuzz cmin`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -318,7 +319,7 @@ fn maestro(fixtures: &Path, seeds: &mut Seeds) {
         let event = event.unwrap_or_else(|e| panic!("{action}: {e}"));
         seeds.insert(
             ("maestro_cloudevent", format!("adapter-{action}-request.pb")),
-            event.to_proto().encode_to_vec(),
+            encode_sorted(event.to_proto()),
         );
     }
 }
@@ -360,15 +361,32 @@ fn proto_event(rendered: &Value) -> Vec<u8> {
         Some("text_data") => Some(proto::cloud_event::Data::TextData(text("text_data"))),
         _ => None,
     };
-    proto::CloudEvent {
+    encode_sorted(proto::CloudEvent {
         id: text("id"),
         source: text("source"),
         spec_version: text("spec_version"),
         r#type: text("type"),
         attributes,
         data,
+    })
+}
+
+/// `event` in protobuf bytes with its attributes in key order, so a rebuild writes the same seed:
+/// prost encodes a map in its `HashMap`'s order, which changes from run to run. A map is a
+/// repeated field on the wire, and messages concatenated merge, so the event without attributes
+/// followed by one message per attribute is the same event.
+fn encode_sorted(mut event: proto::CloudEvent) -> Vec<u8> {
+    let attributes: BTreeMap<String, proto::CloudEventAttributeValue> =
+        std::mem::take(&mut event.attributes).into_iter().collect();
+    let mut bytes = event.encode_to_vec();
+    for (key, value) in attributes {
+        let one = proto::CloudEvent {
+            attributes: [(key, value)].into(),
+            ..proto::CloudEvent::default()
+        };
+        bytes.extend(one.encode_to_vec());
     }
-    .encode_to_vec()
+    bytes
 }
 
 /// The feedback values of a recorded bundle: each manifest's `jsonRaw` values as JSON, and the

@@ -19,7 +19,7 @@ use hypershift_adapter::diagnose::chain::{
 use hypershift_adapter::diagnose::judge::{Kind, Observations, Settings};
 use hypershift_adapter::diagnose::judge_all;
 use hypershift_adapter::diagnose::read::{Failure, Pulses, Read};
-use hypershift_fuzz::{CLUSTER_ID, NODEPOOL_ID, now};
+use hypershift_fuzz::{CLUSTER_ID, NODEPOOL_ID, now, operator_clock};
 use libfuzzer_sys::fuzz_target;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -52,6 +52,7 @@ fn settings(kind: Kind) -> Settings {
         agent_stale_after: Duration::from_secs(300),
         deletion_stuck_after: Duration::from_secs(1800),
         machines_stuck_after: Duration::from_secs(900),
+        operator_stuck_after: operator_clock().stuck_after,
         now: now(),
     }
 }

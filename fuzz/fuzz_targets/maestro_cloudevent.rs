@@ -66,8 +66,10 @@ fuzz_target!(|data: &[u8]| {
         let bytes = event.to_proto().encode_to_vec();
         let wire = proto::CloudEvent::decode(bytes.as_slice())
             .unwrap_or_else(|e| panic!("the adapter's own encoding does not decode: {e}"));
-        assert!(
-            wire.attributes.get(CONTENT_TYPE_KEY).is_some() == event.data_content_type.is_some()
+        assert_eq!(
+            wire.attributes.contains_key(CONTENT_TYPE_KEY),
+            event.data_content_type.is_some(),
+            "the datacontenttype attribute is sent exactly when the event has one"
         );
         let again = CloudEvent::from_proto(&wire)
             .unwrap_or_else(|e| panic!("the adapter's own encoding is refused: {e}\n{event:?}"));

@@ -321,6 +321,29 @@ pub fn parse_args<A: clap::Args>(argv: &[&str]) -> A {
         .args
 }
 
+/// The operator's clock of a pulse with the binaries' default `--operator-stuck-after`.
+pub fn operator_clock() -> hypershift_adapter::work::observed::OperatorClock {
+    let stuck_after = hypershift_adapter::duration::parse_budget(
+        hypershift_adapter::work::observed::DEFAULT_STUCK_AFTER,
+    )
+    .unwrap_or_else(|e| panic!("DEFAULT_STUCK_AFTER: {e}"));
+    hypershift_adapter::work::observed::OperatorClock {
+        now: now(),
+        stuck_after,
+    }
+}
+
+/// The default clock and one already past its bound (every lag is stuck), to reach both the
+/// `AwaitingOperator` and the `OperatorNotReconciling` rows.
+pub fn operator_clocks() -> [hypershift_adapter::work::observed::OperatorClock; 2] {
+    let default = operator_clock();
+    let past = hypershift_adapter::work::observed::OperatorClock {
+        stuck_after: std::time::Duration::ZERO,
+        ..default
+    };
+    [default, past]
+}
+
 /// The reasons of the controlplane condition table (`pulse/controlplane/mod.rs`) and of its
 /// deletion stages (`pulse/controlplane/deletion.rs`).
 pub const CONTROLPLANE_REASONS: &[&str] = &[
@@ -335,6 +358,8 @@ pub const CONTROLPLANE_REASONS: &[&str] = &[
     "Deleting",
     "ImmutableFieldChanged",
     "StaleGeneration",
+    "AwaitingOperator",
+    "OperatorNotReconciling",
     "ManifestWorkApplied",
     "HostedClusterMissing",
     "FeedbackNotSynced",
@@ -397,6 +422,8 @@ pub const NODEPOOL_REASONS: &[&str] = &[
     "Deleting",
     "ImmutableFieldChanged",
     "StaleGeneration",
+    "AwaitingOperator",
+    "OperatorNotReconciling",
     "NodePoolReady",
     "Scaling",
     "Blocked",
@@ -465,9 +492,15 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
         hostedcluster::KIND,
         ("clusters", "prod-eu-1"),
     );
-    let report = controlplane::report_observed(work, existing, (&namespace, &name), held);
-    assert_writable(&report, what);
-    assert_reasons(&report, CONTROLPLANE_REASONS, what);
+    // Within the operator's bound and past it (an applied spec the operator has not observed).
+    for clock in operator_clocks() {
+        let report =
+            controlplane::report_observed(work, existing, (&namespace, &name), held, clock);
+        assert_writable(&report, what);
+        assert_reasons(&report, CONTROLPLANE_REASONS, what);
+    }
+    let report =
+        controlplane::report_observed(work, existing, (&namespace, &name), held, operator_clock());
     // A pulse older and one newer than the work.
     let stale = outcome::stale_generation(work, report.clone(), 1, held.unwrap_or(2).max(2));
     assert_writable(&stale, what);
@@ -485,7 +518,13 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
         let (new, names) = pulse_hosted_cluster();
         let changes = hostedcluster::immutable::immutable_changes(old, new, names);
         if !changes.is_empty() {
-            let observed = controlplane::report_observed(work, existing, (&namespace, &name), held);
+            let observed = controlplane::report_observed(
+                work,
+                existing,
+                (&namespace, &name),
+                held,
+                operator_clock(),
+            );
             let refused =
                 controlplane::report_immutable_change(work, observed, &changes, Some(9), held);
             assert_writable(&refused, what);
@@ -533,10 +572,18 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
         now: now(),
         stuck_after: std::time::Duration::from_secs(900),
     };
-    let report =
-        nodepool::report_observed(work, existing, (&namespace, &name), &desired, clock, held);
-    assert_writable(&report, what);
-    assert_reasons(&report, NODEPOOL_REASONS, what);
+    for operator in operator_clocks() {
+        let report = nodepool::report_observed(
+            work,
+            existing,
+            (&namespace, &name),
+            &desired,
+            (clock, operator),
+            held,
+        );
+        assert_writable(&report, what);
+        assert_reasons(&report, NODEPOOL_REASONS, what);
+    }
 }
 
 /// The HostedCluster a pulse of the nested cluster fixture sends, and its spec's field names.
