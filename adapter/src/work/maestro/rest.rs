@@ -235,9 +235,7 @@ pub fn bundle_or_none(
 ) -> Result<Option<ResourceBundle>, WorkError> {
     match answer {
         Ok(bundle) => Ok(Some(bundle)),
-        Err(WorkError::NotFound { message })
-            if super::error::maestro_code(&message) == Some(7) =>
-        {
+        Err(WorkError::NotFound { message }) if super::error::maestro_code(&message) == Some(7) => {
             Ok(None)
         }
         Err(WorkError::NotFound { message }) => Err(WorkError::Config {
