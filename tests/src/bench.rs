@@ -1,6 +1,8 @@
 //! Small helpers the bench binaries share: reading `/usr/bin/time` output and summarising runs.
 
 pub mod fleet;
+pub mod pulses;
+pub mod real;
 
 use std::time::Duration;
 

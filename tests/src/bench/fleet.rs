@@ -17,6 +17,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde_json::{Value, json};
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -396,6 +398,67 @@ pub fn capacities(clusters: u64, per_region: usize) -> Vec<u64> {
                 .collect()
         }
     }
+}
+
+/// The `ManagementCluster` kind's path segment (`fixtures/hyperfleet/real-api/47`).
+pub const MC_PLURAL: &str = "managementclusters";
+
+/// The body of `POST /managementclusters` for one management cluster: the spec the README
+/// defines (`region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`).
+pub fn management_cluster_body(
+    name: &str,
+    region: &str,
+    consumer: &str,
+    max: Option<u64>,
+) -> Value {
+    json!({
+        "kind": "ManagementCluster",
+        "name": name,
+        "labels": {"region": region},
+        "spec": {
+            "region": region,
+            "maestro_consumer": consumer,
+            "max_hosted_clusters": max,
+            "cordoned": false,
+        },
+    })
+}
+
+/// `mgmt-health`'s report that a management cluster at `generation` is available, in recording
+/// 49's shape (so its `Reconciled` is True).
+pub fn mgmt_health_report(generation: &Value, observed_time: &str, max: Option<u64>) -> Value {
+    json!({
+        "adapter": "mgmt-health",
+        "observed_generation": generation,
+        "observed_time": observed_time,
+        "conditions": [
+            {"type": "Applied", "status": "True", "reason": "ManifestsApplied", "message": "resources applied"},
+            {"type": "Available", "status": "True", "reason": "Ready", "message": "available=True"},
+            {"type": "Health", "status": "True", "reason": "Healthy", "message": "adapter healthy"},
+            {"type": "Finalized", "status": "False", "reason": "NotFinalizing", "message": "finalized=False"}
+        ],
+        "data": {"hosted_clusters": 0, "capacity": max}
+    })
+}
+
+/// The body of `POST /clusters` for cluster `name` in `region`: the `local-pulse` GCP spec with
+/// the region (and a zone of it) set.
+pub fn cluster_body(name: &str, region: &str) -> Value {
+    let mut spec = crate::local_pulse::cluster_object()["spec"].clone();
+    spec["platform"]["gcp"]["region"] = region.into();
+    spec["platform"]["gcp"]["zone"] = format!("{region}-b").into();
+    json!({
+        "kind": "Cluster",
+        "name": name,
+        "labels": {"region": region},
+        "spec": spec,
+    })
+}
+
+/// A name of exactly `length` characters: `prefix` then `index`, zero-padded.
+pub fn padded_name(prefix: &str, index: usize, length: usize) -> String {
+    let width = length.saturating_sub(prefix.len()).max(1);
+    format!("{prefix}{index:0width$}")
 }
 
 /// Highest and lowest of `loads` (0, 0 when empty).

@@ -47,14 +47,16 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
-use testbed::bench::fleet::{RequestKind, Series, Sniffer, capacities, count_kinds, spread, svg};
-use testbed::bench::{TIME_FORMAT, ms, parse_time, percentile};
+use testbed::bench::fleet::{
+    MC_PLURAL, RequestKind, Series, Sniffer, capacities, cluster_body, management_cluster_body,
+    mgmt_health_report, padded_name, spread, svg,
+};
+use testbed::bench::pulses::{Phase, Slot, print_phase};
 use testbed::hyperfleet::fake_api::{Clock, Config, FakeHyperfleetApi, PREFIX};
 use testbed::kube_api::ApiServer;
 use testbed::maestro::{FakeMaestro, FakeOptions};
@@ -242,31 +244,16 @@ impl World {
     }
 }
 
-/// The `ManagementCluster` kind's path segment (`fixtures/hyperfleet/real-api/47`).
-const MC_PLURAL: &str = "managementclusters";
-
 /// Creates each management cluster's entity on the API (the spec docs/placement.md defines:
 /// `region`, `maestro_consumer`, `max_hosted_clusters`, `cordoned`) and has `mgmt-health` report it
 /// available at generation 1, in recording 49's shape, so its `Reconciled` is True.
 fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<()> {
     for mc in mcs {
+        let body = management_cluster_body(&mc.name, &mc.region, &mc.consumer, mc.max);
         let reply = api.call(
             "POST",
             &format!("{PREFIX}/{MC_PLURAL}"),
-            Some(
-                &json!({
-                    "kind": "ManagementCluster",
-                    "name": mc.name,
-                    "labels": {"region": mc.region},
-                    "spec": {
-                        "region": mc.region,
-                        "maestro_consumer": mc.consumer,
-                        "max_hosted_clusters": mc.max,
-                        "cordoned": false,
-                    },
-                })
-                .to_string(),
-            ),
+            Some(&body.to_string()),
         );
         if reply.status != 201 {
             bail!(
@@ -277,18 +264,11 @@ fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<(
             );
         }
         let id = reply.body["id"].as_str().context("no id")?;
-        let report = json!({
-            "adapter": "mgmt-health",
-            "observed_generation": reply.body["generation"],
-            "observed_time": api.clock().now().to_string(),
-            "conditions": [
-                {"type": "Applied", "status": "True", "reason": "ManifestsApplied", "message": "resources applied"},
-                {"type": "Available", "status": "True", "reason": "Ready", "message": "available=True"},
-                {"type": "Health", "status": "True", "reason": "Healthy", "message": "adapter healthy"},
-                {"type": "Finalized", "status": "False", "reason": "NotFinalizing", "message": "finalized=False"}
-            ],
-            "data": {"hosted_clusters": 0, "capacity": mc.max}
-        });
+        let report = mgmt_health_report(
+            &reply.body["generation"],
+            &api.clock().now().to_string(),
+            mc.max,
+        );
         let put = api.call(
             "PUT",
             &format!("{PREFIX}/{MC_PLURAL}/{id}/statuses"),
@@ -308,21 +288,11 @@ fn register_management_clusters(api: &FakeHyperfleetApi, mcs: &[Mc]) -> Result<(
 
 /// Creates a cluster in `region` on the API, as HyperFleet would (generation 1); returns its id.
 fn create_cluster(api: &FakeHyperfleetApi, region: &str, index: usize) -> Result<String> {
-    let mut spec = testbed::local_pulse::cluster_object()["spec"].clone();
-    spec["platform"]["gcp"]["region"] = region.into();
-    spec["platform"]["gcp"]["zone"] = format!("{region}-b").into();
+    let body = cluster_body(&cluster_name(region, index), region);
     let reply = api.call(
         "POST",
         &format!("{PREFIX}/clusters"),
-        Some(
-            &json!({
-                "kind": "Cluster",
-                "name": cluster_name(region, index),
-                "labels": {"region": region},
-                "spec": spec,
-            })
-            .to_string(),
-        ),
+        Some(&body.to_string()),
     );
     if reply.status != 201 {
         bail!(
@@ -339,9 +309,7 @@ fn create_cluster(api: &FakeHyperfleetApi, region: &str, index: usize) -> Result
 
 /// A 53-character cluster name unique per region and index.
 fn cluster_name(region: &str, index: usize) -> String {
-    let prefix = format!("prod-{region}-hcp-");
-    let width = CLUSTER_NAME_LENGTH.saturating_sub(prefix.len()).max(1);
-    format!("{prefix}{index:0width$}")
+    padded_name(&format!("prod-{region}-hcp-"), index, CLUSTER_NAME_LENGTH)
 }
 
 fn path_text(p: &Path) -> String {
@@ -353,165 +321,6 @@ fn socket_of(url: &str) -> Result<SocketAddr> {
         .trim_end_matches('/')
         .parse()
         .with_context(|| format!("{url} is not http://<ip>:<port>"))
-}
-
-/// A concurrency slot: its own proxies and run directory; its pulses run one after another.
-struct Slot {
-    hyperfleet: Sniffer,
-    maestro_rest: Sniffer,
-    /// In front of the Kubernetes API (the placement leases); `kubeconfig` points at it.
-    kube: Sniffer,
-    kubeconfig: PathBuf,
-    dir: PathBuf,
-}
-
-/// What one pulse cost and reported.
-#[derive(Debug)]
-struct Pulse {
-    cluster: usize,
-    wall: Duration,
-    rss_kib: u64,
-    requests: BTreeMap<RequestKind, u64>,
-    applied: String,
-    available: String,
-    health: String,
-    /// `data.management_cluster` of the report.
-    management_cluster: Option<String>,
-}
-
-async fn one_pulse(
-    binary: &Path,
-    slot: &Slot,
-    env: &[(String, String)],
-    cluster_id: &str,
-    cluster: usize,
-) -> Result<Pulse> {
-    let results = slot.dir.join("adapter-report.json");
-    let time_file = slot.dir.join("time.txt");
-    let _ = std::fs::remove_file(&results);
-    // Requests left over from an earlier pulse's closing connection are not this pulse's.
-    let _ = slot.hyperfleet.take();
-    let _ = slot.maestro_rest.take();
-    let _ = slot.kube.take();
-    // The pulse Job's pod (`<job name>-<5 characters>`, as a Job controller names it).
-    let pod_name = format!(
-        "{}-{}",
-        testbed::pulse_job::controlplane_job_name(cluster_id, 1),
-        pod_suffix(cluster)
-    );
-    let started = Instant::now();
-    let status = tokio::process::Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg(TIME_FORMAT)
-        .arg("-o")
-        .arg(&time_file)
-        .arg(binary)
-        .arg("controlplane")
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("CLUSTER_ID", cluster_id)
-        .env("HYPERFLEET_API_URL", slot.hyperfleet.url())
-        .env("MAESTRO_API_URL", slot.maestro_rest.url())
-        .env("RESULTS_OUTPUT_PATH", &results)
-        .env("KUBECONFIG", &slot.kubeconfig)
-        .env("POD_NAME", &pod_name)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .status();
-    let status = tokio::time::timeout(Duration::from_secs(60), status)
-        .await
-        .context("the adapter did not exit within 60 s")?
-        .context("starting /usr/bin/time (apt-get install time)")?;
-    let wall = started.elapsed();
-    if !status.success() {
-        bail!("the adapter failed for cluster {cluster_id}: {status}");
-    }
-    let mut seen = slot.hyperfleet.take();
-    seen.extend(slot.maestro_rest.take());
-    seen.extend(slot.kube.take());
-    let report = job_report::parse(&std::fs::read(&results)?, "Available")?;
-    let (rss_kib, _) = parse_time(&std::fs::read_to_string(&time_file)?)?;
-    let reason = |t: &str| {
-        report
-            .condition(t)
-            .map(|c| format!("{} {}", c.status.as_str(), c.reason))
-            .unwrap_or_default()
-    };
-    Ok(Pulse {
-        cluster,
-        wall,
-        rss_kib,
-        requests: count_kinds(&seen),
-        applied: reason("Applied"),
-        available: reason("Available"),
-        health: reason("Health"),
-        management_cluster: report
-            .data
-            .as_ref()
-            .and_then(|d| d.get("management_cluster"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    })
-}
-
-/// Five lowercase base-36 characters of `n`.
-fn pod_suffix(n: usize) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut rest = n;
-    let mut out = [b'0'; 5];
-    for place in out.iter_mut().rev() {
-        *place = DIGITS[rest % 36];
-        rest /= 36;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Runs one pulse per entry of `clusters` (indices into the world's clusters), `slots.len()` at
-/// a time; calls `done` with each in completion order. Stops at the first failure.
-async fn run_phase(
-    binary: &Path,
-    world: &Arc<World>,
-    slots: &[Arc<Slot>],
-    clusters: Vec<usize>,
-    mut done: impl FnMut(Pulse) -> Result<()>,
-) -> Result<Duration> {
-    let clusters = Arc::new(clusters);
-    let next = Arc::new(AtomicUsize::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Result<Pulse>>();
-    let started = Instant::now();
-    for slot in slots {
-        let (slot, world, clusters, next, stop, tx) = (
-            Arc::clone(slot),
-            Arc::clone(world),
-            Arc::clone(&clusters),
-            Arc::clone(&next),
-            Arc::clone(&stop),
-            tx.clone(),
-        );
-        let binary = binary.to_owned();
-        tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&n) = clusters.get(i) else { break };
-                let id = &world.clusters[n].0;
-                let result = one_pulse(&binary, &slot, &world.env, id, n).await;
-                let failed = result.is_err();
-                if tx.send(result).is_err() || failed {
-                    break;
-                }
-            }
-        });
-    }
-    drop(tx);
-    while let Some(result) = rx.recv().await {
-        if let Err(e) = result.and_then(&mut done) {
-            stop.store(true, Ordering::Relaxed);
-            return Err(e);
-        }
-    }
-    Ok(started.elapsed())
 }
 
 fn main() -> Result<()> {
@@ -566,13 +375,20 @@ async fn bench(args: Args) -> Result<()> {
                 .replace(&world.kube.url(), &kube.url()),
         )?;
         slots.push(Arc::new(Slot {
+            index: i,
             hyperfleet: Sniffer::start(hyperfleet).await?,
             maestro_rest: Sniffer::start(maestro_rest).await?,
-            kube,
+            kube: Some(kube),
             kubeconfig,
             dir,
         }));
     }
+    let phase = Phase {
+        binary: binary.clone(),
+        slots,
+        ids: Arc::new(world.clusters.iter().map(|(id, _)| id.clone()).collect()),
+        env: Arc::new(world.env.clone()),
+    };
 
     // Phase 1: creates, the load recorded as the fleet grows.
     let mut load: BTreeMap<String, u64> =
@@ -583,7 +399,7 @@ async fn bench(args: Args) -> Result<()> {
     let mut creates = Vec::with_capacity(args.clusters);
     let publishes_before = world.maestro.publishes();
     let static_mode = args.inventory == Inventory::Static;
-    let create_time = run_phase(&binary, &world, &slots, (0..args.clusters).collect(), |p| {
+    let create_time = phase.run((0..args.clusters).collect(), |p| {
         if !p.applied.ends_with(" ManifestWorkCreated") {
             bail!(
                 "create pulse of cluster {} reported Applied {:?} (Available {:?}, Health {:?})",
@@ -671,7 +487,7 @@ async fn bench(args: Args) -> Result<()> {
         }
         let mut steady = Vec::with_capacity(sample.len());
         let publishes_before = world.maestro.publishes();
-        let steady_time = run_phase(&binary, &world, &slots, sample, |p| {
+        let steady_time = phase.run(sample, |p| {
             if !p.applied.ends_with(" ManifestWorkApplied") {
                 bail!(
                     "steady pulse of cluster {} reported Applied {:?} (Available {:?}, Health {:?})",
@@ -747,100 +563,6 @@ fn ready_status() -> Value {
         "controlPlaneEndpoint": {"host": "api.bench.example.com", "port": 443},
         "version": {"history": [{"state": "Completed", "version": "4.17.0"}]}
     })
-}
-
-fn print_phase(name: &str, pulses: &[Pulse], elapsed: Duration, publishes: u64) {
-    if pulses.is_empty() {
-        return;
-    }
-    let n = pulses.len() as f64;
-    let wall: Vec<Duration> = pulses.iter().map(|p| p.wall).collect();
-    let rss: Vec<u64> = pulses.iter().map(|p| p.rss_kib).collect();
-    println!();
-    println!(
-        "== {name}: {} pulses in {:.1} s ({:.0} pulses/s)",
-        pulses.len(),
-        elapsed.as_secs_f64(),
-        n / elapsed.as_secs_f64()
-    );
-    println!(
-        "wall time per pulse  p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
-        ms(percentile(&wall, 50.0)),
-        ms(percentile(&wall, 99.0)),
-        ms(percentile(&wall, 100.0))
-    );
-    if pulses.len() >= 20 {
-        // The fakes scan their whole store per search: whether pulses slow down as it fills.
-        let tenth = pulses.len() / 10;
-        let first: Vec<Duration> = wall[..tenth].to_vec();
-        let last: Vec<Duration> = wall[wall.len() - tenth..].to_vec();
-        println!(
-            "  first / last tenth p50 {:.1} ms / {:.1} ms   p99 {:.1} ms / {:.1} ms",
-            ms(percentile(&first, 50.0)),
-            ms(percentile(&last, 50.0)),
-            ms(percentile(&first, 99.0)),
-            ms(percentile(&last, 99.0))
-        );
-    }
-    println!(
-        "peak RSS             p50 {:.1} MiB   max {:.1} MiB",
-        percentile(&rss, 50.0) as f64 / 1024.0,
-        percentile(&rss, 100.0) as f64 / 1024.0
-    );
-    let mut kinds: Vec<RequestKind> = pulses
-        .iter()
-        .flat_map(|p| p.requests.keys().cloned())
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    println!("requests per pulse   kind: min / mean / max (total)");
-    let mut hyperfleet_max = 0;
-    let mut maestro_rest_max = 0;
-    let mut kube_max = 0;
-    for kind in &kinds {
-        let per: Vec<u64> = pulses
-            .iter()
-            .map(|p| p.requests.get(kind).copied().unwrap_or(0))
-            .collect();
-        let total: u64 = per.iter().sum();
-        println!(
-            "  {kind:<34} {} / {:.3} / {} ({total})",
-            percentile(&per, 0.0),
-            total as f64 / n,
-            percentile(&per, 100.0)
-        );
-    }
-    for p in pulses {
-        let sum = |keep: &dyn Fn(&RequestKind) -> bool| {
-            p.requests
-                .iter()
-                .filter(|(k, _)| keep(k))
-                .map(|(_, c)| *c)
-                .sum::<u64>()
-        };
-        hyperfleet_max = hyperfleet_max.max(sum(&|k| !k.is_maestro() && !k.is_kube()));
-        maestro_rest_max = maestro_rest_max.max(sum(&RequestKind::is_maestro));
-        kube_max = kube_max.max(sum(&RequestKind::is_kube));
-    }
-    println!(
-        "  {:<34} total {publishes}, {:.3} per pulse (counted by the fake for the phase)",
-        RequestKind::MaestroPublish.to_string(),
-        publishes as f64 / n
-    );
-    println!(
-        "  per pulse at most: HyperFleet {hyperfleet_max}, Maestro REST {maestro_rest_max} (+ publishes), Kubernetes {kube_max}"
-    );
-    let mut outcomes: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
-    for p in pulses {
-        *outcomes
-            .entry((p.applied.as_str(), p.available.as_str(), p.health.as_str()))
-            .or_default() += 1;
-    }
-    for ((applied, available, health), count) in outcomes {
-        println!(
-            "reports              {count} × Applied {applied}, Available {available}, Health {health}"
-        );
-    }
 }
 
 /// Prints the load per management cluster; returns how many hold more than their capacity.

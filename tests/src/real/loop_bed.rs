@@ -19,6 +19,8 @@
 //!   [`PULSE_JOB_TTL_SECONDS`] right after the framework creates it, so that the real TTL
 //!   controller removes it sooner: the loop runs as in production, with a faster clock.
 //!
+//! When the bed is dropped, the consumer's works are deleted ([`Sweep`]).
+//!
 //! Every log (frameworks, Sentinels, played kubelet) lives in the bed's temporary directory;
 //! [`LoopBed::diagnostics`] quotes their last lines and [`LoopBed::until`] puts them into a
 //! failure's message. When the test fails the directory is kept and its path printed, and the
@@ -42,6 +44,7 @@ use super::kube_access::{apply, apply_file, ensure_namespace, service_account_ku
 use super::operator::{NAMESPACE as MANAGEMENT_NAMESPACE, Operator};
 use super::sentinel::{Resources, Sentinel, SentinelSpec};
 use super::wait::eventually;
+use super::works::Sweep;
 use super::{RealSystems, unique};
 
 /// The label on every cluster and NodePool of a test (value: the test's id); Sentinel selects by
@@ -79,6 +82,9 @@ pub struct LoopBed {
     kubelet: crate::kubelet::Kubelet,
     serving: Mutex<Vec<crate::kubelet::Serving>>,
     started: Instant,
+    /// The consumer's works, deleted when the bed is dropped (after its frameworks stopped).
+    _works: Sweep,
+    real: &'static RealSystems,
 }
 
 impl std::fmt::Debug for LoopBed {
@@ -97,7 +103,7 @@ impl LoopBed {
     /// When a manifest is refused, or a framework or Sentinel does not start (the message has its
     /// log).
     pub async fn start(
-        real: &RealSystems,
+        real: &'static RealSystems,
         prefix: &str,
         deployments: &[Deployment],
     ) -> anyhow::Result<LoopBed> {
@@ -148,7 +154,9 @@ impl LoopBed {
         )
         .await?;
         Ok(LoopBed {
+            real,
             id,
+            _works: Sweep::consumer(real, &consumer),
             consumer,
             maestro_api_url: real.var("MAESTRO_API_URL").to_owned(),
             audit_log: real.state_dir().join("logs/kube-audit.log"),
@@ -327,6 +335,77 @@ impl LoopBed {
                 self.diagnostics()
             ),
         }
+    }
+}
+
+/// How long a work may stay soft-deleted before the bed restarts its agent
+/// ([`LoopBed::until_hard_deleted`]): the interval at which a Maestro server newer than the kit's
+/// sends the delete event of such a work again (`--delete-event-republish-interval`, default 60 s).
+pub const REPUBLISH_INTERVAL: Duration = Duration::from_secs(60);
+
+impl LoopBed {
+    /// Waits (at most `timeout`) until the HyperFleet object `href` is hard-deleted by the API.
+    ///
+    /// The kit's Maestro (ab480c6, 2026-08-04) predates the server's re-sending of delete events
+    /// for works stuck soft-deleted (merged 2026-08-12, `maestro-protocol.md`). Its agent was seen
+    /// to miss its last step of a deletion: the NodePool deleted, its AppliedManifestWork
+    /// finalized, but the work's own finalizer never removed (its last removal had failed on a
+    /// conflict with its status update and nothing enqueued it again), so the work stayed
+    /// `Deleting` and the adapter, rightly, never reported it finalized. When a work of the
+    /// bed's consumer has been soft-deleted for longer than [`REPUBLISH_INTERVAL`], the bed does
+    /// once what the newer server does: it makes the agent see the delete again, here by
+    /// restarting the agent (it resyncs on start), and says so on stderr.
+    ///
+    /// # Panics
+    /// When the deadline passes.
+    pub async fn until_hard_deleted(&self, timeout: Duration, what: &str, href: &str) {
+        let deadline = Instant::now() + timeout;
+        let gone = || async { Ok(self.api.get(href).await?.is_none().then_some(())) };
+        loop {
+            let slice = deadline
+                .saturating_duration_since(Instant::now())
+                .min(REPUBLISH_INTERVAL);
+            if slice.is_zero() {
+                break;
+            }
+            if eventually(slice, what, gone).await.is_ok() {
+                return;
+            }
+            let stuck = self.works_deleting_longer_than(REPUBLISH_INTERVAL).await;
+            if stuck.is_empty() {
+                continue;
+            }
+            eprintln!(
+                "loop bed {}: works {stuck:?} of consumer {} soft-deleted for over {REPUBLISH_INTERVAL:?}: its agent is restarted (the kit's Maestro does not send their delete event again)",
+                self.id, self.consumer
+            );
+            if let Err(e) = self.real.restart_agent(&self.consumer).await {
+                eprintln!("loop bed {}: the agent's restart failed: {e:#}", self.id);
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            self.until(remaining.max(REPUBLISH_INTERVAL), what, gone)
+                .await;
+            return;
+        }
+        self.until(Duration::ZERO, what, gone).await;
+    }
+
+    /// The ids of the consumer's works whose `deletionTimestamp` is older than `age`.
+    async fn works_deleting_longer_than(&self, age: Duration) -> Vec<String> {
+        let search = format!("consumer_name='{}'", self.consumer);
+        let list = super::works::bundles(&reqwest::Client::new(), &self.maestro_api_url, &search)
+            .await
+            .unwrap_or_default();
+        let now = jiff::Timestamp::now();
+        list.iter()
+            .filter(|b| {
+                b["metadata"]["deletionTimestamp"]
+                    .as_str()
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                    .is_some_and(|t| now.duration_since(t).unsigned_abs() > age)
+            })
+            .filter_map(|b| b["id"].as_str().map(str::to_owned))
+            .collect()
     }
 }
 

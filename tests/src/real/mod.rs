@@ -51,6 +51,7 @@ pub mod process;
 pub mod restart;
 pub mod sentinel;
 pub mod wait;
+pub mod works;
 
 /// Environment variable naming a kit state directory to use (never stopped by tests).
 pub const STATE_ENV: &str = "REAL_SYSTEMS_STATE";
@@ -101,6 +102,31 @@ impl RealSystems {
             skip_line(suite);
         }
         kit.as_ref()
+    }
+
+    /// The kit already running at `state` (`real-systems up --state <state>`), its env file read;
+    /// nothing is started, added or stopped. For the bench binaries, which measure a private kit
+    /// of their own (`docs/benchmarks.md`).
+    ///
+    /// # Errors
+    /// When `state` has no env file (the kit was never brought up there).
+    pub fn attach(state: &Path) -> anyhow::Result<RealSystems> {
+        let env_file = state.join("env");
+        let text = std::fs::read_to_string(&env_file).with_context(|| {
+            format!(
+                "cannot read {}: bring a kit up there first (real-systems up --state {})",
+                env_file.display(),
+                state.display()
+            )
+        })?;
+        Ok(RealSystems {
+            kit: std::env::var_os(KIT_ENV)
+                .map_or_else(|| PathBuf::from("real-systems"), PathBuf::from),
+            state: state.to_owned(),
+            env: parse_env(&text),
+            consumers: Mutex::new(HashSet::new()),
+            private: false,
+        })
     }
 
     /// A kit of this test process alone, for tests that stop and restart its servers (see the
@@ -166,9 +192,7 @@ impl RealSystems {
     /// # Errors
     /// When the kubeconfig cannot be read.
     pub async fn kube_client(&self) -> anyhow::Result<kube::Client> {
-        let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig())?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
-        Ok(kube::Client::try_from(config)?)
+        client_of(self.kubeconfig()).await
     }
 
     /// A consumer of the kit's Maestro with a work agent of its own, registered (and its agent
@@ -187,14 +211,26 @@ impl RealSystems {
             .get("MAESTRO_CONSUMERS")
             .is_some_and(|list| list.split(',').any(|c| c == name));
         if !running && !known.contains(name) {
-            let out = self
-                .kit_command(&["up", "--consumers", name, "maestro"])
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run the kit: {e}"));
+            // Up to three times: `up` probes every component again before it adds the agent, and
+            // on a loaded machine one probe can time out though the kit runs (seen: `CRD … not
+            // applied (HTTP 000)`); a port the kit picked can also be taken before the agent
+            // binds it ("address already in use"). Another `up` finds the kit and picks again.
+            let mut errors = Vec::new();
+            while errors.len() < 3 {
+                let out = self
+                    .kit_command(&["up", "--consumers", name, "maestro"])
+                    .output()
+                    .unwrap_or_else(|e| panic!("cannot run the kit: {e}"));
+                if out.status.success() {
+                    break;
+                }
+                errors.push(String::from_utf8_lossy(&out.stderr).trim().to_owned());
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
             assert!(
-                out.status.success(),
+                errors.len() < 3,
                 "the kit could not add consumer {name}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+                errors.join("; then: ")
             );
             known.insert(name.to_owned());
         }
@@ -214,6 +250,16 @@ impl RealSystems {
         let all: Vec<&str> = text.lines().collect();
         all[all.len().saturating_sub(lines)..].join("\n")
     }
+}
+
+/// A client of the API server `kubeconfig` names, with its credentials.
+///
+/// # Errors
+/// When the kubeconfig cannot be read.
+pub async fn client_of(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    Ok(kube::Client::try_from(config)?)
 }
 
 /// A DNS-label name unique to this test run: `<prefix>-<8 hex>` (at most 63 characters; the
@@ -293,16 +339,25 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let out = kit_command(&kit, &state, &["up", "--consumers", consumers])
-        .output()
-        .with_context(|| format!("cannot run {}", kit.display()))?;
-    if !out.status.success() {
-        bail!(
-            "{} up --state {}: {}",
-            kit.display(),
-            state.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+    // A running kit (`status`: every recorded process alive) whose env file already lists
+    // `consumers` is used as it is: `up` would probe every component again (re-apply the CRDs),
+    // which on a loaded machine times out though the kit runs (`CRD … not applied (HTTP 000)`).
+    let listed = |text: &str| {
+        parse_env(text)
+            .get("MAESTRO_CONSUMERS")
+            .is_some_and(|list| {
+                consumers
+                    .split(',')
+                    .all(|c| list.split(',').any(|l| l == c))
+            })
+    };
+    let ready =
+        was_running && std::fs::read_to_string(state.join("env")).is_ok_and(|text| listed(&text));
+    if !ready {
+        let out = kit_command(&kit, &state, &["up", "--consumers", consumers])
+            .output()
+            .with_context(|| format!("cannot run {}", kit.display()))?;
+        ensure_up(&kit, &state, &out)?;
     }
     if owned && !was_running {
         stop_when_this_process_exits(&kit, &state)?;
@@ -317,6 +372,19 @@ fn start(kit: PathBuf, state: &Path, owned: bool, consumers: &str) -> anyhow::Re
         consumers: Mutex::new(HashSet::new()),
         private: false,
     })
+}
+
+/// `up`'s failure, with the kit's own one-line error.
+fn ensure_up(kit: &Path, state: &Path, out: &std::process::Output) -> anyhow::Result<()> {
+    if !out.status.success() {
+        bail!(
+            "{} up --state {}: {}",
+            kit.display(),
+            state.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
 }
 
 /// The `export NAME='value'` lines of the kit's env file.

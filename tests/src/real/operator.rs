@@ -115,13 +115,12 @@ impl Operator {
         name: &str,
         stage: HostedClusterStage,
     ) -> anyhow::Result<Value> {
-        let mut object = self
-            .hosted_cluster(name)
-            .await?
-            .with_context(|| format!("no HostedCluster {NAMESPACE}/{name}"))?;
-        if !has_finalizer(&object) && object["metadata"]["deletionTimestamp"].is_null() {
-            object = self.adopt_hosted_cluster(name, &object).await?;
-        }
+        let object = adopted(
+            || self.hosted_cluster(name),
+            |object| async move { self.adopt_hosted_cluster(name, &object).await },
+        )
+        .await
+        .with_context(|| format!("HostedCluster {NAMESPACE}/{name}"))?;
         let status = hosted_cluster_status(&object, stage, &now())?;
         replace_status(&self.hosted_clusters(), name, object, status)
             .await
@@ -134,13 +133,12 @@ impl Operator {
     /// # Errors
     /// When the NodePool is absent or the API server refuses.
     pub async fn write_nodepool(&self, name: &str, mut status: Value) -> anyhow::Result<Value> {
-        let mut object = self
-            .nodepool(name)
-            .await?
-            .with_context(|| format!("no NodePool {NAMESPACE}/{name}"))?;
-        if !has_finalizer(&object) && object["metadata"]["deletionTimestamp"].is_null() {
-            object = self.adopt_nodepool(name, &object).await?;
-        }
+        let object = adopted(
+            || self.nodepool(name),
+            |object| async move { self.adopt_nodepool(name, &object).await },
+        )
+        .await
+        .with_context(|| format!("NodePool {NAMESPACE}/{name}"))?;
         let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
         for condition in status["conditions"].as_array_mut().into_iter().flatten() {
             condition["observedGeneration"] = generation.into();
@@ -166,11 +164,12 @@ impl Operator {
             (0..5).map(|_| fastrand::lowercase()).collect::<String>()
         );
         let api = self.hosted_clusters();
-        let first =
-            json!({"metadata": {"finalizers": finalizers}, "spec": {"clusterID": cluster_id}});
+        let first = json!({
+            "metadata": {"finalizers": finalizers, "resourceVersion": object["metadata"]["resourceVersion"]},
+            "spec": {"clusterID": cluster_id}
+        });
         api.patch(name, &PatchParams::default(), &Patch::Merge(&first))
-            .await
-            .with_context(|| format!("adopt HostedCluster {NAMESPACE}/{name}"))?;
+            .await?;
         let second = json!({"spec": {"infraID": infra_id}});
         let stored = api
             .patch(name, &PatchParams::default(), &Patch::Merge(&second))
@@ -187,7 +186,10 @@ impl Operator {
             .cloned()
             .unwrap_or_default();
         finalizers.push(FINALIZER.into());
-        let mut patch = json!({"metadata": {"finalizers": finalizers}});
+        let mut patch = json!({"metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": object["metadata"]["resourceVersion"]
+        }});
         if let Some(cluster) = object["spec"]["clusterName"].as_str()
             && let Some(hc) = self.hosted_cluster(cluster).await?
         {
@@ -204,8 +206,7 @@ impl Operator {
         let stored = self
             .nodepools()
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .with_context(|| format!("adopt NodePool {NAMESPACE}/{name}"))?;
+            .await?;
         Ok(serde_json::to_value(stored)?)
     }
 
@@ -226,6 +227,20 @@ impl Operator {
     pub async fn release_nodepool(&self, name: &str) -> anyhow::Result<bool> {
         let object = self.nodepool(name).await?;
         release(&self.nodepools(), name, object).await
+    }
+
+    /// Deletes NodePool `name` and lets it go (a test's cleanup of one nothing else deletes).
+    ///
+    /// # Errors
+    /// When the API server refuses.
+    pub async fn delete_nodepool(&self, name: &str) -> anyhow::Result<()> {
+        match self.nodepools().delete(name, &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        self.release_nodepool(name).await?;
+        Ok(())
     }
 }
 
@@ -283,6 +298,38 @@ async fn replace_status(
         }
     }
     bail!("{name} kept changing under the status write")
+}
+
+/// The object `get` reads, taken over first (`adopt`) unless it was already or is being deleted.
+/// The takeover's first write carries the `resourceVersion` read, as the real operator's writes
+/// do: its finalizer list and ownerReferences replace the stored ones, and the work agent adds
+/// its own ownerReference (to its AppliedManifestWork) right after it created the object. Written
+/// over a newer version, that reference was lost (seen on the kit: the agent then did not delete
+/// the NodePool when its work was deleted, since the object no longer named the agent's
+/// AppliedManifestWork as an owner). A conflict reads again and retries.
+async fn adopted<G, GF, A, AF>(get: G, adopt: A) -> anyhow::Result<Value>
+where
+    G: Fn() -> GF,
+    GF: Future<Output = anyhow::Result<Option<Value>>>,
+    A: Fn(Value) -> AF,
+    AF: Future<Output = anyhow::Result<Value>>,
+{
+    for _ in 0..5 {
+        let object = get().await?.context("not found")?;
+        if has_finalizer(&object) || !object["metadata"]["deletionTimestamp"].is_null() {
+            return Ok(object);
+        }
+        match adopt(object).await {
+            Ok(stored) => return Ok(stored),
+            Err(e) if is_conflict(&e) => {}
+            Err(e) => return Err(e.context("the operator's takeover")),
+        }
+    }
+    bail!("the object kept changing under the operator's takeover")
+}
+
+fn is_conflict(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(status)) if status.code == 409)
 }
 
 fn has_finalizer(object: &Value) -> bool {

@@ -1,6 +1,7 @@
 //! Stopping and starting one server of a private kit ([`RealSystems::private`]) by the PID the
 //! kit recorded (`$STATE/pids/<name>.pid`), for the faults suite: the Maestro server, one
-//! consumer's work agent, the HyperFleet API, RabbitMQ.
+//! consumer's work agent, the HyperFleet API, RabbitMQ. On the shared kit only the agent of a
+//! test's own consumer is restarted ([`RealSystems::restart_agent`]).
 //!
 //! [`RealSystems::stop`] reads what the process runs (its command line, environment and working
 //! directory from `/proc`), sends it SIGTERM (SIGKILL after a grace period) and waits until it is
@@ -135,6 +136,27 @@ impl RealSystems {
     /// When the kit is not private, the component is not running, or it does not stop.
     pub async fn stop(&'static self, component: &Component) -> anyhow::Result<Outage> {
         self.refuse_shared()?;
+        self.stop_component(component).await
+    }
+
+    /// Restarts the work agent of `consumer`, a consumer of the tests (never one of
+    /// [`super::BASE_CONSUMERS`]), also on the shared kit: stopped and run again with the same
+    /// command line; on start it asks the server to resync, and the server sends every work of
+    /// the consumer, one being deleted too. Returns how long it was down.
+    ///
+    /// # Errors
+    /// When `consumer` is a base consumer, its agent is not running, or does not come back.
+    pub async fn restart_agent(&'static self, consumer: &str) -> anyhow::Result<Duration> {
+        if super::BASE_CONSUMERS.split(',').any(|c| c == consumer) {
+            bail!("{consumer} is a base consumer of the kit: its agent is not restarted by tests");
+        }
+        self.stop_component(&Component::Agent(consumer.to_owned()))
+            .await?
+            .end()
+            .await
+    }
+
+    async fn stop_component(&'static self, component: &Component) -> anyhow::Result<Outage> {
         let name = component.name();
         let pid = self
             .recorded_pid(&name)?
@@ -182,7 +204,9 @@ impl RealSystems {
 
     /// [`Outage::end`].
     async fn start_again(&self, stopped: &Outage) -> anyhow::Result<()> {
-        self.refuse_shared()?;
+        if !matches!(stopped.component, Component::Agent(_)) {
+            self.refuse_shared()?;
+        }
         let name = stopped.component.name();
         let pid_file = self.state.join("pids").join(format!("{name}.pid"));
         let _ = std::fs::remove_file(&pid_file);

@@ -24,6 +24,7 @@ use hypershift_adapter::work::{ExistingWork, WorkClient};
 use serde_json::{Value, json};
 use testbed::maestro::{FakeMaestro, FakeOptions, operator_stamp};
 use testbed::real::differential::{EVENT, Exchange, Normalizer, Transcript, compare, dump};
+use testbed::real::works::Sweep;
 use testbed::real::{RealSystems, unique};
 
 const SUITE: &str = "real::differential_maestro";
@@ -212,12 +213,14 @@ impl Side {
         (status, body)
     }
 
-    /// Polls the bundle (not recorded) until `done` holds, at most 40 s (the real agent reports
-    /// feedback on its 10 s status sync).
+    /// Polls the bundle (not recorded) until `done` holds, at most 2 minutes (the real agent
+    /// reports feedback on its 10 s status sync; on a loaded machine a sync was seen to take
+    /// over 40 s).
     async fn wait_for(&self, id: &str, what: &str, done: impl Fn(u16, &Value) -> bool) {
         let path = format!("{API}/resource-bundles/{id}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let mut last = Value::Null;
-        for _ in 0..400 {
+        while tokio::time::Instant::now() < deadline {
             let (status, body) = self.get_raw(&path).await;
             if done(status, &body) {
                 return;
@@ -225,7 +228,26 @@ impl Side {
             last = body;
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the bundle never showed {what}; last: {last}");
+        panic!("the bundle never showed {what} within 2 minutes; last: {last}");
+    }
+
+    /// Waits (at most 30 s) until the Subscribe stream delivered the work's `Deleted` event: the
+    /// REST read answers 404 before the stream's last event arrives. If it never comes, the
+    /// comparison names the missing event.
+    async fn deleted_event_arrived(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while tokio::time::Instant::now() < deadline {
+            let arrived = self.transcript.lock().unwrap().exchanges.iter().any(|e| {
+                e.method == EVENT
+                    && e.body["data"]["conditions"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().any(|c| c["type"] == "Deleted"))
+            });
+            if arrived {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The operator writes `status` onto the HostedCluster, having reconciled it as it is now.
@@ -322,12 +344,24 @@ fn feedback(body: &Value, name: &str) -> Option<Value> {
 /// Available move in either order, and a stale one may come back once), so a read is made only
 /// once the bundle settled.
 fn settled(applied: i64, available: i64, generation: i64) -> impl Fn(u16, &Value) -> bool {
+    settled_applied(vec![applied], available, generation)
+}
+
+/// [`settled`] with `Applied` at any one of `applied` (the same on the work and each manifest).
+fn settled_applied(
+    applied: Vec<i64>,
+    available: i64,
+    generation: i64,
+) -> impl Fn(u16, &Value) -> bool {
     move |_, body| {
         let work = |type_: &str| {
             body["status"]["conditions"]
                 .as_array()
                 .and_then(|l| l.iter().find(|c| c["type"] == type_))
                 .map(|c| c["observedGeneration"].clone())
+        };
+        let Some(work_applied) = work("Applied").and_then(|g| g.as_i64()) else {
+            return false;
         };
         let manifests_applied = body["status"]["resourceStatus"]
             .as_array()
@@ -336,11 +370,11 @@ fn settled(applied: i64, available: i64, generation: i64) -> impl Fn(u16, &Value
                     m["conditions"]
                         .as_array()
                         .and_then(|l| l.iter().find(|c| c["type"] == "Applied"))
-                        .is_some_and(|c| c["observedGeneration"] == applied)
+                        .is_some_and(|c| c["observedGeneration"] == work_applied)
                 })
             });
         observed(body)
-            && work("Applied") == Some(json!(applied))
+            && applied.contains(&work_applied)
             && work("Available") == Some(json!(available))
             && manifests_applied
             && feedback(body, "generation")
@@ -427,8 +461,8 @@ async fn lifecycle(side: &Side, names: &Names) {
     );
     side.wait_for(
         &id,
-        "version 2 available, Applied unchanged",
-        settled(1, 2, 1),
+        "version 2 available, Applied at 1 or 2",
+        settled_applied(vec![1, IDENTICAL_VERSION], IDENTICAL_VERSION, 1),
     )
     .await;
     side.get("adapter: read after the identical re-apply", &bundle)
@@ -494,6 +528,7 @@ async fn lifecycle(side: &Side, names: &Names) {
     side.outcome("delete", &side.client.delete(&names.work_name()).await);
     let gone: Result<Option<ExistingWork>, _> = side.client.get(&names.work_name()).await;
     side.outcome("get", &gone);
+    side.deleted_event_arrived().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     subscription.abort();
 }
@@ -507,6 +542,55 @@ fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// The version of the identical re-apply (an update whose manifests are those of version 1).
+const IDENTICAL_VERSION: i64 = 2;
+
+/// After the identical re-apply the real agent reports `Available` at version 2 and, as
+/// recorded (`09h`), keeps `Applied` (work and manifests) at 1; but once its work controller
+/// syncs the work again for another reason it re-applies and `Applied` moves to 2 as well (seen
+/// once in a run of the whole suite: all within a second of the update). The fake keeps 1. In
+/// what was read or sent at that version, `Applied`'s `observedGeneration` compares as either;
+/// the adapter reads only `ObservedVersion` and `Available`, never `Applied`'s
+/// `observedGeneration`.
+fn applied_either(mut transcript: Transcript) -> Transcript {
+    const EITHER: &str = "<1 or 2: the agent's next sync of the work>";
+    for exchange in &mut transcript.exchanges {
+        let (version, status) = if exchange.method == EVENT {
+            ("resourceversion", "data")
+        } else {
+            ("version", "status")
+        };
+        let version = &exchange.body[version];
+        let version = version
+            .as_i64()
+            .or_else(|| version.as_str().and_then(|v| v.parse().ok()));
+        if version != Some(IDENTICAL_VERSION) {
+            continue;
+        }
+        let status = &mut exchange.body[status];
+        let Some(status) = status.as_object_mut() else {
+            continue;
+        };
+        for (key, value) in status.iter_mut() {
+            let lists: Vec<&mut Value> = match (key.as_str(), value) {
+                ("conditions", list) => vec![list],
+                ("resourceStatus", Value::Array(resources)) => {
+                    resources.iter_mut().map(|r| &mut r["conditions"]).collect()
+                }
+                _ => continue,
+            };
+            for c in lists.into_iter().filter_map(Value::as_array_mut).flatten() {
+                if c["type"] == "Applied"
+                    && [json!(1), json!(IDENTICAL_VERSION)].contains(&c["observedGeneration"])
+                {
+                    c["observedGeneration"] = EITHER.into();
+                }
+            }
+        }
+    }
+    transcript
 }
 
 /// The status events as the states the work settled in: the last event of each phase — a
@@ -594,12 +678,14 @@ async fn work_lifecycle_rest_reads_errors_and_status_events() {
     };
     let names = Names::new();
     let real = Side::real(kit, &names).await;
+    // The lifecycle deletes its work; this one when it fails before that.
+    let _works = Sweep::consumer(kit, &names.consumer);
     lifecycle(&real, &names).await;
     let fake = Side::fake(&names).await;
     lifecycle(&fake, &names).await;
     let n = normalizer();
-    let fake_t = settled_events(&fake.transcript.lock().unwrap());
-    let real_t = settled_events(&real.transcript.lock().unwrap());
+    let fake_t = applied_either(settled_events(&fake.transcript.lock().unwrap()));
+    let real_t = applied_either(settled_events(&real.transcript.lock().unwrap()));
     if let Err(report) = compare(&fake_t, &real_t, &n, &n) {
         let files = dump("maestro", (&fake_t, &n), (&real_t, &n));
         panic!(

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use testbed::nodepool::{gcp_spec, nodepool_object};
 use testbed::real::operator::{HostedClusterStage, Operator};
+use testbed::real::works::Sweep;
 use testbed::real::{RealSystems, kube_access, unique};
 
 /// How long the real agent may take to apply a work and feed its status back (its status sync
@@ -35,6 +36,8 @@ pub struct Bed {
     pub operator: Operator,
     dir: tempfile::TempDir,
     pulses: AtomicU32,
+    /// The consumer's works, deleted when the test ends.
+    _works: Sweep,
 }
 
 /// Where a pulse reads its cluster or NodePool from.
@@ -131,13 +134,14 @@ impl Bed {
             .unwrap();
         Bed {
             real,
-            consumer,
             cluster_id: testbed::ids::cluster_id(fastrand::u64(..)),
             nodepool_id: testbed::ids::cluster_id(fastrand::u64(..)),
             name: unique(prefix),
             operator: Operator::new(kube),
             dir: tempfile::tempdir().unwrap(),
             pulses: AtomicU32::new(0),
+            _works: Sweep::consumer(real, &consumer),
+            consumer,
         }
     }
 
@@ -239,6 +243,20 @@ impl Bed {
         &self,
         what: &str,
         want: (&str, &str),
+        pulse: impl FnMut() -> Value,
+        each: impl Fn(&Value),
+    ) -> Value {
+        self.until_saying(what, want, &[], pulse, each).await
+    }
+
+    /// [`Bed::until`], and Available's message contains every one of `parts` (the agent feeds
+    /// back an apply on its next status sync: until then the report may have the right reason
+    /// for an older reading).
+    pub async fn until_saying(
+        &self,
+        what: &str,
+        want: (&str, &str),
+        parts: &[String],
         mut pulse: impl FnMut() -> Value,
         each: impl Fn(&Value),
     ) -> Value {
@@ -248,13 +266,20 @@ impl Bed {
             let report = pulse();
             each(&report);
             let got = available(&report);
-            if (got.0.as_str(), got.1.as_str()) == want {
+            let message = condition(&report, "Available")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if (got.0.as_str(), got.1.as_str()) == want
+                && parts.iter().all(|part| message.contains(part.as_str()))
+            {
                 return report;
             }
             seen.push(summary(&report));
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "{what}: no Available={want:?} within {AGENT:?}; saw {seen:?}; agent log:\n{}",
+                "{what}: no Available={want:?} saying {parts:?} within {AGENT:?}; saw {seen:?}; \
+                 the last message: {message}; agent log:\n{}",
                 self.real
                     .log_tail(&format!("maestro-agent-{}", self.consumer), 20)
             );

@@ -348,10 +348,8 @@ async fn deleted_after_its_nodepool(
     })
     .await;
     bed.operator.release_hosted_cluster(name).await.unwrap();
-    bed.until(STEP, "the cluster hard-deleted by the API", || async {
-        Ok(bed.api.get(href).await?.is_none().then_some(()))
-    })
-    .await;
+    bed.until_hard_deleted(STEP, "the cluster hard-deleted by the API", href)
+        .await;
     assert_eq!(bed.operator.hosted_cluster(name).await.unwrap(), None);
     let work = format!("hostedcluster-{}", href.rsplit('/').next().unwrap());
     assert_eq!(

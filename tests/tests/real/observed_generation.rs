@@ -42,25 +42,22 @@ async fn an_upgrade_the_operator_has_not_observed_is_not_available_until_it_comp
     let generation_applied = applied["metadata"]["generation"].as_i64().unwrap();
     assert_eq!(generation_applied, generation_before + 1, "{applied}");
 
+    // Until the agent feeds the apply back, the report is already AwaitingOperator (the status
+    // wants the previous release) but reads the previous generation: wait for the feedback.
     let awaiting = bed
-        .until(
-            "the operator's window",
+        .until_saying(
+            "the operator's window, fed back",
             ("False", "AwaitingOperator"),
+            &[
+                format!("the object is at metadata.generation {generation_applied}"),
+                format!("its status describes generation {generation_before}"),
+                "the HyperShift operator".to_owned(),
+            ],
             || bed.controlplane(2, UPGRADE),
             never_true,
         )
         .await;
     assert_eq!(awaiting["observed_generation"], 2);
-    let message = condition(&awaiting, "Available")["message"]
-        .as_str()
-        .unwrap();
-    for part in [
-        format!("the object is at metadata.generation {generation_applied}"),
-        format!("its status describes generation {generation_before}"),
-        "the HyperShift operator".to_owned(),
-    ] {
-        assert!(message.contains(&part), "{part:?} not in {message}");
-    }
     assert_eq!(
         condition(&awaiting, "Health")["status"],
         "True",
@@ -114,22 +111,17 @@ async fn a_nodepool_scale_the_operator_has_not_observed_is_not_available() {
     assert_eq!(available(&updated).1, "Updating", "{updated}");
     bed.object_until("the scale applied", get, |o| o["spec"]["replicas"] == 5)
         .await;
-    let awaiting = bed
-        .until(
-            "the operator's window",
-            ("False", "AwaitingOperator"),
-            || bed.nodepool(2, 5),
-            never_true,
-        )
-        .await;
-    let message = condition(&awaiting, "Available")["message"]
-        .as_str()
-        .unwrap();
-    assert!(
-        message.contains("the object is at metadata.generation 2")
-            && message.contains("its status describes generation 1"),
-        "{message}"
-    );
+    bed.until_saying(
+        "the operator's window, fed back",
+        ("False", "AwaitingOperator"),
+        &[
+            "the object is at metadata.generation 2".to_owned(),
+            "its status describes generation 1".to_owned(),
+        ],
+        || bed.nodepool(2, 5),
+        never_true,
+    )
+    .await;
     bed.operator
         .write_nodepool(&np, NodePoolStatus::gcp_ready(5, VERSION).to_json())
         .await

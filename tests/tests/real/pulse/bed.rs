@@ -11,6 +11,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use testbed::kubelet::{Kubelet, KubeletConfig, PodRun};
+use testbed::real::works::Sweep;
 use testbed::real::{RealSystems, unique};
 
 /// The longest cluster name the HyperFleet API accepts.
@@ -29,6 +30,9 @@ pub struct Bed {
     pub ns: String,
     consumer: String,
     pub kubelet: Kubelet,
+    /// The works of the clusters the test created, deleted when the test ends (the consumer is
+    /// the suite's).
+    works: std::sync::Mutex<Vec<Sweep>>,
 }
 
 /// A pulse's end: the Job with the job controller's verdict, the Pod as the kubelet left it, the
@@ -64,6 +68,7 @@ impl Bed {
             ns,
             consumer,
             kubelet,
+            works: std::sync::Mutex::default(),
         }
     }
 
@@ -86,6 +91,10 @@ impl Bed {
         assert_eq!(response.status(), 201, "POST /clusters");
         let created: Value = response.json().await.unwrap();
         let id = created["id"].as_str().unwrap().to_owned();
+        self.works
+            .lock()
+            .unwrap()
+            .push(Sweep::cluster(self.real, &self.consumer, &id));
         assert!(testbed::ids::is_uuid_v7(&id), "{id}");
         assert_eq!(created["generation"], 1);
         (id, name)
