@@ -34,7 +34,8 @@ pub struct JobView {
 }
 
 impl JobView {
-    fn from_job(job: Job) -> JobView {
+    /// What the reporter keeps of the Job it read.
+    pub fn from_job(job: Job) -> JobView {
         let status = job.status.unwrap_or_default();
         JobView {
             resource_version: job.metadata.resource_version,

@@ -187,7 +187,7 @@ fn read_limited(
 /// The kubeconfig at `path`, read with its limit ([`job_report::MAX_KUBECONFIG_BYTES`]); the
 /// files it names (relative to its directory, as kubectl takes them) are checked against theirs
 /// before kube-rs reads them.
-fn read_kubeconfig(path: &Path) -> Result<kube::config::Kubeconfig, ClientError> {
+pub fn read_kubeconfig(path: &Path) -> Result<kube::config::Kubeconfig, ClientError> {
     let bytes = read_limited(
         path,
         job_report::MAX_KUBECONFIG_BYTES,
@@ -362,11 +362,7 @@ impl Reporter {
 
         let (outcome, write_budget) = loop {
             if let Some(end) = adapter_end.take() {
-                let outcome = final_outcome(&mut results, || match end {
-                    t if t.oom_killed() => Outcome::OomKilled(t),
-                    t if t.exit_code != 0 => Outcome::ExitedWithError(t),
-                    t => Outcome::MissingResults(t),
-                });
+                let outcome = final_outcome(&mut results, || Outcome::ended(end));
                 break (outcome, self.config.write_timeout);
             }
             let settles_at = results.settles_at().unwrap_or_else(far);
@@ -508,7 +504,7 @@ async fn recv(rx: &mut Option<mpsc::Receiver<PodEvent>>) -> Option<PodEvent> {
 }
 
 /// A look while the adapter may still be writing: only a valid or settled-broken file decides.
-fn settled_outcome(results: &mut ResultsFile) -> Option<Outcome> {
+pub fn settled_outcome(results: &mut ResultsFile) -> Option<Outcome> {
     match results.look() {
         Look::Ready(report) => Some(Outcome::Report(report)),
         Look::Broken { why, settled: true } => Some(Outcome::InvalidResultFormat(why)),
@@ -518,7 +514,7 @@ fn settled_outcome(results: &mut ResultsFile) -> Option<Outcome> {
 
 /// The last look, once the adapter can no longer write: whatever is there is final; `absent`
 /// says what no file means.
-fn final_outcome(results: &mut ResultsFile, absent: impl FnOnce() -> Outcome) -> Outcome {
+pub fn final_outcome(results: &mut ResultsFile, absent: impl FnOnce() -> Outcome) -> Outcome {
     match results.look() {
         Look::Ready(report) => Outcome::Report(report),
         Look::Broken { why, .. } => Outcome::InvalidResultFormat(why),

@@ -54,6 +54,16 @@ pub enum Outcome {
 const MAX_MESSAGE: usize = job_report::MAX_MESSAGE_LEN;
 
 impl Outcome {
+    /// What the adapter container's end means when it left no report: OOM-killed, exited
+    /// non-zero, or exited 0 without writing one.
+    pub fn ended(end: Termination) -> Outcome {
+        match end {
+            t if t.oom_killed() => Outcome::OomKilled(t),
+            t if t.exit_code != 0 => Outcome::ExitedWithError(t),
+            t => Outcome::MissingResults(t),
+        }
+    }
+
     /// Short name for logs.
     pub fn reason(&self) -> &'static str {
         match self {

@@ -727,7 +727,7 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
 
 /// The NodePools of a deleting cluster: from the HyperFleet API when the cluster came from it,
 /// else from `--nodepools-file`; without either, why not (the deletion is then held).
-async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePools, String> {
+pub async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<NodePools, String> {
     if let Some(path) = &args.nodepools_file {
         let text = crate::input_file::NODEPOOL_LIST.read_text(path)?;
         let value: Value = serde_json::from_str(&text)

@@ -112,23 +112,7 @@ impl RestClient {
     /// `GET /resource-bundles/{id}`; `Ok(None)` on 404.
     pub async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
         let url = format!("{}{RESOURCE_BUNDLES_PATH}/{id}", self.base);
-        match self.get_json(&url, &[]).await {
-            Ok(bundle) => Ok(Some(bundle)),
-            // `maestro-7`: no such bundle. Any other 404 (`maestro-404`, an unknown route) means
-            // the URL does not lead to the resource-bundles API: creating would not help.
-            Err(WorkError::NotFound { message })
-                if super::error::maestro_code(&message) == Some(7) =>
-            {
-                Ok(None)
-            }
-            Err(WorkError::NotFound { message }) => Err(WorkError::Config {
-                message: format!(
-                    "MAESTRO_API_URL {}: GET {url} answered 404 without the Maestro not-found code maestro-7 ({message}). Expected the Maestro REST API, serving {RESOURCE_BUNDLES_PATH}",
-                    self.base
-                ),
-            }),
-            Err(e) => Err(e),
-        }
+        bundle_or_none(&self.base, &url, self.get_json(&url, &[]).await)
     }
 
     /// One page of `GET /resource-bundles?search=&page=&size=`.
@@ -216,15 +200,49 @@ impl RestClient {
             .bytes()
             .await
             .map_err(|e| from_rest_transport(&self.base, &e))?;
-        if !status.is_success() {
-            return Err(from_rest_answer(
-                &self.base,
-                status.as_u16(),
-                &String::from_utf8_lossy(&body),
-            ));
+        decode_answer(&self.base, url, status.as_u16(), &body)
+    }
+}
+
+/// What an answer of the REST API at `base` to `GET url` says: the body decoded as `T` for a
+/// 2xx status, else the error the status and body describe ([`from_rest_answer`]). A 2xx body
+/// that is not a `T` is [`WorkError::Protocol`].
+pub fn decode_answer<T: serde::de::DeserializeOwned>(
+    base: &str,
+    url: &str,
+    status: u16,
+    body: &[u8],
+) -> Result<T, WorkError> {
+    if !(200..300).contains(&status) {
+        return Err(from_rest_answer(
+            base,
+            status,
+            &String::from_utf8_lossy(body),
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| WorkError::Protocol {
+        message: format!("GET {url}: response is not the expected JSON: {e}"),
+    })
+}
+
+/// The bundle a `GET url` of one resource bundle read, `None` when Maestro says there is none
+/// (`maestro-7`). Any other 404 (`maestro-404`, an unknown route) means the URL does not lead to
+/// the resource-bundles API, which creating would not help: a [`WorkError::Config`].
+pub fn bundle_or_none(
+    base: &str,
+    url: &str,
+    answer: Result<ResourceBundle, WorkError>,
+) -> Result<Option<ResourceBundle>, WorkError> {
+    match answer {
+        Ok(bundle) => Ok(Some(bundle)),
+        Err(WorkError::NotFound { message }) if super::error::maestro_code(&message) == Some(7) => {
+            Ok(None)
         }
-        serde_json::from_slice(&body).map_err(|e| WorkError::Protocol {
-            message: format!("GET {url}: response is not the expected JSON: {e}"),
-        })
+        Err(WorkError::NotFound { message }) => Err(WorkError::Config {
+            message: format!(
+                "MAESTRO_API_URL {base}: GET {url} answered 404 without the Maestro not-found code maestro-7 ({message}). Expected the Maestro REST API, serving {RESOURCE_BUNDLES_PATH}"
+            ),
+        }),
+        Err(e) => Err(e),
     }
 }
