@@ -95,6 +95,16 @@ impl std::fmt::Debug for LoopBed {
     }
 }
 
+/// The cluster spec in HyperFleet's nested shape with the adapter's extension keys (README "The
+/// cluster spec": `testbed::local_pulse::cluster_object`), its Secrets named after `name`.
+pub fn cluster_spec(name: &str) -> Value {
+    let mut spec = crate::local_pulse::cluster_object()["spec"].clone();
+    spec["pullSecret"]["name"] = format!("{name}-pull-secret").into();
+    spec["sshKey"]["name"] = format!("{name}-ssh-key").into();
+    spec["serviceAccountSigningKey"]["name"] = format!("{name}-sa-signing-key").into();
+    spec
+}
+
 impl LoopBed {
     /// Sets up the loop for `deployments` (see the module doc) under a fresh test id with
     /// `prefix`.
@@ -211,6 +221,11 @@ impl LoopBed {
         self.clusters
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The logs of the bed's Sentinels so far, one after the other.
+    pub fn sentinel_logs(&self) -> String {
+        self.sentinels.iter().map(Sentinel::log).collect()
     }
 
     /// The bed's directory (logs, sockets, kubeconfig).

@@ -109,8 +109,9 @@ impl RealSystems {
     }
 
     /// The kit already running at `state` (`real-systems up --state <state>`), its env file read;
-    /// nothing is started, added or stopped. For the bench binaries, which measure a private kit
-    /// of their own (`docs/benchmarks.md`).
+    /// nothing is started or stopped, and a consumer is added only when asked for
+    /// ([`RealSystems::consumer`], with the kit's script beside the checkout or `REAL_SYSTEMS_KIT`).
+    /// For the bench binaries, which measure a kit of their own (`docs/benchmarks.md`).
     ///
     /// # Errors
     /// When `state` has no env file (the kit was never brought up there).
@@ -124,8 +125,7 @@ impl RealSystems {
             )
         })?;
         Ok(RealSystems {
-            kit: std::env::var_os(KIT_ENV)
-                .map_or_else(|| PathBuf::from("real-systems"), PathBuf::from),
+            kit: kit_script().unwrap_or_else(|| PathBuf::from("real-systems")),
             state: state.to_owned(),
             env: parse_env(&text),
             consumers: Mutex::new(HashSet::new()),

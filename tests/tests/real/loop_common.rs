@@ -20,15 +20,7 @@ pub fn cluster_name(bed: &LoopBed) -> String {
     name[..53].trim_end_matches('-').to_owned()
 }
 
-/// The cluster spec in HyperFleet's nested shape with the adapter's extension keys (README "The
-/// cluster spec": `testbed::local_pulse::cluster_object`), its Secrets named after `name`.
-pub fn cluster_spec(name: &str) -> Value {
-    let mut spec = testbed::local_pulse::cluster_object()["spec"].clone();
-    spec["pullSecret"]["name"] = format!("{name}-pull-secret").into();
-    spec["sshKey"]["name"] = format!("{name}-ssh-key").into();
-    spec["serviceAccountSigningKey"]["name"] = format!("{name}-sa-signing-key").into();
-    spec
-}
+pub use testbed::real::loop_bed::cluster_spec;
 
 /// The adapters a test plays for `href` (`validation`, `dns`, `pullsecret` for a cluster;
 /// `validation` for a NodePool) report at its current generation; each PUT must be stored.
