@@ -245,7 +245,16 @@ pub fn from_rest_response(status: u16, body: &str) -> WorkError {
         400 | 422 => classify_message(&message)
             .filter(|e| matches!(e, WorkError::ConsumerNotFound { .. }))
             .unwrap_or(WorkError::Invalid { message }),
-        _ => classify_message(&message).unwrap_or(WorkError::Internal { message }),
+        // Absence is a 404's to say: a not-found code under any other status is an unexpected
+        // answer, not "there is no such bundle" (on which a pulse would create one). Found by
+        // fuzzing (`maestro_error`): HTTP 355 with a body naming maestro-7.
+        _ => match classify_message(&message) {
+            Some(WorkError::NotFound { .. }) => WorkError::Internal {
+                message: format!("HTTP {status}: {message}"),
+            },
+            Some(e) => e,
+            None => WorkError::Internal { message },
+        },
     }
 }
 
@@ -303,6 +312,42 @@ mod tests {
 
     fn grpc(msg: &str) -> WorkError {
         from_grpc_status(&Status::new(Code::Unknown, msg))
+    }
+
+    /// Found by fuzzing (`fuzz/corpus/maestro_error`): a not-found code under a status other than
+    /// 404 read as "no such bundle", which `rest::bundle_or_none` turns into `None` and a pulse
+    /// into a create. Only a 404 says a bundle is absent; the rest is an unexpected answer.
+    #[test]
+    fn only_a_404_says_a_bundle_is_absent() {
+        let base = "http://maestro:8000";
+        let url =
+            format!("{base}/api/maestro/v1/resource-bundles/a7e844fe-9524-5d24-9a33-34edcc1457de");
+        let not_found = r#"{"kind":"Error","id":"7","href":"/api/maestro/v1/errors/7","code":"maestro-7","reason":"Resource with id='d7d' not found"}"#;
+        let fuzzed = r#"conditions"maestro-7","href":"/api/maestro/v1/errors/7","id":"7","kind":"Error","reason":"Resource with id='d7d}"#;
+        for (status, body) in [
+            (355, not_found),
+            (355, fuzzed),
+            (302, not_found),
+            (418, not_found),
+        ] {
+            let error = from_rest_answer(base, status, body);
+            assert!(
+                matches!(error, WorkError::Internal { .. }),
+                "HTTP {status}: {error:?}"
+            );
+            assert!(
+                error.message().contains(&status.to_string())
+                    || error.message().contains("maestro-7")
+            );
+            let read = super::super::rest::bundle_or_none(base, &url, Err(error));
+            assert!(read.is_err(), "HTTP {status} read as {read:?}");
+        }
+        let read = super::super::rest::bundle_or_none(
+            base,
+            &url,
+            Err(from_rest_answer(base, 404, not_found)),
+        );
+        assert!(matches!(read, Ok(None)), "{read:?}");
     }
 
     #[test]
