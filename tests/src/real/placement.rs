@@ -53,6 +53,9 @@ pub const OTHER_CLUSTER_ADAPTERS: [&str; 3] = ["validation", "dns", "pullsecret"
 /// The adapter's `RETRY_BUDGET_SECONDS` in these pulses.
 const RETRY_BUDGET_SECONDS: &str = "20";
 
+/// How long the real agents may take to apply a work or feed a status change back.
+pub const AGENT: Duration = Duration::from_secs(60);
+
 /// How many consumers with agents a test may stop ([`own_consumer`]) per test binary run.
 pub const OWN_CONSUMERS: usize = 2;
 
@@ -580,6 +583,23 @@ impl PlacementBed {
         Ok(leases
             .get_opt(&hypershift_adapter::placement::lease::lease_name(consumer))
             .await?)
+    }
+
+    /// The HostedCluster of `cluster` once the agent of bundle `bundle` applied it (its
+    /// AppliedManifestWork owns it), waiting up to [`AGENT`].
+    ///
+    /// # Errors
+    /// When it is not so within [`AGENT`].
+    pub async fn applied_by(&self, cluster: &Cluster, bundle: &str) -> anyhow::Result<Value> {
+        super::wait::eventually(
+            AGENT,
+            &format!("HostedCluster {} applied by bundle {bundle}", cluster.name),
+            || async {
+                let hc = self.hosted_cluster(cluster).await?;
+                Ok(hc.filter(|hc| applied_bundle(hc).as_deref() == Some(bundle)))
+            },
+        )
+        .await
     }
 
     /// The HostedCluster of `cluster` on the kit's API server, if an agent applied it.

@@ -16,14 +16,12 @@ use testbed::real::agents::{StoppedAgent, add_consumer_without_agent};
 use testbed::real::kube_access::{apply, service_account_kubeconfig};
 use testbed::real::operator::HostedClusterStage;
 use testbed::real::placement::{
-    Cluster, PlacementBed, applied_bundle, apply_shipped, own_consumer, shared_consumers,
+    AGENT, Cluster, PlacementBed, apply_shipped, own_consumer, shared_consumers,
 };
 use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
 
 const SUITE: &str = "real::diagnose_real";
-/// How long the real agents may take to apply a work or feed a status change back.
-const AGENT: Duration = Duration::from_secs(60);
 /// The ServiceAccount diagnose runs as.
 const DIAGNOSE_ACCOUNT: &str = "diagnose-sre";
 
@@ -129,22 +127,6 @@ fn assert_verdict(document: &Value, want: (&str, &str)) {
     }
 }
 
-/// Waits until the HostedCluster of `cluster` exists, applied by bundle `bundle`.
-async fn applied_by(bed: &PlacementBed, cluster: &Cluster, bundle: &str) {
-    eventually(
-        AGENT,
-        &format!("HostedCluster {} applied by {bundle}", cluster.name),
-        || async {
-            let hc = bed.hosted_cluster(cluster).await?;
-            Ok(hc
-                .filter(|hc| applied_bundle(hc).as_deref() == Some(bundle))
-                .map(|_| ()))
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
 /// Job pulses of `cluster` (each Job deleted before the next, as its TTL would) until one's
 /// Available is `want`; that Job's report is PUT to HyperFleet. The Job is left in place.
 async fn job_pulse_until(
@@ -230,7 +212,7 @@ async fn diagnose_follows_a_placement_from_a_missing_agent_to_its_failover() {
         .into_iter()
         .find(|w| w.deleted_at.is_none())
         .unwrap();
-    applied_by(&bed, &cluster, &live.id).await;
+    bed.applied_by(&cluster, &live.id).await.unwrap();
     let document = eventually(AGENT, "the agent's status in Maestro", || async {
         let document = diagnose(&bed, &kubeconfig, &cluster, &[]);
         Ok((link(&document, "agent.applied")["mark"] == "ok").then_some(document))
@@ -309,7 +291,7 @@ async fn diagnose_names_a_full_region_a_ready_control_plane_and_the_operators_la
     step!(t, "full region");
 
     let work = bed.works(&placed).await.unwrap().remove(0);
-    applied_by(&bed, &placed, &work.id).await;
+    bed.applied_by(&placed, &work.id).await.unwrap();
     bed.operator
         .write_hosted_cluster(&placed.name, HostedClusterStage::Available)
         .await
@@ -368,7 +350,7 @@ async fn diagnose_names_the_management_cluster_whose_agent_is_down() {
     let first = bed.job_pulse(&cluster).await.unwrap();
     assert_eq!(first.pulse.placed_on(), out, "{}", first.pulse.explain());
     let work = bed.works(&cluster).await.unwrap().remove(0);
-    applied_by(&bed, &cluster, &work.id).await;
+    bed.applied_by(&cluster, &work.id).await.unwrap();
     bed.operator
         .write_hosted_cluster(&cluster.name, HostedClusterStage::Available)
         .await

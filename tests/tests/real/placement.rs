@@ -16,7 +16,7 @@ use testbed::real::agents::{StoppedAgent, add_consumer_without_agent};
 use testbed::real::lease_log::{LeaseLog, check_exclusion};
 use testbed::real::operator::HostedClusterStage;
 use testbed::real::placement::{
-    Cluster, PlacementBed, Pulse, applied_bundle, own_consumer, shared_consumers,
+    AGENT, Cluster, PlacementBed, Pulse, applied_bundle, own_consumer, shared_consumers,
 };
 use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
@@ -29,26 +29,9 @@ macro_rules! step {
         println!("{:>6.1}s {}", $started.elapsed().as_secs_f64(), $what)
     };
 }
-/// How long the real agents may take to apply a work or feed a status change back.
-const AGENT: Duration = Duration::from_secs(60);
 /// Capacity of each management cluster in the concurrency test, and its clusters.
 const CAPACITY: u64 = 2;
 const CLUSTERS: usize = 8;
-
-/// Waits until the HostedCluster of `cluster` exists, applied by bundle `bundle` (its
-/// AppliedManifestWork owns it).
-async fn applied_by(bed: &PlacementBed, cluster: &Cluster, bundle: &str) -> serde_json::Value {
-    eventually(
-        AGENT,
-        &format!("HostedCluster {} applied by bundle {bundle}", cluster.name),
-        || async {
-            let hc = bed.hosted_cluster(cluster).await?;
-            Ok(hc.filter(|hc| applied_bundle(hc).as_deref() == Some(bundle)))
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"))
-}
 
 /// Pulses `cluster` until one's `(type, (status, reason))` matches; that pulse.
 async fn pulse_until(
@@ -208,7 +191,7 @@ async fn concurrent_creates_never_exceed_capacity_and_place_each_cluster_once() 
     );
     for (cluster, pulse) in &placed {
         let work = bed.works(cluster).await.unwrap().remove(0);
-        let hc = applied_by(&bed, cluster, &work.id).await;
+        let hc = bed.applied_by(cluster, &work.id).await.unwrap();
         assert_eq!(
             hc["metadata"]["labels"]["hyperfleet.io/cluster-id"],
             cluster.id.as_str(),
@@ -328,7 +311,7 @@ async fn a_work_not_applied_before_its_agent_went_down_fails_over() {
     assert_eq!(gone[0].id, withdrawn.id);
     let placed = live[0].clone();
     step!(t, "failed over");
-    applied_by(&bed, &cluster, &placed.id).await;
+    bed.applied_by(&cluster, &placed.id).await.unwrap();
     step!(t, "applied elsewhere");
 
     let after = bed.pulse(&cluster).await.unwrap();
@@ -373,7 +356,7 @@ async fn an_applied_control_plane_is_not_moved_by_its_agents_outage() {
     let first = bed.pulse(&cluster).await.unwrap();
     assert_eq!(first.placed_on(), out, "{}", first.explain());
     let work = bed.works(&cluster).await.unwrap().remove(0);
-    applied_by(&bed, &cluster, &work.id).await;
+    bed.applied_by(&cluster, &work.id).await.unwrap();
     step!(t, "applied");
     bed.operator
         .write_hosted_cluster(&cluster.name, HostedClusterStage::Available)
