@@ -220,6 +220,7 @@ impl PlacementBed {
                 ))
             })
             .collect();
+        self.after_stored_report(cluster).await?;
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)
     }

@@ -536,8 +536,33 @@ impl PlacementBed {
             .as_object()
             .cloned()
             .unwrap_or_default();
+        self.after_stored_report(cluster).await?;
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)
+    }
+
+    /// Waits until a report made now is later, at the API's one-second precision, than the
+    /// adapter's stored one. Of two reports of one adapter at one generation within the same
+    /// second the API keeps the first and answers 201 to both (`hyperfleet-framework.md` §7.4);
+    /// the framework's events are seconds apart, the tests' reports may not be (seen in CI: the
+    /// outage report after the ready one, in the same second, left `Health=True` stored).
+    ///
+    /// # Errors
+    /// When the API cannot be read.
+    pub async fn after_stored_report(&self, cluster: &Cluster) -> anyhow::Result<()> {
+        let Some(stored) = self.api.status_of(&cluster.href, "hypershift").await? else {
+            return Ok(());
+        };
+        let Some(last) = stored["last_report_time"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        else {
+            return Ok(());
+        };
+        while jiff::Timestamp::now().round(jiff::Unit::Second)? <= last {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
     }
 
     /// Every control-plane bundle of `cluster` under this test's source, on any consumer
