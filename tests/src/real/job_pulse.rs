@@ -220,7 +220,8 @@ impl PlacementBed {
                 ))
             })
             .collect();
-        self.after_stored_report(cluster).await?;
+        self.after_stored_report(&cluster.href, "hypershift")
+            .await?;
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)
     }

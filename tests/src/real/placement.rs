@@ -365,6 +365,7 @@ impl PlacementBed {
             .get(&mc.href)
             .await?
             .with_context(|| format!("{} is gone", mc.href))?;
+        self.after_stored_report(&mc.href, HEALTH_ADAPTER).await?;
         let now = jiff::Timestamp::now()
             .round(jiff::Unit::Second)?
             .to_string();
@@ -536,21 +537,24 @@ impl PlacementBed {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        self.after_stored_report(cluster).await?;
+        self.after_stored_report(&cluster.href, "hypershift")
+            .await?;
         let body = status_payload(&conditions, generation, &data)?;
         Ok(self.api.put_status(&cluster.href, &body).await?.0)
     }
 
     /// Waits until a report made now is later, at the API's one-second precision, than the
-    /// adapter's stored one. Of two reports of one adapter at one generation within the same
+    /// stored report of `adapter` on `href`. Of two reports of one adapter at one generation within the same
     /// second the API keeps the first and answers 201 to both (`hyperfleet-framework.md` §7.4);
     /// the framework's events are seconds apart, the tests' reports may not be (seen in CI: the
-    /// outage report after the ready one, in the same second, left `Health=True` stored).
+    /// outage report after the ready one, in the same second, left `Health=True` stored; and a
+    /// management cluster reported unavailable in the second it was reported available stayed
+    /// available).
     ///
     /// # Errors
     /// When the API cannot be read.
-    pub async fn after_stored_report(&self, cluster: &Cluster) -> anyhow::Result<()> {
-        let Some(stored) = self.api.status_of(&cluster.href, "hypershift").await? else {
+    pub async fn after_stored_report(&self, href: &str, adapter: &str) -> anyhow::Result<()> {
+        let Some(stored) = self.api.status_of(href, adapter).await? else {
             return Ok(());
         };
         let Some(last) = stored["last_report_time"]
