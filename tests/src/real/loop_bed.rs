@@ -444,25 +444,13 @@ impl Drop for LoopBed {
             }
             let api = self.api.clone();
             let clusters: Vec<String> = self.lock_clusters().iter().cloned().collect();
-            // The test's runtime may be shutting down: a thread with its own.
-            let _ = std::thread::spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(async {
-                    for id in clusters {
-                        api.force_remove(&format!(
-                            "{}/clusters/{id}",
-                            super::hyperfleet_api::PREFIX
-                        ))
+            // The test's runtime may be shutting down: a runtime of its own.
+            super::on_own_runtime(async move {
+                for id in clusters {
+                    api.force_remove(&format!("{}/clusters/{id}", super::hyperfleet_api::PREFIX))
                         .await;
-                    }
-                });
-            })
-            .join();
+                }
+            });
         }
     }
 }

@@ -391,6 +391,24 @@ fn ensure_up(kit: &Path, state: &Path, out: &std::process::Output) -> anyhow::Re
     Ok(())
 }
 
+/// Runs `work` to its end on a thread of its own, in a current-thread runtime of its own: for
+/// the beds' drops, which may run while the test's runtime is a current-thread one blocked in
+/// the drop, or is shutting down. `None` when no runtime could be built or `work` panicked.
+pub(crate) fn on_own_runtime<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        Some(runtime.block_on(work))
+    })
+    .join()
+    .ok()
+    .flatten()
+}
+
 /// The `export NAME='value'` lines of the kit's env file.
 pub fn parse_env(text: &str) -> BTreeMap<String, String> {
     text.lines()

@@ -659,23 +659,14 @@ impl Drop for PlacementBed {
             Vec::new()
         };
         let api = self.api.clone();
-        let _ = std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            runtime.block_on(async {
-                for mc in mcs {
-                    remove_management_cluster(&api, &mc).await;
-                }
-                for cluster in clusters {
-                    api.force_remove(&cluster.href).await;
-                }
-            });
-        })
-        .join();
+        super::on_own_runtime(async move {
+            for mc in mcs {
+                remove_management_cluster(&api, &mc).await;
+            }
+            for cluster in clusters {
+                api.force_remove(&cluster.href).await;
+            }
+        });
     }
 }
 

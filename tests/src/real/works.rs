@@ -169,21 +169,12 @@ pub async fn bundles(
 
 impl Drop for Sweep {
     fn drop(&mut self) {
-        // A runtime of its own on a thread of its own: the test's runtime may be a current-thread
-        // one that is blocked in this drop.
         let works = self.0.clone();
-        let outcome = std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?
-                .block_on(works.run())
-        })
-        .join();
         let search = &self.0.search;
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("real-systems: the works of {search} were not swept: {e:#}"),
-            Err(_) => eprintln!("real-systems: the sweep of {search} panicked"),
+        match super::on_own_runtime(async move { works.run().await }) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => eprintln!("real-systems: the works of {search} were not swept: {e:#}"),
+            None => eprintln!("real-systems: the sweep of {search} did not run to its end"),
         }
     }
 }
