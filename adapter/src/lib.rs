@@ -29,3 +29,6 @@ pub mod message;
 pub mod placement;
 pub mod pulse;
 pub mod work;
+
+#[cfg(test)]
+pub(crate) mod testing;

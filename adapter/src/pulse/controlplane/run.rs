@@ -777,6 +777,37 @@ mod tests {
 
     const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 
+    /// [`super::run`], with the pulse recorded in the oracle ([`crate::testing`]).
+    async fn run(
+        args: &Args,
+        work: &(impl WorkClient + Sync),
+        cluster: ClusterInput,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, ConfigError> {
+        let log = crate::testing::Log::start();
+        let recorded = crate::testing::Recorded::new(work);
+        let result = super::run(args, &recorded, cluster, shutdown).await;
+        let outcome = result.as_ref().map_err(ToString::to_string);
+        crate::testing::check("controlplane", outcome, &recorded.requests(), &log);
+        result
+    }
+
+    /// [`super::run_with`], with the pulse recorded in the oracle.
+    async fn run_with(
+        args: &Args,
+        work: &(impl WorkClient + Sync),
+        cluster: ClusterInput,
+        inputs: &PulseInputs,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, ConfigError> {
+        let log = crate::testing::Log::start();
+        let recorded = crate::testing::Recorded::new(work);
+        let result = super::run_with(args, &recorded, cluster, inputs, shutdown).await;
+        let outcome = result.as_ref().map_err(ToString::to_string);
+        crate::testing::check("controlplane", outcome, &recorded.requests(), &log);
+        result
+    }
+
     /// An in-memory backend: one optional work, scripted failures per verb, a call log.
     #[derive(Default)]
     struct FakeWork {

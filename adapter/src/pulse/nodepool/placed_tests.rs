@@ -9,7 +9,6 @@ use job_report::{ConditionStatus, Report};
 use serde_json::{Value, json};
 
 use super::args::Args;
-use super::run::run_placed;
 use crate::hyperfleet::nodepool::NodePoolInput;
 use crate::hyperfleet::nodepool::fixture::{CLUSTER_ID, ID, NAME, raw};
 use crate::placement::entity::{ManagementCluster, parse_list};
@@ -90,6 +89,31 @@ async fn pulse(maestro: &FakeMaestro, records: &Records) -> Report {
     )
     .await
     .unwrap()
+}
+
+/// [`super::run::run_placed`], with the pulse recorded in the oracle ([`crate::testing`]).
+async fn run_placed<A: crate::work::maestro::placed::BundleApi, I: Inventory + Sync>(
+    args: &Args,
+    (api, inventory): (&A, &I),
+    input: NodePoolInput,
+    now: jiff::Timestamp,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Report, super::args::ConfigError> {
+    use crate::testing::{Log, Trace, Traced, check};
+    let log = Log::start();
+    let trace = Trace::default();
+    let api = Traced {
+        inner: api,
+        trace: &trace,
+    };
+    let inventory = Traced {
+        inner: inventory,
+        trace: &trace,
+    };
+    let result = super::run::run_placed(args, (&api, &inventory), input, now, shutdown).await;
+    let outcome = result.as_ref().map_err(ToString::to_string);
+    check("nodepool-placed", outcome, &trace.requests(), &log);
+    result
 }
 
 fn reported() -> Option<Value> {

@@ -137,6 +137,22 @@ fn now() -> jiff::Timestamp {
     NOW.parse().unwrap()
 }
 
+/// [`super::run`], with the pulse recorded in the oracle ([`crate::testing`]).
+async fn run(
+    args: &Args,
+    work: &(impl WorkClient + Sync),
+    input: NodePoolInput,
+    now: jiff::Timestamp,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Report, ConfigError> {
+    let log = crate::testing::Log::start();
+    let recorded = crate::testing::Recorded::new(work);
+    let result = super::run(args, &recorded, input, now, shutdown).await;
+    let outcome = result.as_ref().map_err(ToString::to_string);
+    crate::testing::check("nodepool", outcome, &recorded.requests(), &log);
+    result
+}
+
 async fn never() {
     std::future::pending::<()>().await;
 }

@@ -65,6 +65,50 @@ impl Inventory for FakeInventory {
     }
 }
 
+/// [`super::run_placed`], with the pulse recorded in the oracle ([`crate::testing`]): every
+/// request to Maestro, the Lease API and the inventory, in order.
+async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
+    args: &Args,
+    placer: Placer<'_, A, I, L>,
+    cluster: ClusterInput,
+    inputs: &PulseInputs,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Report, ConfigError> {
+    use crate::testing::{Log, Trace, Traced, check};
+    let log = Log::start();
+    let trace = Trace::default();
+    let api = Traced {
+        inner: placer.api,
+        trace: &trace,
+    };
+    let inventory = Traced {
+        inner: placer.inventory,
+        trace: &trace,
+    };
+    let lock = PlacementLock {
+        api: placer
+            .lock
+            .api
+            .as_ref()
+            .map(|inner| Traced {
+                inner,
+                trace: &trace,
+            })
+            .map_err(Clone::clone),
+        holder: placer.lock.holder.clone(),
+        wait: placer.lock.wait,
+    };
+    let traced = Placer {
+        api: &api,
+        inventory: &inventory,
+        lock: &lock,
+    };
+    let result = super::run_placed(args, traced, cluster, inputs, shutdown).await;
+    let outcome = result.as_ref().map_err(ToString::to_string);
+    check("controlplane-placed", outcome, &trace.requests(), &log);
+    result
+}
+
 fn healthy(name: &str, max: u64) -> Value {
     json!({"id": "019a6f1e-4b7c-7d2e-9f3a-000000000001", "kind": "ManagementCluster", "name": name,
            "generation": 1, "labels": {"region": REGION},
