@@ -7,7 +7,6 @@
 //! ([`crate::pulse::write_termination_message`]).
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -15,10 +14,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::pulse::{controlplane, nodepool, nodes};
 
-/// Exit code for bad flags or configuration (clap's own code for usage errors).
-pub const EXIT_CONFIG: u8 = 2;
-/// Exit code when no report could be written.
-pub const EXIT_NO_REPORT: u8 = 1;
+pub use crate::pulse::{EXIT_CONFIG, EXIT_NO_REPORT, LogFormat, results_path};
 
 /// HyperFleet adapter Job for HyperShift.
 #[derive(Debug, Parser)]
@@ -40,25 +36,6 @@ pub enum Command {
     Nodes(nodes::Args),
     /// Say where a cluster or NodePool is stuck, and why (reads only).
     Diagnose(crate::diagnose::Args),
-}
-
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    Json,
-    Plain,
-}
-
-/// The report path: the flag (or `RESULTS_OUTPUT_PATH`), else `results_path_env` (the value of
-/// `RESULTS_PATH`, the status-reporter's name), else [`job_report::DEFAULT_RESULTS_PATH`].
-pub fn results_path(flag: Option<&Path>, results_path_env: Option<OsString>) -> PathBuf {
-    flag.map(Path::to_path_buf)
-        .or_else(|| {
-            results_path_env
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(job_report::DEFAULT_RESULTS_PATH))
 }
 
 /// The process entry point: parses `std::env::args_os()`.
@@ -167,6 +144,8 @@ pub fn init_tracing(format: LogFormat, level: Option<&str>) {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use std::path::{Path, PathBuf};
 
     use clap::CommandFactory;
 

@@ -3,7 +3,8 @@
 //! compared with the committed corpus in `adapter/tests/oracle/pulse/`. It pins behaviour while
 //! the pulse code is restructured: the corpus must not change.
 //!
-//! `UPDATE_ORACLE=1 cargo test -p hypershift-adapter` rewrites the corpus (review the diff).
+//! `UPDATE_ORACLE=1 cargo test -p hypershift-adapter` rewrites the corpus (review the diff);
+//! `ORACLE_OUT=<dir>` writes the pulses there instead of comparing them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
@@ -19,9 +20,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use crate::placement::entity::ManagementCluster;
 use crate::placement::inventory::Inventory;
 use crate::placement::lease::{LeaseApi, LeaseError};
+use crate::work::maestro::BundleApi;
 use crate::work::maestro::bundle::{ResourceBundle, ResourceBundleList};
 use crate::work::maestro::cloudevent::{AttrValue, CloudEvent};
-use crate::work::maestro::placed::BundleApi;
 use crate::work::maestro::rest::ListQuery;
 use crate::work::{ExistingWork, WorkClient, WorkError};
 
@@ -63,7 +64,7 @@ impl Log {
         }
     }
 
-    /// Every `decision` (and `placement`) value logged so far, sorted, each once.
+    /// Every `decision` (and `placement`, comma-separated) value logged so far, sorted, each once.
     pub fn decisions(&self) -> Vec<String> {
         let text = String::from_utf8(self.buf.lock().unwrap().clone()).unwrap();
         let mut found = BTreeSet::new();
@@ -71,7 +72,7 @@ impl Log {
             let event: Value = serde_json::from_str(line).unwrap();
             for key in ["decision", "placement"] {
                 if let Some(d) = event.get(key).and_then(Value::as_str) {
-                    found.insert(d.to_owned());
+                    found.extend(d.split(',').map(str::to_owned));
                 }
             }
         }
@@ -108,7 +109,16 @@ fn name_of(work: &Value) -> &str {
         .unwrap_or_default()
 }
 
-impl<W: WorkClient + Sync> WorkClient for Recorded<'_, W> {
+impl<W: WorkClient> WorkClient for Recorded<'_, W> {
+    type On<'a>
+        = &'a Self
+    where
+        Self: 'a;
+
+    fn on(&self, _: &crate::work::WorkAt) -> &Self {
+        self
+    }
+
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
         self.push("get", name);
         self.inner.get(name).await
@@ -151,6 +161,12 @@ pub fn check(group: &str, outcome: Result<&Report, String>, requests: &[String],
         .join("tests/oracle/pulse")
         .join(group)
         .join(format!("{name}.json"));
+    if let Some(out) = std::env::var_os("ORACLE_OUT") {
+        let path = PathBuf::from(out).join(group).join(format!("{name}.json"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
     if std::env::var_os("UPDATE_ORACLE").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &text).unwrap();

@@ -60,7 +60,8 @@ fn layer(relative: &Path) -> Layer {
 /// `from`, if it may not.
 fn forbidden(from: &Layer, target: &[&str]) -> Option<String> {
     let top = target.first().copied().unwrap_or_default();
-    if LEAVES.contains(&top) {
+    // `testing` is the test support (the pulse oracle), used by tests only.
+    if LEAVES.contains(&top) || top == "testing" {
         return None;
     }
     let allowed: &[&str] = match from {

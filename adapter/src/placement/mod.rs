@@ -157,8 +157,9 @@ pub fn replace_condition(report: &mut job_report::Report, condition: job_report:
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::work::maestro::placed::count;
-    use crate::work::maestro::placed::fake::FakeMaestro;
+    use crate::work::WorkClient;
+    use crate::work::maestro::MaestroWorkClient;
+    use crate::work::maestro::fake::FakeMaestro;
 
     const SOURCE: &str = "hyperfleet-hypershift-adapter";
     const CLUSTER: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
@@ -201,9 +202,10 @@ mod tests {
             "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6d",
             None,
         );
-        let load = |c: &str| consumer_load_search(SOURCE, c).unwrap();
-        assert_eq!(count(&maestro, &load("mgmt-use1-a")).await.unwrap(), 2);
-        assert_eq!(count(&maestro, &load("mgmt-use1-b")).await.unwrap(), 1);
+        let client = MaestroWorkClient::over(&maestro, SOURCE, "");
+        let labels = [(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)];
+        assert_eq!(client.count("mgmt-use1-a", &labels).await.unwrap(), 2);
+        assert_eq!(client.count("mgmt-use1-b", &labels).await.unwrap(), 1);
         assert_eq!(maestro.requests().len(), 2);
     }
 }

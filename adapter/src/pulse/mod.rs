@@ -1,23 +1,79 @@
-//! The subcommands, one per kind of pulse. Each wires its input (`crate::hyperfleet`), its
-//! object (`crate::hypershift`) and the work transport (`crate::work`) into one report, and owns
-//! its condition table:
+//! The subcommands, one per kind of pulse, and the pipeline the two that ship a work share.
+//!
+//! One pulse is **inputs → plan → act → report**: the edge of a subcommand reads the HyperFleet
+//! resource into a [`step::Pulse`]; [`plan`] (pure) says the next [`step::Step`] from what was
+//! seen — read, write, or done with an [`step::Outcome`]; [`act`] answers each step (the only
+//! code that talks to the work backend, the inventory and the placement lease) until the plan is
+//! done; [`report`] (pure) turns the outcome into the report; [`log`] writes the pulse's one
+//! event. Placement is a stage of the plan. The objects are two implementations of
+//! [`object::Object`]:
 //!
 //! - [`controlplane`]: a cluster's HostedCluster;
 //! - [`nodepool`]: a NodePool's NodePool, after its cluster's control plane;
-//! - [`nodes`]: node and cluster health checks through the hosted cluster's API.
+//! - [`nodes`]: node and cluster health checks through the hosted cluster's API (its own pure
+//!   judge).
 //!
-//! No subcommand imports another; what they share lives below them (or here, for the process
-//! edge: the shutdown signal and writing the report).
+//! No subcommand imports another; what they share lives here (the pipeline, and the process
+//! edge: exit codes, the shutdown signal, the termination message, writing the report).
 
+use std::ffi::OsString;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use job_report::Report;
 
+pub mod act;
+pub mod log;
+pub mod object;
+pub mod plan;
+pub mod report;
+pub mod step;
+
 pub mod controlplane;
 pub mod nodepool;
-
 pub mod nodes;
+
+/// Exit code for bad flags or configuration (clap's own code for usage errors).
+pub const EXIT_CONFIG: u8 = 2;
+/// Exit code when no report could be written.
+pub const EXIT_NO_REPORT: u8 = 1;
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Plain,
+}
+
+/// The report path: the flag (or `RESULTS_OUTPUT_PATH`), else `results_path_env` (the value of
+/// `RESULTS_PATH`, the status-reporter's name), else [`job_report::DEFAULT_RESULTS_PATH`].
+pub fn results_path(flag: Option<&Path>, results_path_env: Option<OsString>) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| {
+            results_path_env
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(job_report::DEFAULT_RESULTS_PATH))
+}
+
+/// One pulse of `O` on `deps`: the plan run to its outcome, its report, its log event.
+pub async fn run<O, W, I, L>(
+    deps: &act::Deps<'_, W, I, L>,
+    pulse: &step::Pulse<O::Spec>,
+    shutdown: impl Future<Output = ()>,
+) -> Report
+where
+    O: object::Object,
+    W: crate::work::WorkClient,
+    I: crate::placement::inventory::Inventory + Sync,
+    L: crate::placement::lease::LeaseApi,
+{
+    let outcome = act::drive::<O, W, I, L>(deps, pulse, shutdown).await;
+    let report = report::report::<O>(pulse, &outcome);
+    log::pulse::<O>(pulse, &outcome, &report);
+    report
+}
 
 /// Why a subcommand's `execute` could not end with a written report: its configuration error
 /// `C` (exit 2) or the report could not be written (exit 1).

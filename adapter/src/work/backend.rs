@@ -4,11 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
-
+use super::WorkError;
 use super::hub::{self, HubWorkClient};
 use super::maestro::{MaestroConfig, MaestroTlsArgs, MaestroWorkClient};
-use super::{ExistingWork, WorkClient, WorkError};
 use crate::duration::parse_budget;
 
 /// Default `--maestro-source-id`.
@@ -216,6 +214,19 @@ impl WorkArgs {
     }
 
     /// The backend as failure reports name it.
+    /// The backend as reports name it.
+    pub fn transport(&self) -> Transport {
+        Transport {
+            backend: self.backend,
+            maestro_urls: (
+                self.maestro_api_url.clone().unwrap_or_default(),
+                self.maestro_grpc_url.clone().unwrap_or_default(),
+            ),
+            kubeconfig: self.kubeconfig.clone(),
+            retry_budget: self.retry_budget,
+        }
+    }
+
     pub fn backend_ref(&self) -> super::outcome::BackendRef<'_> {
         match self.backend {
             Backend::Maestro => super::outcome::BackendRef::Maestro {
@@ -262,42 +273,39 @@ impl WorkArgs {
     }
 }
 
+/// The work backend as the pulse's reports name it.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    pub backend: Backend,
+    /// `MAESTRO_API_URL`, `MAESTRO_GRPC_URL`.
+    pub maestro_urls: (String, String),
+    /// The hub's `KUBECONFIG`, when given.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// How long transient failures are retried.
+    pub retry_budget: Duration,
+}
+
+impl Transport {
+    /// The backend a failure report names, with the settings a person checks.
+    pub fn backend_ref(&self) -> super::outcome::BackendRef<'_> {
+        match self.backend {
+            Backend::Maestro => super::outcome::BackendRef::Maestro {
+                api: &self.maestro_urls.0,
+                grpc: &self.maestro_urls.1,
+            },
+            Backend::Hub => super::outcome::BackendRef::Hub {
+                kubeconfig: self.kubeconfig.as_deref(),
+            },
+        }
+    }
+}
+
 /// The backend chosen at run time (`--backend`): one of the two [`WorkClient`]s.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // one per process
 pub enum AnyWorkClient {
     Maestro(MaestroWorkClient),
     Hub(HubWorkClient),
-}
-
-impl WorkClient for AnyWorkClient {
-    async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
-        match self {
-            Self::Maestro(c) => c.get(name).await,
-            Self::Hub(c) => c.get(name).await,
-        }
-    }
-
-    async fn create(&self, work: &Value) -> Result<(), WorkError> {
-        match self {
-            Self::Maestro(c) => c.create(work).await,
-            Self::Hub(c) => c.create(work).await,
-        }
-    }
-
-    async fn update(&self, work: &Value, current: &ExistingWork) -> Result<(), WorkError> {
-        match self {
-            Self::Maestro(c) => c.update(work, current).await,
-            Self::Hub(c) => c.update(work, current).await,
-        }
-    }
-
-    async fn delete(&self, name: &str) -> Result<(), WorkError> {
-        match self {
-            Self::Maestro(c) => c.delete(name).await,
-            Self::Hub(c) => c.delete(name).await,
-        }
-    }
 }
 
 #[cfg(test)]

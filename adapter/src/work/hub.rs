@@ -18,7 +18,7 @@ use crate::kubeconfig::error_chain;
 use crate::work::maestro::bundle::ManifestWorkStatus;
 use crate::work::manifestwork::STATUS_FEEDBACK_NAME;
 use crate::work::scalar_feedback;
-use crate::work::{ExistingWork, ManifestStatus, WorkClient, WorkError};
+use crate::work::{ExistingWork, ManifestStatus, WorkAt, WorkClient, WorkError};
 
 /// Group, version, kind and plural of ManifestWork.
 pub const GROUP: &str = "work.open-cluster-management.io";
@@ -121,6 +121,19 @@ impl HubWorkClient {
 }
 
 impl WorkClient for HubWorkClient {
+    type On<'a> = HubWorkClient;
+
+    /// The same hub, in the namespace of `at`'s consumer (works are keyed by name).
+    fn on(&self, at: &WorkAt) -> HubWorkClient {
+        if at.consumer == self.consumer {
+            return self.clone();
+        }
+        HubWorkClient {
+            server: self.server.clone(),
+            ..Self::new(self.client.clone(), &at.consumer, self.timeout)
+        }
+    }
+
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
         let what = self.on_hub(format!("GET manifestwork {}/{name}", self.consumer));
         let object = self

@@ -1,7 +1,11 @@
-//! The work backend seen by the adapter: read, create, update and delete one ManifestWork by name.
+//! The work backend seen by the adapter: read, create, update and delete one ManifestWork by name,
+//! on the client's management cluster or [`on`](WorkClient::on) another one; find works by their
+//! labels on every management cluster, and count them on one (placement).
 //!
 //! Two implementations exist: [`crate::work::maestro::MaestroWorkClient`] (REST + gRPC CloudEvents) and the OCM hub
 //! backend (kube-rs). Both report failures as [`WorkError`], whose variants are backend-neutral kinds.
+//! Nothing above this trait knows how a backend names or stores a work (Maestro's resource bundles
+//! and their ids stay below it).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -17,8 +21,114 @@ pub mod outcome;
 pub mod scalar_feedback;
 pub mod sync;
 
+/// Where one work lives: its management cluster (Maestro consumer, hub namespace), its name, and
+/// how the backend keys it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkAt {
+    pub consumer: String,
+    /// `metadata.name`.
+    pub name: String,
+    pub key: WorkKey,
+}
+
+/// How the backend finds a work besides its consumer and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkKey {
+    /// The backend's own key for the name on the consumer (Maestro: the resource id derived from
+    /// source, consumer and name).
+    Named,
+    /// The key a [`WorkClient::find`] returned for a work.
+    Found(String),
+    /// A new placement of the work, after the withdrawn work found under this key when there was
+    /// one: every pulse placing the same work (after the same withdrawal) uses the same key
+    /// wherever it places it, so that the backend refuses all but the first
+    /// ([`WorkError::AlreadyExists`]).
+    Placed { after: Option<String> },
+}
+
+impl WorkAt {
+    /// The work `name` on `consumer`, keyed by its name.
+    pub fn named(consumer: &str, name: &str) -> Self {
+        Self {
+            consumer: consumer.to_owned(),
+            name: name.to_owned(),
+            key: WorkKey::Named,
+        }
+    }
+}
+
+/// A work a [`WorkClient::find`] found.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Where it is ([`WorkKey::Found`]).
+    pub at: WorkAt,
+    /// When the backend stored it (RFC 3339), when it says.
+    pub created_at: Option<String>,
+    /// Its deletion is requested (it is still there until the agent confirms it).
+    pub deleting: bool,
+    /// What the backend knows about it, or why that cannot be read.
+    pub work: Result<ExistingWork, WorkError>,
+}
+
+impl Found {
+    /// The key [`WorkKey::Found`] names it by.
+    pub fn key(&self) -> &str {
+        match &self.at.key {
+            WorkKey::Found(key) => key,
+            WorkKey::Named | WorkKey::Placed { .. } => "",
+        }
+    }
+
+    /// Whether its agent has reported anything about it (a work that cannot be read counts as
+    /// reported: nothing is concluded from it).
+    pub fn reported(&self) -> bool {
+        self.work.as_ref().map_or(true, |w| !w.never_reported())
+    }
+}
+
 /// A ManifestWork backend. Generic use only (no `dyn`).
-pub trait WorkClient {
+pub trait WorkClient: Send + Sync {
+    /// This client on `at` (another management cluster, a work found by [`Self::find`], a new
+    /// placement); its calls then address that work.
+    type On<'a>: WorkClient
+    where
+        Self: 'a;
+
+    /// See [`Self::On`].
+    fn on<'a>(&'a self, at: &WorkAt) -> Self::On<'a>;
+
+    /// The backend's key of the work `name` as this client addresses it (Maestro: the resource
+    /// id; the name where the backend keys works by name).
+    fn key(&self, name: &str) -> String {
+        name.to_owned()
+    }
+
+    /// Every work labelled with all of `labels`, on every management cluster, oldest first; works
+    /// being deleted included (as long as the backend lists them: a work that is not listed is
+    /// not proven gone). A backend that cannot search across management clusters refuses.
+    fn find(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> impl Future<Output = Result<Vec<Found>, WorkError>> + Send {
+        let _ = labels;
+        std::future::ready(Err(WorkError::Invalid {
+            message: "this work backend cannot search across management clusters".to_owned(),
+        }))
+    }
+
+    /// How many works labelled with all of `labels` `consumer` holds (works being deleted
+    /// included).
+    fn count(
+        &self,
+        consumer: &str,
+        labels: &[(&str, &str)],
+    ) -> impl Future<Output = Result<u64, WorkError>> + Send {
+        let _ = (consumer, labels);
+        std::future::ready(Err(WorkError::Invalid {
+            message: "this work backend cannot count works".to_owned(),
+        }))
+    }
+
     /// Reads the ManifestWork `name` (e.g. `hostedcluster-<clusterId>`) in the backend's consumer namespace.
     /// `Ok(None)` when it does not exist. Works that are being deleted are returned (see
     /// [`ExistingWork::deleting`]).
@@ -49,6 +159,62 @@ pub trait WorkClient {
     /// was requested or is already in progress; `Err(WorkError::NotFound)` when no such work exists (the caller treats
     /// that as "already gone").
     fn delete(&self, name: &str) -> impl Future<Output = Result<(), WorkError>> + Send;
+}
+
+impl<T: WorkClient> WorkClient for &T {
+    type On<'a>
+        = T::On<'a>
+    where
+        Self: 'a;
+
+    fn on<'a>(&'a self, at: &WorkAt) -> T::On<'a> {
+        (**self).on(at)
+    }
+
+    fn key(&self, name: &str) -> String {
+        (**self).key(name)
+    }
+
+    fn find(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> impl Future<Output = Result<Vec<Found>, WorkError>> + Send {
+        (**self).find(labels)
+    }
+
+    fn count(
+        &self,
+        consumer: &str,
+        labels: &[(&str, &str)],
+    ) -> impl Future<Output = Result<u64, WorkError>> + Send {
+        (**self).count(consumer, labels)
+    }
+
+    fn get(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ExistingWork>, WorkError>> + Send {
+        (**self).get(name)
+    }
+
+    fn create(
+        &self,
+        work: &serde_json::Value,
+    ) -> impl Future<Output = Result<(), WorkError>> + Send {
+        (**self).create(work)
+    }
+
+    fn update(
+        &self,
+        work: &serde_json::Value,
+        current: &ExistingWork,
+    ) -> impl Future<Output = Result<(), WorkError>> + Send {
+        (**self).update(work, current)
+    }
+
+    fn delete(&self, name: &str) -> impl Future<Output = Result<(), WorkError>> + Send {
+        (**self).delete(name)
+    }
 }
 
 /// What the backend knows about an existing ManifestWork.
@@ -109,6 +275,12 @@ impl ExistingWork {
     /// The work-level condition `type_`, if reported.
     pub fn condition(&self, type_: &str) -> Option<&WorkCondition> {
         self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// True when the work's agent has never reported anything (no conditions, no observed
+    /// version, no manifest status).
+    pub fn never_reported(&self) -> bool {
+        self.conditions.is_empty() && self.observed_version.is_none() && self.manifests.is_empty()
     }
 }
 

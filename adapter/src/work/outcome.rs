@@ -851,7 +851,6 @@ pub struct FailureContext<'a> {
     pub object_kind: &'static str,
     pub retry_budget: std::time::Duration,
     pub backend: BackendRef<'a>,
-    pub log: super::sync::LogContext<'a>,
 }
 
 impl FailureContext<'_> {
@@ -870,12 +869,9 @@ impl FailureContext<'_> {
     }
 }
 
-/// The conditions when the backend did not answer usefully (retry budget spent, SIGTERM, or a
-/// failure retrying cannot fix), with one log line naming the decision.
-pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
-    let (cluster_id, nodepool_id, generation) =
-        (ctx.log.cluster_id, ctx.log.nodepool_id, ctx.log.generation);
-    let consumer = ctx.work.consumer;
+/// The reason and conditions when the backend did not answer usefully (retry budget spent,
+/// SIGTERM, or a failure retrying cannot fix).
+pub fn failure(ctx: &FailureContext<'_>, failure: &Failure) -> (&'static str, Conditions) {
     match failure {
         Failure::GaveUp {
             error,
@@ -892,9 +888,7 @@ pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
                     "; MAESTRO_API_URL {api}, MAESTRO_GRPC_URL {grpc} (a server with TLS needs https://)"
                 ));
             }
-            let (decision, conditions) = ctx.unavailable(&detail);
-            tracing::warn!(cluster_id, nodepool_id, generation, consumer, decision, attempts, elapsed_ms = elapsed.as_millis() as u64, error = %error, "backend unavailable; retry budget spent");
-            conditions
+            ctx.unavailable(&detail)
         }
         Failure::Interrupted { last } => {
             let detail = match last {
@@ -903,22 +897,9 @@ pub fn failure(ctx: &FailureContext<'_>, failure: Failure) -> Conditions {
                 ),
                 None => "the adapter was stopped before the work backend answered".to_owned(),
             };
-            let (decision, conditions) = ctx.unavailable(&detail);
-            tracing::warn!(
-                cluster_id,
-                nodepool_id,
-                generation,
-                consumer,
-                decision,
-                "stopped (SIGTERM) before the backend answered"
-            );
-            conditions
+            ctx.unavailable(&detail)
         }
-        Failure::Permanent(error) => {
-            let (decision, conditions) = for_error(ctx, &error);
-            tracing::warn!(cluster_id, nodepool_id, generation, consumer, work = ctx.work.name, decision, error = %error, "work backend failed");
-            conditions
-        }
+        Failure::Permanent(error) => for_error(ctx, error),
     }
 }
 

@@ -1,7 +1,8 @@
-//! Keeping one work in step with what a pulse wants, the same way for every object: read it,
-//! create it when missing, update it when the pulse's generation is newer (guarded by the version
-//! read, one re-read and retry on a stale version), delete it; transient backend failures retried
-//! with jittered exponential backoff (1 s → 60 s) within a budget, and cut short by shutdown.
+//! The backend calls of a pulse, the same for every object: transient failures retried with
+//! jittered exponential backoff (1 s → 60 s) within a budget and cut short by shutdown
+//! ([`with_retry`]); a create that races another writer reads the work instead
+//! ([`create_or_read`]); how the pulse's generation compares with the work's
+//! ([`generation_check`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,7 +10,6 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::manifestwork::{Owner, is_ours, work_generation};
 use super::{ExistingWork, WorkClient, WorkError};
 
 /// First backoff delay after a transient failure.
@@ -17,16 +17,8 @@ pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 /// Longest backoff delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
-/// What the backend said, once it answered.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // one per pulse, moved once
-pub enum Seen {
-    Created,
-    Found(ExistingWork),
-}
-
 /// How the retry loop ended without an answer.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Failure {
     /// A failure retrying cannot fix.
     Permanent(WorkError),
@@ -116,30 +108,17 @@ pub fn jitter(d: Duration) -> Duration {
     half + Duration::from_millis(fastrand::u64(0..=spread))
 }
 
-/// Reads the work; creates it when missing. A create that races another writer (AlreadyExists)
-/// reads the work again.
-pub async fn get_or_create(
-    work: &impl WorkClient,
-    name: &str,
-    manifest: &Value,
-) -> Result<Seen, WorkError> {
-    if let Some(existing) = work.get(name).await? {
-        return Ok(Seen::Found(existing));
-    }
-    create_or_read(work, name, manifest).await
-}
-
-/// Creates a work just read as missing; a create that races another writer (AlreadyExists) reads
-/// the work instead.
+/// Creates a work just read as missing: `None` when created now. A create that races another
+/// writer (AlreadyExists) reads the work instead (`Some`).
 pub async fn create_or_read(
     work: &impl WorkClient,
     name: &str,
     manifest: &Value,
-) -> Result<Seen, WorkError> {
+) -> Result<Option<ExistingWork>, WorkError> {
     match work.create(manifest).await {
-        Ok(()) => Ok(Seen::Created),
+        Ok(()) => Ok(None),
         Err(WorkError::AlreadyExists { message }) => match work.get(name).await? {
-            Some(existing) => Ok(Seen::Found(existing)),
+            Some(existing) => Ok(Some(existing)),
             None => Err(WorkError::Unavailable {
                 message: format!(
                     "the work was reported as existing but cannot be read yet: {message}"
@@ -174,75 +153,6 @@ pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationChec
         (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
         _ => GenerationCheck::Current,
     }
-}
-
-/// How an update attempt ended.
-#[derive(Debug)]
-pub enum Updated<C> {
-    /// Published.
-    Sent,
-    /// Nothing sent: the (re-read) work holds an object the new one may not replace; `C` says
-    /// why (e.g. the immutable fields that would change).
-    Refused(C),
-    /// Nothing sent: after a conflict the re-read work already carries this generation or a
-    /// newer one (another pulse updated it).
-    AlreadyCurrent,
-}
-
-/// What an update needs to know besides the client.
-#[derive(Debug, Clone, Copy)]
-pub struct UpdateRequest<'a> {
-    pub name: &'a str,
-    pub owner: &'a Owner,
-    pub generation: Option<i64>,
-    pub log: LogContext<'a>,
-}
-
-/// One update of `existing` to `manifest`: `refuse` compares the work read with the new one
-/// (`Some` = do not send), then publish; on a conflict re-read once and, unless the work moved
-/// on, is no longer ours or is being deleted, compare and publish again.
-pub async fn update_once<C>(
-    work: &impl WorkClient,
-    request: UpdateRequest<'_>,
-    existing: &ExistingWork,
-    manifest: &Value,
-    refuse: impl Fn(&ExistingWork) -> Option<C>,
-) -> Result<Updated<C>, WorkError> {
-    if let Some(why) = refuse(existing) {
-        return Ok(Updated::Refused(why));
-    }
-    let message = match work.update(manifest, existing).await {
-        Ok(()) => return Ok(Updated::Sent),
-        Err(WorkError::Conflict { message }) => message,
-        Err(e) => return Err(e),
-    };
-    let log = request.log;
-    tracing::info!(
-        cluster_id = log.cluster_id,
-        nodepool_id = log.nodepool_id,
-        generation = log.generation,
-        work = request.name,
-        conflict = %message,
-        "update conflict; reading the work again"
-    );
-    let Some(fresh) = work.get(request.name).await? else {
-        return Err(WorkError::NotFound {
-            message: format!("the work disappeared while it was being updated ({message})"),
-        });
-    };
-    if !is_ours(&fresh.labels, request.owner) || fresh.deleting.is_some() {
-        return Err(WorkError::Conflict { message });
-    }
-    if generation_check(request.generation, work_generation(&fresh.annotations))
-        != GenerationCheck::Newer
-    {
-        return Ok(Updated::AlreadyCurrent);
-    }
-    if let Some(why) = refuse(&fresh) {
-        return Ok(Updated::Refused(why));
-    }
-    work.update(manifest, &fresh).await?;
-    Ok(Updated::Sent)
 }
 
 #[cfg(test)]

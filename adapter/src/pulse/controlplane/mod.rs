@@ -136,7 +136,7 @@ use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
 pub mod deletion;
-pub mod placed;
+pub mod object;
 pub mod run;
 
 pub use crate::hypershift::hostedcluster::status::{
@@ -150,7 +150,8 @@ pub use crate::work::outcome::{
     MANIFEST_WORK_UPDATED, OPERATOR_NOT_RECONCILING, STALE_GENERATION, WorkRef,
 };
 pub use args::{Args, ConfigError};
-pub use run::{RunError, execute, run};
+pub use object::ControlPlane;
+pub use run::{Placer, PulseInputs, RunError, execute, run, run_placed, run_with};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::LogFormat;
 use crate::duration::parse_budget;
+use crate::pulse::LogFormat;
 use crate::work::backend::{BackendConfigError, WorkArgs};
 
 /// Sends a HyperFleet NodePool's HyperShift NodePool to its cluster's management cluster in a
@@ -125,9 +125,9 @@ impl Args {
         Ok(())
     }
 
-    /// The report path (see [`crate::cli::results_path`]).
+    /// The report path (see [`crate::pulse::results_path`]).
     pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
-        crate::cli::results_path(self.results_path.as_deref(), results_path_env)
+        crate::pulse::results_path(self.results_path.as_deref(), results_path_env)
     }
 }
 

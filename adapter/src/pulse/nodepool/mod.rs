@@ -105,10 +105,12 @@ use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 
 pub mod args;
+pub mod object;
 pub mod run;
 
 pub use args::{Args, ConfigError};
-pub use run::{execute, run};
+pub use object::NodePool;
+pub use run::{execute, run, run_placed};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-nodepool";
@@ -124,7 +126,7 @@ pub const DATA_NODE_VERSIONS: &str = "node_versions";
 pub const DATA_READY_NODES: &str = "ready_nodes";
 pub const DATA_UNREADY_NODES: &str = "unready_nodes";
 /// Reasons of this subcommand's own rows.
-pub const WAITING_FOR_CONTROL_PLANE: &str = "WaitingForControlPlane";
+pub use crate::pulse::report::WAITING_FOR_CONTROL_PLANE;
 pub const INVALID_NODE_POOL_SPEC: &str = "InvalidNodePoolSpec";
 pub const NODE_POOL_SPEC_UNAVAILABLE: &str = "NodePoolSpecUnavailable";
 pub const NODE_POOL_MISSING: &str = "NodePoolMissing";
@@ -281,111 +283,6 @@ pub fn report_created(work: WorkRef<'_>, desired: &Desired, generation: Option<i
         Some(desired),
         None,
     )
-}
-
-/// Nothing was sent: the cluster's control plane is not there yet (`why` says what is missing).
-pub fn report_waiting(why: &str, desired: Option<&Desired>, generation: Option<i64>) -> Report {
-    report(
-        generation,
-        [
-            cond(
-                "Applied",
-                ConditionStatus::False,
-                WAITING_FOR_CONTROL_PLANE,
-                format!(
-                    "Nothing was sent: {why}. The NodePool is created once the cluster's HostedCluster is available; the next pulses check again"
-                ),
-            ),
-            cond(
-                "Available",
-                ConditionStatus::False,
-                WAITING_FOR_CONTROL_PLANE,
-                format!("No NodePool runs yet: {why}"),
-            ),
-            no_issues("Nothing to act on: waiting for the cluster's control plane"),
-        ],
-        desired,
-        None,
-    )
-}
-
-/// A newer generation (`generation`, the one reported) was not sent because the control plane is
-/// not available (`why`): Available is False [`WAITING_FOR_CONTROL_PLANE`], its message saying
-/// what the NodePool of `held` (`observed`) does meanwhile; Health stays `observed`'s.
-pub fn report_update_waiting(
-    mut observed: Report,
-    why: &str,
-    generation: Option<i64>,
-    held: Option<i64>,
-) -> Report {
-    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
-    crate::message::replace(
-        &mut observed,
-        cond(
-            "Applied",
-            ConditionStatus::False,
-            WAITING_FOR_CONTROL_PLANE,
-            format!(
-                "{pulse} was not sent: {why}. The NodePool keeps the spec it has until the cluster's HostedCluster is available again; the next pulses check again"
-            ),
-        ),
-    );
-    outcome::not_yet(
-        &mut observed,
-        WAITING_FOR_CONTROL_PLANE,
-        format!("{pulse} is not sent yet: {why}"),
-        &unnamed(),
-        held,
-    );
-    observed.observed_generation = generation;
-    observed
-}
-
-/// A newer generation (`generation`) does not fit the cluster's HostedCluster (`violations`):
-/// nothing was sent. Applied, Available and Health False [`INVALID_NODE_POOL_SPEC`], reported at
-/// `generation` (a refusal must reach HyperFleet), Available's message saying what the NodePool
-/// of `held` (`observed`) does meanwhile.
-pub fn report_refused_update(
-    mut observed: Report,
-    violations: &[SpecViolation],
-    generation: Option<i64>,
-    held: Option<i64>,
-) -> Report {
-    let details: String = violations.iter().map(|v| format!("\n- {v}")).collect();
-    let fields: Vec<&str> = violations.iter().map(|v| v.field).collect();
-    let pulse = generation.map_or_else(|| "This spec".to_owned(), |g| format!("Generation {g}"));
-    crate::message::replace(
-        &mut observed,
-        cond(
-            "Applied",
-            ConditionStatus::False,
-            INVALID_NODE_POOL_SPEC,
-            format!(
-                "{pulse} was not sent: it does not fit the cluster's HostedCluster. The NodePool keeps the spec it has. Fix these fields in the HyperFleet NodePool spec:{details}"
-            ),
-        ),
-    );
-    crate::message::replace(
-        &mut observed,
-        cond(
-            "Health",
-            ConditionStatus::False,
-            INVALID_NODE_POOL_SPEC,
-            format!(
-                "A person must act: the NodePool spec does not fit the HostedCluster ({}); see Applied",
-                fields.join(", ")
-            ),
-        ),
-    );
-    outcome::not_yet(
-        &mut observed,
-        INVALID_NODE_POOL_SPEC,
-        format!("{pulse} is refused (see Applied) and will not be applied"),
-        &unnamed(),
-        held,
-    );
-    observed.observed_generation = generation;
-    observed
 }
 
 /// The work exists and is ours: map what the agent reports about it, then the NodePool status it
@@ -673,4 +570,5 @@ fn report(
 mod tests;
 
 #[cfg(test)]
+#[path = "tests/placed.rs"]
 mod placed_tests;

@@ -58,6 +58,12 @@ impl FakeWorks {
 }
 
 impl WorkClient for FakeWorks {
+    type On<'a> = &'a Self;
+
+    fn on(&self, _: &crate::work::WorkAt) -> &Self {
+        self
+    }
+
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
         self.calls.lock().unwrap().push(format!("get {name}"));
         if let Some(e) = self.get_failures.lock().unwrap().pop_front() {
@@ -140,7 +146,7 @@ fn now() -> jiff::Timestamp {
 /// [`super::run`], with the pulse recorded in the oracle ([`crate::testing`]).
 async fn run(
     args: &Args,
-    work: &(impl WorkClient + Sync),
+    work: &impl WorkClient,
     input: NodePoolInput,
     now: jiff::Timestamp,
     shutdown: impl std::future::Future<Output = ()>,

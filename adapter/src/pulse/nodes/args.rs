@@ -7,7 +7,7 @@ use jiff::SignedDuration;
 
 use super::judge::Thresholds;
 
-pub use crate::cli::LogFormat;
+pub use crate::pulse::LogFormat;
 
 /// Checks the nodes of a cluster through its API and writes the adapter report.
 #[derive(Debug, Clone, clap::Args)]
@@ -88,7 +88,7 @@ impl Args {
     /// The report path: `--results-path` / `RESULTS_OUTPUT_PATH`, else `results_path_env`
     /// (the value of `RESULTS_PATH`), else [`job_report::DEFAULT_RESULTS_PATH`].
     pub fn results_path(&self, results_path_env: Option<std::ffi::OsString>) -> PathBuf {
-        crate::cli::results_path(self.results_path.as_deref(), results_path_env)
+        crate::pulse::results_path(self.results_path.as_deref(), results_path_env)
     }
 
     /// The judgement thresholds these flags describe.

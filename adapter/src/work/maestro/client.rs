@@ -1,72 +1,208 @@
-//! [`MaestroWorkClient`]: the [`WorkClient`] over Maestro (REST get, gRPC create/update/delete).
+//! [`MaestroWorkClient`]: the [`WorkClient`] over Maestro (REST get and list, gRPC
+//! create/update/delete), on the two Maestro calls of [`BundleApi`].
 
+use std::future::Future;
 use std::sync::Arc;
 
+use super::bundle::{ResourceBundle, ResourceBundleList};
+use super::cloudevent::CloudEvent;
 use super::config::MaestroConfig;
 use super::grpc::Publisher;
 use super::manifestbundle::{RESOURCE_VERSION_ANNOTATION, SpecEventBuilder};
-use super::resource_id::resource_id;
-use super::rest::RestClient;
-use crate::work::{ExistingWork, WorkClient, WorkError};
+use super::resource_id::{placement_resource_id, resource_id};
+use super::rest::{ListQuery, MAX_LIST_PAGE_SIZE, RestClient, count_query, label_search};
+use crate::work::{ExistingWork, Found, WorkAt, WorkClient, WorkError, WorkKey};
 
-/// Maestro work backend for one source id and one consumer.
+/// What the client needs of Maestro: the REST resource-bundle API and the gRPC publish.
+pub trait BundleApi: Send + Sync {
+    /// One page of `GET /resource-bundles`.
+    fn list(
+        &self,
+        query: &ListQuery,
+    ) -> impl Future<Output = Result<ResourceBundleList, WorkError>> + Send;
+    /// One gRPC Publish.
+    fn publish(&self, event: &CloudEvent) -> impl Future<Output = Result<(), WorkError>> + Send;
+    /// `GET /resource-bundles/{id}`; `None` when there is no such bundle.
+    fn get(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ResourceBundle>, WorkError>> + Send;
+}
+
+impl<A: BundleApi> BundleApi for &A {
+    async fn list(&self, query: &ListQuery) -> Result<ResourceBundleList, WorkError> {
+        (**self).list(query).await
+    }
+
+    async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
+        (**self).publish(event).await
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
+        (**self).get(id).await
+    }
+}
+
+/// The Maestro server: its REST API and its gRPC source API.
 #[derive(Debug, Clone)]
-pub struct MaestroWorkClient {
-    config: Arc<MaestroConfig>,
+pub struct MaestroApi {
     rest: RestClient,
     publisher: Publisher,
+}
+
+impl BundleApi for MaestroApi {
+    async fn list(&self, query: &ListQuery) -> Result<ResourceBundleList, WorkError> {
+        self.rest.list(query).await
+    }
+
+    async fn publish(&self, event: &CloudEvent) -> Result<(), WorkError> {
+        self.publisher.publish(event).await
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
+        self.rest.get(id).await
+    }
+}
+
+/// Maestro work backend for one source id, on one consumer (and one bundle id, when
+/// [`on`](WorkClient::on) a work found or placed).
+#[derive(Debug, Clone)]
+pub struct MaestroWorkClient<A = MaestroApi> {
+    api: A,
     events: SpecEventBuilder,
+    /// The bundle id addressed, when it is not the one derived from source, consumer and name.
+    id: Option<String>,
 }
 
 impl MaestroWorkClient {
     /// Builds both transports (nothing is connected yet). Fails on bad URLs or unreadable TLS files.
     pub fn new(config: MaestroConfig) -> Result<Self, WorkError> {
         let config = Arc::new(config);
-        Ok(Self {
+        let api = MaestroApi {
             rest: RestClient::new(config.clone())?,
             publisher: Publisher::new(config.clone())?,
-            events: SpecEventBuilder::new(config.source_id.clone(), config.consumer.clone()),
-            config,
-        })
-    }
-
-    /// The resource id (UUIDv5 of source id, consumer, work name) of work `name`.
-    pub fn resource_id(&self, name: &str) -> String {
-        resource_id(&self.config.source_id, &self.config.consumer, name).to_string()
+        };
+        Ok(Self::over(api, &config.source_id, &config.consumer))
     }
 
     /// The REST client (for list queries).
     pub fn rest(&self) -> &RestClient {
-        &self.rest
+        &self.api.rest
     }
 
     /// The gRPC publisher (for update/delete requests built with [`SpecEventBuilder`]).
     pub fn publisher(&self) -> &Publisher {
-        &self.publisher
+        &self.api.publisher
+    }
+}
+
+impl<A: BundleApi> MaestroWorkClient<A> {
+    /// The client of source `source` on `consumer`, over `api`.
+    pub fn over(api: A, source: &str, consumer: &str) -> Self {
+        Self {
+            api,
+            events: SpecEventBuilder::new(source, consumer),
+            id: None,
+        }
+    }
+
+    /// The resource id (UUIDv5 of source id, consumer, work name) of work `name`, or the bundle
+    /// id this client addresses.
+    pub fn resource_id(&self, name: &str) -> String {
+        match &self.id {
+            Some(id) => id.clone(),
+            None => resource_id(self.events.source_id(), self.events.consumer(), name).to_string(),
+        }
     }
 
     /// The spec event builder of this source/consumer.
     pub fn events(&self) -> &SpecEventBuilder {
         &self.events
     }
+
+    fn source(&self) -> String {
+        self.events.source_id().to_owned()
+    }
 }
 
-impl WorkClient for MaestroWorkClient {
+impl<A: BundleApi> WorkClient for MaestroWorkClient<A> {
+    type On<'a>
+        = MaestroWorkClient<&'a A>
+    where
+        A: 'a;
+
+    fn on<'a>(&'a self, at: &WorkAt) -> MaestroWorkClient<&'a A> {
+        let source = self.events.source_id();
+        let id = match &at.key {
+            WorkKey::Named => None,
+            WorkKey::Found(id) => Some(id.clone()),
+            WorkKey::Placed { after } => {
+                Some(placement_resource_id(source, &at.name, after.as_deref()).to_string())
+            }
+        };
+        let mut events = SpecEventBuilder::new(source, at.consumer.as_str());
+        if let Some(id) = &id {
+            events = events.with_resource_id(id.clone());
+        }
+        MaestroWorkClient {
+            api: &self.api,
+            events,
+            id,
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        self.resource_id(name)
+    }
+
+    /// One list of every bundle of this source with the labels, oldest first (one page of
+    /// [`MAX_LIST_PAGE_SIZE`]: one cluster has a handful).
+    async fn find(&self, labels: &[(&str, &str)]) -> Result<Vec<Found>, WorkError> {
+        let query = ListQuery {
+            search: Some(label_search(self.events.source_id(), None, labels)?),
+            page: Some(1),
+            size: Some(MAX_LIST_PAGE_SIZE),
+            order_by: Some("created_at asc".to_owned()),
+        };
+        let items = self.api.list(&query).await?.items;
+        Ok(items
+            .into_iter()
+            .map(|bundle| Found {
+                at: WorkAt {
+                    name: bundle.metadata["name"]
+                        .as_str()
+                        .unwrap_or(bundle.name.as_str())
+                        .to_owned(),
+                    consumer: bundle.consumer_name.clone(),
+                    key: WorkKey::Found(bundle.id.clone()),
+                },
+                created_at: bundle.created_at.clone(),
+                deleting: bundle.deleted_at.is_some(),
+                work: bundle.to_existing_work(Some(self.source())),
+            })
+            .collect())
+    }
+
+    /// One `page=1&size=1` list: its `total`.
+    async fn count(&self, consumer: &str, labels: &[(&str, &str)]) -> Result<u64, WorkError> {
+        let search = label_search(self.events.source_id(), Some(consumer), labels)?;
+        let list = self.api.list(&count_query(&search)).await?;
+        Ok(u64::try_from(list.total).unwrap_or(0))
+    }
+
     /// REST GET by resource id; 404 → `None`. `source` is this client's source id: the id is derived from it,
     /// so a bundle found under it was written with that source id.
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
-        let Some(bundle) = self.rest.get(&self.resource_id(name)).await? else {
+        let Some(bundle) = self.api.get(&self.resource_id(name)).await? else {
             return Ok(None);
         };
-        bundle
-            .to_existing_work(Some(self.config.source_id.clone()))
-            .map(Some)
+        bundle.to_existing_work(Some(self.source())).map(Some)
     }
 
     /// One gRPC Publish of a `create_request`.
     async fn create(&self, work: &serde_json::Value) -> Result<(), WorkError> {
         let event = self.events.create_request(work)?;
-        self.publisher.publish(&event).await
+        self.api.publish(&event).await
     }
 
     /// One gRPC Publish of an `update_request` whose `ce-resourceversion` (and metadata `generation` /
@@ -80,7 +216,7 @@ impl WorkClient for MaestroWorkClient {
         current: &ExistingWork,
     ) -> Result<(), WorkError> {
         let event = update_event(&self.events, work, current)?;
-        self.publisher.publish(&event).await
+        self.api.publish(&event).await
     }
 
     /// One gRPC Publish of a `delete_request` (no data, `ce-deletiontimestamp`). The real server answers OK for
@@ -92,7 +228,7 @@ impl WorkClient for MaestroWorkClient {
         let event = self
             .events
             .delete_request(&serde_json::json!({"metadata": {"name": name}}))?;
-        self.publisher.publish(&event).await
+        self.api.publish(&event).await
     }
 }
 

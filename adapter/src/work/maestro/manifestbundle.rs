@@ -115,6 +115,16 @@ impl SpecEventBuilder {
         self
     }
 
+    /// The CE source (`MAESTRO_SOURCE_ID`).
+    pub fn source_id(&self) -> &str {
+        &self.source_id
+    }
+
+    /// The consumer the events address.
+    pub fn consumer(&self) -> &str {
+        &self.consumer
+    }
+
     /// `create_request` for `work` with a fresh event id and the current time.
     pub fn create_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
         self.build(

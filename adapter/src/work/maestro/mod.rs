@@ -34,9 +34,10 @@ pub mod client;
 pub mod cloudevent;
 pub mod config;
 pub mod error;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod grpc;
 pub mod manifestbundle;
-pub mod placed;
 pub mod resource_id;
 pub mod rest;
 pub mod tls;
@@ -47,7 +48,7 @@ pub mod proto {
     tonic::include_proto!("io.cloudevents.v1");
 }
 
-pub use client::MaestroWorkClient;
+pub use client::{BundleApi, MaestroApi, MaestroWorkClient};
 pub use config::{BearerToken, MaestroConfig, MaestroTlsArgs, TokenSource};
 pub use resource_id::{placement_resource_id, resource_id};
 

@@ -11,8 +11,11 @@ use serde_json::{Value, json};
 use super::*;
 use crate::hyperfleet::cluster::fixture::VALID;
 use crate::placement::entity::{ManagementCluster, parse_list};
+use crate::placement::inventory::Inventory;
 use crate::placement::lease::fake::FakeLeases;
-use crate::work::maestro::placed::fake::FakeMaestro;
+use crate::placement::lease::{LeaseApi, PlacementLock};
+use crate::work::maestro::fake::FakeMaestro;
+use crate::work::maestro::{BundleApi, MaestroWorkClient, placement_resource_id};
 
 const ID: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 const REGION: &str = "europe-west2";
@@ -78,9 +81,10 @@ async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
     let log = Log::start();
     let trace = Trace::default();
     let api = Traced {
-        inner: placer.api,
+        inner: placer.work,
         trace: &trace,
     };
+    let work = MaestroWorkClient::over(&api, SOURCE, "");
     let inventory = Traced {
         inner: placer.inventory,
         trace: &trace,
@@ -99,7 +103,7 @@ async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
         wait: placer.lock.wait,
     };
     let traced = Placer {
-        api: &api,
+        work: &work,
         inventory: &inventory,
         lock: &lock,
     };
@@ -193,7 +197,7 @@ async fn pulse_with(
     };
     let lock = lock(leases);
     let placer = Placer {
-        api: maestro,
+        work: maestro,
         inventory,
         lock: &lock,
     };
@@ -700,7 +704,7 @@ async fn a_lock_that_cannot_be_built_places_nothing() {
         now: jiff::Timestamp::now(),
     };
     let placer = Placer {
-        api: &maestro,
+        work: &maestro,
         inventory: &inventory,
         lock: &lock,
     };

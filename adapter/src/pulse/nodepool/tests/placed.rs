@@ -13,7 +13,8 @@ use crate::hyperfleet::nodepool::NodePoolInput;
 use crate::hyperfleet::nodepool::fixture::{CLUSTER_ID, ID, NAME, raw};
 use crate::placement::entity::{ManagementCluster, parse_list};
 use crate::placement::inventory::Inventory;
-use crate::work::maestro::placed::fake::FakeMaestro;
+use crate::work::maestro::MaestroWorkClient;
+use crate::work::maestro::fake::FakeMaestro;
 use crate::work::maestro::resource_id;
 
 const CP: &str = "0d0c8c5e-2f7e-5b9a-9c1d-1f2e3d4c5b6a";
@@ -92,7 +93,7 @@ async fn pulse(maestro: &FakeMaestro, records: &Records) -> Report {
 }
 
 /// [`super::run::run_placed`], with the pulse recorded in the oracle ([`crate::testing`]).
-async fn run_placed<A: crate::work::maestro::placed::BundleApi, I: Inventory + Sync>(
+async fn run_placed<A: crate::work::maestro::BundleApi, I: Inventory + Sync>(
     args: &Args,
     (api, inventory): (&A, &I),
     input: NodePoolInput,
@@ -110,7 +111,8 @@ async fn run_placed<A: crate::work::maestro::placed::BundleApi, I: Inventory + S
         inner: inventory,
         trace: &trace,
     };
-    let result = super::run::run_placed(args, (&api, &inventory), input, now, shutdown).await;
+    let work = MaestroWorkClient::over(&api, SOURCE, "");
+    let result = super::run::run_placed(args, (&work, &inventory), input, now, shutdown).await;
     let outcome = result.as_ref().map_err(ToString::to_string);
     check("nodepool-placed", outcome, &trace.requests(), &log);
     result

@@ -1,0 +1,200 @@
+//! The control plane as an [`Object`] of the pipeline: a cluster's `HostedCluster`, placed on a
+//! management cluster, deleted once the cluster's NodePools are gone.
+
+use job_report::Report;
+use serde_json::Value;
+
+use super::deletion::{self, Stage};
+use super::{
+    hosted_cluster_object, manifest_work_for, owner, report, report_created, report_observed,
+};
+use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
+use crate::hyperfleet::spec::SpecViolation;
+use crate::hypershift::immutable::ImmutableChange;
+use crate::hypershift::{find_in, hostedcluster, place_in};
+use crate::message::Conditions;
+use crate::pulse::object::Object;
+use crate::pulse::step::{Asked, Deletion, Ids, Pulse};
+use crate::work::ExistingWork;
+use crate::work::feedback::ObjectDeletion;
+use crate::work::manifestwork::{self, Owner};
+use crate::work::observed::OperatorClock;
+use crate::work::outcome::{ObjectRef, WorkRef};
+
+/// A cluster's control plane: its `HostedCluster`.
+#[derive(Debug)]
+pub struct ControlPlane;
+
+impl Object for ControlPlane {
+    type Spec = ClusterSpec;
+    type Gate = ();
+    const KIND: &'static str = hostedcluster::KIND;
+    const INVALID: &'static str = "InvalidClusterSpec";
+    const GATED: bool = false;
+    const PLACES: bool = true;
+
+    fn work_name(ids: &Ids) -> String {
+        manifestwork::hosted_cluster_work_name(&ids.cluster_id)
+    }
+
+    fn owner(ids: &Ids) -> Owner {
+        owner(&ids.cluster_id)
+    }
+
+    fn gate(_: &Pulse<ClusterSpec>, _: &str, _: Option<&ExistingWork>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn region(spec: &ClusterSpec) -> &str {
+        &spec.gcp.region
+    }
+
+    fn fits(_: &ClusterSpec, (): &()) -> Vec<SpecViolation> {
+        Vec::new()
+    }
+
+    fn manifest(pulse: &Pulse<ClusterSpec>, spec: &ClusterSpec, consumer: &str, (): &()) -> Value {
+        manifest_work_for(pulse.transport.backend, spec, consumer, pulse.generation)
+    }
+
+    fn held_changes(_: &ExistingWork, _: &ClusterSpec) -> Vec<ImmutableChange> {
+        Vec::new()
+    }
+
+    /// Immutable fields of the work's HostedCluster that `manifest` would change. A work without
+    /// a HostedCluster manifest has nothing to compare (the API server's own rules still apply).
+    fn changes(
+        current: &ExistingWork,
+        manifest: &Value,
+        spec: &ClusterSpec,
+    ) -> Vec<ImmutableChange> {
+        let new = manifest["spec"]["workload"]["manifests"]
+            .as_array()
+            .and_then(|m| find_in(m, hostedcluster::KIND));
+        match (find_in(&current.workload, hostedcluster::KIND), new) {
+            (Some(old), Some(new)) => {
+                hostedcluster::immutable::immutable_changes(old, new, spec.names)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// NodePools listed, or a list that cannot be read, hold the deletion.
+    fn holds_deletion(pulse: &Pulse<ClusterSpec>) -> bool {
+        pulse.nodepools.as_ref().map_or(true, |pools| pools.any())
+    }
+
+    /// The spec's HostedCluster; while deleting, the work's, else the cluster's name (or id) in
+    /// the adapter's namespace.
+    fn place(pulse: &Pulse<ClusterSpec>, work: Option<&ExistingWork>) -> (String, String) {
+        if let Asked::Spec(Ok(spec)) = &pulse.asked {
+            let (namespace, name) = hostedcluster::hosted_cluster_ref(spec);
+            return (namespace.to_owned(), name.to_owned());
+        }
+        let fallback = pulse
+            .name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| pulse.ids.cluster_id.clone());
+        place_in(
+            work.map_or(&[], |w| w.workload.as_slice()),
+            hostedcluster::KIND,
+            (HOSTED_CLUSTER_NAMESPACE, &fallback),
+        )
+    }
+
+    fn object<'a>(place: (&'a str, &'a str)) -> ObjectRef<'a> {
+        hosted_cluster_object(place)
+    }
+
+    fn report(
+        pulse: &Pulse<ClusterSpec>,
+        generation: Option<i64>,
+        conditions: Conditions,
+        _: bool,
+    ) -> Report {
+        let _ = pulse;
+        report(generation, conditions, "", "")
+    }
+
+    fn created(pulse: &Pulse<ClusterSpec>, work: WorkRef<'_>) -> Report {
+        report_created(work, pulse.generation)
+    }
+
+    fn observed(
+        pulse: &Pulse<ClusterSpec>,
+        work: WorkRef<'_>,
+        existing: &ExistingWork,
+        generation: Option<i64>,
+    ) -> Report {
+        let (namespace, name) = Self::place(pulse, Some(existing));
+        let clock = OperatorClock {
+            now: pulse.now,
+            stuck_after: pulse.bounds.operator_stuck_after,
+        };
+        report_observed(work, existing, (&namespace, &name), generation, clock)
+    }
+
+    fn deletion(pulse: &Pulse<ClusterSpec>, work: WorkRef<'_>, deletion: &Deletion) -> Report {
+        let deleted_time = pulse.deleted_time().unwrap_or_default();
+        let stuck = deletion::is_stuck(
+            deleted_time,
+            deletion::Clock {
+                now: pulse.now,
+                stuck_after: pulse.bounds.deletion_stuck_after,
+            },
+        );
+        let existing = match deletion {
+            Deletion::Requested { work, .. } | Deletion::Held { work, .. } => Some(work),
+            Deletion::Gone(_) | Deletion::Failed(_) | Deletion::NotOurs(_) => None,
+        };
+        let (namespace, name) = Self::place(pulse, existing);
+        let hc_deletion = || {
+            let manifest = existing.and_then(|w| {
+                w.manifest(
+                    hostedcluster::GROUP,
+                    hostedcluster::RESOURCE,
+                    &namespace,
+                    &name,
+                )
+            });
+            ObjectDeletion::from_manifest(manifest)
+        };
+        let (stage, observed) = match deletion {
+            Deletion::Requested { now, .. } => (
+                Stage::Requested {
+                    now: *now,
+                    hc: hc_deletion(),
+                },
+                None,
+            ),
+            Deletion::Held { work: w, nodepools } => {
+                let observed = Self::observed(
+                    pulse,
+                    work,
+                    w,
+                    manifestwork::work_generation(&w.annotations),
+                );
+                let stage = match nodepools {
+                    Err(why) => Stage::NodePoolsUnknown(why.clone()),
+                    Ok(pools) => Stage::NodePoolsExist(pools.clone()),
+                };
+                (stage, Some(observed))
+            }
+            Deletion::Gone(_) | Deletion::Failed(_) | Deletion::NotOurs(_) => (Stage::Gone, None),
+        };
+        deletion::report_deletion(
+            work,
+            (&namespace, &name),
+            &stage,
+            observed.as_ref(),
+            deleted_time,
+            stuck,
+            pulse.generation,
+        )
+    }
+
+    fn deleting_on(consumer: &str) -> String {
+        format!("on management cluster {consumer}")
+    }
+}

@@ -1,0 +1,436 @@
+//! The vocabulary of one pulse: what it was given ([`Pulse`]), what it has read and done so far
+//! ([`Seen`]), what it asks next ([`Step`]: a [`Read`], a [`Write`], or done with an
+//! [`Outcome`]). The plan ([`super::plan`]) is a pure function from [`Seen`] to [`Step`]; the
+//! act ([`super::act`]) answers each step and records the answer in [`Seen`].
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::hyperfleet::nodepools::NodePools;
+use crate::hyperfleet::spec::SpecViolation;
+use crate::hypershift::immutable::ImmutableChange;
+use crate::placement::entity::{Health, ManagementCluster};
+use crate::placement::select::PassedOver;
+use crate::work::backend::Transport;
+use crate::work::manifestwork::Ownership;
+use crate::work::sync::Failure;
+use crate::work::{ExistingWork, Found, WorkAt};
+
+/// The ids of the HyperFleet resource a pulse is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ids {
+    pub cluster_id: String,
+    /// Set for a NodePool.
+    pub nodepool_id: Option<String>,
+}
+
+/// Where the pulse's works live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// On one management cluster, named by the flags.
+    Static(String),
+    /// Wherever placement put (or puts) the cluster's control plane.
+    Placed,
+}
+
+/// The bounds a pulse judges time with.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub deletion_stuck_after: Duration,
+    pub operator_stuck_after: Duration,
+    /// NodePools only (machines not ready for this long).
+    pub machines_stuck_after: Duration,
+}
+
+/// What a pulse was given, before any work was read: the HyperFleet resource and the settings.
+#[derive(Debug)]
+pub struct Pulse<S> {
+    pub ids: Ids,
+    /// The resource's name, when it has one.
+    pub name: Option<String>,
+    /// The generation this pulse is for.
+    pub generation: Option<i64>,
+    /// What HyperFleet asks for.
+    pub asked: Asked<S>,
+    /// A deleting cluster's NodePools as listed, or why they could not be (control planes only).
+    pub nodepools: Result<NodePools, String>,
+    pub transport: Transport,
+    pub placement: Where,
+    /// The source id of the works (`MAESTRO_SOURCE_ID`).
+    pub source: String,
+    /// The clock every judgement of this pulse uses.
+    pub now: jiff::Timestamp,
+    pub bounds: Bounds,
+}
+
+/// What HyperFleet asks of a pulse.
+#[derive(Debug)]
+pub enum Asked<S> {
+    /// The object of this spec (validated: what it breaks, or the spec to build from).
+    Spec(Result<S, Vec<SpecViolation>>),
+    /// The deletion of the resource, asked at `deleted_time` (the spec is not read).
+    Deletion { deleted_time: String },
+}
+
+impl<S> Pulse<S> {
+    /// The resource's `deleted_time`, when it is being deleted.
+    pub fn deleted_time(&self) -> Option<&str> {
+        match &self.asked {
+            Asked::Deletion { deleted_time } => Some(deleted_time),
+            Asked::Spec(_) => None,
+        }
+    }
+
+    /// The management cluster of the static mode (`""` when placed).
+    pub fn static_consumer(&self) -> &str {
+        match &self.placement {
+            Where::Static(consumer) => consumer,
+            Where::Placed => "",
+        }
+    }
+}
+
+/// A read the plan needs answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// The work at `at` (`again`: the re-read after a conflicting update).
+    Work { at: WorkAt, again: bool },
+    /// The cluster's control-plane works on every management cluster (`nth`: 0 first, then
+    /// again after a race or a conflict).
+    Find { nth: u8 },
+    /// The record of the management cluster named by `consumer`.
+    Record { consumer: String },
+    /// The management clusters that may take a new control plane of `region`.
+    Candidates { region: String },
+    /// How many control planes each of `consumers` holds.
+    Loads { consumers: Vec<String> },
+}
+
+/// A write the plan decided.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant, reason = "one step at a time, moved once")]
+pub enum Write {
+    /// Create `manifest` at `at`; a create that races another writer reads the work instead.
+    Create { at: WorkAt, manifest: Value },
+    /// Replace the work `current` (as read) at `at` by `manifest` (`again`: after a conflict).
+    Update {
+        at: WorkAt,
+        manifest: Value,
+        current: ExistingWork,
+        again: bool,
+    },
+    /// Request the deletion of the work at `at`.
+    Delete { at: WorkAt },
+    /// Under the placement lease of `at.consumer`: count its control planes again and create
+    /// `manifest` there when it holds fewer than `max`.
+    Place {
+        at: WorkAt,
+        max: u64,
+        manifest: Value,
+    },
+}
+
+/// What the plan asks next.
+#[derive(Debug)]
+pub enum Step {
+    Read(Read),
+    Write(Write),
+    Done(Outcome),
+}
+
+/// The record of a management cluster, as far as it could be read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Known { name: String, health: Health },
+    Unreadable(String),
+}
+
+/// How a create ended.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one per pulse")]
+pub enum Created {
+    /// Created now.
+    Now,
+    /// Another writer created it first: the work as read then.
+    Raced(ExistingWork),
+}
+
+/// What one lease-guarded create on a candidate came to.
+#[derive(Debug, Clone)]
+pub enum Attempt {
+    /// The create's outcome (the lease was released); `key` is the backend's key of the placement.
+    Created {
+        result: Result<(), Failure>,
+        key: String,
+    },
+    /// Passed over, with this reason.
+    PassedOver(String),
+    /// The lease cannot be used.
+    LockUnavailable(String),
+    /// The pulse is shutting down.
+    Interrupted,
+}
+
+/// The answer to a [`Read`] or a [`Write`].
+#[derive(Debug, Clone)]
+pub enum Answer {
+    Work(Result<Option<ExistingWork>, Failure>),
+    Found(Result<Vec<Found>, Failure>),
+    Record(Record),
+    Candidates(Result<Vec<ManagementCluster>, String>),
+    Loads(Vec<Result<u64, String>>),
+    Created(Result<Created, Failure>),
+    /// An update or a delete.
+    Done(Result<(), Failure>),
+    Placed(Attempt),
+}
+
+/// Which question an answer answers (a [`Read`] or [`Write`] without its payload).
+#[derive(Debug, Clone, PartialEq)]
+enum Key {
+    Work(WorkAt, bool),
+    Find(u8),
+    Record(String),
+    Candidates,
+    Loads,
+    Create(WorkAt),
+    Update(bool),
+    Delete(WorkAt),
+    Place(String),
+}
+
+impl Key {
+    fn of_read(read: &Read) -> Self {
+        match read {
+            Read::Work { at, again } => Key::Work(at.clone(), *again),
+            Read::Find { nth } => Key::Find(*nth),
+            Read::Record { consumer } => Key::Record(consumer.clone()),
+            Read::Candidates { .. } => Key::Candidates,
+            Read::Loads { .. } => Key::Loads,
+        }
+    }
+
+    fn of_write(write: &Write) -> Self {
+        match write {
+            Write::Create { at, .. } => Key::Create(at.clone()),
+            Write::Update { again, .. } => Key::Update(*again),
+            Write::Delete { at } => Key::Delete(at.clone()),
+            Write::Place { at, .. } => Key::Place(at.consumer.clone()),
+        }
+    }
+}
+
+/// Everything a pulse has read and done so far, on top of what it was given.
+#[derive(Debug)]
+pub struct Seen<'p, S> {
+    pub pulse: &'p Pulse<S>,
+    answers: Vec<(Key, Answer)>,
+}
+
+impl<'p, S> Seen<'p, S> {
+    /// Nothing read yet.
+    pub fn new(pulse: &'p Pulse<S>) -> Self {
+        Self {
+            pulse,
+            answers: Vec::new(),
+        }
+    }
+
+    /// Records the answer to `read`.
+    pub fn read(&mut self, read: &Read, answer: Answer) {
+        self.answers.push((Key::of_read(read), answer));
+    }
+
+    /// Records the answer to `write`.
+    pub fn wrote(&mut self, write: &Write, answer: Answer) {
+        self.answers.push((Key::of_write(write), answer));
+    }
+
+    fn answer(&self, key: &Key) -> Option<&Answer> {
+        self.answers.iter().find(|(k, _)| k == key).map(|(_, a)| a)
+    }
+
+    /// The work read at `at`.
+    pub fn work(&self, at: &WorkAt, again: bool) -> Option<&Result<Option<ExistingWork>, Failure>> {
+        match self.answer(&Key::Work(at.clone(), again))? {
+            Answer::Work(work) => Some(work),
+            _ => None,
+        }
+    }
+
+    /// The cluster's control-plane works as search `nth` found them.
+    pub fn found(&self, nth: u8) -> Option<&Result<Vec<Found>, Failure>> {
+        match self.answer(&Key::Find(nth))? {
+            Answer::Found(found) => Some(found),
+            _ => None,
+        }
+    }
+
+    /// The record of `consumer`'s management cluster.
+    pub fn record(&self, consumer: &str) -> Option<&Record> {
+        match self.answer(&Key::Record(consumer.to_owned()))? {
+            Answer::Record(record) => Some(record),
+            _ => None,
+        }
+    }
+
+    /// The placement candidates.
+    pub fn candidates(&self) -> Option<&Result<Vec<ManagementCluster>, String>> {
+        match self.answer(&Key::Candidates)? {
+            Answer::Candidates(candidates) => Some(candidates),
+            _ => None,
+        }
+    }
+
+    /// The candidates' loads, in the order asked.
+    pub fn loads(&self) -> Option<&[Result<u64, String>]> {
+        match self.answer(&Key::Loads)? {
+            Answer::Loads(loads) => Some(loads),
+            _ => None,
+        }
+    }
+
+    /// How the create at `at` ended.
+    pub fn created(&self, at: &WorkAt) -> Option<&Result<Created, Failure>> {
+        match self.answer(&Key::Create(at.clone()))? {
+            Answer::Created(created) => Some(created),
+            _ => None,
+        }
+    }
+
+    /// How the update (`again`: the one after a conflict) ended.
+    pub fn updated(&self, again: bool) -> Option<&Result<(), Failure>> {
+        match self.answer(&Key::Update(again))? {
+            Answer::Done(done) => Some(done),
+            _ => None,
+        }
+    }
+
+    /// How the deletion request at `at` ended.
+    pub fn deleted(&self, at: &WorkAt) -> Option<&Result<(), Failure>> {
+        match self.answer(&Key::Delete(at.clone()))? {
+            Answer::Done(done) => Some(done),
+            _ => None,
+        }
+    }
+
+    /// How the lease-guarded create on `consumer` ended.
+    pub fn attempt(&self, consumer: &str) -> Option<&Attempt> {
+        match self.answer(&Key::Place(consumer.to_owned()))? {
+            Answer::Placed(attempt) => Some(attempt),
+            _ => None,
+        }
+    }
+}
+
+/// What the pulse concluded: where the work is, what it decided, and what placement adds.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The work the report is about (`consumer` `""` when it was not located).
+    pub at: WorkAt,
+    pub decision: Decision,
+    /// Placement's words on the pulse, in the order they were said (applied to the report last).
+    pub placement: Vec<Placement>,
+}
+
+/// What a pulse decided.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// The spec breaks rules, or does not fit the cluster's control plane: nothing sent.
+    Invalid(Vec<SpecViolation>),
+    /// The backend did not answer usefully.
+    Failed(Failure),
+    /// A work of our name belongs to someone else: left untouched.
+    NotOurs(Ownership),
+    /// The work was created now.
+    Created,
+    /// The work is there at the pulse's generation: what it reports.
+    Observed(ExistingWork),
+    /// The pulse is older than the work's generation: nothing sent.
+    Stale {
+        work: ExistingWork,
+        pulse: i64,
+        held: i64,
+    },
+    /// A newer generation is not sent: the work is being deleted.
+    NotSentDeleting(ExistingWork),
+    /// The work was updated to the pulse's generation.
+    Updated(ExistingWork),
+    /// Another pulse updated the work meanwhile: nothing sent.
+    UpdatedMeanwhile(ExistingWork),
+    /// A newer generation would change immutable fields: nothing sent.
+    Immutable {
+        work: ExistingWork,
+        changes: Vec<ImmutableChange>,
+    },
+    /// The cluster's control plane cannot take the NodePool yet: nothing sent (`work`: the
+    /// NodePool's work, when it exists).
+    Waiting {
+        why: String,
+        work: Option<ExistingWork>,
+    },
+    /// A newer generation does not fit the cluster's control plane: nothing sent.
+    Unfit {
+        work: ExistingWork,
+        violations: Vec<SpecViolation>,
+    },
+    /// The resource is being deleted.
+    Deleting(Deletion),
+    /// Placement: no management cluster can take the control plane.
+    NoManagementCluster {
+        region: String,
+        passed: Vec<PassedOver>,
+    },
+    /// Placement: the inventory cannot be read.
+    InventoryUnavailable(String),
+    /// Placement: the placement lease cannot be used.
+    LockUnavailable(String),
+}
+
+/// Where a deletion is.
+#[derive(Debug, Clone)]
+pub enum Deletion {
+    /// The backend did not answer usefully.
+    Failed(Failure),
+    /// The work belongs to someone else: not deleted.
+    NotOurs(Ownership),
+    /// The work is gone (`work`: as read before a delete found it gone).
+    Gone(Option<ExistingWork>),
+    /// The work's deletion was requested (`now`: by this pulse).
+    Requested { now: bool, work: ExistingWork },
+    /// Nothing deleted: the cluster's NodePools are listed, or cannot be.
+    Held {
+        work: ExistingWork,
+        nodepools: Result<NodePools, String>,
+    },
+}
+
+/// What placement adds to the report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placement {
+    /// The work stays where it is.
+    Sticky,
+    /// Its management cluster is unavailable (Health says so).
+    Unavailable {
+        name: String,
+        consumer: String,
+        detail: String,
+    },
+    /// The record of its management cluster could not be read (Health's message says so).
+    RecordUnreadable { consumer: String, error: String },
+    /// More than one of the cluster's works was applied: `(key, consumer)` of each.
+    Double(Vec<(String, String)>),
+    /// Second live works no agent applied were withdrawn (their `(key, consumer)`).
+    WithdrawnDuplicates(Vec<(String, String)>),
+    /// Another pulse placed the cluster first: its work is used.
+    PlacedByAnotherPulse,
+    /// A work no agent applied was withdrawn from an unavailable management cluster and the
+    /// cluster placed again.
+    FailedOver {
+        from_name: String,
+        from: String,
+        detail: String,
+        key: String,
+    },
+}
