@@ -61,7 +61,7 @@ where
             Step::Read(read) => {
                 tracing::debug!(cluster_id = act.log.cluster_id, step = ?read, "read");
                 let answer = act.read(&read, &mut shutdown).await;
-                seen.read(&read, answer);
+                seen.read(read, answer);
             }
             Step::Write(write) => {
                 tracing::debug!(

@@ -186,46 +186,50 @@ pub enum Answer {
     Placed(Attempt),
 }
 
-/// Which question an answer answers (a [`Read`] or [`Write`] without its payload).
+/// Which write an answer answers (a [`Write`] without its payload).
 #[derive(Debug, Clone, PartialEq)]
-enum Key {
-    Work(WorkAt, bool),
-    Find(u8),
-    Record(String),
-    Candidates,
-    Loads,
+enum Wrote {
     Create(WorkAt),
     Update(bool),
     Delete(WorkAt),
     Place(String),
 }
 
-impl Key {
-    fn of_read(read: &Read) -> Self {
-        match read {
-            Read::Work { at, again } => Key::Work(at.clone(), *again),
-            Read::Find { nth } => Key::Find(*nth),
-            Read::Record { consumer } => Key::Record(consumer.clone()),
-            Read::Candidates { .. } => Key::Candidates,
-            Read::Loads { .. } => Key::Loads,
-        }
-    }
-
-    fn of_write(write: &Write) -> Self {
+impl Wrote {
+    fn of(write: &Write) -> Self {
         match write {
-            Write::Create { at, .. } => Key::Create(at.clone()),
-            Write::Update { again, .. } => Key::Update(*again),
-            Write::Delete { at } => Key::Delete(at.clone()),
-            Write::Place { at, .. } => Key::Place(at.consumer.clone()),
+            Write::Create { at, .. } => Wrote::Create(at.clone()),
+            Write::Update { again, .. } => Wrote::Update(*again),
+            Write::Delete { at } => Wrote::Delete(at.clone()),
+            Write::Place { at, .. } => Wrote::Place(at.consumer.clone()),
         }
     }
 }
 
-/// Everything a pulse has read and done so far, on top of what it was given.
+/// What the plan still needs: `Err` is the step that asks for it.
+pub type Need<'s, T> = Result<&'s T, Step>;
+
+/// Everything a pulse has read and done so far, on top of what it was given. Each accessor
+/// answers what was asked, or is the step that asks it.
 #[derive(Debug)]
 pub struct Seen<'p, S> {
     pub pulse: &'p Pulse<S>,
-    answers: Vec<(Key, Answer)>,
+    reads: Vec<(Read, Answer)>,
+    writes: Vec<(Wrote, Answer)>,
+}
+
+/// The accessor of the answers of one kind of read.
+macro_rules! read {
+    ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $variant:ident($out:ty) = $read:expr) => {
+        $(#[$doc])*
+        pub fn $name(&self, $($arg: $ty),*) -> Need<'_, $out> {
+            let read = $read;
+            match self.reads.iter().find(|(r, _)| *r == read) {
+                Some((_, Answer::$variant(answer))) => Ok(answer),
+                _ => Err(Step::Read(read)),
+            }
+        }
+    };
 }
 
 impl<'p, S> Seen<'p, S> {
@@ -233,93 +237,90 @@ impl<'p, S> Seen<'p, S> {
     pub fn new(pulse: &'p Pulse<S>) -> Self {
         Self {
             pulse,
-            answers: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
         }
     }
 
     /// Records the answer to `read`.
-    pub fn read(&mut self, read: &Read, answer: Answer) {
-        self.answers.push((Key::of_read(read), answer));
+    pub fn read(&mut self, read: Read, answer: Answer) {
+        self.reads.push((read, answer));
     }
 
     /// Records the answer to `write`.
     pub fn wrote(&mut self, write: &Write, answer: Answer) {
-        self.answers.push((Key::of_write(write), answer));
+        self.writes.push((Wrote::of(write), answer));
     }
 
-    fn answer(&self, key: &Key) -> Option<&Answer> {
-        self.answers.iter().find(|(k, _)| k == key).map(|(_, a)| a)
+    fn written(&self, wrote: &Wrote) -> Option<&Answer> {
+        self.writes.iter().find(|(w, _)| w == wrote).map(|(_, a)| a)
     }
 
-    /// The work read at `at`.
-    pub fn work(&self, at: &WorkAt, again: bool) -> Option<&Result<Option<ExistingWork>, Failure>> {
-        match self.answer(&Key::Work(at.clone(), again))? {
-            Answer::Work(work) => Some(work),
-            _ => None,
+    read!(
+        /// The work at `at` (`again`: read again after a conflict).
+        work(at: &WorkAt, again: bool) -> Work(Result<Option<ExistingWork>, Failure>)
+            = Read::Work { at: at.clone(), again }
+    );
+    read!(
+        /// The cluster's control-plane works, as search `nth` found them.
+        found(nth: u8) -> Found(Result<Vec<Found>, Failure>) = Read::Find { nth }
+    );
+    read!(
+        /// The record of `consumer`'s management cluster.
+        record(consumer: &str) -> Record(Record)
+            = Read::Record { consumer: consumer.to_owned() }
+    );
+    read!(
+        /// The management clusters of `region`.
+        candidates(region: &str) -> Candidates(Result<Vec<ManagementCluster>, String>)
+            = Read::Candidates { region: region.to_owned() }
+    );
+    read!(
+        /// The loads of `consumers`, in their order.
+        loads(consumers: Vec<String>) -> Loads(Vec<Result<u64, String>>)
+            = Read::Loads { consumers }
+    );
+
+    /// How the create at `at` ended, or the step that creates `manifest` there.
+    pub fn created(
+        &self,
+        at: &WorkAt,
+        manifest: impl FnOnce() -> Value,
+    ) -> Need<'_, Result<Created, Failure>> {
+        match self.written(&Wrote::Create(at.clone())) {
+            Some(Answer::Created(created)) => Ok(created),
+            _ => Err(Step::Write(Write::Create {
+                at: at.clone(),
+                manifest: manifest(),
+            })),
         }
     }
 
-    /// The cluster's control-plane works as search `nth` found them.
-    pub fn found(&self, nth: u8) -> Option<&Result<Vec<Found>, Failure>> {
-        match self.answer(&Key::Find(nth))? {
-            Answer::Found(found) => Some(found),
-            _ => None,
+    /// How the update (`again`: the one after a conflict) ended, or the step that sends it.
+    pub fn updated(
+        &self,
+        again: bool,
+        update: impl FnOnce() -> Write,
+    ) -> Need<'_, Result<(), Failure>> {
+        match self.written(&Wrote::Update(again)) {
+            Some(Answer::Done(done)) => Ok(done),
+            _ => Err(Step::Write(update())),
         }
     }
 
-    /// The record of `consumer`'s management cluster.
-    pub fn record(&self, consumer: &str) -> Option<&Record> {
-        match self.answer(&Key::Record(consumer.to_owned()))? {
-            Answer::Record(record) => Some(record),
-            _ => None,
+    /// How the deletion request at `at` ended, or the step that sends it.
+    pub fn deleted(&self, at: &WorkAt) -> Need<'_, Result<(), Failure>> {
+        match self.written(&Wrote::Delete(at.clone())) {
+            Some(Answer::Done(done)) => Ok(done),
+            _ => Err(Step::Write(Write::Delete { at: at.clone() })),
         }
     }
 
-    /// The placement candidates.
-    pub fn candidates(&self) -> Option<&Result<Vec<ManagementCluster>, String>> {
-        match self.answer(&Key::Candidates)? {
-            Answer::Candidates(candidates) => Some(candidates),
-            _ => None,
-        }
-    }
-
-    /// The candidates' loads, in the order asked.
-    pub fn loads(&self) -> Option<&[Result<u64, String>]> {
-        match self.answer(&Key::Loads)? {
-            Answer::Loads(loads) => Some(loads),
-            _ => None,
-        }
-    }
-
-    /// How the create at `at` ended.
-    pub fn created(&self, at: &WorkAt) -> Option<&Result<Created, Failure>> {
-        match self.answer(&Key::Create(at.clone()))? {
-            Answer::Created(created) => Some(created),
-            _ => None,
-        }
-    }
-
-    /// How the update (`again`: the one after a conflict) ended.
-    pub fn updated(&self, again: bool) -> Option<&Result<(), Failure>> {
-        match self.answer(&Key::Update(again))? {
-            Answer::Done(done) => Some(done),
-            _ => None,
-        }
-    }
-
-    /// How the deletion request at `at` ended.
-    pub fn deleted(&self, at: &WorkAt) -> Option<&Result<(), Failure>> {
-        match self.answer(&Key::Delete(at.clone()))? {
-            Answer::Done(done) => Some(done),
-            _ => None,
-        }
-    }
-
-    /// How the lease-guarded create on `consumer` ended.
-    pub fn attempt(&self, consumer: &str) -> Option<&Attempt> {
-        match self.answer(&Key::Place(consumer.to_owned()))? {
-            Answer::Placed(attempt) => Some(attempt),
-            _ => None,
+    /// How the lease-guarded create at `at` ended, or the step that tries it.
+    pub fn attempt(&self, at: &WorkAt, place: impl FnOnce() -> Write) -> Need<'_, Attempt> {
+        match self.written(&Wrote::Place(at.consumer.clone())) {
+            Some(Answer::Placed(attempt)) => Ok(attempt),
+            _ => Err(Step::Write(place())),
         }
     }
 }

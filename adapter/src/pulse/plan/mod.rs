@@ -11,6 +11,7 @@ mod work;
 use super::object::Object;
 use super::step::{Asked, Decision, Seen, Step, Where};
 use crate::work::WorkAt;
+use crate::work::manifestwork::hosted_cluster_work_name;
 use work::{Source, Target, done};
 
 /// The next step of the pulse.
@@ -18,27 +19,18 @@ pub fn plan<O: Object>(seen: &Seen<'_, O::Spec>) -> Step {
     let pulse = seen.pulse;
     let name = O::work_name(&pulse.ids);
     if let Asked::Spec(Err(violations)) = &pulse.asked {
-        let consumer = pulse.static_consumer();
-        return done(
-            WorkAt::named(consumer, &name),
-            Decision::Invalid(violations.clone()),
-        );
+        let at = WorkAt::named(pulse.static_consumer(), &name);
+        return done(&at, Decision::Invalid(violations.clone()));
     }
-    match &pulse.placement {
-        Where::Static(consumer) => {
-            let control_plane = WorkAt::named(
-                consumer,
-                &crate::work::manifestwork::hosted_cluster_work_name(&pulse.ids.cluster_id),
-            );
-            let target = Target {
-                at: WorkAt::named(consumer, &name),
-                first: None,
-                control_plane: Source::Read(control_plane),
-                search_again: None,
-            };
-            work::work::<O>(seen, &target)
-        }
-        Where::Placed => place::plan::<O>(seen, &name),
-    }
+    let Where::Static(consumer) = &pulse.placement else {
+        return place::plan::<O>(seen, &name);
+    };
+    let control_plane = hosted_cluster_work_name(&pulse.ids.cluster_id);
+    let target = Target {
+        at: WorkAt::named(consumer, &name),
+        first: None,
+        control_plane: Source::Read(WorkAt::named(consumer, &control_plane)),
+        search_again: None,
+    };
+    work::work::<O>(seen, &target)
 }
-

@@ -1,25 +1,38 @@
 //! The work stage of the plan: what to do with the work where it is — deleting ([`deletion`]),
 //! missing ([`create`]), someone else's, older or newer than the pulse ([`found`],
-//! [`update`]).
-
-#![allow(
-    clippy::result_large_err,
-    reason = "a plan call returns one step; the next step is the error of its helpers, moved once"
-)]
+//! [`update`]). Each stage is `Ok` with the step it ends on, or stops early with `Err`: the
+//! step that asks what it needs.
 
 use crate::pulse::object::Object;
-use crate::pulse::step::{Asked, Created, Decision, Deletion, Outcome, Read, Seen, Step, Write};
+use crate::pulse::step::{Asked, Created, Decision, Deletion, Outcome, Seen, Step, Write};
 use crate::work::manifestwork::{Ownership, is_ours, ownership, work_generation};
 use crate::work::sync::{Failure, GenerationCheck, generation_check};
 use crate::work::{ExistingWork, WorkAt, WorkError, WorkKey};
 
+/// A stage's step: `Err` stops the plan early with the step asking what it needs.
+pub(super) type Stage = Result<Step, Step>;
+
 /// Done with `decision` about the work at `at`.
-pub(super) fn done(at: WorkAt, decision: Decision) -> Step {
+pub(super) fn done(at: &WorkAt, decision: Decision) -> Step {
     Step::Done(Outcome {
-        at,
+        at: at.clone(),
         decision,
         placement: Vec::new(),
     })
+}
+
+/// Done: the backend did not answer usefully about the work at `at`.
+pub(super) fn failed(at: &WorkAt, failure: &Failure) -> Step {
+    done(at, Decision::Failed(failure.clone()))
+}
+
+/// The place of a work not located (no work found, nothing to place).
+pub(super) fn nowhere(name: &str) -> WorkAt {
+    WorkAt {
+        consumer: String::new(),
+        name: name.to_owned(),
+        key: WorkKey::Named,
+    }
 }
 
 /// Where the gate reads the cluster's control plane from.
@@ -46,38 +59,23 @@ pub(super) struct Target<'s> {
 
 /// The work stage: what to do with the work at `target`.
 pub(super) fn work<O: Object>(seen: &Seen<'_, O::Spec>, target: &Target<'_>) -> Step {
-    let pulse = seen.pulse;
-    let first = match first(seen, target) {
-        Ok(first) => first,
-        Err(step) => return step,
-    };
-    let at = target.at.clone();
-    let spec = match &pulse.asked {
-        Asked::Deletion { .. } => return deletion::<O>(seen, target, first),
-        Asked::Spec(Err(violations)) => return done(at, Decision::Invalid(violations.clone())),
-        Asked::Spec(Ok(spec)) => spec,
-    };
-    match first {
-        Err(failure) => done(at, Decision::Failed(failure.clone())),
-        Ok(None) => create::<O>(seen, target, spec),
-        Ok(Some(existing)) => found::<O>(seen, target, spec, existing),
-    }
+    stage::<O>(seen, target).unwrap_or_else(|step| step)
 }
 
-/// The first read of the work: from placement, else asked.
-fn first<'a>(
-    seen: &'a Seen<'_, impl Sized>,
-    target: &'a Target<'_>,
-) -> Result<Result<Option<&'a ExistingWork>, &'a Failure>, Step> {
-    if let Some(known) = target.first {
-        return Ok(Ok(known));
-    }
-    match seen.work(&target.at, false) {
-        None => Err(Step::Read(Read::Work {
-            at: target.at.clone(),
-            again: false,
-        })),
-        Some(read) => Ok(read.as_ref().map(Option::as_ref)),
+fn stage<O: Object>(seen: &Seen<'_, O::Spec>, target: &Target<'_>) -> Stage {
+    let at = &target.at;
+    let first = match target.first {
+        Some(known) => Ok(known),
+        None => seen.work(at, false)?.as_ref().map(Option::as_ref),
+    };
+    let spec = match &seen.pulse.asked {
+        Asked::Deletion { .. } => return deletion::<O>(seen, at, first),
+        Asked::Spec(Err(violations)) => return Ok(done(at, Decision::Invalid(violations.clone()))),
+        Asked::Spec(Ok(spec)) => spec,
+    };
+    match first.map_err(|failure| failed(at, failure))? {
+        None => create::<O>(seen, target, spec),
+        Some(existing) => found::<O>(seen, target, spec, existing),
     }
 }
 
@@ -87,85 +85,68 @@ fn found<O: Object>(
     target: &Target<'_>,
     spec: &O::Spec,
     existing: &ExistingWork,
-) -> Step {
+) -> Stage {
     let pulse = seen.pulse;
-    let at = target.at.clone();
+    let at = &target.at;
     if let not_ours @ Ownership::NotOurs { .. } = ownership(&existing.labels, &O::owner(&pulse.ids))
     {
-        return done(at, Decision::NotOurs(not_ours));
+        return Ok(done(at, Decision::NotOurs(not_ours)));
     }
-    let held = work_generation(&existing.annotations);
     let work = existing.clone();
-    match generation_check(pulse.generation, held) {
-        GenerationCheck::Newer if existing.deleting.is_none() => {
-            update::<O>(seen, target, spec, existing)
-        }
-        GenerationCheck::Newer => done(at, Decision::NotSentDeleting(work)),
-        GenerationCheck::Older { pulse, held } => done(at, Decision::Stale { work, pulse, held }),
-        GenerationCheck::Current => done(at, Decision::Observed(work)),
-    }
+    Ok(
+        match generation_check(pulse.generation, work_generation(&existing.annotations)) {
+            GenerationCheck::Newer if existing.deleting.is_none() => {
+                return update::<O>(seen, target, spec, existing);
+            }
+            GenerationCheck::Newer => done(at, Decision::NotSentDeleting(work)),
+            GenerationCheck::Older { pulse, held } => {
+                done(at, Decision::Stale { work, pulse, held })
+            }
+            GenerationCheck::Current => done(at, Decision::Observed(work)),
+        },
+    )
 }
 
-/// What the gate says: the control plane offers what the object needs, or the plan goes no
-/// further (`Err`: the step to return).
+/// What the cluster's control plane offers the object, or the step the plan stops on: it is
+/// not read yet, or cannot be, or cannot take the object (`waiting`: the object's work).
 fn gate<O: Object>(
     seen: &Seen<'_, O::Spec>,
     target: &Target<'_>,
     waiting: Option<&ExistingWork>,
 ) -> Result<O::Gate, Step> {
-    let pulse = seen.pulse;
-    let consumer = target.at.consumer.as_str();
-    let control_plane = if O::GATED {
-        match &target.control_plane {
-            Source::Found(work) => *work,
-            Source::Read(at) => match seen.work(at, false) {
-                None => {
-                    return Err(Step::Read(Read::Work {
-                        at: at.clone(),
-                        again: false,
-                    }));
-                }
-                Some(Err(failure)) => {
-                    return Err(done(target.at.clone(), Decision::Failed(failure.clone())));
-                }
-                Some(Ok(work)) => work.as_ref(),
-            },
-        }
-    } else {
-        None
+    let at = &target.at;
+    let control_plane = match &target.control_plane {
+        _ if !O::GATED => None,
+        Source::Found(work) => *work,
+        Source::Read(cp) => seen
+            .work(cp, false)?
+            .as_ref()
+            .map_err(|f| failed(at, f))?
+            .as_ref(),
     };
-    O::gate(pulse, consumer, control_plane).map_err(|why| {
-        done(
-            target.at.clone(),
-            Decision::Waiting {
-                why,
-                work: waiting.cloned(),
-            },
-        )
+    O::gate(seen.pulse, &at.consumer, control_plane).map_err(|why| {
+        let work = waiting.cloned();
+        done(at, Decision::Waiting { why, work })
     })
 }
 
 /// The work is missing: the gate, the spec against it, then the create (a create that races
 /// another writer carries on with the work it wrote).
-fn create<O: Object>(seen: &Seen<'_, O::Spec>, target: &Target<'_>, spec: &O::Spec) -> Step {
-    let pulse = seen.pulse;
-    let at = target.at.clone();
-    let gate = match gate::<O>(seen, target, None) {
-        Ok(gate) => gate,
-        Err(step) => return step,
-    };
+fn create<O: Object>(seen: &Seen<'_, O::Spec>, target: &Target<'_>, spec: &O::Spec) -> Stage {
+    let at = &target.at;
+    let gate = gate::<O>(seen, target, None)?;
     let violations = O::fits(spec, &gate);
     if !violations.is_empty() {
-        return done(at, Decision::Invalid(violations));
+        return Ok(done(at, Decision::Invalid(violations)));
     }
-    match seen.created(&at) {
-        None => Step::Write(Write::Create {
-            manifest: O::manifest(pulse, spec, &at.consumer, &gate),
-            at,
-        }),
-        Some(Err(failure)) => done(at, Decision::Failed(failure.clone())),
-        Some(Ok(Created::Now)) => done(at, Decision::Created),
-        Some(Ok(Created::Raced(existing))) => found::<O>(seen, target, spec, existing),
+    let manifest = || O::manifest(seen.pulse, spec, &at.consumer, &gate);
+    match seen
+        .created(at, manifest)?
+        .as_ref()
+        .map_err(|f| failed(at, f))?
+    {
+        Created::Now => Ok(done(at, Decision::Created)),
+        Created::Raced(existing) => found::<O>(seen, target, spec, existing),
     }
 }
 
@@ -176,49 +157,54 @@ fn update<O: Object>(
     target: &Target<'_>,
     spec: &O::Spec,
     existing: &ExistingWork,
-) -> Step {
-    let pulse = seen.pulse;
-    let at = target.at.clone();
-    let immutable = |changes: Vec<_>| {
-        done(
-            at.clone(),
-            Decision::Immutable {
-                work: existing.clone(),
-                changes,
-            },
-        )
-    };
+) -> Stage {
+    let at = &target.at;
+    let work = || existing.clone();
     let changes = O::held_changes(existing, spec);
     if !changes.is_empty() {
-        return immutable(changes);
+        return Ok(done(
+            at,
+            Decision::Immutable {
+                work: work(),
+                changes,
+            },
+        ));
     }
-    let gate = match gate::<O>(seen, target, Some(existing)) {
-        Ok(gate) => gate,
-        Err(step) => return step,
-    };
+    let gate = gate::<O>(seen, target, Some(existing))?;
     let violations = O::fits(spec, &gate);
     if !violations.is_empty() {
-        let work = existing.clone();
-        return done(at, Decision::Unfit { work, violations });
+        return Ok(done(
+            at,
+            Decision::Unfit {
+                work: work(),
+                violations,
+            },
+        ));
     }
-    let manifest = O::manifest(pulse, spec, &at.consumer, &gate);
+    let manifest = O::manifest(seen.pulse, spec, &at.consumer, &gate);
     let changes = O::changes(existing, &manifest, spec);
     if !changes.is_empty() {
-        return immutable(changes);
-    }
-    match seen.updated(false) {
-        None => Step::Write(Write::Update {
+        return Ok(done(
             at,
-            manifest,
-            current: existing.clone(),
-            again: false,
-        }),
-        Some(Ok(())) => done(at, Decision::Updated(existing.clone())),
-        Some(Err(Failure::Permanent(WorkError::Conflict { message }))) => {
-            after_conflict::<O>(seen, target, spec, existing, (manifest, message))
-        }
-        Some(Err(failure)) => done(at, Decision::Failed(failure.clone())),
+            Decision::Immutable {
+                work: work(),
+                changes,
+            },
+        ));
     }
+    let send = || Write::Update {
+        at: at.clone(),
+        manifest: manifest.clone(),
+        current: work(),
+        again: false,
+    };
+    Ok(match seen.updated(false, send)? {
+        Ok(()) => done(at, Decision::Updated(work())),
+        Err(Failure::Permanent(WorkError::Conflict { message })) => {
+            return after_conflict::<O>(seen, target, (spec, existing), (&manifest, message));
+        }
+        Err(failure) => failed(at, failure),
+    })
 }
 
 /// The update met a stale version: the work read again decides — someone else's or being
@@ -227,50 +213,45 @@ fn update<O: Object>(
 fn after_conflict<O: Object>(
     seen: &Seen<'_, O::Spec>,
     target: &Target<'_>,
-    spec: &O::Spec,
-    existing: &ExistingWork,
-    (manifest, message): (serde_json::Value, &str),
-) -> Step {
+    (spec, existing): (&O::Spec, &ExistingWork),
+    (manifest, message): (&serde_json::Value, &str),
+) -> Stage {
     let pulse = seen.pulse;
-    let fresh = match reread(seen, target) {
-        Ok(fresh) => fresh,
-        Err(step) => return step,
-    };
-    let at = target.at.clone();
-    let failed = |error: WorkError| done(at.clone(), Decision::Failed(Failure::Permanent(error)));
-    let (fresh_at, fresh) = match fresh {
-        Err(failure) => return done(at, Decision::Failed(failure.clone())),
-        Ok(None) => {
-            return failed(WorkError::NotFound {
-                message: format!("the work disappeared while it was being updated ({message})"),
-            });
-        }
-        Ok(Some(fresh)) => fresh,
+    let at = &target.at;
+    let failed_with = |error| Ok(done(at, Decision::Failed(Failure::Permanent(error))));
+    let Some((fresh_at, fresh)) = reread(seen, target)?.map_err(|f| failed(at, f))? else {
+        let message = format!("the work disappeared while it was being updated ({message})");
+        return failed_with(WorkError::NotFound { message });
     };
     if !is_ours(&fresh.labels, &O::owner(&pulse.ids)) || fresh.deleting.is_some() {
-        return failed(WorkError::Conflict {
-            message: message.to_owned(),
-        });
+        let message = message.to_owned();
+        return failed_with(WorkError::Conflict { message });
     }
+    let work = || existing.clone();
     let held = work_generation(&fresh.annotations);
     if generation_check(pulse.generation, held) != GenerationCheck::Newer {
-        return done(fresh_at, Decision::UpdatedMeanwhile(existing.clone()));
+        return Ok(done(&fresh_at, Decision::UpdatedMeanwhile(work())));
     }
-    let changes = O::changes(fresh, &manifest, spec);
+    let changes = O::changes(fresh, manifest, spec);
     if !changes.is_empty() {
-        let work = existing.clone();
-        return done(fresh_at, Decision::Immutable { work, changes });
+        return Ok(done(
+            &fresh_at,
+            Decision::Immutable {
+                work: work(),
+                changes,
+            },
+        ));
     }
-    match seen.updated(true) {
-        None => Step::Write(Write::Update {
-            at: fresh_at,
-            manifest,
-            current: fresh.clone(),
-            again: true,
-        }),
-        Some(Ok(())) => done(fresh_at, Decision::Updated(existing.clone())),
-        Some(Err(failure)) => done(fresh_at, Decision::Failed(failure.clone())),
-    }
+    let send = || Write::Update {
+        at: fresh_at.clone(),
+        manifest: manifest.clone(),
+        current: fresh.clone(),
+        again: true,
+    };
+    Ok(match seen.updated(true, send)? {
+        Ok(()) => done(&fresh_at, Decision::Updated(work())),
+        Err(failure) => failed(&fresh_at, failure),
+    })
 }
 
 /// The work read again after a conflict, and where it is now: a placed work by the search (the
@@ -280,49 +261,36 @@ fn reread<'a>(
     seen: &'a Seen<'_, impl Sized>,
     target: &Target<'_>,
 ) -> Result<Result<Option<(WorkAt, &'a ExistingWork)>, &'a Failure>, Step> {
+    let at = &target.at;
     let Some(n) = target.search_again else {
-        return match seen.work(&target.at, true) {
-            None => Err(Step::Read(Read::Work {
-                at: target.at.clone(),
-                again: true,
-            })),
-            Some(Err(failure)) => Ok(Err(failure)),
-            Some(Ok(work)) => Ok(Ok(work.as_ref().map(|w| (target.at.clone(), w)))),
-        };
+        let work = seen.work(at, true)?.as_ref();
+        return Ok(work.map(|w| w.as_ref().map(|w| (at.clone(), w))));
     };
-    let found = match seen.found(n) {
-        None => return Err(Step::Read(Read::Find { nth: n })),
-        Some(Err(failure)) => return Ok(Err(failure)),
-        Some(Ok(found)) => found,
+    let found = match seen.found(n)? {
+        Err(failure) => return Ok(Err(failure)),
+        Ok(found) => found,
     };
-    let own = found.iter().find(|f| f.at.key == target.at.key);
-    let chosen = own.or_else(|| {
-        let mut live = found.iter().filter(|f| !f.deleting);
-        match (live.next(), live.next()) {
-            (Some(only), None) => Some(only),
-            _ => None,
-        }
-    });
-    Ok(match chosen {
-        None => Ok(None),
-        Some(found) => match &found.work {
-            Ok(work) => Ok(Some((found.at.clone(), work))),
-            // A work that cannot be read is not ours to update: the conflict stands.
-            Err(_) => Ok(None),
-        },
-    })
+    let mut live = found.iter().filter(|f| !f.deleting);
+    let only = match (live.next(), live.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    };
+    let chosen = found.iter().find(|f| f.at.key == at.key).or(only);
+    // A work that cannot be read is not one to update: the conflict stands.
+    Ok(Ok(chosen.and_then(|f| {
+        f.work.as_ref().ok().map(|w| (f.at.clone(), w))
+    })))
 }
 
 /// The resource is being deleted: the work is deleted once it is ours and nothing holds it;
 /// never created or updated.
 fn deletion<O: Object>(
     seen: &Seen<'_, O::Spec>,
-    target: &Target<'_>,
+    at: &WorkAt,
     first: Result<Option<&ExistingWork>, &Failure>,
-) -> Step {
+) -> Stage {
     let pulse = seen.pulse;
-    let at = target.at.clone();
-    let deleting = |deletion| done(at.clone(), Decision::Deleting(deletion));
+    let deleting = |deletion| Ok(done(at, Decision::Deleting(deletion)));
     let existing = match first {
         Err(failure) => return deleting(Deletion::Failed(failure.clone())),
         Ok(None) => return deleting(Deletion::Gone(None)),
@@ -340,22 +308,10 @@ fn deletion<O: Object>(
         let nodepools = pulse.nodepools.clone();
         return deleting(Deletion::Held { work, nodepools });
     }
-    match seen.deleted(&at) {
-        None => Step::Write(Write::Delete { at }),
-        Some(Ok(())) => deleting(Deletion::Requested { now: true, work }),
+    match seen.deleted(at)? {
+        Ok(()) => deleting(Deletion::Requested { now: true, work }),
         // Gone between the read and the delete (another pulse, the agent): done.
-        Some(Err(Failure::Permanent(WorkError::NotFound { .. }))) => {
-            deleting(Deletion::Gone(Some(work)))
-        }
-        Some(Err(failure)) => deleting(Deletion::Failed(failure.clone())),
-    }
-}
-
-/// The place of a work not located (no work found, nothing to place).
-pub(super) fn nowhere(name: &str) -> WorkAt {
-    WorkAt {
-        consumer: String::new(),
-        name: name.to_owned(),
-        key: WorkKey::Named,
+        Err(Failure::Permanent(WorkError::NotFound { .. })) => deleting(Deletion::Gone(Some(work))),
+        Err(failure) => deleting(Deletion::Failed(failure.clone())),
     }
 }
