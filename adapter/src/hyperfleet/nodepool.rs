@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 
 use super::resource::Resource;
 use super::spec::{
-    Checker, Rule, SpecViolation, dns_label, dns_subdomain, gcp_resource_name, json_kind, quoted,
-    service_account_email,
+    Checker, Invalid, Read, Rule, SpecViolation, dns_label, dns_subdomain, gcp_resource_name,
+    json_kind, quoted, service_account_email,
 };
 
 /// HyperFleet NodePool names: 3–15 characters of a lowercase DNS label (entity config,
@@ -383,12 +383,12 @@ impl NodePoolSpec {
         let keys = shape.keys();
         let name = identity(&mut c, name);
         let cluster_name = match shape {
-            Shape::HyperFleet => c.optional_checked(
+            Shape::HyperFleet => c.optional_checked_unit(
                 "clusterName",
                 &Rule {
                     min: 1,
                     max: 253,
-                    pattern: dns_label(),
+                    pattern: dns_label,
                     expected: "the name of the cluster the NodePool belongs to (omit it: the adapter uses the owning cluster's)",
                 },
             ),
@@ -411,12 +411,12 @@ impl NodePoolSpec {
             Shape::HyperFleet => hyperfleet_scaling(&mut c),
             Shape::Flat => flat_scaling(&mut c),
         };
-        let release_image = c.optional_checked(
+        let release_image = c.optional_checked_unit(
             "release.image",
             &Rule {
                 min: 1,
                 max: 253,
-                pattern: regex!(r"^[0-9A-Za-z_]+\S+$"),
+                pattern: || regex!(r"^[0-9A-Za-z_]+\S+$"),
                 expected: "the release image pullspec of the workers, without whitespace, not newer than the cluster's (e.g. quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64); omit it for the control plane's release image",
             },
         );
@@ -461,7 +461,7 @@ impl NodePoolSpec {
                 &Rule {
                     min: 1,
                     max: 63,
-                    pattern: dns_label(),
+                    pattern: dns_label,
                     expected: "the HyperFleet NodePool id: a lowercase DNS label (a UUIDv7)",
                 },
             )
@@ -473,7 +473,7 @@ impl NodePoolSpec {
                 &Rule {
                     min: 1,
                     max: 63 - MAX_NAME_LEN - 1,
-                    pattern: dns_label(),
+                    pattern: dns_label,
                     expected: "the owning cluster's HyperFleet id: a lowercase DNS label of at most 47 characters (a UUIDv7)",
                 },
             )
@@ -666,7 +666,7 @@ fn identity<'a>(c: &mut Checker<'_>, name: Option<&'a str>) -> Option<&'a str> {
     let rule = Rule {
         min: MIN_NAME_LEN,
         max: MAX_NAME_LEN,
-        pattern: dns_label(),
+        pattern: dns_label,
         expected: "a HyperFleet NodePool name: a lowercase DNS label of 3 to 15 characters (letters, digits and '-', starting and ending with a letter or digit)",
     };
     match name.filter(|n| !n.is_empty()) {
@@ -682,7 +682,7 @@ fn identity<'a>(c: &mut Checker<'_>, name: Option<&'a str>) -> Option<&'a str> {
 }
 
 fn platform_type(c: &mut Checker<'_>) -> Option<PlatformType> {
-    let value = c.required("platform.type", "gcp or none")?;
+    let value = c.required("platform.type", "gcp or none").ok()?;
     match value.to_ascii_lowercase().as_str() {
         "gcp" => Some(PlatformType::Gcp),
         "none" => Some(PlatformType::None),
@@ -944,7 +944,7 @@ fn zone_rule() -> Rule {
     Rule {
         min: 1,
         max: 63,
-        pattern: regex!(r"^[a-z]+(?:-[a-z0-9]+)*-[a-z]$"),
+        pattern: || regex!(r"^[a-z]+(?:-[a-z0-9]+)*-[a-z]$"),
         expected: "a GCP zone in the form region-zone, e.g. us-central1-a",
     }
 }
@@ -1003,14 +1003,14 @@ fn machine_type<'a>(c: &mut Checker<'a>, shape: Shape) -> Result<&'a str, ()> {
     let rule = Rule {
         min: 1,
         max: 255,
-        pattern: regex!(r"^[a-z0-9]+(-[a-z0-9]+)*$"),
+        pattern: || regex!(r"^[a-z0-9]+(-[a-z0-9]+)*$"),
         expected: "a GCE machine type such as n2-standard-4 (lowercase letters and digits in '-'-separated words); omit it for n2-standard-4",
     };
     let given = match shape {
-        Shape::Flat => c.optional_checked(FLAT_KEYS.machine_type, &rule),
+        Shape::Flat => c.optional_checked_unit(FLAT_KEYS.machine_type, &rule),
         Shape::HyperFleet => {
-            let machine = c.optional_checked(HYPERFLEET_KEYS.machine_type, &rule);
-            let instance = c.optional_checked("platform.gcp.instanceType", &rule);
+            let machine = c.optional_checked_unit(HYPERFLEET_KEYS.machine_type, &rule);
+            let instance = c.optional_checked_unit("platform.gcp.instanceType", &rule);
             match (machine, instance) {
                 (Ok(Some(m)), Ok(Some(i))) if m != i => {
                     c.violation(
@@ -1058,25 +1058,25 @@ fn gcp(c: &mut Checker<'_>, shape: Shape) -> Option<GcpNodePool> {
     }
     let machine_type = machine_type(c, shape);
     let zone = match shape {
-        Shape::Flat => c.optional_checked(FLAT_KEYS.zone, &zone_rule()),
+        Shape::Flat => c.optional_checked_unit(FLAT_KEYS.zone, &zone_rule()),
         Shape::HyperFleet => zones(c),
     };
     let resource = |what: &'static str| Rule {
         min: 1,
         max: 63,
-        pattern: gcp_resource_name(),
+        pattern: gcp_resource_name,
         expected: what,
     };
-    let subnet = c.optional_checked(
+    let subnet = c.optional_checked_unit(
         "platform.gcp.subnet",
         &resource("a subnet name of the cluster's VPC in its region: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen (omit it for the cluster's Private Service Connect subnet)"),
     );
-    let image = c.optional_checked(
+    let image = c.optional_checked_unit(
         "platform.gcp.image",
         &Rule {
             min: 1,
             max: 2048,
-            pattern: regex!(r"^\S+$"),
+            pattern: || regex!(r"^\S+$"),
             expected: "an image family path, image path or full image URL without whitespace (omit it for the RHCOS image of the release)",
         },
     );
@@ -1106,12 +1106,12 @@ fn gcp(c: &mut Checker<'_>, shape: Shape) -> Option<GcpNodePool> {
             format!("must be an object {{email}}, found {found}"),
         );
     }
-    let service_account_email = c.optional_checked(
+    let service_account_email = c.optional_checked_unit(
         keys.service_account_email,
         &Rule {
             min: 37,
             max: 85,
-            pattern: service_account_email(),
+            pattern: service_account_email,
             expected: "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters); omit it for the project's default compute account",
         },
     );
@@ -1497,7 +1497,7 @@ fn network_tags(c: &mut Checker<'_>, field: &'static str) -> Option<Vec<String>>
             &Rule {
                 min: 1,
                 max: 63,
-                pattern: gcp_resource_name(),
+                pattern: gcp_resource_name,
                 expected: "network tag names of 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
             },
         );
@@ -1544,7 +1544,7 @@ fn resource_labels(c: &mut Checker<'_>, field: &'static str) -> Option<Vec<(Stri
             &Rule {
                 min: 1,
                 max: 63,
-                pattern: regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"),
+                pattern: || regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"),
                 expected: "label keys of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit",
             },
         );
@@ -1580,7 +1580,7 @@ fn resource_labels(c: &mut Checker<'_>, field: &'static str) -> Option<Vec<(Stri
                 &Rule {
                     min: 1,
                     max: 63,
-                    pattern: regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"),
+                    pattern: || regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"),
                     expected: "label values empty or of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit",
                 },
             );
@@ -1593,6 +1593,18 @@ fn resource_labels(c: &mut Checker<'_>, field: &'static str) -> Option<Vec<(Stri
 
 /// A valid NodePool input for tests: `example-nodepool.json`'s shape with a UUIDv7 id, the
 /// longest name the API allows (15) and a subnet.
+/// The readers' `Read` as this module's `Result<_, ()>` (until it reads through them too).
+impl<'a> Checker<'a> {
+    fn optional_checked_unit(
+        &mut self,
+        field: &'static str,
+        rule: &Rule,
+    ) -> Result<Option<&'a str>, ()> {
+        let r: Read<Option<&'a str>> = self.optional_checked(field, rule);
+        r.map_err(|Invalid| ())
+    }
+}
+
 #[cfg(test)]
 pub mod fixture {
     use serde_json::{Map, Value, json};

@@ -1,0 +1,442 @@
+//! `networking`: the cluster, service and machine networks, each by the CRD's syntax, and
+//! together: one IP family, no overlap with each other (defaults included) or with the
+//! OVN-Kubernetes internal subnets.
+
+use std::fmt;
+
+use ipnet::IpNet;
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::names::{SpecNames, SpecShape};
+use crate::hyperfleet::spec::{Checker, Invalid, Read, each, json_kind, quoted};
+
+/// OVN-Kubernetes default internal subnets (join and transit switch); cluster, service and machine
+/// networks must not overlap them.
+const OVN_RESERVED: [(&str, &str); 4] = [
+    ("100.64.0.0/16", "the OVN-Kubernetes join subnet"),
+    ("100.88.0.0/16", "the OVN-Kubernetes transit subnet"),
+    ("fd98::/64", "the OVN-Kubernetes IPv6 join subnet"),
+    ("fd97::/64", "the OVN-Kubernetes IPv6 transit subnet"),
+];
+/// Networks the API server fills in when the spec leaves them out (`hypershift-api.md` §1.4).
+const DEFAULT_CLUSTER_NETWORK: &str = "10.132.0.0/14";
+const DEFAULT_SERVICE_NETWORK: &str = "172.31.0.0/16";
+
+const EXPECTED: &str = "a network in CIDR notation, IPv4 (10.0.0.0/16) or IPv6 (fd01::/48)";
+
+/// A CIDR as written in the spec (sent verbatim) and parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cidr {
+    pub text: String,
+    pub net: IpNet,
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// One `networking.clusterNetwork[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterNetwork {
+    pub cidr: Cidr,
+    /// `hostPrefix`: the prefix length of each node's share of the network; `None` leaves it to
+    /// HyperShift.
+    pub host_prefix: Option<u8>,
+}
+
+/// The three network lists of a valid spec (each empty when unset).
+pub(super) struct Networks {
+    pub cluster: Vec<ClusterNetwork>,
+    pub service: Vec<Cidr>,
+    pub machine: Vec<Cidr>,
+}
+
+/// The three networks: syntax per the CRD (1–2 entries per list), a network address (no host
+/// bits), `hostPrefix` within the network, one IP family, no overlap with each other (defaults
+/// included) or with OVN-Kubernetes internal subnets.
+pub(super) fn networks(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
+    let networks = match names.shape {
+        SpecShape::Flat => flat(c, names)?,
+        SpecShape::Nested => nested(c, names)?,
+    };
+    let before = c.violations.len();
+    let nets = nets(names, &networks);
+    one_family(c, &nets);
+    if c.violations.len() == before {
+        no_overlaps(c, &nets);
+    }
+    (c.violations.len() == before)
+        .then_some(networks)
+        .ok_or(Invalid)
+}
+
+/// The flat shape's three keys, one CIDR each (the machine network required).
+fn flat(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
+    let cluster = cidr_field(c, names.cluster_network_cidr, false);
+    let service = cidr_field(c, names.service_network_cidr, false);
+    let machine = cidr_field(c, names.machine_network_cidr, true);
+    let cluster = cluster?.map(|cidr| ClusterNetwork {
+        cidr,
+        host_prefix: None,
+    });
+    Ok(Networks {
+        cluster: cluster.into_iter().collect(),
+        service: service?.into_iter().collect(),
+        machine: machine?.into_iter().collect(),
+    })
+}
+
+/// The nested shape's lists: `clusterNetwork[{cidr, hostPrefix}]`, `serviceNetwork[]` (strings)
+/// and `machineNetwork[{cidr}]`.
+fn nested(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
+    let unset = format!("the API server then uses {DEFAULT_CLUSTER_NETWORK}");
+    let cluster = entries(c, names.cluster_network, &unset, |c, at, item| {
+        let entry = entry_object(c, names.cluster_network, at, item, "{cidr, hostPrefix}")?;
+        let cidr = entry_cidr(c, names.cluster_network_cidr, at, entry.get("cidr"));
+        let host_prefix = match entry.get("hostPrefix").filter(|v| !v.is_null()) {
+            None => Ok(None),
+            Some(v) => host_prefix(c, names.host_prefix, at, v, cidr.as_ref().ok()).map(Some),
+        };
+        Ok(ClusterNetwork {
+            cidr: cidr?,
+            host_prefix: host_prefix?,
+        })
+    });
+    let unset = format!("the API server then uses {DEFAULT_SERVICE_NETWORK}");
+    let service = entries(c, names.service_network, &unset, |c, at, item| {
+        entry_cidr(c, names.service_network_cidr, at, Some(item))
+    });
+    let unset = "the HostedCluster then has no machineNetwork";
+    let machine = entries(c, names.machine_network, unset, |c, at, item| {
+        let entry = entry_object(c, names.machine_network, at, item, "{cidr}")?;
+        entry_cidr(c, names.machine_network_cidr, at, entry.get("cidr"))
+    });
+    Ok(Networks {
+        cluster: cluster?,
+        service: service?,
+        machine: machine?,
+    })
+}
+
+/// Every entry of the nested list `list` read by `read` (with the prefix naming the entry in a
+/// list of two, `entry [1]: `); none when the list is unset. A list that is not an array, is
+/// empty or has more than the CRD's 2 entries is refused (`unset` says what leaving it out does).
+fn entries<'a, T>(
+    c: &mut Checker<'a>,
+    list: &'static str,
+    unset: &str,
+    mut read: impl FnMut(&mut Checker<'a>, &str, &'a Value) -> Read<T>,
+) -> Read<Vec<T>> {
+    let Some(items) = c.list(list, "an array")? else {
+        return Ok(Vec::new());
+    };
+    match items.len() {
+        0 => c.refuse(
+            list,
+            format!("is empty: give 1 or 2 entries, or leave it out ({unset})"),
+        ),
+        1 | 2 => each(items.iter().enumerate(), |(i, item)| {
+            read(c, &at(i, items.len()), item)
+        }),
+        n => c.refuse(
+            list,
+            format!(
+                "has {n} entries: the HostedCluster takes 1 or 2 (one IP family, so in practice one)"
+            ),
+        ),
+    }
+}
+
+/// A list entry that must be an object `{what}`.
+fn entry_object<'a>(
+    c: &mut Checker<'_>,
+    list: &'static str,
+    at: &str,
+    item: &'a Value,
+    what: &str,
+) -> Read<&'a Map<String, Value>> {
+    match item {
+        Value::Object(entry) => Ok(entry),
+        other => c.refuse(
+            list,
+            format!(
+                "{at}each entry must be an object {what}, found {}",
+                json_kind(other)
+            ),
+        ),
+    }
+}
+
+/// The prefix naming entry `i` in a violation, when the list has more than one.
+fn at(i: usize, len: usize) -> String {
+    if len > 1 {
+        format!("entry [{i}]: ")
+    } else {
+        String::new()
+    }
+}
+
+/// One entry's CIDR (a string), or a violation naming `field` (`at` says which entry).
+fn entry_cidr(
+    c: &mut Checker<'_>,
+    field: &'static str,
+    at: &str,
+    value: Option<&Value>,
+) -> Read<Cidr> {
+    match value.filter(|v| !v.is_null() && v.as_str() != Some("")) {
+        None => c.refuse(field, format!("{at}is required: {EXPECTED}")),
+        Some(Value::String(text)) => match parse_cidr(text) {
+            Ok(net) => Ok(Cidr {
+                text: text.clone(),
+                net,
+            }),
+            Err(problem) => c.refuse(field, format!("{at}{} {problem}", quoted(text))),
+        },
+        Some(other) => c.refuse(
+            field,
+            format!(
+                "{at}must be a string ({EXPECTED}), found {}",
+                json_kind(other)
+            ),
+        ),
+    }
+}
+
+/// `hostPrefix`: an integer from the network's own prefix length to the address size (32 for
+/// IPv4, 128 for IPv6): each node gets a `/hostPrefix` share of the network.
+fn host_prefix(
+    c: &mut Checker<'_>,
+    field: &'static str,
+    at: &str,
+    value: &Value,
+    cidr: Option<&Cidr>,
+) -> Read<u8> {
+    let (min, max) = match cidr.map(|c| &c.net) {
+        Some(net @ IpNet::V4(_)) => (net.prefix_len(), 32),
+        Some(net @ IpNet::V6(_)) => (net.prefix_len(), 128),
+        None => (0, 128),
+    };
+    let within = value
+        .as_u64()
+        .and_then(|n| u8::try_from(n).ok())
+        .filter(|n| (min..=max).contains(n));
+    if let Some(n) = within {
+        return Ok(n);
+    }
+    let of = cidr.map_or_else(String::new, |c| format!(" for {}", c.text));
+    let problem = if value.is_u64() || value.is_i64() {
+        format!(
+            "{at}{value} is out of range{of}: expected an integer from {min} to {max}, the prefix length of each node's share of the cluster network (e.g. 23)"
+        )
+    } else {
+        format!(
+            "{at}must be an integer from {min} to {max} (the prefix length of each node's share of the cluster network), found {}",
+            json_kind(value)
+        )
+    };
+    c.refuse(field, problem)
+}
+
+/// One CIDR field of the flat shape: `Ok(None)` when unset (and optional).
+fn cidr_field(c: &mut Checker<'_>, field: &'static str, required: bool) -> Read<Option<Cidr>> {
+    let text = if required {
+        Some(c.required(field, EXPECTED)?)
+    } else {
+        c.optional(field)
+    };
+    let Some(text) = text else {
+        // A value of another type is refused (by `optional`), not unset.
+        return match c.set(field) {
+            Some(v) if !v.is_string() => Err(Invalid),
+            _ => Ok(None),
+        };
+    };
+    let net = parse_cidr(text)
+        .or_else(|problem| c.refuse(field, format!("{} {problem}", quoted(text))))?;
+    Ok(Some(Cidr {
+        text: text.to_owned(),
+        net,
+    }))
+}
+
+/// Parses a CIDR by the CRD's syntax rule (≤ 43 characters) and as an address/prefix, and refuses
+/// host bits.
+pub fn parse_cidr(text: &str) -> Result<IpNet, String> {
+    if text.len() > 43 || !(cidr_v4_syntax().is_match(text) || cidr_v6_syntax().is_match(text)) {
+        return Err(format!("is not valid: expected {EXPECTED}"));
+    }
+    let net: IpNet = text
+        .parse()
+        .map_err(|_| format!("is not a valid CIDR: expected {EXPECTED} with octets ≤ 255 and prefix ≤ 32 (IPv4) or ≤ 128 (IPv6)"))?;
+    if net.trunc() != net {
+        return Err(format!(
+            "has host bits set: the network address is {}",
+            net.trunc()
+        ));
+    }
+    Ok(net)
+}
+
+/// `networking.*Network[].cidr`, IPv4 form of the CRD rule.
+fn cidr_v4_syntax() -> &'static Regex {
+    regex!(r"^((\d{1,3}\.){3}\d{1,3}/\d{1,2})$")
+}
+
+/// `networking.*Network[].cidr`, IPv6 form of the CRD rule.
+pub(super) fn cidr_v6_syntax() -> &'static Regex {
+    regex!(r"^([0-9a-fA-F]{0,4}:){2,7}([0-9a-fA-F]{0,4})?/[0-9]{1,3}$")
+}
+
+/// One network of the three lists (or the default of an unset list), for the cross checks.
+struct Net {
+    /// The field named when this entry is at fault.
+    field: &'static str,
+    /// How messages name it: `spec.networking.clusterNetwork[0].cidr 10.0.0.0/16`.
+    described: String,
+    /// Prefix of a violation about this entry: `""`, or `entry [1]: ` in a list of two.
+    at: String,
+    cidr: Cidr,
+    defaulted: bool,
+}
+
+/// Every network of the three lists, and the default of an unset cluster or service network.
+fn nets(names: &SpecNames, networks: &Networks) -> Vec<Net> {
+    let cluster: Vec<Cidr> = networks.cluster.iter().map(|n| n.cidr.clone()).collect();
+    let mut nets = Vec::new();
+    for (list, entry, cidrs, default) in [
+        (
+            names.cluster_network,
+            names.cluster_network_cidr,
+            &cluster,
+            Some(DEFAULT_CLUSTER_NETWORK),
+        ),
+        (
+            names.service_network,
+            names.service_network_cidr,
+            &networks.service,
+            Some(DEFAULT_SERVICE_NETWORK),
+        ),
+        (
+            names.machine_network,
+            names.machine_network_cidr,
+            &networks.machine,
+            None,
+        ),
+    ] {
+        if cidrs.is_empty() {
+            if let Some(cidr) = default.and_then(default_cidr) {
+                nets.push(Net {
+                    field: list,
+                    described: format!(
+                        "the default {list} {} (used because {list} is not set)",
+                        cidr.text
+                    ),
+                    at: String::new(),
+                    cidr,
+                    defaulted: true,
+                });
+            }
+            continue;
+        }
+        for (i, cidr) in cidrs.iter().enumerate() {
+            nets.push(Net {
+                field: entry,
+                described: format!("{} {}", indexed(entry, i, names.shape), cidr.text),
+                at: at(i, cidrs.len()),
+                cidr: cidr.clone(),
+                defaulted: false,
+            });
+        }
+    }
+    nets
+}
+
+/// `spec.networking.clusterNetwork[0].cidr` for entry 0 of `spec.networking.clusterNetwork[].cidr`
+/// (a flat key stays as it is).
+fn indexed(field: &str, i: usize, shape: SpecShape) -> String {
+    match shape {
+        SpecShape::Flat => field.to_owned(),
+        SpecShape::Nested => field.replacen("[]", &format!("[{i}]"), 1),
+    }
+}
+
+fn default_cidr(text: &str) -> Option<Cidr> {
+    text.parse().ok().map(|net| Cidr {
+        text: text.to_owned(),
+        net,
+    })
+}
+
+fn family(net: &IpNet) -> &'static str {
+    match net {
+        IpNet::V4(_) => "IPv4",
+        IpNet::V6(_) => "IPv6",
+    }
+}
+
+fn overlaps(a: &IpNet, b: &IpNet) -> bool {
+    a.contains(b) || b.contains(a)
+}
+
+/// One IP family (defaults included): names the explicit one of the first mismatching pair.
+fn one_family(c: &mut Checker<'_>, nets: &[Net]) {
+    let mismatch = nets.iter().enumerate().find_map(|(i, a)| {
+        let b = nets[i + 1..]
+            .iter()
+            .find(|b| family(&a.cidr.net) != family(&b.cidr.net))?;
+        // The named entry is explicit: two defaults never conflict.
+        Some(if b.defaulted { (a, b) } else { (b, a) })
+    });
+    if let Some((this, other)) = mismatch {
+        c.violation(
+            this.field,
+            format!(
+                "{}{} is {} but {} is {}: all cluster networks must use one IP family",
+                this.at,
+                this.cidr.text,
+                family(&this.cidr.net),
+                other.described,
+                family(&other.cidr.net),
+            ),
+        );
+    }
+}
+
+/// No network overlaps another (the explicit one of each pair named) or an OVN-Kubernetes
+/// internal subnet.
+fn no_overlaps(c: &mut Checker<'_>, nets: &[Net]) {
+    for (i, a) in nets.iter().enumerate() {
+        for b in &nets[i + 1..] {
+            if overlaps(&a.cidr.net, &b.cidr.net) {
+                // The named entry is explicit: two defaults never overlap.
+                let (this, other) = if b.defaulted { (a, b) } else { (b, a) };
+                c.violation(
+                    this.field,
+                    format!(
+                        "{}{} overlaps {}; choose non-overlapping ranges",
+                        this.at, this.cidr.text, other.described
+                    ),
+                );
+            }
+        }
+        if a.defaulted {
+            continue;
+        }
+        for (reserved, what) in OVN_RESERVED {
+            if let Ok(r) = reserved.parse::<IpNet>()
+                && overlaps(&a.cidr.net, &r)
+            {
+                c.violation(
+                    a.field,
+                    format!(
+                        "{}{} overlaps {what} {reserved}; choose another range",
+                        a.at, a.cidr.text
+                    ),
+                );
+            }
+        }
+    }
+}
