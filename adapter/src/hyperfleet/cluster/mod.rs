@@ -132,54 +132,25 @@ pub struct SecretSettings {
     pub service_account_signing_key_secret_name: Option<String>,
 }
 
-const CLUSTER_ID: Rule = Rule {
-    min: 1,
-    max: MAX_CLUSTER_ID_LEN,
-    pattern: dns_label,
-    expected: "a lowercase DNS label (letters, digits and '-', starting and ending with a letter or digit) of at most 60 characters",
-};
-const CLUSTER_NAME: Rule = Rule {
-    min: MIN_CLUSTER_NAME_LEN,
-    max: MAX_CLUSTER_NAME_LEN,
-    pattern: dns_label,
-    expected: "a HyperFleet cluster name: a lowercase DNS label of 3 to 53 characters (letters, digits and '-', starting and ending with a letter or digit)",
-};
-const BASE_DOMAIN: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: || regex!(r"^(?:(?:[a-zA-Z0-9-]+\.)+[a-zA-Z]{2,}|[a-zA-Z0-9-]+)$"),
-    expected: "a DNS domain such as example.com (letters, digits and '-' in dot-separated labels)",
-};
-const ISSUER_URL: Rule = Rule {
-    min: 1,
-    max: 255,
-    pattern: || regex!(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s?#]*)?$"),
-    expected: "the public HTTPS URL of the OIDC issuer the Workload Identity provider trusts, without query or fragment (e.g. https://storage.googleapis.com/my-oidc-bucket)",
-};
-const SECRET_NAME: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: dns_subdomain,
-    expected: "the name of a Secret in the HostedCluster namespace (lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending with a letter or digit)",
-};
-const PULL_SECRET_NAME: Rule = Rule {
-    expected: "the name of the pull Secret in the HostedCluster namespace (lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending with a letter or digit); or set the adapter's PULL_SECRET_NAME",
-    ..SECRET_NAME
-};
-const EXTERNAL_DNS_DOMAIN: Rule = Rule {
-    min: 1,
-    max: 253 - "oauth-".len() - MAX_HOSTED_CLUSTER_NAME_LEN - 1,
-    pattern: || regex!(r"^(?:[a-zA-Z0-9-]+\.)*[a-zA-Z]{2,}$"),
-    expected: "a DNS domain served by external DNS (e.g. hypershift.example.com); the API and OAuth routes become api-<name>.<domain> and oauth-<name>.<domain>",
-};
+const CLUSTER_ID: Rule = Rule::new(1..=MAX_CLUSTER_ID_LEN, dns_label)
+    .expecting("a lowercase DNS label (letters, digits and '-', starting and ending with a letter or digit) of at most 60 characters");
+const CLUSTER_NAME: Rule = Rule::new(MIN_CLUSTER_NAME_LEN..=MAX_CLUSTER_NAME_LEN, dns_label)
+    .expecting("a HyperFleet cluster name: a lowercase DNS label of 3 to 53 characters (letters, digits and '-', starting and ending with a letter or digit)");
+const BASE_DOMAIN: Rule = Rule::new(1..=253, || {
+    regex!(r"^(?:(?:[a-zA-Z0-9-]+\.)+[a-zA-Z]{2,}|[a-zA-Z0-9-]+)$")
+})
+.expecting("a DNS domain such as example.com (letters, digits and '-' in dot-separated labels)");
+const ISSUER_URL: Rule = Rule::new(1..=255, || regex!(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s?#]*)?$"))
+    .expecting("the public HTTPS URL of the OIDC issuer the Workload Identity provider trusts, without query or fragment (e.g. https://storage.googleapis.com/my-oidc-bucket)");
+const SECRET_NAME: Rule = Rule::new(1..=253, dns_subdomain)
+    .expecting("the name of a Secret in the HostedCluster namespace (lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending with a letter or digit)");
+const PULL_SECRET_NAME: Rule = SECRET_NAME.expecting("the name of the pull Secret in the HostedCluster namespace (lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending with a letter or digit); or set the adapter's PULL_SECRET_NAME");
+const EXTERNAL_DNS_DOMAIN: Rule = Rule::new(1..=253 - "oauth-".len() - MAX_HOSTED_CLUSTER_NAME_LEN - 1, || regex!(r"^(?:[a-zA-Z0-9-]+\.)*[a-zA-Z]{2,}$"))
+    .expecting("a DNS domain served by external DNS (e.g. hypershift.example.com); the API and OAuth routes become api-<name>.<domain> and oauth-<name>.<domain>");
 /// `infraID`: the CRD's rule, plus a lowercase letter first: it prefixes GCP resource names
 /// (the `<infraID>-worker` network tag, OIDC objects), which must start with a letter.
-const INFRA_ID: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: || regex!(r"^[a-z]([-a-z0-9]*[a-z0-9])?$"),
-    expected: "a lowercase DNS label starting with a letter (letters, digits and '-'; it prefixes GCP resource names); leave it out to let HyperShift generate one",
-};
+const INFRA_ID: Rule = Rule::new(1..=253, || regex!(r"^[a-z]([-a-z0-9]*[a-z0-9])?$"))
+    .expecting("a lowercase DNS label starting with a letter (letters, digits and '-'; it prefixes GCP resource names); leave it out to let HyperShift generate one");
 
 impl ClusterSpec {
     /// Validates the raw spec for the cluster `cluster_id` named `cluster_name` (the HostedCluster

@@ -147,16 +147,17 @@ pub fn spec_shape(spec: &Map<String, Value>) -> Result<SpecShape, Vec<SpecViolat
     match SHAPE_KEYS.shape_of(|key| spec.contains_key(flat_key(key))) {
         Written::HyperFleet => Ok(SpecShape::Nested),
         Written::Flat => Ok(SpecShape::Flat),
-        Written::Mixed { flat, hyperfleet } => Err(flat
-            .into_iter()
-            .map(|(field, instead)| SpecViolation {
-                field,
-                problem: format!(
-                    "is a flat key, but the spec also has spec.{} of HyperFleet's nested shape; use one shape: in the nested shape this is {instead}",
-                    hyperfleet[0]
-                ),
-            })
-            .collect()),
+        Written::Mixed { flat, hyperfleet } => {
+            let nested = hyperfleet[0];
+            let mut violations = Vec::new();
+            for (field, instead) in flat {
+                let problem = format!(
+                    "is a flat key, but the spec also has spec.{nested} of HyperFleet's nested shape; use one shape: in the nested shape this is {instead}"
+                );
+                violations.push(SpecViolation { field, problem });
+            }
+            Err(violations)
+        }
     }
 }
 

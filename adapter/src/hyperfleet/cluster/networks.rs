@@ -78,10 +78,8 @@ fn flat(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
     let cluster = cidr_field(c, names.cluster_network_cidr, false);
     let service = cidr_field(c, names.service_network_cidr, false);
     let machine = cidr_field(c, names.machine_network_cidr, true);
-    let cluster = cluster?.map(|cidr| ClusterNetwork {
-        cidr,
-        host_prefix: None,
-    });
+    let host_prefix = None;
+    let cluster = cluster?.map(|cidr| ClusterNetwork { cidr, host_prefix });
     Ok(Networks {
         cluster: cluster.into_iter().collect(),
         service: service?.into_iter().collect(),
@@ -94,30 +92,29 @@ fn flat(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
 fn nested(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks> {
     let unset = format!("the API server then uses {DEFAULT_CLUSTER_NETWORK}");
     let cluster = entries(c, names.cluster_network, &unset, |c, at, item| {
-        let entry = entry_object(c, names.cluster_network, at, item, "{cidr, hostPrefix}")?;
-        let cidr = entry_cidr(c, names.cluster_network_cidr, at, entry.get("cidr"));
+        let entry = entry_object(c, (names.cluster_network, at), item, "{cidr, hostPrefix}")?;
+        let cidr = entry_cidr(c, (names.cluster_network_cidr, at), entry.get("cidr"));
         let host_prefix = match entry.get("hostPrefix").filter(|v| !v.is_null()) {
             None => Ok(None),
-            Some(v) => host_prefix(c, names.host_prefix, at, v, cidr.as_ref().ok()).map(Some),
+            Some(v) => host_prefix(c, (names.host_prefix, at), v, cidr.as_ref().ok()).map(Some),
         };
-        Ok(ClusterNetwork {
-            cidr: cidr?,
-            host_prefix: host_prefix?,
-        })
+        let (cidr, host_prefix) = (cidr?, host_prefix?);
+        Ok(ClusterNetwork { cidr, host_prefix })
     });
     let unset = format!("the API server then uses {DEFAULT_SERVICE_NETWORK}");
     let service = entries(c, names.service_network, &unset, |c, at, item| {
-        entry_cidr(c, names.service_network_cidr, at, Some(item))
+        entry_cidr(c, (names.service_network_cidr, at), Some(item))
     });
     let unset = "the HostedCluster then has no machineNetwork";
     let machine = entries(c, names.machine_network, unset, |c, at, item| {
-        let entry = entry_object(c, names.machine_network, at, item, "{cidr}")?;
-        entry_cidr(c, names.machine_network_cidr, at, entry.get("cidr"))
+        let entry = entry_object(c, (names.machine_network, at), item, "{cidr}")?;
+        entry_cidr(c, (names.machine_network_cidr, at), entry.get("cidr"))
     });
+    let (cluster, service, machine) = (cluster?, service?, machine?);
     Ok(Networks {
-        cluster: cluster?,
-        service: service?,
-        machine: machine?,
+        cluster,
+        service,
+        machine,
     })
 }
 
@@ -133,40 +130,36 @@ fn entries<'a, T>(
     let Some(items) = c.list(list, "an array")? else {
         return Ok(Vec::new());
     };
-    match items.len() {
-        0 => c.refuse(
-            list,
-            format!("is empty: give 1 or 2 entries, or leave it out ({unset})"),
+    let problem = match items.len() {
+        0 => format!("is empty: give 1 or 2 entries, or leave it out ({unset})"),
+        1 | 2 => {
+            return each(items.iter().enumerate(), |(i, item)| {
+                read(c, &at(i, items.len()), item)
+            });
+        }
+        n => format!(
+            "has {n} entries: the HostedCluster takes 1 or 2 (one IP family, so in practice one)"
         ),
-        1 | 2 => each(items.iter().enumerate(), |(i, item)| {
-            read(c, &at(i, items.len()), item)
-        }),
-        n => c.refuse(
-            list,
-            format!(
-                "has {n} entries: the HostedCluster takes 1 or 2 (one IP family, so in practice one)"
-            ),
-        ),
-    }
+    };
+    c.refuse(list, problem)
 }
 
-/// A list entry that must be an object `{what}`.
+/// A list entry that must be an object `{what}`; `at` says which entry.
 fn entry_object<'a>(
     c: &mut Checker<'_>,
-    list: &'static str,
-    at: &str,
+    (list, at): (&'static str, &str),
     item: &'a Value,
     what: &str,
 ) -> Read<&'a Map<String, Value>> {
     match item {
         Value::Object(entry) => Ok(entry),
-        other => c.refuse(
-            list,
-            format!(
-                "{at}each entry must be an object {what}, found {}",
-                json_kind(other)
-            ),
-        ),
+        other => {
+            let found = json_kind(other);
+            c.refuse(
+                list,
+                format!("{at}each entry must be an object {what}, found {found}"),
+            )
+        }
     }
 }
 
@@ -182,26 +175,30 @@ fn at(i: usize, len: usize) -> String {
 /// One entry's CIDR (a string), or a violation naming `field` (`at` says which entry).
 fn entry_cidr(
     c: &mut Checker<'_>,
-    field: &'static str,
-    at: &str,
+    (field, at): (&'static str, &str),
     value: Option<&Value>,
 ) -> Read<Cidr> {
     match value.filter(|v| !v.is_null() && v.as_str() != Some("")) {
         None => c.refuse(field, format!("{at}is required: {EXPECTED}")),
-        Some(Value::String(text)) => match parse_cidr(text) {
-            Ok(net) => Ok(Cidr {
-                text: text.clone(),
-                net,
-            }),
-            Err(problem) => c.refuse(field, format!("{at}{} {problem}", quoted(text))),
-        },
-        Some(other) => c.refuse(
-            field,
-            format!(
-                "{at}must be a string ({EXPECTED}), found {}",
-                json_kind(other)
-            ),
-        ),
+        Some(Value::String(text)) => cidr(c, (field, at), text),
+        Some(other) => {
+            let found = json_kind(other);
+            c.refuse(
+                field,
+                format!("{at}must be a string ({EXPECTED}), found {found}"),
+            )
+        }
+    }
+}
+
+/// `text` as a CIDR ([`parse_cidr`]), or a violation naming `field` (`at` says which entry).
+fn cidr(c: &mut Checker<'_>, (field, at): (&'static str, &str), text: &str) -> Read<Cidr> {
+    match parse_cidr(text) {
+        Ok(net) => Ok(Cidr {
+            text: text.to_owned(),
+            net,
+        }),
+        Err(problem) => c.refuse(field, format!("{at}{} {problem}", quoted(text))),
     }
 }
 
@@ -209,8 +206,7 @@ fn entry_cidr(
 /// IPv4, 128 for IPv6): each node gets a `/hostPrefix` share of the network.
 fn host_prefix(
     c: &mut Checker<'_>,
-    field: &'static str,
-    at: &str,
+    (field, at): (&'static str, &str),
     value: &Value,
     cidr: Option<&Cidr>,
 ) -> Read<u8> {
@@ -219,22 +215,19 @@ fn host_prefix(
         Some(net @ IpNet::V6(_)) => (net.prefix_len(), 128),
         None => (0, 128),
     };
-    let within = value
-        .as_u64()
-        .and_then(|n| u8::try_from(n).ok())
-        .filter(|n| (min..=max).contains(n));
-    if let Some(n) = within {
+    let within = value.as_u64().and_then(|n| u8::try_from(n).ok());
+    if let Some(n) = within.filter(|n| (min..=max).contains(n)) {
         return Ok(n);
     }
     let of = cidr.map_or_else(String::new, |c| format!(" for {}", c.text));
+    let found = json_kind(value);
     let problem = if value.is_u64() || value.is_i64() {
         format!(
             "{at}{value} is out of range{of}: expected an integer from {min} to {max}, the prefix length of each node's share of the cluster network (e.g. 23)"
         )
     } else {
         format!(
-            "{at}must be an integer from {min} to {max} (the prefix length of each node's share of the cluster network), found {}",
-            json_kind(value)
+            "{at}must be an integer from {min} to {max} (the prefix length of each node's share of the cluster network), found {found}"
         )
     };
     c.refuse(field, problem)
@@ -247,19 +240,12 @@ fn cidr_field(c: &mut Checker<'_>, field: &'static str, required: bool) -> Read<
     } else {
         c.optional(field)
     };
-    let Some(text) = text else {
+    match text {
+        Some(text) => cidr(c, (field, ""), text).map(Some),
         // A value of another type is refused (by `optional`), not unset.
-        return match c.set(field) {
-            Some(v) if !v.is_string() => Err(Invalid),
-            _ => Ok(None),
-        };
-    };
-    let net = parse_cidr(text)
-        .or_else(|problem| c.refuse(field, format!("{} {problem}", quoted(text))))?;
-    Ok(Some(Cidr {
-        text: text.to_owned(),
-        net,
-    }))
+        None if c.set(field).is_some_and(|v| !v.is_string()) => Err(Invalid),
+        None => Ok(None),
+    }
 }
 
 /// Parses a CIDR by the CRD's syntax rule (≤ 43 characters) and as an address/prefix, and refuses
@@ -294,19 +280,32 @@ pub(super) fn cidr_v6_syntax() -> &'static Regex {
 struct Net {
     /// The field named when this entry is at fault.
     field: &'static str,
-    /// How messages name it: `spec.networking.clusterNetwork[0].cidr 10.0.0.0/16`.
+    /// How a violation about it starts: its CIDR, after `entry [1]: ` in a list of two.
+    shown: String,
+    /// How messages about another entry name it: `spec.networking.clusterNetwork[0].cidr
+    /// 10.0.0.0/16`.
     described: String,
-    /// Prefix of a violation about this entry: `""`, or `entry [1]: ` in a list of two.
-    at: String,
-    cidr: Cidr,
+    net: IpNet,
     defaulted: bool,
+}
+
+impl Net {
+    fn family(&self) -> &'static str {
+        match self.net {
+            IpNet::V4(_) => "IPv4",
+            IpNet::V6(_) => "IPv6",
+        }
+    }
+
+    fn overlaps(&self, other: &IpNet) -> bool {
+        self.net.contains(other) || other.contains(&self.net)
+    }
 }
 
 /// Every network of the three lists, and the default of an unset cluster or service network.
 fn nets(names: &SpecNames, networks: &Networks) -> Vec<Net> {
     let cluster: Vec<Cidr> = networks.cluster.iter().map(|n| n.cidr.clone()).collect();
-    let mut nets = Vec::new();
-    for (list, entry, cidrs, default) in [
+    let lists: [(_, _, &[Cidr], _); 3] = [
         (
             names.cluster_network,
             names.cluster_network_cidr,
@@ -325,28 +324,29 @@ fn nets(names: &SpecNames, networks: &Networks) -> Vec<Net> {
             &networks.machine,
             None,
         ),
-    ] {
+    ];
+    let mut nets = Vec::new();
+    for (list, entry, cidrs, default) in lists {
         if cidrs.is_empty() {
-            if let Some(cidr) = default.and_then(default_cidr) {
-                nets.push(Net {
-                    field: list,
-                    described: format!(
-                        "the default {list} {} (used because {list} is not set)",
-                        cidr.text
-                    ),
-                    at: String::new(),
-                    cidr,
-                    defaulted: true,
-                });
-            }
-            continue;
+            let default = default.and_then(|text| Some((text, text.parse().ok()?)));
+            nets.extend(default.map(|(text, net)| Net {
+                field: list,
+                shown: text.to_owned(),
+                described: format!("the default {list} {text} (used because {list} is not set)"),
+                net,
+                defaulted: true,
+            }));
         }
-        for (i, cidr) in cidrs.iter().enumerate() {
+        for (i, Cidr { text, net }) in cidrs.iter().enumerate() {
+            let indexed = match names.shape {
+                SpecShape::Flat => entry.to_owned(),
+                SpecShape::Nested => entry.replacen("[]", &format!("[{i}]"), 1),
+            };
             nets.push(Net {
                 field: entry,
-                described: format!("{} {}", indexed(entry, i, names.shape), cidr.text),
-                at: at(i, cidrs.len()),
-                cidr: cidr.clone(),
+                shown: format!("{}{text}", at(i, cidrs.len())),
+                described: format!("{indexed} {text}"),
+                net: *net,
                 defaulted: false,
             });
         }
@@ -354,54 +354,17 @@ fn nets(names: &SpecNames, networks: &Networks) -> Vec<Net> {
     nets
 }
 
-/// `spec.networking.clusterNetwork[0].cidr` for entry 0 of `spec.networking.clusterNetwork[].cidr`
-/// (a flat key stays as it is).
-fn indexed(field: &str, i: usize, shape: SpecShape) -> String {
-    match shape {
-        SpecShape::Flat => field.to_owned(),
-        SpecShape::Nested => field.replacen("[]", &format!("[{i}]"), 1),
-    }
-}
-
-fn default_cidr(text: &str) -> Option<Cidr> {
-    text.parse().ok().map(|net| Cidr {
-        text: text.to_owned(),
-        net,
-    })
-}
-
-fn family(net: &IpNet) -> &'static str {
-    match net {
-        IpNet::V4(_) => "IPv4",
-        IpNet::V6(_) => "IPv6",
-    }
-}
-
-fn overlaps(a: &IpNet, b: &IpNet) -> bool {
-    a.contains(b) || b.contains(a)
-}
-
 /// One IP family (defaults included): names the explicit one of the first mismatching pair.
 fn one_family(c: &mut Checker<'_>, nets: &[Net]) {
     let mismatch = nets.iter().enumerate().find_map(|(i, a)| {
-        let b = nets[i + 1..]
-            .iter()
-            .find(|b| family(&a.cidr.net) != family(&b.cidr.net))?;
+        let b = nets[i + 1..].iter().find(|b| a.family() != b.family())?;
         // The named entry is explicit: two defaults never conflict.
         Some(if b.defaulted { (a, b) } else { (b, a) })
     });
     if let Some((this, other)) = mismatch {
-        c.violation(
-            this.field,
-            format!(
-                "{}{} is {} but {} is {}: all cluster networks must use one IP family",
-                this.at,
-                this.cidr.text,
-                family(&this.cidr.net),
-                other.described,
-                family(&other.cidr.net),
-            ),
-        );
+        let (shown, family) = (&this.shown, this.family());
+        let (described, other_family) = (&other.described, other.family());
+        c.violation(this.field, format!("{shown} is {family} but {described} is {other_family}: all cluster networks must use one IP family"));
     }
 }
 
@@ -409,32 +372,24 @@ fn one_family(c: &mut Checker<'_>, nets: &[Net]) {
 /// internal subnet.
 fn no_overlaps(c: &mut Checker<'_>, nets: &[Net]) {
     for (i, a) in nets.iter().enumerate() {
-        for b in &nets[i + 1..] {
-            if overlaps(&a.cidr.net, &b.cidr.net) {
-                // The named entry is explicit: two defaults never overlap.
-                let (this, other) = if b.defaulted { (a, b) } else { (b, a) };
-                c.violation(
-                    this.field,
-                    format!(
-                        "{}{} overlaps {}; choose non-overlapping ranges",
-                        this.at, this.cidr.text, other.described
-                    ),
-                );
-            }
+        for b in nets[i + 1..].iter().filter(|b| a.overlaps(&b.net)) {
+            // The named entry is explicit: two defaults never overlap.
+            let (this, other) = if b.defaulted { (a, b) } else { (b, a) };
+            let (shown, described) = (&this.shown, &other.described);
+            c.violation(
+                this.field,
+                format!("{shown} overlaps {described}; choose non-overlapping ranges"),
+            );
         }
         if a.defaulted {
             continue;
         }
         for (reserved, what) in OVN_RESERVED {
-            if let Ok(r) = reserved.parse::<IpNet>()
-                && overlaps(&a.cidr.net, &r)
-            {
+            if reserved.parse().is_ok_and(|r| a.overlaps(&r)) {
+                let shown = &a.shown;
                 c.violation(
                     a.field,
-                    format!(
-                        "{}{} overlaps {what} {reserved}; choose another range",
-                        a.at, a.cidr.text
-                    ),
+                    format!("{shown} overlaps {what} {reserved}; choose another range"),
                 );
             }
         }

@@ -98,17 +98,17 @@ pub(super) fn nested_structure(c: &mut Checker<'_>) -> Vec<&'static str> {
             TYPE,
             "is \"template\" (the provider-neutral shape of HyperFleet's end-to-end suite): this adapter builds GCP HostedClusters; set it to \"gcp\" and move the keys from spec.platform.template to spec.platform.gcp",
         ),
-        Some(Value::String(t)) => c.violation(
-            TYPE,
-            format!(
-                "{} is not supported: expected \"gcp\" (this adapter builds GCP HostedClusters)",
-                quoted(t)
-            ),
-        ),
-        Some(other) => c.violation(
-            TYPE,
-            format!("must be the string \"gcp\", found {}", json_kind(other)),
-        ),
+        Some(Value::String(t)) => {
+            let t = quoted(t);
+            let problem = format!(
+                "{t} is not supported: expected \"gcp\" (this adapter builds GCP HostedClusters)"
+            );
+            c.violation(TYPE, problem);
+        }
+        Some(other) => {
+            let found = json_kind(other);
+            c.violation(TYPE, format!("must be the string \"gcp\", found {found}"));
+        }
     }
     // Read by other adapters (the NodePools' zone and subnet), not by the HostedCluster; a value
     // of the wrong type is still refused.
@@ -120,50 +120,21 @@ pub(super) fn nested_structure(c: &mut Checker<'_>) -> Vec<&'static str> {
     bad
 }
 
-const PROJECT_ID: Rule = Rule {
-    min: 6,
-    max: 30,
-    pattern: || regex!(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"),
-    expected: "a GCP project ID: 6–30 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit (e.g. my-project-123)",
-};
-const PROJECT_NUMBER: Rule = Rule {
-    min: 1,
-    max: 25,
-    pattern: || regex!(r"^[0-9]+$"),
-    expected: "the numeric GCP project number (1–25 digits, as a string), as shown by `gcloud projects describe`",
-};
-const REGION: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: || regex!(r"^[a-z]+-[a-z]+[0-9]+$"),
-    expected: "a GCP region such as us-central1 or europe-west2 (a region, not a zone)",
-};
-const VPC_NETWORK: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: gcp_resource_name,
-    expected: "a GCP VPC network name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
-};
-const PSC_SUBNET: Rule = Rule {
-    expected: "a GCP subnet name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
-    ..VPC_NETWORK
-};
-const NESTED_PSC_SUBNET: Rule = Rule {
-    expected: "the GCP subnet for Private Service Connect: spec.platform.gcp.subnet (the upstream CLI uses one subnet for nodes and Private Service Connect) or spec.platform.gcp.privateServiceConnectSubnet; 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
-    ..VPC_NETWORK
-};
-const WIF_ID: Rule = Rule {
-    min: 4,
-    max: 32,
-    pattern: || regex!(r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$"),
-    expected: "a Workload Identity Federation id: 4–32 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit",
-};
-const SERVICE_ACCOUNT: Rule = Rule {
-    min: 37,
-    max: 85,
-    pattern: service_account_email,
-    expected: "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters)",
-};
+const PROJECT_ID: Rule = Rule::new(6..=30, || regex!(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"))
+    .expecting("a GCP project ID: 6–30 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit (e.g. my-project-123)");
+const PROJECT_NUMBER: Rule = Rule::new(1..=25, || regex!(r"^[0-9]+$"))
+    .expecting("the numeric GCP project number (1–25 digits, as a string), as shown by `gcloud projects describe`");
+const REGION: Rule = Rule::new(1..=63, || regex!(r"^[a-z]+-[a-z]+[0-9]+$"))
+    .expecting("a GCP region such as us-central1 or europe-west2 (a region, not a zone)");
+const VPC_NETWORK: Rule = Rule::new(1..=63, gcp_resource_name)
+    .expecting("a GCP VPC network name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen");
+const PSC_SUBNET: Rule = VPC_NETWORK.expecting("a GCP subnet name: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen");
+const NESTED_PSC_SUBNET: Rule = VPC_NETWORK.expecting("the GCP subnet for Private Service Connect: spec.platform.gcp.subnet (the upstream CLI uses one subnet for nodes and Private Service Connect) or spec.platform.gcp.privateServiceConnectSubnet; 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen");
+const WIF_ID: Rule = Rule::new(4..=32, || regex!(r"^[a-z][a-z0-9-]{2,30}[a-z0-9]$"))
+    .expecting("a Workload Identity Federation id: 4–32 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit");
+const SERVICE_ACCOUNT: Rule = Rule::new(37..=85, service_account_email).expecting(
+    "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters)",
+);
 
 /// Project, region, networks, Workload Identity and endpoint access.
 pub(super) fn gcp(c: &mut Checker<'_>, names: &SpecNames) -> Read<GcpSpec> {
@@ -203,16 +174,16 @@ pub(super) fn gcp(c: &mut Checker<'_>, names: &SpecNames) -> Read<GcpSpec> {
 /// A Workload Identity pool or provider id: the rule plus the reserved `gcp-` prefix.
 fn wif_id<'a>(c: &mut Checker<'a>, field: &'static str) -> Read<&'a str> {
     let value = c.required_checked(field, &WIF_ID)?;
-    if value.starts_with("gcp-") {
-        return c.refuse(
-            field,
-            format!(
-                "{} starts with the prefix 'gcp-', which Google reserves; use an id without it",
-                quoted(value)
-            ),
-        );
+    if !value.starts_with("gcp-") {
+        return Ok(value);
     }
-    Ok(value)
+    let value = quoted(value);
+    c.refuse(
+        field,
+        format!(
+            "{value} starts with the prefix 'gcp-', which Google reserves; use an id without it"
+        ),
+    )
 }
 
 /// The six service accounts: syntax, same project as `project_id` (when that is valid), distinct.
@@ -253,27 +224,21 @@ fn service_account<'a>(
     accepted: &[(&'static str, &str)],
 ) -> Read<&'a str> {
     let email = c.required_checked(field, &SERVICE_ACCOUNT)?;
+    let (shown, project_field) = (quoted(email), names.project_id);
     if let Some(project) = project_id {
         let suffix = format!("@{project}.iam.gserviceaccount.com");
         if !email.ends_with(&suffix) {
             return c.refuse(
                 field,
-                format!(
-                    "{} is not in the cluster's project: it must end with {suffix} ({})",
-                    quoted(email),
-                    names.project_id
-                ),
+                format!("{shown} is not in the cluster's project: it must end with {suffix} ({project_field})"),
             );
         }
     }
-    if let Some((other_field, _)) = accepted.iter().find(|(_, other)| *other == email) {
-        return c.refuse(
+    match accepted.iter().find(|(_, other)| *other == email) {
+        Some((other_field, _)) => c.refuse(
             field,
-            format!(
-                "{} is the same account as {other_field}; HyperShift writes one credential per account, so each of the six service accounts must be distinct",
-                quoted(email)
-            ),
-        );
+            format!("{shown} is the same account as {other_field}; HyperShift writes one credential per account, so each of the six service accounts must be distinct"),
+        ),
+        None => Ok(email),
     }
-    Ok(email)
 }

@@ -68,18 +68,10 @@ fn tag_architecture_word(version: &str) -> Option<&str> {
     ARCH_WORDS.contains(&last).then_some(last)
 }
 
-const IMAGE: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: || regex!(r"^[0-9A-Za-z_]+\S+$"),
-    expected: "a release image pullspec without whitespace, starting with a letter, digit or underscore (e.g. quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64)",
-};
-const VERSION: Rule = Rule {
-    min: 5,
-    max: 100,
-    pattern: || regex!(r"^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z._-]*)?$"),
-    expected: "an OpenShift version x.y.z, optionally with a pre-release or architecture suffix (4.17.0, 4.18.0-rc.1, 4.17.0-multi)",
-};
+const IMAGE: Rule = Rule::new(1..=253, || regex!(r"^[0-9A-Za-z_]+\S+$"))
+    .expecting("a release image pullspec without whitespace, starting with a letter, digit or underscore (e.g. quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64)");
+const VERSION: Rule = Rule::new(5..=100, || regex!(r"^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z._-]*)?$"))
+    .expecting("an OpenShift version x.y.z, optionally with a pre-release or architecture suffix (4.17.0, 4.18.0-rc.1, 4.17.0-multi)");
 
 /// The release image (given, or built from the version and architecture) → the release
 /// pullspec, and the architecture. The nested shape has no architecture key: a version's suffix
@@ -89,34 +81,28 @@ pub(super) fn release(c: &mut Checker<'_>, names: &SpecNames) -> Read<(String, A
         .architecture
         .and_then(|field| Some((field, c.optional(field)?)));
     let architecture = match explicit {
-        Some((field, a)) => Architecture::parse(a).ok_or(Invalid).or_else(|Invalid| {
-            c.refuse(
-                field,
-                format!(
-                    "{} is not supported for GCP hosted clusters: expected x86_64 (alias amd64), aarch64 (alias arm64) or multi",
-                    quoted(a)
-                ),
-            )
-        }),
         None => Ok(Architecture::X86_64),
+        Some((_, a)) if let Some(architecture) = Architecture::parse(a) => Ok(architecture),
+        Some((field, a)) => {
+            let a = quoted(a);
+            c.refuse(field, format!("{a} is not supported for GCP hosted clusters: expected x86_64 (alias amd64), aarch64 (alias arm64) or multi"))
+        }
     };
-    let release_image = c.optional(names.release_image);
+    let (image_field, version_field) = (names.release_image, names.version);
+    let release_image = c.optional(image_field);
     let version = match release_image {
-        Some(_) => c.optional(names.version),
+        Some(_) => c.optional(version_field),
         None => {
-            let expected = format!(
-                "an OpenShift version such as 4.17.0 (or set {})",
-                names.release_image
-            );
-            c.required(names.version, &expected).ok()
+            let expected = format!("an OpenShift version such as 4.17.0 (or set {image_field})");
+            c.required(version_field, &expected).ok()
         }
     };
     let version_ok = version.is_none_or(|v| {
-        c.check(names.version, v, &VERSION)
+        c.check(version_field, v, &VERSION)
             && version_suffix_ok(c, names, v, explicit.and(architecture.ok()))
     });
     if let Some(image) = release_image {
-        let image = c.checked(names.release_image, image, &IMAGE)?;
+        let image = c.checked(image_field, image, &IMAGE)?;
         return Ok((image.to_owned(), architecture?));
     }
     let (Some(version), true) = (version, version_ok) else {
@@ -127,13 +113,11 @@ pub(super) fn release(c: &mut Checker<'_>, names: &SpecNames) -> Read<(String, A
         "{RELEASE_REPOSITORY}:{}",
         release_tag(version, architecture)
     );
-    if image.len() > IMAGE.max {
+    if image.len() > *IMAGE.len.end() {
+        let image = quoted(&image);
         return c.refuse(
-            names.version,
-            format!(
-                "makes the release image {} longer than 253 characters",
-                quoted(&image)
-            ),
+            version_field,
+            format!("makes the release image {image} longer than 253 characters"),
         );
     }
     Ok((image, architecture))
@@ -150,6 +134,7 @@ fn version_suffix_ok(
     let Some(word) = tag_architecture_word(version) else {
         return true;
     };
+    let (version_field, shown) = (names.version, quoted(version));
     let Some(tagged) = Architecture::from_tag_suffix(word) else {
         let instead = match names.architecture {
             Some(field) => format!("give the bare version and set {field}"),
@@ -158,28 +143,13 @@ fn version_suffix_ok(
                 names.release_image
             ),
         };
-        c.violation(
-            names.version,
-            format!(
-                "{} ends in '-{word}', which is not a release tag suffix for GCP: use -x86_64, -aarch64 or -multi, or {instead}",
-                quoted(version)
-            ),
-        );
+        c.violation(version_field, format!("{shown} ends in '-{word}', which is not a release tag suffix for GCP: use -x86_64, -aarch64 or -multi, or {instead}"));
         return false;
     };
-    if let (Some(arch), Some(field)) = (explicit.filter(|a| *a != tagged), names.architecture) {
-        c.violation(
-            field,
-            format!(
-                "is {} but {} {} already names {}; make them agree or drop the suffix from {}",
-                arch.tag_suffix(),
-                names.version,
-                quoted(version),
-                tagged.tag_suffix(),
-                names.version,
-            ),
-        );
-        return false;
-    }
-    true
+    let (Some(arch), Some(field)) = (explicit.filter(|a| *a != tagged), names.architecture) else {
+        return true;
+    };
+    let (arch, tagged) = (arch.tag_suffix(), tagged.tag_suffix());
+    c.violation(field, format!("is {arch} but {version_field} {shown} already names {tagged}; make them agree or drop the suffix from {version_field}"));
+    false
 }

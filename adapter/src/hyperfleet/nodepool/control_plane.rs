@@ -62,24 +62,21 @@ impl NodePoolSpec {
             && !hc.name.is_empty()
             && *given != hc.name
         {
+            let (given, name, id) = (quoted(given), quoted(&hc.name), &self.cluster_id);
             refuse(
                 "clusterName",
                 format!(
-                    "is {} but the NodePool belongs to cluster {} (owner_references.id {}): omit clusterName or set it to {}",
-                    quoted(given),
-                    quoted(&hc.name),
-                    self.cluster_id,
-                    quoted(&hc.name)
+                    "is {given} but the NodePool belongs to cluster {name} (owner_references.id {id}): omit clusterName or set it to {name}"
                 ),
             );
         }
         if self.platform == PlatformType::Gcp {
             if hc.platform != "GCP" {
+                let platform = quoted(&hc.platform);
                 refuse(
                     "platform.type",
                     format!(
-                        "gcp NodePools need a GCP HostedCluster, but the cluster's HostedCluster has platform {}; use platform.type none",
-                        quoted(&hc.platform)
+                        "gcp NodePools need a GCP HostedCluster, but the cluster's HostedCluster has platform {platform}; use platform.type none"
                     ),
                 );
             } else if let Some(gcp) = &self.gcp {
@@ -109,13 +106,10 @@ fn placement(
 ) {
     let zone_field = shape.zone_field();
     match (&gcp.zone, &hc.region) {
-        (Some(zone), Some(region)) if !zone.starts_with(&format!("{region}-")) => refuse(
-            zone_field,
-            format!(
-                "{} is not in the cluster's region {region}: use a zone {region}-<letter> (e.g. {region}-a)",
-                quoted(zone)
-            ),
-        ),
+        (Some(zone), Some(region)) if !zone.starts_with(&format!("{region}-")) => {
+            let zone = quoted(zone);
+            refuse(zone_field, format!("{zone} is not in the cluster's region {region}: use a zone {region}-<letter> (e.g. {region}-a)"));
+        }
         (None, None) => refuse(
             zone_field,
             "is required: the cluster's HostedCluster names no region to take the default zone <region>-a from; name a zone of the cluster's region".to_owned(),

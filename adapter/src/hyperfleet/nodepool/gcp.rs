@@ -33,43 +33,19 @@ pub struct GcpNodePool {
     pub taints: Vec<Taint>,
 }
 
-const MACHINE_TYPE: Rule = Rule {
-    min: 1,
-    max: 255,
-    pattern: || regex!(r"^[a-z0-9]+(-[a-z0-9]+)*$"),
-    expected: "a GCE machine type such as n2-standard-4 (lowercase letters and digits in '-'-separated words); omit it for n2-standard-4",
-};
+const MACHINE_TYPE: Rule = Rule::new(1..=255, || regex!(r"^[a-z0-9]+(-[a-z0-9]+)*$"))
+    .expecting("a GCE machine type such as n2-standard-4 (lowercase letters and digits in '-'-separated words); omit it for n2-standard-4");
 /// A GCP zone (`hypershift-api.md` §3.4).
-const ZONE: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: || regex!(r"^[a-z]+(?:-[a-z0-9]+)*-[a-z]$"),
-    expected: "a GCP zone in the form region-zone, e.g. us-central1-a",
-};
-const SUBNET: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: gcp_resource_name,
-    expected: "a subnet name of the cluster's VPC in its region: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen (omit it for the cluster's Private Service Connect subnet)",
-};
-const IMAGE: Rule = Rule {
-    min: 1,
-    max: 2048,
-    pattern: || regex!(r"^\S+$"),
-    expected: "an image family path, image path or full image URL without whitespace (omit it for the RHCOS image of the release)",
-};
-const SERVICE_ACCOUNT: Rule = Rule {
-    min: 37,
-    max: 85,
-    pattern: service_account_email,
-    expected: "a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters); omit it for the project's default compute account",
-};
-const NETWORK_TAG: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: gcp_resource_name,
-    expected: "network tag names of 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
-};
+const ZONE: Rule = Rule::new(1..=63, || regex!(r"^[a-z]+(?:-[a-z0-9]+)*-[a-z]$"))
+    .expecting("a GCP zone in the form region-zone, e.g. us-central1-a");
+const SUBNET: Rule = Rule::new(1..=63, gcp_resource_name)
+    .expecting("a subnet name of the cluster's VPC in its region: 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen (omit it for the cluster's Private Service Connect subnet)");
+const IMAGE: Rule = Rule::new(1..=2048, || regex!(r"^\S+$"))
+    .expecting("an image family path, image path or full image URL without whitespace (omit it for the RHCOS image of the release)");
+const SERVICE_ACCOUNT: Rule = Rule::new(37..=85, service_account_email)
+    .expecting("a Google service account email <name>@<project>.iam.gserviceaccount.com (37–85 characters); omit it for the project's default compute account");
+const NETWORK_TAG: Rule = Rule::new(1..=63, gcp_resource_name)
+    .expecting("network tag names of 1–63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen");
 
 /// `platform.gcp`, by the CRD's `GCPNodePoolPlatform` rules (`hypershift-api.md` §3.4), in
 /// `shape`'s spelling.
@@ -147,14 +123,8 @@ fn machine_type<'a>(c: &mut Checker<'a>, shape: Shape) -> Read<&'a str> {
             let instance = c.optional_checked("platform.gcp.instanceType", &MACHINE_TYPE);
             match (machine?, instance?) {
                 (Some(m), Some(i)) if m != i => {
-                    return c.refuse(
-                        "platform.gcp.instanceType",
-                        format!(
-                            "is {} but platform.gcp.machineType is {}: both name the GCE machine type (HyperFleet's API model says machineType, its e2e suite instanceType); give one",
-                            quoted(i),
-                            quoted(m)
-                        ),
-                    );
+                    let (i, m) = (quoted(i), quoted(m));
+                    return c.refuse("platform.gcp.instanceType", format!("is {i} but platform.gcp.machineType is {m}: both name the GCE machine type (HyperFleet's API model says machineType, its e2e suite instanceType); give one"));
                 }
                 (m, i) => m.or(i),
             }
@@ -171,17 +141,14 @@ fn zones<'a>(c: &mut Checker<'a>) -> Read<Option<&'a str>> {
     match zones.unwrap_or_default() {
         [] => Ok(None),
         [Value::String(zone)] => c.checked(FIELD, zone, &ZONE).map(Some),
-        [other] => c.refuse(
-            FIELD,
-            format!("must list zone names, found {}", json_kind(other)),
-        ),
-        many => c.refuse(
-            FIELD,
-            format!(
-                "lists {} zones, but a HyperShift GCP NodePool runs in one zone (its platform.gcp.zone): list one zone, and create one HyperFleet NodePool per zone",
-                many.len()
-            ),
-        ),
+        [other] => {
+            let found = json_kind(other);
+            c.refuse(FIELD, format!("must list zone names, found {found}"))
+        }
+        many => {
+            let n = many.len();
+            c.refuse(FIELD, format!("lists {n} zones, but a HyperShift GCP NodePool runs in one zone (its platform.gcp.zone): list one zone, and create one HyperFleet NodePool per zone"))
+        }
     }
 }
 
@@ -197,13 +164,10 @@ fn preemptible(
         (None, model) => Ok(model),
         (Some(true), None | Some("Preemptible")) => Ok(Some("Preemptible")),
         (Some(false), model @ (None | Some("Standard"))) => Ok(model),
-        (Some(p), Some(m)) => c.refuse(
-            FIELD,
-            format!(
-                "is {p} but platform.gcp.provisioningModel is {}: preemptible true means Preemptible, false Standard; give one of them",
-                quoted(m)
-            ),
-        ),
+        (Some(p), Some(m)) => {
+            let m = quoted(m);
+            c.refuse(FIELD, format!("is {p} but platform.gcp.provisioningModel is {m}: preemptible true means Preemptible, false Standard; give one of them"))
+        }
     }
 }
 
@@ -211,15 +175,15 @@ fn preemptible(
 /// setting (`hypershift-api.md` §3.4), so a non-empty list is refused rather than dropped.
 fn accelerators(c: &mut Checker<'_>) -> Read<()> {
     const FIELD: &str = "platform.gcp.accelerators";
-    match c.list(FIELD, "a list of {type, count}")?.unwrap_or_default() {
+    match c
+        .list(FIELD, "a list of {type, count}")?
+        .unwrap_or_default()
+    {
         [] => Ok(()),
-        list => c.refuse(
-            FIELD,
-            format!(
-                "asks for {} accelerator type(s), but a HyperShift GCP NodePool has no accelerator setting (hypershift-api.md §3.4): remove accelerators and choose a machine type that comes with the GPUs you need",
-                list.len()
-            ),
-        ),
+        list => {
+            let n = list.len();
+            c.refuse(FIELD, format!("asks for {n} accelerator type(s), but a HyperShift GCP NodePool has no accelerator setting (hypershift-api.md §3.4): remove accelerators and choose a machine type that comes with the GPUs you need"))
+        }
     }
 }
 
@@ -236,10 +200,8 @@ fn network_tags(c: &mut Checker<'_>, field: &'static str) -> Read<Vec<String>> {
     let mut seen: Vec<&str> = Vec::new();
     each(tags, |tag| {
         let Some(tag) = tag.as_str() else {
-            return c.refuse(
-                field,
-                format!("every tag must be a string, found {}", json_kind(tag)),
-            );
+            let found = json_kind(tag);
+            return c.refuse(field, format!("every tag must be a string, found {found}"));
         };
         let valid = c.check(field, tag, &NETWORK_TAG);
         let twice = valid && seen.contains(&tag);

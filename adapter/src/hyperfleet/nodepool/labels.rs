@@ -18,16 +18,9 @@ pub struct Taint {
     pub effect: String,
 }
 
-const RESOURCE_LABEL_KEY: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: || regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"),
-    expected: "label keys of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit",
-};
-const RESOURCE_LABEL_VALUE: Rule = Rule {
-    expected: "label values empty or of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit",
-    ..RESOURCE_LABEL_KEY
-};
+const RESOURCE_LABEL_KEY: Rule = Rule::new(1..=63, || regex!(r"^[a-z]([_a-z0-9-]{0,61}[a-z0-9])?$"))
+    .expecting("label keys of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit");
+const RESOURCE_LABEL_VALUE: Rule = RESOURCE_LABEL_KEY.expecting("label values empty or of 1–63 lowercase letters, digits, '_' or '-', starting with a letter and ending with a letter or digit");
 
 /// `platform.gcp.resourceLabels` / `resource_labels` (`field`): an object of 1–60 GCP labels
 /// (key → value), keys not starting with `goog`, values `""` or starting with a lowercase
@@ -40,38 +33,68 @@ pub(super) fn resource_labels(
         return Ok(Vec::new());
     };
     if labels.len() > 60 {
-        return c.refuse(
-            field,
-            format!("has {} labels; at most 60 are allowed", labels.len()),
-        );
+        let n = labels.len();
+        return c.refuse(field, format!("has {n} labels; at most 60 are allowed"));
     }
-    let mut labels = each(labels, |(key, value)| {
+    sorted(each(labels, |(key, value)| {
         let key_ok = c.check(field, key, &RESOURCE_LABEL_KEY);
         let reserved = key_ok && key.starts_with("goog");
         if reserved {
+            let key = quoted(key);
             c.violation(
                 field,
-                format!(
-                    "label key {} starts with the reserved prefix goog",
-                    quoted(key)
-                ),
+                format!("label key {key} starts with the reserved prefix goog"),
             );
         }
-        let Value::String(value) = value else {
-            return c.refuse(
-                field,
-                format!(
-                    "the value of {} must be a string, found {}",
-                    quoted(key),
-                    json_kind(value)
-                ),
-            );
-        };
+        let value = string_value(c, field, key, value)?;
         let value_ok = value.is_empty() || c.check(field, value, &RESOURCE_LABEL_VALUE);
         (key_ok && !reserved && value_ok)
             .then(|| (key.clone(), value.clone()))
             .ok_or(Invalid)
-    })?;
+    }))
+}
+
+/// HyperFleet's `platform.gcp.labels`: the nodes' Kubernetes labels (the NodePool's
+/// `nodeLabels`), sorted by key.
+pub(super) fn node_labels(c: &mut Checker<'_>) -> Read<Vec<(String, String)>> {
+    const FIELD: &str = "platform.gcp.labels";
+    let labels = c.object(FIELD, "an object of node labels {\"key\": \"value\"}")?;
+    sorted(each(labels.into_iter().flatten(), |(key, value)| {
+        let (key_ok, shown) = (label_key_ok(key), quoted(key));
+        if !key_ok {
+            c.violation(FIELD, format!("label key {shown} is not a Kubernetes label key: [prefix/]name, the name 1–63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, the prefix a DNS subdomain"));
+        }
+        let value = string_value(c, FIELD, key, value)?;
+        if value.len() > 63 || !label_value().is_match(value) {
+            let value = quoted(value);
+            return c.refuse(FIELD, format!("the value of {shown} ({value}) is not a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty"));
+        }
+        key_ok.then(|| (key.clone(), value.clone())).ok_or(Invalid)
+    }))
+}
+
+/// The value of label `key` in the labels at `field`, which must be a string.
+fn string_value<'v>(
+    c: &mut Checker<'_>,
+    field: &'static str,
+    key: &str,
+    value: &'v Value,
+) -> Read<&'v String> {
+    match value {
+        Value::String(value) => Ok(value),
+        other => {
+            let (key, found) = (quoted(key), json_kind(other));
+            c.refuse(
+                field,
+                format!("the value of {key} must be a string, found {found}"),
+            )
+        }
+    }
+}
+
+/// `labels`, sorted.
+fn sorted(labels: Read<Vec<(String, String)>>) -> Read<Vec<(String, String)>> {
+    let mut labels = labels?;
     labels.sort();
     Ok(labels)
 }
@@ -97,51 +120,6 @@ fn label_key_ok(key: &str) -> bool {
     }
 }
 
-/// HyperFleet's `platform.gcp.labels`: the nodes' Kubernetes labels (the NodePool's
-/// `nodeLabels`), sorted by key.
-pub(super) fn node_labels(c: &mut Checker<'_>) -> Read<Vec<(String, String)>> {
-    const FIELD: &str = "platform.gcp.labels";
-    let labels = c.object(FIELD, "an object of node labels {\"key\": \"value\"}")?;
-    let mut labels = each(labels.into_iter().flatten(), |(key, value)| {
-        let key_ok = label_key_ok(key);
-        if !key_ok {
-            c.violation(
-                FIELD,
-                format!(
-                    "label key {} is not a Kubernetes label key: [prefix/]name, the name 1–63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, the prefix a DNS subdomain",
-                    quoted(key)
-                ),
-            );
-        }
-        let value = match value {
-            Value::String(v) if v.len() <= 63 && label_value().is_match(v) => v,
-            Value::String(v) => {
-                return c.refuse(
-                    FIELD,
-                    format!(
-                        "the value of {} ({}) is not a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty",
-                        quoted(key),
-                        quoted(v)
-                    ),
-                );
-            }
-            other => {
-                return c.refuse(
-                    FIELD,
-                    format!(
-                        "the value of {} must be a string, found {}",
-                        quoted(key),
-                        json_kind(other)
-                    ),
-                );
-            }
-        };
-        key_ok.then(|| (key.clone(), value.clone())).ok_or(Invalid)
-    })?;
-    labels.sort();
-    Ok(labels)
-}
-
 const TAINTS: &str = "platform.gcp.taints";
 const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
@@ -151,23 +129,18 @@ pub(super) fn taints(c: &mut Checker<'_>) -> Read<Vec<Taint>> {
     let taints = c.list(TAINTS, "a list of {key, value, effect}")?;
     let taints = taints.unwrap_or_default();
     if taints.len() > MAX_TAINTS {
+        let n = taints.len();
         return c.refuse(
             TAINTS,
-            format!(
-                "has {} taints; at most {MAX_TAINTS} are allowed",
-                taints.len()
-            ),
+            format!("has {n} taints; at most {MAX_TAINTS} are allowed"),
         );
     }
     each(taints.iter().enumerate(), |(i, taint)| {
         let Value::Object(taint) = taint else {
-            return c.refuse(
-                TAINTS,
-                format!(
-                    "taint {i} must be an object {{key, value, effect}}, found {}",
-                    json_kind(taint)
-                ),
-            );
+            let found = json_kind(taint);
+            let problem =
+                format!("taint {i} must be an object {{key, value, effect}}, found {found}");
+            return c.refuse(TAINTS, problem);
         };
         let key_re = regex!(
             r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
@@ -212,21 +185,14 @@ impl<'t> TaintFields<'_, '_, 't> {
         expected: &str,
     ) -> Read<Option<&'t str>> {
         let i = self.i;
-        match self.taint.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if valid(s) => Ok(Some(s)),
-            Some(Value::String(s)) => self.c.refuse(
-                TAINTS,
-                format!("taint {i}: {name} {} is not valid: {expected}", quoted(s)),
-            ),
-            Some(other) => self.c.refuse(
-                TAINTS,
-                format!(
-                    "taint {i}: {name} must be a string, found {}",
-                    json_kind(other)
-                ),
-            ),
-        }
+        let problem = match self.taint.get(name) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) if valid(s) => return Ok(Some(s)),
+            Some(Value::String(s)) => format!("{} is not valid: {expected}", quoted(s)),
+            Some(other) => format!("must be a string, found {}", json_kind(other)),
+        };
+        self.c
+            .refuse(TAINTS, format!("taint {i}: {name} {problem}"))
     }
 
     /// [`TaintFields::optional`], required: `is required<then>` when not set.

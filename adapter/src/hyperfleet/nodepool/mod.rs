@@ -158,36 +158,17 @@ pub struct NodePoolSpec {
     pub auto_repair: Option<bool>,
 }
 
-const NAME: Rule = Rule {
-    min: MIN_NAME_LEN,
-    max: MAX_NAME_LEN,
-    pattern: dns_label,
-    expected: "a HyperFleet NodePool name: a lowercase DNS label of 3 to 15 characters (letters, digits and '-', starting and ending with a letter or digit)",
-};
-const CLUSTER_NAME: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: dns_label,
-    expected: "the name of the cluster the NodePool belongs to (omit it: the adapter uses the owning cluster's)",
-};
-const RELEASE_IMAGE: Rule = Rule {
-    min: 1,
-    max: 253,
-    pattern: || regex!(r"^[0-9A-Za-z_]+\S+$"),
-    expected: "the release image pullspec of the workers, without whitespace, not newer than the cluster's (e.g. quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64); omit it for the control plane's release image",
-};
-const NODEPOOL_ID: Rule = Rule {
-    min: 1,
-    max: 63,
-    pattern: dns_label,
-    expected: "the HyperFleet NodePool id: a lowercase DNS label (a UUIDv7)",
-};
-const CLUSTER_ID: Rule = Rule {
-    min: 1,
-    max: 63 - MAX_NAME_LEN - 1,
-    pattern: dns_label,
-    expected: "the owning cluster's HyperFleet id: a lowercase DNS label of at most 47 characters (a UUIDv7)",
-};
+const NAME: Rule = Rule::new(MIN_NAME_LEN..=MAX_NAME_LEN, dns_label)
+    .expecting("a HyperFleet NodePool name: a lowercase DNS label of 3 to 15 characters (letters, digits and '-', starting and ending with a letter or digit)");
+const CLUSTER_NAME: Rule = Rule::new(1..=253, dns_label)
+    .expecting("the name of the cluster the NodePool belongs to (omit it: the adapter uses the owning cluster's)");
+const RELEASE_IMAGE: Rule = Rule::new(1..=253, || regex!(r"^[0-9A-Za-z_]+\S+$"))
+    .expecting("the release image pullspec of the workers, without whitespace, not newer than the cluster's (e.g. quay.io/openshift-release-dev/ocp-release:4.19.3-x86_64); omit it for the control plane's release image");
+const NODEPOOL_ID: Rule = Rule::new(1..=63, dns_label)
+    .expecting("the HyperFleet NodePool id: a lowercase DNS label (a UUIDv7)");
+const CLUSTER_ID: Rule = Rule::new(1..=63 - MAX_NAME_LEN - 1, dns_label).expecting(
+    "the owning cluster's HyperFleet id: a lowercase DNS label of at most 47 characters (a UUIDv7)",
+);
 
 impl NodePoolSpec {
     /// Validates the raw spec of NodePool `nodepool_id` named `name` of cluster `cluster_id`.

@@ -12,6 +12,8 @@
 
 pub mod shapes;
 
+use std::ops::RangeInclusive;
+
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -58,11 +60,10 @@ pub struct Checker<'a> {
     pub violations: Vec<SpecViolation>,
 }
 
-/// Length bounds and pattern of one string field, with the human description of what is expected
-/// (a constant: the pattern is a function, e.g. `|| regex!(…)`).
+/// Length bounds (in characters) and pattern of one string field, with the human description of
+/// what is expected (a constant: the pattern is a function, e.g. `|| regex!(…)`).
 pub struct Rule {
-    pub min: usize,
-    pub max: usize,
+    pub len: RangeInclusive<usize>,
     pub pattern: fn() -> &'static Regex,
     pub expected: &'static str,
 }
@@ -110,6 +111,12 @@ impl<'a> Checker<'a> {
         Err(Invalid)
     }
 
+    /// Refuses `found` at `field` for not being `expected` (`a string`, `an object {…}`).
+    pub fn wrong_type<T>(&mut self, field: &'static str, expected: &str, found: &Value) -> Read<T> {
+        let found = json_kind(found);
+        self.refuse(field, format!("must be {expected}, found {found}"))
+    }
+
     /// The field as a string; `None` when absent, `null`, `""` or not a string (the last is a
     /// violation, and the field then reads as not set).
     pub fn optional(&mut self, field: &'static str) -> Option<&'a str> {
@@ -117,13 +124,7 @@ impl<'a> Checker<'a> {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if s.is_empty() => None,
             Some(Value::String(s)) => Some(s.as_str()),
-            Some(other) => {
-                self.violation(
-                    field,
-                    format!("must be a string, found {}", json_kind(other)),
-                );
-                None
-            }
+            Some(other) => self.wrong_type(field, "a string", other).ok(),
         }
     }
 
@@ -139,25 +140,16 @@ impl<'a> Checker<'a> {
 
     /// Checks `value` against `rule`; records the first failure and returns whether it passed.
     pub fn check(&mut self, field: &'static str, value: &str, rule: &Rule) -> bool {
-        let len = value.chars().count();
-        if len < rule.min || len > rule.max {
-            self.violation(
-                field,
-                format!(
-                    "must be {}–{} characters long (got {len}): {}",
-                    rule.min, rule.max, rule.expected
-                ),
-            );
-            return false;
-        }
-        if !(rule.pattern)().is_match(value) {
-            self.violation(
-                field,
-                format!("{} is not valid: expected {}", quoted(value), rule.expected),
-            );
-            return false;
-        }
-        true
+        let (len, (min, max), expected) = (value.chars().count(), rule.bounds(), rule.expected);
+        let problem = if !rule.len.contains(&len) {
+            format!("must be {min}–{max} characters long (got {len}): {expected}")
+        } else if !(rule.pattern)().is_match(value) {
+            format!("{} is not valid: expected {expected}", quoted(value))
+        } else {
+            return true;
+        };
+        self.violation(field, problem);
+        false
     }
 
     /// `value` when it passes `rule`.
@@ -167,11 +159,9 @@ impl<'a> Checker<'a> {
         value: &'v str,
         rule: &Rule,
     ) -> Read<&'v str> {
-        if self.check(field, value, rule) {
-            Ok(value)
-        } else {
-            Err(Invalid)
-        }
+        self.check(field, value, rule)
+            .then_some(value)
+            .ok_or(Invalid)
     }
 
     /// A required string field that passes `rule`.
@@ -255,26 +245,12 @@ impl<'a> Checker<'a> {
 
     /// An optional boolean field.
     pub fn boolean(&mut self, field: &'static str) -> Read<Option<bool>> {
-        match self.set(field) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => self.refuse(
-                field,
-                format!("must be true or false, found {}", json_kind(other)),
-            ),
-        }
+        self.typed(field, "true or false", Value::as_bool)
     }
 
     /// An optional list field; another type is refused as not `expected` (`a list of …`).
     pub fn list(&mut self, field: &'static str, expected: &str) -> Read<Option<&'a [Value]>> {
-        match self.set(field) {
-            None => Ok(None),
-            Some(Value::Array(items)) => Ok(Some(items.as_slice())),
-            Some(other) => self.refuse(
-                field,
-                format!("must be {expected}, found {}", json_kind(other)),
-            ),
-        }
+        self.typed(field, expected, |v| v.as_array().map(Vec::as_slice))
     }
 
     /// An optional object field; another type is refused as not `expected` (`an object …`).
@@ -283,13 +259,22 @@ impl<'a> Checker<'a> {
         field: &'static str,
         expected: &str,
     ) -> Read<Option<&'a Map<String, Value>>> {
-        match self.set(field) {
-            None => Ok(None),
-            Some(Value::Object(map)) => Ok(Some(map)),
-            Some(other) => self.refuse(
-                field,
-                format!("must be {expected}, found {}", json_kind(other)),
-            ),
+        self.typed(field, expected, Value::as_object)
+    }
+
+    /// An optional field of the type `as_type` reads; another type is refused as not `expected`.
+    fn typed<T>(
+        &mut self,
+        field: &'static str,
+        expected: &str,
+        as_type: impl FnOnce(&'a Value) -> Option<T>,
+    ) -> Read<Option<T>> {
+        let Some(value) = self.set(field) else {
+            return Ok(None);
+        };
+        match as_type(value) {
+            Some(typed) => Ok(Some(typed)),
+            None => self.wrong_type(field, expected, value),
         }
     }
 }
@@ -325,6 +310,28 @@ pub fn each<I, T>(
         }
     }
     valid.then_some(values).ok_or(Invalid)
+}
+
+impl Rule {
+    /// A rule of `len` characters matching `pattern`, expecting nothing yet (see
+    /// [`Rule::expecting`]).
+    pub const fn new(len: RangeInclusive<usize>, pattern: fn() -> &'static Regex) -> Rule {
+        Rule {
+            len,
+            pattern,
+            expected: "",
+        }
+    }
+
+    /// The rule, with the human description of what is expected.
+    pub const fn expecting(self, expected: &'static str) -> Rule {
+        Rule { expected, ..self }
+    }
+
+    /// The length bounds, for messages.
+    pub fn bounds(&self) -> (usize, usize) {
+        (*self.len.start(), *self.len.end())
+    }
 }
 
 /// The choice named `value`.
