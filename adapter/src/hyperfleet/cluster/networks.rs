@@ -151,16 +151,14 @@ fn entry_object<'a>(
     item: &'a Value,
     what: &str,
 ) -> Read<&'a Map<String, Value>> {
-    match item {
-        Value::Object(entry) => Ok(entry),
-        other => {
-            let found = json_kind(other);
-            c.refuse(
-                list,
-                format!("{at}each entry must be an object {what}, found {found}"),
-            )
-        }
-    }
+    let Value::Object(entry) = item else {
+        let found = json_kind(item);
+        return c.refuse(
+            list,
+            format!("{at}each entry must be an object {what}, found {found}"),
+        );
+    };
+    Ok(entry)
 }
 
 /// The prefix naming entry `i` in a violation, when the list has more than one.
@@ -178,17 +176,15 @@ fn entry_cidr(
     (field, at): (&'static str, &str),
     value: Option<&Value>,
 ) -> Read<Cidr> {
-    match value.filter(|v| !v.is_null() && v.as_str() != Some("")) {
-        None => c.refuse(field, format!("{at}is required: {EXPECTED}")),
-        Some(Value::String(text)) => cidr(c, (field, at), text),
-        Some(other) => {
-            let found = json_kind(other);
-            c.refuse(
-                field,
-                format!("{at}must be a string ({EXPECTED}), found {found}"),
-            )
-        }
-    }
+    let problem = match value.filter(|v| !v.is_null() && v.as_str() != Some("")) {
+        None => format!("{at}is required: {EXPECTED}"),
+        Some(Value::String(text)) => return cidr(c, (field, at), text),
+        Some(other) => format!(
+            "{at}must be a string ({EXPECTED}), found {}",
+            json_kind(other)
+        ),
+    };
+    c.refuse(field, problem)
 }
 
 /// `text` as a CIDR ([`parse_cidr`]), or a violation naming `field` (`at` says which entry).

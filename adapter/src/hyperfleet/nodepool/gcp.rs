@@ -138,18 +138,16 @@ fn machine_type<'a>(c: &mut Checker<'a>, shape: Shape) -> Read<&'a str> {
 fn zones<'a>(c: &mut Checker<'a>) -> Read<Option<&'a str>> {
     const FIELD: &str = "platform.gcp.zones";
     let zones = c.list(FIELD, "a list of one zone, e.g. [\"us-central1-a\"]")?;
-    match zones.unwrap_or_default() {
-        [] => Ok(None),
-        [Value::String(zone)] => c.checked(FIELD, zone, &ZONE).map(Some),
-        [other] => {
-            let found = json_kind(other);
-            c.refuse(FIELD, format!("must list zone names, found {found}"))
-        }
-        many => {
-            let n = many.len();
-            c.refuse(FIELD, format!("lists {n} zones, but a HyperShift GCP NodePool runs in one zone (its platform.gcp.zone): list one zone, and create one HyperFleet NodePool per zone"))
-        }
-    }
+    let problem = match zones.unwrap_or_default() {
+        [] => return Ok(None),
+        [Value::String(zone)] => return c.checked(FIELD, zone, &ZONE).map(Some),
+        [other] => format!("must list zone names, found {}", json_kind(other)),
+        many => format!(
+            "lists {} zones, but a HyperShift GCP NodePool runs in one zone (its platform.gcp.zone): list one zone, and create one HyperFleet NodePool per zone",
+            many.len()
+        ),
+    };
+    c.refuse(FIELD, problem)
 }
 
 /// HyperFleet's `platform.gcp.preemptible`: `true` is provisioning model `Preemptible`, `false`

@@ -80,16 +80,14 @@ fn string_value<'v>(
     key: &str,
     value: &'v Value,
 ) -> Read<&'v String> {
-    match value {
-        Value::String(value) => Ok(value),
-        other => {
-            let (key, found) = (quoted(key), json_kind(other));
-            c.refuse(
-                field,
-                format!("the value of {key} must be a string, found {found}"),
-            )
-        }
-    }
+    let Value::String(value) = value else {
+        let (key, found) = (quoted(key), json_kind(value));
+        return c.refuse(
+            field,
+            format!("the value of {key} must be a string, found {found}"),
+        );
+    };
+    Ok(value)
 }
 
 /// `labels`, sorted.

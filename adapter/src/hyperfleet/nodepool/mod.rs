@@ -267,16 +267,11 @@ fn identity<'a>(c: &mut Checker<'_>, name: Option<&'a str>) -> Read<&'a str> {
 fn platform_type(c: &mut Checker<'_>) -> Read<PlatformType> {
     let value = c.required("platform.type", "gcp or none")?;
     let platforms = [("gcp", PlatformType::Gcp), ("none", PlatformType::None)];
-    match choose(&platforms, &value.to_ascii_lowercase()) {
-        Some(platform) => Ok(platform),
-        None => c.refuse(
-            "platform.type",
-            format!(
-                "{} is not supported: expected gcp (machines in the cluster's GCP project) or none (ignition payload only; you create the VMs)",
-                quoted(value)
-            ),
-        ),
+    if let Some(platform) = choose(&platforms, &value.to_ascii_lowercase()) {
+        return Ok(platform);
     }
+    let value = quoted(value);
+    c.refuse("platform.type", format!("{value} is not supported: expected gcp (machines in the cluster's GCP project) or none (ignition payload only; you create the VMs)"))
 }
 
 /// A valid NodePool input for tests: `example-nodepool.json`'s shape with a UUIDv7 id, the

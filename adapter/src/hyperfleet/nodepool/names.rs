@@ -118,17 +118,11 @@ pub(super) fn shape(c: &mut Checker<'_>) -> Option<Shape> {
         Written::HyperFleet => Some(Shape::HyperFleet),
         Written::Flat => Some(Shape::Flat),
         Written::Mixed { flat, hyperfleet } => {
-            let flat_keys: Vec<&str> = flat.iter().map(|(k, _)| *k).collect();
+            let hyperfleet = hyperfleet.join(", ");
+            let flat_keys = flat.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
             let renames: Vec<String> = flat.iter().map(|(k, h)| format!("{k} → {h}")).collect();
-            c.violation(
-                "spec",
-                format!(
-                    "mixes HyperFleet's NodePool keys ({}) with the flat snake_case keys ({}): write the whole spec in HyperFleet's shape ({})",
-                    hyperfleet.join(", "),
-                    flat_keys.join(", "),
-                    renames.join("; ")
-                ),
-            );
+            let renames = renames.join("; ");
+            c.violation("spec", format!("mixes HyperFleet's NodePool keys ({hyperfleet}) with the flat snake_case keys ({flat_keys}): write the whole spec in HyperFleet's shape ({renames})"));
             None
         }
     }

@@ -230,17 +230,12 @@ impl<'a> Checker<'a> {
         let Some(value) = self.set(field) else {
             return Ok(None);
         };
-        match value.as_i64() {
-            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            Some(n) => self.refuse(
-                field,
-                format!("must be between {min} and {max}{unit} (got {n})"),
-            ),
-            None => self.refuse(
-                field,
-                format!("must be a whole number, found {}", describe(value)),
-            ),
-        }
+        let problem = match value.as_i64() {
+            Some(n) if (min..=max).contains(&n) => return Ok(Some(n)),
+            Some(n) => format!("must be between {min} and {max}{unit} (got {n})"),
+            None => format!("must be a whole number, found {}", describe(value)),
+        };
+        self.refuse(field, problem)
     }
 
     /// An optional boolean field.
