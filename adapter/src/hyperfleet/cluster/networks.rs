@@ -62,15 +62,10 @@ pub(super) fn networks(c: &mut Checker<'_>, names: &SpecNames) -> Read<Networks>
         SpecShape::Flat => flat(c, names)?,
         SpecShape::Nested => nested(c, names)?,
     };
-    let before = c.violations.len();
     let nets = nets(names, &networks);
-    one_family(c, &nets);
-    if c.violations.len() == before {
-        no_overlaps(c, &nets);
-    }
-    (c.violations.len() == before)
-        .then_some(networks)
-        .ok_or(Invalid)
+    one_family(c, &nets)?;
+    no_overlaps(c, &nets)?;
+    Ok(networks)
 }
 
 /// The flat shape's three keys, one CIDR each (the machine network required).
@@ -351,22 +346,24 @@ fn nets(names: &SpecNames, networks: &Networks) -> Vec<Net> {
 }
 
 /// One IP family (defaults included): names the explicit one of the first mismatching pair.
-fn one_family(c: &mut Checker<'_>, nets: &[Net]) {
+fn one_family(c: &mut Checker<'_>, nets: &[Net]) -> Read<()> {
     let mismatch = nets.iter().enumerate().find_map(|(i, a)| {
         let b = nets[i + 1..].iter().find(|b| a.family() != b.family())?;
         // The named entry is explicit: two defaults never conflict.
         Some(if b.defaulted { (a, b) } else { (b, a) })
     });
-    if let Some((this, other)) = mismatch {
-        let (shown, family) = (&this.shown, this.family());
-        let (described, other_family) = (&other.described, other.family());
-        c.violation(this.field, format!("{shown} is {family} but {described} is {other_family}: all cluster networks must use one IP family"));
-    }
+    let Some((this, other)) = mismatch else {
+        return Ok(());
+    };
+    let (shown, family) = (&this.shown, this.family());
+    let (described, other_family) = (&other.described, other.family());
+    c.refuse(this.field, format!("{shown} is {family} but {described} is {other_family}: all cluster networks must use one IP family"))
 }
 
 /// No network overlaps another (the explicit one of each pair named) or an OVN-Kubernetes
 /// internal subnet.
-fn no_overlaps(c: &mut Checker<'_>, nets: &[Net]) {
+fn no_overlaps(c: &mut Checker<'_>, nets: &[Net]) -> Read<()> {
+    let before = c.violations.len();
     for (i, a) in nets.iter().enumerate() {
         for b in nets[i + 1..].iter().filter(|b| a.overlaps(&b.net)) {
             // The named entry is explicit: two defaults never overlap.
@@ -390,4 +387,5 @@ fn no_overlaps(c: &mut Checker<'_>, nets: &[Net]) {
             }
         }
     }
+    (c.violations.len() == before).then_some(()).ok_or(Invalid)
 }

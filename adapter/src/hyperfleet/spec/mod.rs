@@ -140,8 +140,9 @@ impl<'a> Checker<'a> {
 
     /// Checks `value` against `rule`; records the first failure and returns whether it passed.
     pub fn check(&mut self, field: &'static str, value: &str, rule: &Rule) -> bool {
-        let (len, (min, max), expected) = (value.chars().count(), rule.bounds(), rule.expected);
+        let (len, expected) = (value.chars().count(), rule.expected);
         let problem = if !rule.len.contains(&len) {
+            let (min, max) = rule.bounds();
             format!("must be {min}–{max} characters long (got {len}): {expected}")
         } else if !(rule.pattern)().is_match(value) {
             format!("{} is not valid: expected {expected}", quoted(value))

@@ -12,7 +12,7 @@
 /// row is `field: type = (in HyperFleet's shape, in the flat shape)`; the type is
 /// `&'static str` when left out.
 ///
-/// ```ignore
+/// ```text
 /// spec_names! {
 ///     /// The names of the NodePool settings both shapes have.
 ///     struct Keys {
