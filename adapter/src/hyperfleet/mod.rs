@@ -17,3 +17,6 @@ pub const ADAPTER_LABEL: &str = "hyperfleet.io/adapter";
 /// [`ADAPTER_LABEL`] values: the work of a cluster's control plane, and of one NodePool.
 pub const CONTROLPLANE_ADAPTER: &str = "controlplane";
 pub const NODEPOOL_ADAPTER: &str = "nodepool";
+
+#[cfg(test)]
+mod tests;

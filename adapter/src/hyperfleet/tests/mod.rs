@@ -1,0 +1,3 @@
+//! Tests of the HyperFleet input as a whole (beside each module's own).
+
+mod oracle;
