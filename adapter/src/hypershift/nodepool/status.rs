@@ -906,3 +906,246 @@ mod tests {
         assert!(NodePoolStatus::default().node_versions().is_empty());
     }
 }
+
+/// Pins what [`available`] and [`health`] write over a grid of NodePool states (platform, desired
+/// count, replicas, version, conditions): status, reason and message, byte for byte. The texts are
+/// stored by HyperFleet and quoted by other tools; a change here must be deliberate.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+    use std::time::Duration;
+
+    use super::*;
+
+    const RECENT: &str = "2026-11-26T11:55:00Z";
+    const OLD: &str = "2026-11-26T11:00:00Z";
+
+    /// `(type, status, reason, message, lastTransitionTime)`.
+    type Row = [&'static str; 5];
+
+    const READY: Row = ["Ready", "True", "AsExpected", "", RECENT];
+    const NOT_READY_YET: Row = [
+        "Ready",
+        "False",
+        "WaitingForNodeRef",
+        "Machine workers-abc has no node yet (token=s3cr3t)",
+        RECENT,
+    ];
+    const MACHINES_FALSE: Row = [
+        "AllMachinesReady",
+        "False",
+        "InsufficientQuota",
+        "1 of 3 machines are not ready",
+        RECENT,
+    ];
+    const MACHINES_FALSE_LONG: Row = [
+        "AllMachinesReady",
+        "False",
+        "",
+        "quota 'CPUS' exceeded",
+        OLD,
+    ];
+    const NODES_UNHEALTHY: Row = ["AllNodesHealthy", "False", "NodeNotHealthy", "", RECENT];
+    const UPDATING_VERSION: Row = [
+        "UpdatingVersion",
+        "True",
+        "AsExpected",
+        "Updating version in progress. Target version: 4.17.1",
+        RECENT,
+    ];
+    const UPDATING_CONFIG: Row = ["UpdatingConfig", "True", "", "", RECENT];
+    const UPDATING_TEMPLATE: Row = [
+        "UpdatingPlatformMachineTemplate",
+        "True",
+        "AsExpected",
+        "machine template changed",
+        RECENT,
+    ];
+    const NOT_UPDATING: Row = ["UpdatingVersion", "False", "AsExpected", "", RECENT];
+    const REFUSED_RELEASE: Row = [
+        "ValidReleaseImage",
+        "False",
+        "ValidationFailed",
+        "failed to look up release image: unauthorized",
+        RECENT,
+    ];
+    const REFUSED_MANAGEMENT: Row = [
+        "UpdateManagementEnabled",
+        "False",
+        "ValidationFailed",
+        "",
+        RECENT,
+    ];
+    const REFUSED_PLATFORM: Row = [
+        "ValidPlatformConfig",
+        "False",
+        "",
+        "subnet not found",
+        RECENT,
+    ];
+    const AUTOSCALING_REFUSED: Row = [
+        "AutoscalingEnabled",
+        "False",
+        "ValidationFailed",
+        "min must be at most max",
+        RECENT,
+    ];
+    const AUTOSCALING_OFF: Row = ["AutoscalingEnabled", "False", "AsExpected", "", RECENT];
+    const PAYLOAD: Row = ["ValidGeneratedPayload", "True", "AsExpected", "", RECENT];
+    const NO_PAYLOAD: Row = [
+        "ValidGeneratedPayload",
+        "False",
+        "WaitingForIgnition",
+        "payload is being generated",
+        RECENT,
+    ];
+    const FETCHED: Row = ["ReachedIgnitionEndpoint", "True", "AsExpected", "", RECENT];
+    const NO_ENDPOINT: Row = [
+        "IgnitionEndpointAvailable",
+        "False",
+        "IgnitionEndpointMissing",
+        "",
+        RECENT,
+    ];
+    const SKEW: Row = [
+        "SupportedVersionSkew",
+        "False",
+        "UnsupportedSkew",
+        "NodePool minor version 4.19 is newer than the control plane's 4.17",
+        RECENT,
+    ];
+    const CIDR: Row = [
+        "ClusterNetworkCIDRConflict",
+        "True",
+        "CIDRConflict",
+        "machine network overlaps 10.132.0.0/14",
+        RECENT,
+    ];
+    const PAUSED: Row = [
+        "ReconciliationActive",
+        "False",
+        "ReconciliationPaused",
+        "Reconciliation paused until 2026-12-01T00:00:00Z",
+        RECENT,
+    ];
+
+    const SCENARIOS: &[&[Row]] = &[
+        &[],
+        &[READY],
+        &[NOT_READY_YET],
+        &[NOT_READY_YET, MACHINES_FALSE],
+        &[NOT_READY_YET, MACHINES_FALSE, NODES_UNHEALTHY],
+        &[READY, UPDATING_VERSION],
+        &[NOT_READY_YET, UPDATING_CONFIG, UPDATING_TEMPLATE],
+        &[READY, NOT_UPDATING, AUTOSCALING_OFF],
+        &[NOT_READY_YET, UPDATING_VERSION, REFUSED_RELEASE],
+        &[REFUSED_RELEASE, AUTOSCALING_REFUSED],
+        &[REFUSED_MANAGEMENT, REFUSED_PLATFORM, NO_ENDPOINT],
+        &[READY, REFUSED_PLATFORM],
+        &[NOT_READY_YET, NO_ENDPOINT],
+        &[PAYLOAD],
+        &[PAYLOAD, FETCHED],
+        &[NO_PAYLOAD, NO_ENDPOINT],
+        &[NO_PAYLOAD, REFUSED_RELEASE],
+        &[PAYLOAD, UPDATING_VERSION],
+        &[NO_PAYLOAD, UPDATING_CONFIG, REFUSED_MANAGEMENT],
+        &[READY, SKEW, CIDR, PAUSED],
+        &[CIDR, PAUSED],
+        &[MACHINES_FALSE_LONG, PAUSED],
+        &[READY, MACHINES_FALSE_LONG],
+        &[PAUSED],
+    ];
+
+    const DESIRED: [(&str, Desired); 4] = [
+        (
+            "GCP, 3 replicas",
+            Desired {
+                platform_none: false,
+                replicas: Some(3),
+                autoscaling: None,
+            },
+        ),
+        (
+            "GCP, no replicas",
+            Desired {
+                platform_none: false,
+                replicas: None,
+                autoscaling: None,
+            },
+        ),
+        (
+            "GCP, autoscaling 2-5",
+            Desired {
+                platform_none: false,
+                replicas: None,
+                autoscaling: Some((2, 5)),
+            },
+        ),
+        (
+            "None, 2 replicas",
+            Desired {
+                platform_none: true,
+                replicas: Some(2),
+                autoscaling: None,
+            },
+        ),
+    ];
+
+    /// `(status.replicas, status.version)`.
+    const OBSERVED: [(i64, &str); 3] = [(0, ""), (2, "4.17.0"), (3, "4.17.0")];
+
+    fn status(replicas: i64, version: &str, rows: &[Row]) -> NodePoolStatus {
+        NodePoolStatus {
+            replicas,
+            version: version.to_owned(),
+            conditions: rows
+                .iter()
+                .map(|[t, s, r, m, at]| NodePoolCondition {
+                    type_: (*t).to_owned(),
+                    status: (*s).to_owned(),
+                    reason: (*r).to_owned(),
+                    message: (*m).to_owned(),
+                    last_transition_time: (*at).to_owned(),
+                    observed_generation: Some(1),
+                })
+                .collect(),
+            nodes_info: None,
+        }
+    }
+
+    fn show(c: &Condition) -> String {
+        format!(
+            "{} {:?} {} {:?}: {}",
+            c.type_, c.status, c.reason, c.last_transition_time, c.message
+        )
+    }
+
+    #[test]
+    fn available_and_health_over_a_grid_of_states() {
+        let clock = MachinesClock {
+            now: "2026-11-26T12:00:00Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(15 * 60),
+        };
+        let mut out = String::new();
+        for rows in SCENARIOS {
+            let types: Vec<String> = rows.iter().map(|[t, s, ..]| format!("{t}={s}")).collect();
+            for (name, desired) in &DESIRED {
+                for (replicas, version) in OBSERVED {
+                    let s = status(replicas, version, rows);
+                    let _ = writeln!(
+                        out,
+                        "[{name} | replicas {replicas} | version {version:?} | {}]",
+                        types.join(", ")
+                    );
+                    let _ = writeln!(out, "{}", show(&available(&s, desired)));
+                    if replicas == 3 {
+                        let _ = writeln!(out, "{}", show(&health(&s, desired, clock)));
+                    }
+                }
+            }
+        }
+        insta::assert_snapshot!("available_and_health_grid", out);
+    }
+}
