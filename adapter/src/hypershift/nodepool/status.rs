@@ -287,6 +287,16 @@ fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
     }
 }
 
+/// Available False with `reason`.
+fn unavailable(reason: &str, message: String) -> Condition {
+    cond("Available", ConditionStatus::False, reason, message)
+}
+
+/// Health False with `reason`.
+fn unhealthy(reason: &str, message: String) -> Condition {
+    cond("Health", ConditionStatus::False, reason, message)
+}
+
 /// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
 /// `Type=False (Reason): message`.
 fn refusals(status: &NodePoolStatus) -> Vec<String> {
@@ -308,9 +318,7 @@ fn refusals(status: &NodePoolStatus) -> Vec<String> {
 fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
     let refused = refusals(status);
     (!refused.is_empty()).then(|| {
-        cond(
-            "Available",
-            ConditionStatus::False,
+        unavailable(
             BLOCKED,
             format!(
                 "{what}, and HyperShift refuses part of the NodePool: {}. Nothing rolls out until the NodePool spec is fixed (see Health)",
@@ -323,10 +331,45 @@ fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
 /// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside).
 fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     if desired.platform_none {
-        return status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty();
+        payload_ready(status)
+    } else {
+        replicas_ready(status, desired)
     }
+}
+
+/// Platform None: the ignition payload is generated and its release known.
+fn payload_ready(status: &NodePoolStatus) -> bool {
+    status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
+}
+
+/// GCP: `Ready=True` with the desired count reached, or nothing desired and nothing there.
+fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     let (wanted, have) = (desired.wanted(), status.replicas);
     (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
+}
+
+/// `text(version)`, or nothing while `status.version` is not reported.
+fn with_version(status: &NodePoolStatus, text: impl FnOnce(&str) -> String) -> String {
+    if status.version.is_empty() {
+        String::new()
+    } else {
+        text(&status.version)
+    }
+}
+
+/// `; waiting for the HostedCluster's ignition endpoint (…): …` while HyperShift reports it
+/// unavailable, else nothing.
+fn ignition_endpoint_wait(status: &NodePoolStatus) -> String {
+    status
+        .is("IgnitionEndpointAvailable", "False")
+        .map(|e| {
+            format!(
+                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
+                or_none(&e.reason),
+                quote(&e.message)
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Available, per platform (module docs). A version, config or machine template rollout makes
@@ -334,99 +377,99 @@ fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
 /// yet (the nodes still serve the previous one, which the message says).
 pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
-    if !rollouts.is_empty() && !is_ready(status, desired) {
-        // HyperShift stops at a refusal: nothing rolls out until the spec is fixed.
-        if let Some(blocked) = blocked(status, "The NodePool is not ready") {
-            return blocked;
-        }
-    }
-    if !rollouts.is_empty() {
-        let serving = if desired.platform_none {
-            if status.version.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the ignition payload of release {} is served meanwhile",
-                    status.version
-                )
-            }
+    if rollouts.is_empty() {
+        return if desired.platform_none {
+            payload_available(status)
         } else {
-            let version = if status.version.is_empty() {
-                String::new()
-            } else {
-                format!(" at version {}", status.version)
-            };
-            format!(
-                "; {} of {} replicas available{version} meanwhile ({})",
-                status.replicas,
-                desired.wanted(),
-                desired.describe()
-            )
+            machines_available(status, desired)
+        };
+    }
+    // HyperShift stops at a refusal: nothing rolls out until the spec is fixed.
+    if !is_ready(status, desired)
+        && let Some(blocked) = blocked(status, "The NodePool is not ready")
+    {
+        return blocked;
+    }
+    rolling_out(status, desired, &rollouts)
+}
+
+/// Available False [`UPDATING`] during `rollouts`, saying what the nodes serve meanwhile: the
+/// previous ignition payload (None), or the replicas available (GCP).
+fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) -> Condition {
+    let serving = if desired.platform_none {
+        with_version(status, |version| {
+            format!("; the ignition payload of release {version} is served meanwhile")
+        })
+    } else {
+        let version = with_version(status, |version| format!(" at version {version}"));
+        format!(
+            "; {} of {} replicas available{version} meanwhile ({})",
+            status.replicas,
+            desired.wanted(),
+            desired.describe()
+        )
+    };
+    unavailable(
+        UPDATING,
+        format!(
+            "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
+            rollouts.join(" and ")
+        ),
+    )
+}
+
+/// Available of a platform None NodePool, no rollout: True once the ignition payload is
+/// generated (saying whether a machine has fetched it), else [`BLOCKED`] by a refusal or
+/// [`PROVISIONING`].
+fn payload_available(status: &NodePoolStatus) -> Condition {
+    let payload = status.condition("ValidGeneratedPayload");
+    if payload_ready(status) {
+        let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
+            "at least one machine has fetched it".to_owned()
+        } else {
+            "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
         };
         return cond(
             "Available",
-            ConditionStatus::False,
-            UPDATING,
+            ConditionStatus::True,
+            NODE_POOL_READY,
             format!(
-                "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
-                rollouts.join(" and ")
+                "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
+                status.version
             ),
         );
     }
-    if desired.platform_none {
-        let payload = status.condition("ValidGeneratedPayload");
-        if payload.is_some_and(|p| p.status == "True") && !status.version.is_empty() {
-            let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
-                "at least one machine has fetched it".to_owned()
-            } else {
-                "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
-            };
-            return cond(
-                "Available",
-                ConditionStatus::True,
-                NODE_POOL_READY,
-                format!(
-                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
-                    status.version
-                ),
-            );
-        }
-        if let Some(blocked) = blocked(
-            status,
-            &format!(
-                "The ignition payload is not generated: {}",
-                state(payload, "ValidGeneratedPayload")
-            ),
-        ) {
-            return blocked;
-        }
-        let mut message = format!(
-            "The ignition payload is not generated yet: {}",
+    if let Some(blocked) = blocked(
+        status,
+        &format!(
+            "The ignition payload is not generated: {}",
             state(payload, "ValidGeneratedPayload")
-        );
-        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
-            message.push_str(&format!(
-                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
-                or_none(&e.reason),
-                quote(&e.message)
-            ));
-        }
-        return cond("Available", ConditionStatus::False, PROVISIONING, message);
+        ),
+    ) {
+        return blocked;
     }
+    unavailable(
+        PROVISIONING,
+        format!(
+            "The ignition payload is not generated yet: {}{}",
+            state(payload, "ValidGeneratedPayload"),
+            ignition_endpoint_wait(status)
+        ),
+    )
+}
 
+/// Available of a GCP NodePool, no rollout: True once ready with the desired replicas, else
+/// [`BLOCKED`] by a refusal, [`PROVISIONING`] (no machine yet), [`SCALING`] (fewer than desired)
+/// or [`NOT_READY`], each with the counts and the machines' conditions.
+fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let wanted = desired.wanted();
     let have = status.replicas;
-    let ready = status.condition("Ready");
     let counts = format!(
         "{have} of {wanted} replicas available ({})",
         desired.describe()
     );
-    if (ready.is_some_and(|r| r.status == "True") && have >= wanted) || (wanted == 0 && have == 0) {
-        let version = if status.version.is_empty() {
-            String::new()
-        } else {
-            format!("; version {}", status.version)
-        };
+    if replicas_ready(status, desired) {
+        let version = with_version(status, |version| format!("; version {version}"));
         return cond(
             "Available",
             ConditionStatus::True,
@@ -439,38 +482,32 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     }
     let machines = format!(
         "{}; {}",
-        state(ready, "Ready"),
+        state(status.condition("Ready"), "Ready"),
         state(status.condition("AllMachinesReady"), "AllMachinesReady")
     );
-
-    if have == 0 {
-        let mut message = format!("Machines are being created: {counts}; {machines}");
-        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
-            message.push_str(&format!(
-                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
-                or_none(&e.reason),
-                quote(&e.message)
-            ));
-        }
-        return cond("Available", ConditionStatus::False, PROVISIONING, message);
-    }
-    if have < wanted {
-        return cond(
-            "Available",
-            ConditionStatus::False,
+    let (reason, message) = if have == 0 {
+        (
+            PROVISIONING,
+            format!(
+                "Machines are being created: {counts}; {machines}{}",
+                ignition_endpoint_wait(status)
+            ),
+        )
+    } else if have < wanted {
+        (
             SCALING,
             format!("The NodePool is scaling: {counts}; {machines}"),
-        );
-    }
-    cond(
-        "Available",
-        ConditionStatus::False,
-        NOT_READY,
-        format!(
-            "The NodePool is not ready: {counts}; {machines}; {}",
-            state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
-        ),
-    )
+        )
+    } else {
+        (
+            NOT_READY,
+            format!(
+                "The NodePool is not ready: {counts}; {machines}; {}",
+                state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
+            ),
+        )
+    };
+    unavailable(reason, message)
 }
 
 /// Health, worst first: HyperShift refused part of the spec ([`VALIDATION_FAILED`]), the
@@ -480,9 +517,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) -> Condition {
     let refused = refusals(status);
     if !refused.is_empty() {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             VALIDATION_FAILED,
             format!(
                 "HyperShift refuses part of the NodePool: {}. It does not resolve by itself: fix the NodePool spec (release image, machine configuration, platform settings, management) and update the NodePool",
@@ -491,9 +526,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(s) = status.is("SupportedVersionSkew", "False") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             UNSUPPORTED_VERSION_SKEW,
             format!(
                 "{}. Set the NodePool's release within the supported skew of the control plane's (not newer, at most a few minor versions older)",
@@ -502,9 +535,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(c) = status.is("ClusterNetworkCIDRConflict", "True") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             CLUSTER_NETWORK_CIDR_CONFLICT,
             format!(
                 "{}. The machines' addresses collide with the cluster network: use a subnet outside the cluster network CIDR",
@@ -517,9 +548,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         && let Some(m) = status.is("AllMachinesReady", "False")
         && is_past(&m.last_transition_time, clock.stuck_after, clock.now)
     {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             MACHINES_STUCK,
             format!(
                 "AllMachinesReady has been False for longer than {} ({}): {}. This does not look like progress any more: usually a GCP quota, a machine type not offered in the zone, or missing permissions of the nodePool service account. Check the project's quotas and the Machines of the NodePool in the control-plane namespace",
@@ -530,9 +559,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(p) = status.is("ReconciliationActive", "False") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             RECONCILIATION_PAUSED,
             format!(
                 "{}. HyperShift does not reconcile this NodePool: remove spec.pausedUntil (the adapter never sets it) or wait until it passes",
