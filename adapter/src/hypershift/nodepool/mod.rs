@@ -324,3 +324,137 @@ mod tests {
         assert!(np["spec"].get("taints").is_none());
     }
 }
+
+/// Pins the NodePool object over specs and placements that set, leave out and combine every
+/// optional part (platform, boot disk, scaling, management, release, node labels, taints): the
+/// JSON text, key order included.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::nodepool::{GcpNodePool, Taint, UpgradeType, fixture};
+
+    const FULL: Placement<'static> = Placement {
+        namespace: "clusters",
+        cluster_name: "prod-eu-1",
+        default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west4"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
+    };
+    const BARE: Placement<'static> = Placement {
+        namespace: "clusters-b",
+        cluster_name: "b",
+        default_subnet: None,
+        region: None,
+        release_image: None,
+    };
+
+    fn gcp(edit: impl FnOnce(&mut GcpNodePool)) -> Option<GcpNodePool> {
+        let mut gcp = fixture::spec().gcp.unwrap();
+        edit(&mut gcp);
+        Some(gcp)
+    }
+
+    fn every_gcp_field(g: &mut GcpNodePool) {
+        g.subnet = Some("workers".into());
+        g.image = Some("projects/rhcos-cloud/global/images/family/rhcos-417".into());
+        g.boot_disk_type = Some("pd-ssd".into());
+        g.service_account_email = Some("np@my-project-123.iam.gserviceaccount.com".into());
+        g.provisioning_model = Some("Spot".into());
+        g.network_tags = vec!["workers".into(), "egress".into()];
+        g.resource_labels = vec![("cost".into(), String::new()), ("team".into(), "p".into())];
+        g.node_labels = vec![("a".into(), "1".into()), ("b/c".into(), String::new())];
+        g.taints = vec![
+            Taint {
+                key: "dedicated".into(),
+                value: Some("gpu".into()),
+                effect: "NoSchedule".into(),
+            },
+            Taint {
+                key: "batch".into(),
+                value: None,
+                effect: "NoExecute".into(),
+            },
+        ];
+    }
+
+    fn variants() -> Vec<(&'static str, NodePoolSpec, Placement<'static>)> {
+        let base = fixture::spec();
+        let with = |edit: &dyn Fn(&mut NodePoolSpec)| {
+            let mut spec = base.clone();
+            edit(&mut spec);
+            spec
+        };
+        vec![
+            ("fixture", base.clone(), FULL),
+            ("fixture, bare placement", base.clone(), BARE),
+            (
+                "every field, autoscaling, InPlace, autoRepair false",
+                with(&|s| {
+                    s.gcp = gcp(every_gcp_field);
+                    s.scaling = Scaling::Autoscaling { min: 2, max: 6 };
+                    s.upgrade_type = UpgradeType::InPlace;
+                    s.auto_repair = Some(false);
+                    s.arch = "arm64".into();
+                }),
+                FULL,
+            ),
+            (
+                "disk type only, no zone, no subnet, no release",
+                with(&|s| {
+                    s.gcp = gcp(|g| {
+                        g.zone = None;
+                        g.boot_disk_size_gb = None;
+                        g.boot_disk_type = Some("pd-balanced".into());
+                    });
+                    s.release_image = None;
+                    s.auto_repair = Some(true);
+                }),
+                BARE,
+            ),
+            (
+                "no zone, defaults from the placement, no boot disk",
+                with(&|s| {
+                    s.gcp = gcp(|g| {
+                        g.zone = None;
+                        g.boot_disk_size_gb = None;
+                    });
+                    s.release_image = None;
+                    s.scaling = Scaling::Replicas(0);
+                }),
+                FULL,
+            ),
+            ("GCP without its gcp part", with(&|s| s.gcp = None), FULL),
+            (
+                "None with node labels and taints",
+                with(&|s| {
+                    s.platform = PlatformType::None;
+                    s.gcp = gcp(every_gcp_field);
+                }),
+                FULL,
+            ),
+            (
+                "None",
+                with(&|s| {
+                    s.platform = PlatformType::None;
+                    s.gcp = None;
+                    s.scaling = Scaling::Autoscaling { min: 0, max: 3 };
+                }),
+                BARE,
+            ),
+        ]
+    }
+
+    #[test]
+    fn node_pools_over_a_grid_of_specs() {
+        let mut out = String::new();
+        for (name, spec, placement) in variants() {
+            let np = node_pool(&spec, &placement);
+            let _ = writeln!(out, "[{name}]\n{}", serde_json::to_string(&np).unwrap());
+        }
+        insta::assert_snapshot!("node_pool_grid", out);
+    }
+}
