@@ -300,6 +300,90 @@ mod tests {
     }
 }
 
+/// Pins the HostedCluster object over specs that set, leave out and combine every optional part
+/// (endpoint access, the three networks, host prefixes, infraID, SSH and signing keys, external
+/// DNS): the JSON text, key order included.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::cluster::{Cidr, ClusterNetwork, EndpointAccess, fixture};
+
+    fn cidr(text: &str) -> Cidr {
+        Cidr {
+            text: text.to_owned(),
+            net: text.parse().unwrap(),
+        }
+    }
+
+    fn bare(spec: &mut ClusterSpec) {
+        spec.gcp.endpoint_access = None;
+        spec.cluster_network.clear();
+        spec.service_network.clear();
+        spec.machine_network.clear();
+        spec.service_account_signing_key_secret_name = None;
+        spec.ssh_key_secret_name = None;
+        spec.external_dns_domain = None;
+        spec.infra_id = None;
+    }
+
+    fn variants() -> Vec<(&'static str, ClusterSpec)> {
+        let with = |edit: &dyn Fn(&mut ClusterSpec)| {
+            let mut spec = fixture::spec();
+            edit(&mut spec);
+            spec
+        };
+        vec![
+            ("fixture", fixture::spec()),
+            ("every optional part left out", with(&bare)),
+            (
+                "every optional part set, two of each network",
+                with(&|s| {
+                    s.cluster_id = "cv4s7k3b2q1u5m0f9d8e6a4c2b1n3p5r".into();
+                    s.gcp.endpoint_access = Some(EndpointAccess::Private);
+                    s.cluster_network = vec![
+                        ClusterNetwork {
+                            cidr: cidr("10.132.0.0/14"),
+                            host_prefix: Some(23),
+                        },
+                        ClusterNetwork {
+                            cidr: cidr("10.136.0.0/14"),
+                            host_prefix: None,
+                        },
+                    ];
+                    s.service_network = vec![cidr("172.31.0.0/16"), cidr("172.30.0.0/16")];
+                    s.machine_network = vec![cidr("10.0.0.0/16"), cidr("10.1.0.0/16")];
+                    s.service_account_signing_key_secret_name = Some("sa-key".into());
+                    s.ssh_key_secret_name = Some("ssh".into());
+                    s.external_dns_domain = Some("apps.example.com".into());
+                    s.infra_id = Some("prod-eu-1-x7k2p".into());
+                }),
+            ),
+            (
+                "machine network and public endpoint only",
+                with(&|s| {
+                    bare(s);
+                    s.gcp.endpoint_access = Some(EndpointAccess::PublicAndPrivate);
+                    s.machine_network = vec![cidr("10.0.0.0/16")];
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn hosted_clusters_over_a_grid_of_specs() {
+        let mut out = String::new();
+        for (name, spec) in variants() {
+            let hc = hosted_cluster(&spec);
+            let _ = writeln!(out, "[{name}]\n{}", serde_json::to_string(&hc).unwrap());
+        }
+        insta::assert_snapshot!("hosted_cluster_grid", out);
+    }
+}
+
 /// HostedClusters built from HyperFleet's nested shape (`tests/fixtures/cluster-nested.json`).
 #[cfg(test)]
 mod nested_tests {
