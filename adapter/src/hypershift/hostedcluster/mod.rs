@@ -13,10 +13,11 @@
 //! - `services` always holds the four required services, sorted by name, because the list is
 //!   immutable and compared in order after creation.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::fields::{nonempty, present};
 use crate::hyperfleet::CLUSTER_ID_LABEL;
-use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
+use crate::hyperfleet::cluster::{Cidr, ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
 
 pub mod immutable;
 pub mod status;
@@ -66,9 +67,43 @@ pub fn cluster_id_label_value(cluster_id: &str) -> String {
 /// The HostedCluster object.
 pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
     let (namespace, name) = hosted_cluster_ref(spec);
+    let secret = |name: &Option<String>| name.as_ref().map(|name| json!({"name": name}));
+    let hc_spec = present([
+        ("release", Some(json!({"image": spec.release_image}))),
+        ("pullSecret", Some(json!({"name": spec.pull_secret_name}))),
+        ("issuerURL", Some(json!(spec.issuer_url))),
+        ("dns", Some(json!({"baseDomain": spec.base_domain}))),
+        ("networking", Some(networking(spec))),
+        (
+            "platform",
+            Some(json!({"type": "GCP", "gcp": gcp_platform(spec)})),
+        ),
+        ("services", Some(json!(services(spec)))),
+        ("infraID", spec.infra_id.as_deref().map(Value::from)),
+        ("sshKey", secret(&spec.ssh_key_secret_name)),
+        (
+            "serviceAccountSigningKey",
+            secret(&spec.service_account_signing_key_secret_name),
+        ),
+    ]);
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {CLUSTER_ID_LABEL: spec.cluster_id},
+            "annotations": {PSA_OVERRIDE_ANNOTATION: "baseline"},
+        },
+        "spec": hc_spec,
+    })
+}
+
+/// `spec.platform.gcp`: the project, region and network, the cluster's resource labels, the
+/// workload identity with its six service accounts, and `endpointAccess` when the spec sets it.
+fn gcp_platform(spec: &ClusterSpec) -> Value {
     let gcp = &spec.gcp;
     let sa = &gcp.service_accounts;
-
     let mut platform_gcp = json!({
         "project": gcp.project_id,
         "region": gcp.region,
@@ -97,62 +132,30 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
     if let (Some(access), Some(object)) = (gcp.endpoint_access, platform_gcp.as_object_mut()) {
         object.insert("endpointAccess".into(), access.as_str().into());
     }
+    platform_gcp
+}
 
-    let mut networking = Map::new();
-    networking.insert("networkType".into(), "OVNKubernetes".into());
-    if !spec.cluster_network.is_empty() {
-        let entries: Vec<Value> = spec
-            .cluster_network
+/// `spec.networking`: OVN-Kubernetes, and each network the spec sets (the API server defaults
+/// the others).
+fn networking(spec: &ClusterSpec) -> Value {
+    let cluster_network = nonempty(&spec.cluster_network).map(|networks| {
+        networks
             .iter()
             .map(|n| match n.host_prefix {
                 Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
                 None => json!({"cidr": n.cidr.text}),
             })
-            .collect();
-        networking.insert("clusterNetwork".into(), entries.into());
-    }
-    for (key, cidrs) in [
-        ("serviceNetwork", &spec.service_network),
-        ("machineNetwork", &spec.machine_network),
-    ] {
-        if !cidrs.is_empty() {
-            let entries: Vec<Value> = cidrs.iter().map(|c| json!({"cidr": c.text})).collect();
-            networking.insert(key.into(), entries.into());
-        }
-    }
-
-    let mut hc_spec = json!({
-        "release": {"image": spec.release_image},
-        "pullSecret": {"name": spec.pull_secret_name},
-        "issuerURL": spec.issuer_url,
-        "dns": {"baseDomain": spec.base_domain},
-        "networking": networking,
-        "platform": {"type": "GCP", "gcp": platform_gcp},
-        "services": services(spec),
+            .collect()
     });
-    if let Some(object) = hc_spec.as_object_mut() {
-        if let Some(infra_id) = &spec.infra_id {
-            object.insert("infraID".into(), json!(infra_id));
-        }
-        if let Some(name) = &spec.ssh_key_secret_name {
-            object.insert("sshKey".into(), json!({"name": name}));
-        }
-        if let Some(name) = &spec.service_account_signing_key_secret_name {
-            object.insert("serviceAccountSigningKey".into(), json!({"name": name}));
-        }
-    }
-
-    json!({
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {CLUSTER_ID_LABEL: spec.cluster_id},
-            "annotations": {PSA_OVERRIDE_ANNOTATION: "baseline"},
-        },
-        "spec": hc_spec,
-    })
+    let cidrs = |list: &[Cidr]| {
+        nonempty(list).map(|list| list.iter().map(|c| json!({"cidr": c.text})).collect())
+    };
+    Value::Object(present([
+        ("networkType", Some(json!("OVNKubernetes"))),
+        ("clusterNetwork", cluster_network),
+        ("serviceNetwork", cidrs(&spec.service_network)),
+        ("machineNetwork", cidrs(&spec.machine_network)),
+    ]))
 }
 
 /// `spec.services`, sorted by service name. Without `external_dns_domain` (the upstream GCP CLI
