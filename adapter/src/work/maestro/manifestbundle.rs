@@ -639,3 +639,214 @@ mod tests {
         assert!(StatusEvent::decode(&event).is_err());
     }
 }
+
+/// Pins what [`SpecEventBuilder::build`] makes of a range of works (every action, the metadata it
+/// rewrites and keeps, the resource id and version sources, the bundle's optional fields) and the
+/// errors it gives: each event's attributes, extensions (typed) and data bytes, each error's text.
+/// Needs no fixture.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const SOURCE: &str = "hyperfleet-hypershift";
+    const CONSUMER: &str = "mgmt-1";
+
+    fn work(edit: impl FnOnce(&mut Value)) -> Value {
+        let mut work = json!({
+            "apiVersion": "work.open-cluster-management.io/v1",
+            "kind": "ManifestWork",
+            "metadata": {"name": "cluster-abc"},
+            "spec": {"workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}},
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "clusters"}, "data": {"k": "v"}},
+            ]}},
+        });
+        edit(&mut work);
+        work
+    }
+
+    fn everything(work: &mut Value) {
+        work["metadata"] = json!({
+            "name": "cluster-abc",
+            "namespace": CONSUMER,
+            "uid": "replaced",
+            "resourceVersion": "12",
+            "generation": 3,
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"hyperfleet.io/cluster-id": "abc"},
+            "annotations": {
+                "logging.open-cluster-management.io/trace": "t-1",
+                "logging.open-cluster-management.io/span": "s-1",
+                "other": "x",
+            },
+            "ownerReferences": [{"kind": "X", "name": "y"}],
+            "finalizers": ["a", "b"],
+        });
+        work["spec"]["deleteOption"] = json!({"propagationPolicy": "Foreground"});
+        work["spec"]["manifestConfigs"] = json!([{"resourceIdentifier": {"name": "c"}}]);
+        work["spec"]["executor"] = json!({"subject": {"type": "ServiceAccount"}});
+    }
+
+    fn cases() -> Vec<(&'static str, SpecAction, Value, Option<&'static str>)> {
+        use SpecAction::{Create, Delete, Update};
+        let annotated = |w: &mut Value| {
+            everything(w);
+            w["metadata"]["annotations"][RESOURCE_VERSION_ANNOTATION] = json!("7");
+        };
+        vec![
+            ("minimal create", Create, work(|_| {}), None),
+            ("minimal update", Update, work(|_| {}), None),
+            ("minimal delete", Delete, work(|_| {}), None),
+            ("everything, create", Create, work(everything), None),
+            ("everything, update", Update, work(everything), None),
+            ("everything, delete", Delete, work(everything), None),
+            ("annotated version, update", Update, work(annotated), None),
+            ("annotated version, delete", Delete, work(annotated), None),
+            (
+                "placed resource id",
+                Update,
+                work(everything),
+                Some("placed-1"),
+            ),
+            (
+                "null bundle options",
+                Create,
+                work(|w| {
+                    w["spec"]["deleteOption"] = Value::Null;
+                    w["spec"]["manifestConfigs"] = Value::Null;
+                    w["spec"]["executor"] = Value::Null;
+                }),
+                None,
+            ),
+            (
+                "delete without manifests",
+                Delete,
+                work(|w| w["spec"] = json!({})),
+                None,
+            ),
+            (
+                "no metadata",
+                Create,
+                work(|w| w["metadata"] = Value::Null),
+                None,
+            ),
+            (
+                "metadata not an object",
+                Create,
+                work(|w| w["metadata"] = json!(5)),
+                None,
+            ),
+            (
+                "name not a label",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("Not_A_Label")),
+                None,
+            ),
+            (
+                "name too long",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("a".repeat(64))),
+                None,
+            ),
+            (
+                "name ends with a dash",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("a-")),
+                None,
+            ),
+            (
+                "other namespace",
+                Update,
+                work(|w| w["metadata"]["namespace"] = json!("other")),
+                None,
+            ),
+            (
+                "annotation not an integer",
+                Update,
+                work(|w| {
+                    w["metadata"]["annotations"] = json!({RESOURCE_VERSION_ANNOTATION: "seven"});
+                }),
+                None,
+            ),
+            (
+                "generation past int32",
+                Update,
+                work(|w| w["metadata"]["generation"] = json!(3_000_000_000_i64)),
+                None,
+            ),
+            (
+                "no manifests",
+                Create,
+                work(|w| w["spec"] = json!({})),
+                None,
+            ),
+            (
+                "empty manifests",
+                Update,
+                work(|w| w["spec"]["workload"]["manifests"] = json!([])),
+                None,
+            ),
+            (
+                "manifest without a name",
+                Create,
+                work(|w| w["spec"]["workload"]["manifests"][1]["metadata"] = json!({})),
+                None,
+            ),
+            (
+                "manifest with generateName",
+                Create,
+                work(|w| {
+                    w["spec"]["workload"]["manifests"][0]["metadata"]["generateName"] = json!("n-");
+                }),
+                None,
+            ),
+            (
+                "manifests too large",
+                Create,
+                work(|w| {
+                    w["spec"]["workload"]["manifests"][1]["data"]["k"] =
+                        json!("x".repeat(MAX_MANIFESTS_BYTES));
+                }),
+                None,
+            ),
+        ]
+    }
+
+    #[test]
+    fn spec_events_and_errors_over_a_range_of_works() {
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let mut out = String::new();
+        for (name, action, work, resource_id) in cases() {
+            let mut builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+            if let Some(id) = resource_id {
+                builder = builder.with_resource_id(id);
+            }
+            let _ = writeln!(out, "[{name}]");
+            match builder.build(action, &work, "e-1", time) {
+                Ok(mut event) => {
+                    let data = event.data.take();
+                    let _ = writeln!(out, "{event:#?}");
+                    if let Some(data) = data {
+                        let _ = writeln!(out, "data bytes: {}", String::from_utf8_lossy(&data));
+                    }
+                }
+                Err(err) => {
+                    let _ = writeln!(out, "error: {err}");
+                }
+            }
+        }
+        let bad_consumer = SpecEventBuilder::new(SOURCE, "Mgmt_1").build(
+            SpecAction::Create,
+            &work(|_| {}),
+            "e-1",
+            time,
+        );
+        let _ = writeln!(out, "[consumer not a label]\n{bad_consumer:?}");
+        insta::assert_snapshot!("spec_events_grid", out);
+    }
+}
