@@ -1,5 +1,8 @@
 #![allow(clippy::unwrap_used)]
 
+use job_report::Condition;
+use serde_json::json;
+
 use super::*;
 use crate::pulse::nodes::csr::{CsrFields, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER};
 use crate::pulse::nodes::testing::{self, BOOTSTRAPPER, request_pem};
