@@ -348,12 +348,12 @@ fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
 }
 
-/// `text(version)`, or nothing while `status.version` is not reported.
-fn with_version(status: &NodePoolStatus, text: impl FnOnce(&str) -> String) -> String {
+/// `text()`, or nothing while `status.version` is not reported.
+fn with_version(status: &NodePoolStatus, text: impl FnOnce() -> String) -> String {
     if status.version.is_empty() {
         String::new()
     } else {
-        text(&status.version)
+        text()
     }
 }
 
@@ -397,11 +397,14 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 /// previous ignition payload (None), or the replicas available (GCP).
 fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) -> Condition {
     let serving = if desired.platform_none {
-        with_version(status, |version| {
-            format!("; the ignition payload of release {version} is served meanwhile")
+        with_version(status, || {
+            format!(
+                "; the ignition payload of release {} is served meanwhile",
+                status.version
+            )
         })
     } else {
-        let version = with_version(status, |version| format!(" at version {version}"));
+        let version = with_version(status, || format!(" at version {}", status.version));
         format!(
             "; {} of {} replicas available{version} meanwhile ({})",
             status.replicas,
@@ -448,14 +451,12 @@ fn payload_available(status: &NodePoolStatus) -> Condition {
     ) {
         return blocked;
     }
-    unavailable(
-        PROVISIONING,
-        format!(
-            "The ignition payload is not generated yet: {}{}",
-            state(payload, "ValidGeneratedPayload"),
-            ignition_endpoint_wait(status)
-        ),
-    )
+    let mut message = format!(
+        "The ignition payload is not generated yet: {}",
+        state(payload, "ValidGeneratedPayload")
+    );
+    message.push_str(&ignition_endpoint_wait(status));
+    unavailable(PROVISIONING, message)
 }
 
 /// Available of a GCP NodePool, no rollout: True once ready with the desired replicas, else
@@ -469,7 +470,7 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         desired.describe()
     );
     if replicas_ready(status, desired) {
-        let version = with_version(status, |version| format!("; version {version}"));
+        let version = with_version(status, || format!("; version {}", status.version));
         return cond(
             "Available",
             ConditionStatus::True,
@@ -486,13 +487,9 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         state(status.condition("AllMachinesReady"), "AllMachinesReady")
     );
     let (reason, message) = if have == 0 {
-        (
-            PROVISIONING,
-            format!(
-                "Machines are being created: {counts}; {machines}{}",
-                ignition_endpoint_wait(status)
-            ),
-        )
+        let mut message = format!("Machines are being created: {counts}; {machines}");
+        message.push_str(&ignition_endpoint_wait(status));
+        (PROVISIONING, message)
     } else if have < wanted {
         (
             SCALING,

@@ -52,17 +52,21 @@ fn available(f: &Findings, t: &Thresholds) -> Condition {
     let (need, flag) = t.required_ready();
     let ready = u64::try_from(f.ready).unwrap_or(u64::MAX);
     let summary = format!("{} of {} Ready", f.ready, plural(f.total, "node", "nodes"));
-    let (status, reason, which) = if ready >= u64::from(need) {
-        (ConditionStatus::True, "NodesReady", String::new())
+    if ready >= u64::from(need) {
+        Condition::new(
+            "Available",
+            ConditionStatus::True,
+            "NodesReady",
+            format!("{summary}; at least {need} required"),
+        )
     } else {
-        (
+        Condition::new(
+            "Available",
             ConditionStatus::False,
             "InsufficientReadyNodes",
-            format!(" ({flag})"),
+            format!("{summary}; at least {need} required ({flag})"),
         )
-    };
-    let message = format!("{summary}; at least {need} required{which}");
-    Condition::new("Available", status, reason, message)
+    }
 }
 
 /// Health: False with the worst problem's reason, described, and the others counted; else
