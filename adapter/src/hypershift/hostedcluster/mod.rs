@@ -13,10 +13,11 @@
 //! - `services` always holds the four required services, sorted by name, because the list is
 //!   immutable and compared in order after creation.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::fields::{nonempty, present};
 use crate::hyperfleet::CLUSTER_ID_LABEL;
-use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
+use crate::hyperfleet::cluster::{Cidr, ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
 
 pub mod immutable;
 pub mod status;
@@ -66,9 +67,43 @@ pub fn cluster_id_label_value(cluster_id: &str) -> String {
 /// The HostedCluster object.
 pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
     let (namespace, name) = hosted_cluster_ref(spec);
+    let secret = |name: &Option<String>| name.as_ref().map(|name| json!({"name": name}));
+    let hc_spec = present([
+        ("release", Some(json!({"image": spec.release_image}))),
+        ("pullSecret", Some(json!({"name": spec.pull_secret_name}))),
+        ("issuerURL", Some(json!(spec.issuer_url))),
+        ("dns", Some(json!({"baseDomain": spec.base_domain}))),
+        ("networking", Some(networking(spec))),
+        (
+            "platform",
+            Some(json!({"type": "GCP", "gcp": gcp_platform(spec)})),
+        ),
+        ("services", Some(json!(services(spec)))),
+        ("infraID", spec.infra_id.as_deref().map(Value::from)),
+        ("sshKey", secret(&spec.ssh_key_secret_name)),
+        (
+            "serviceAccountSigningKey",
+            secret(&spec.service_account_signing_key_secret_name),
+        ),
+    ]);
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {CLUSTER_ID_LABEL: spec.cluster_id},
+            "annotations": {PSA_OVERRIDE_ANNOTATION: "baseline"},
+        },
+        "spec": hc_spec,
+    })
+}
+
+/// `spec.platform.gcp`: the project, region and network, the cluster's resource labels, the
+/// workload identity with its six service accounts, and `endpointAccess` when the spec sets it.
+fn gcp_platform(spec: &ClusterSpec) -> Value {
     let gcp = &spec.gcp;
     let sa = &gcp.service_accounts;
-
     let mut platform_gcp = json!({
         "project": gcp.project_id,
         "region": gcp.region,
@@ -97,62 +132,30 @@ pub fn hosted_cluster(spec: &ClusterSpec) -> Value {
     if let (Some(access), Some(object)) = (gcp.endpoint_access, platform_gcp.as_object_mut()) {
         object.insert("endpointAccess".into(), access.as_str().into());
     }
+    platform_gcp
+}
 
-    let mut networking = Map::new();
-    networking.insert("networkType".into(), "OVNKubernetes".into());
-    if !spec.cluster_network.is_empty() {
-        let entries: Vec<Value> = spec
-            .cluster_network
+/// `spec.networking`: OVN-Kubernetes, and each network the spec sets (the API server defaults
+/// the others).
+fn networking(spec: &ClusterSpec) -> Value {
+    let cluster_network = nonempty(&spec.cluster_network).map(|networks| {
+        networks
             .iter()
             .map(|n| match n.host_prefix {
                 Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
                 None => json!({"cidr": n.cidr.text}),
             })
-            .collect();
-        networking.insert("clusterNetwork".into(), entries.into());
-    }
-    for (key, cidrs) in [
-        ("serviceNetwork", &spec.service_network),
-        ("machineNetwork", &spec.machine_network),
-    ] {
-        if !cidrs.is_empty() {
-            let entries: Vec<Value> = cidrs.iter().map(|c| json!({"cidr": c.text})).collect();
-            networking.insert(key.into(), entries.into());
-        }
-    }
-
-    let mut hc_spec = json!({
-        "release": {"image": spec.release_image},
-        "pullSecret": {"name": spec.pull_secret_name},
-        "issuerURL": spec.issuer_url,
-        "dns": {"baseDomain": spec.base_domain},
-        "networking": networking,
-        "platform": {"type": "GCP", "gcp": platform_gcp},
-        "services": services(spec),
+            .collect()
     });
-    if let Some(object) = hc_spec.as_object_mut() {
-        if let Some(infra_id) = &spec.infra_id {
-            object.insert("infraID".into(), json!(infra_id));
-        }
-        if let Some(name) = &spec.ssh_key_secret_name {
-            object.insert("sshKey".into(), json!({"name": name}));
-        }
-        if let Some(name) = &spec.service_account_signing_key_secret_name {
-            object.insert("serviceAccountSigningKey".into(), json!({"name": name}));
-        }
-    }
-
-    json!({
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {CLUSTER_ID_LABEL: spec.cluster_id},
-            "annotations": {PSA_OVERRIDE_ANNOTATION: "baseline"},
-        },
-        "spec": hc_spec,
-    })
+    let cidrs = |list: &[Cidr]| {
+        nonempty(list).map(|list| list.iter().map(|c| json!({"cidr": c.text})).collect())
+    };
+    Value::Object(present([
+        ("networkType", Some(json!("OVNKubernetes"))),
+        ("clusterNetwork", cluster_network),
+        ("serviceNetwork", cidrs(&spec.service_network)),
+        ("machineNetwork", cidrs(&spec.machine_network)),
+    ]))
 }
 
 /// `spec.services`, sorted by service name. Without `external_dns_domain` (the upstream GCP CLI
@@ -297,6 +300,90 @@ mod tests {
             hc["spec"]["release"]["image"],
             "quay.io/openshift-release-dev/ocp-release:4.17.0-aarch64"
         );
+    }
+}
+
+/// Pins the HostedCluster object over specs that set, leave out and combine every optional part
+/// (endpoint access, the three networks, host prefixes, infraID, SSH and signing keys, external
+/// DNS): the JSON text, key order included.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::cluster::{Cidr, ClusterNetwork, EndpointAccess, fixture};
+
+    fn cidr(text: &str) -> Cidr {
+        Cidr {
+            text: text.to_owned(),
+            net: text.parse().unwrap(),
+        }
+    }
+
+    fn bare(spec: &mut ClusterSpec) {
+        spec.gcp.endpoint_access = None;
+        spec.cluster_network.clear();
+        spec.service_network.clear();
+        spec.machine_network.clear();
+        spec.service_account_signing_key_secret_name = None;
+        spec.ssh_key_secret_name = None;
+        spec.external_dns_domain = None;
+        spec.infra_id = None;
+    }
+
+    fn variants() -> Vec<(&'static str, ClusterSpec)> {
+        let with = |edit: &dyn Fn(&mut ClusterSpec)| {
+            let mut spec = fixture::spec();
+            edit(&mut spec);
+            spec
+        };
+        vec![
+            ("fixture", fixture::spec()),
+            ("every optional part left out", with(&bare)),
+            (
+                "every optional part set, two of each network",
+                with(&|s| {
+                    s.cluster_id = "cv4s7k3b2q1u5m0f9d8e6a4c2b1n3p5r".into();
+                    s.gcp.endpoint_access = Some(EndpointAccess::Private);
+                    s.cluster_network = vec![
+                        ClusterNetwork {
+                            cidr: cidr("10.132.0.0/14"),
+                            host_prefix: Some(23),
+                        },
+                        ClusterNetwork {
+                            cidr: cidr("10.136.0.0/14"),
+                            host_prefix: None,
+                        },
+                    ];
+                    s.service_network = vec![cidr("172.31.0.0/16"), cidr("172.30.0.0/16")];
+                    s.machine_network = vec![cidr("10.0.0.0/16"), cidr("10.1.0.0/16")];
+                    s.service_account_signing_key_secret_name = Some("sa-key".into());
+                    s.ssh_key_secret_name = Some("ssh".into());
+                    s.external_dns_domain = Some("apps.example.com".into());
+                    s.infra_id = Some("prod-eu-1-x7k2p".into());
+                }),
+            ),
+            (
+                "machine network and public endpoint only",
+                with(&|s| {
+                    bare(s);
+                    s.gcp.endpoint_access = Some(EndpointAccess::PublicAndPrivate);
+                    s.machine_network = vec![cidr("10.0.0.0/16")];
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn hosted_clusters_over_a_grid_of_specs() {
+        let mut out = String::new();
+        for (name, spec) in variants() {
+            let hc = hosted_cluster(&spec);
+            let _ = writeln!(out, "[{name}]\n{}", serde_json::to_string(&hc).unwrap());
+        }
+        insta::assert_snapshot!("hosted_cluster_grid", out);
     }
 }
 

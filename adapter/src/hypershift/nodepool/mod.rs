@@ -18,9 +18,10 @@
 //!   (HyperShift applies both to nodes when they are created);
 //! - `management.replace`/`inPlace` are left to the API server's defaults.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::hyperfleet::nodepool::{ControlPlane, NodePoolSpec, PlatformType, Scaling};
+use super::fields::{nonempty, present};
+use crate::hyperfleet::nodepool::{ControlPlane, GcpNodePool, NodePoolSpec, PlatformType, Scaling};
 use crate::hyperfleet::{CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 
 pub mod immutable;
@@ -72,101 +73,23 @@ impl<'a> Placement<'a> {
 
 /// The NodePool object.
 pub fn node_pool(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
-    let platform = match (spec.platform, &spec.gcp) {
-        (PlatformType::Gcp, Some(gcp)) => {
-            let mut g = Map::new();
-            g.insert("machineType".into(), gcp.machine_type.clone().into());
-            let zone = gcp
-                .zone
-                .clone()
-                .or_else(|| placement.region.map(|r| format!("{r}-a")));
-            if let Some(zone) = zone {
-                g.insert("zone".into(), zone.into());
-            }
-            if let Some(subnet) = gcp.subnet.as_deref().or(placement.default_subnet) {
-                g.insert("subnet".into(), subnet.into());
-            }
-            if let Some(image) = &gcp.image {
-                g.insert("image".into(), image.clone().into());
-            }
-            let mut disk = Map::new();
-            if let Some(size) = gcp.boot_disk_size_gb {
-                disk.insert("diskSizeGB".into(), size.into());
-            }
-            if let Some(kind) = &gcp.boot_disk_type {
-                disk.insert("diskType".into(), kind.clone().into());
-            }
-            if !disk.is_empty() {
-                g.insert("bootDisk".into(), Value::Object(disk));
-            }
-            if let Some(email) = &gcp.service_account_email {
-                g.insert("serviceAccount".into(), json!({"email": email}));
-            }
-            if let Some(model) = &gcp.provisioning_model {
-                g.insert("provisioningModel".into(), model.clone().into());
-            }
-            if !gcp.network_tags.is_empty() {
-                g.insert("networkTags".into(), json!(gcp.network_tags));
-            }
-            if !gcp.resource_labels.is_empty() {
-                let labels: Vec<Value> = gcp
-                    .resource_labels
-                    .iter()
-                    .map(|(k, v)| json!({"key": k, "value": v}))
-                    .collect();
-                g.insert("resourceLabels".into(), Value::Array(labels));
-            }
-            json!({"type": "GCP", "gcp": g})
-        }
-        _ => json!({"type": spec.platform.as_str()}),
-    };
-    let mut management = Map::new();
-    management.insert("upgradeType".into(), spec.upgrade_type.as_str().into());
-    if let Some(repair) = spec.auto_repair {
-        management.insert("autoRepair".into(), repair.into());
-    }
     let release = spec.release_image.as_deref().or(placement.release_image);
-    let mut np_spec = json!({
-        "clusterName": placement.cluster_name,
-        "release": {"image": release},
-        "arch": spec.arch,
-        "platform": platform,
-        "management": management,
-    });
-    if let Some(object) = np_spec.as_object_mut() {
-        match spec.scaling {
-            Scaling::Replicas(n) => {
-                object.insert("replicas".into(), n.into());
-            }
-            Scaling::Autoscaling { min, max } => {
-                object.insert("autoScaling".into(), json!({"min": min, "max": max}));
-            }
-        }
-        if let Some(gcp) = &spec.gcp {
-            if !gcp.node_labels.is_empty() {
-                let labels: Map<String, Value> = gcp
-                    .node_labels
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone().into()))
-                    .collect();
-                object.insert("nodeLabels".into(), Value::Object(labels));
-            }
-            if !gcp.taints.is_empty() {
-                let taints: Vec<Value> = gcp
-                    .taints
-                    .iter()
-                    .map(|t| {
-                        let mut taint = json!({"key": t.key, "effect": t.effect});
-                        if let Some(value) = &t.value {
-                            taint["value"] = value.clone().into();
-                        }
-                        taint
-                    })
-                    .collect();
-                object.insert("taints".into(), Value::Array(taints));
-            }
-        }
-    }
+    let (replicas, autoscaling) = match spec.scaling {
+        Scaling::Replicas(n) => (Some(json!(n)), None),
+        Scaling::Autoscaling { min, max } => (None, Some(json!({"min": min, "max": max}))),
+    };
+    let gcp = spec.gcp.as_ref();
+    let np_spec = present([
+        ("clusterName", Some(json!(placement.cluster_name))),
+        ("release", Some(json!({"image": release}))),
+        ("arch", Some(json!(spec.arch))),
+        ("platform", Some(platform(spec, placement))),
+        ("management", Some(management(spec))),
+        ("replicas", replicas),
+        ("autoScaling", autoscaling),
+        ("nodeLabels", gcp.and_then(node_labels)),
+        ("taints", gcp.and_then(taints)),
+    ]);
     json!({
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -179,6 +102,94 @@ pub fn node_pool(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
             },
         },
         "spec": np_spec,
+    })
+}
+
+/// `spec.platform`: a GCP NodePool's machine settings ([`gcp_platform`]), else only the type.
+fn platform(spec: &NodePoolSpec, placement: &Placement<'_>) -> Value {
+    match (spec.platform, &spec.gcp) {
+        (PlatformType::Gcp, Some(gcp)) => gcp_platform(gcp, placement),
+        _ => json!({"type": spec.platform.as_str()}),
+    }
+}
+
+/// `spec.platform` of a GCP NodePool: what the spec sets, the zone and subnet defaulting to the
+/// HostedCluster's (`<region>-a`, its Private Service Connect subnet).
+fn gcp_platform(gcp: &GcpNodePool, placement: &Placement<'_>) -> Value {
+    let zone = gcp
+        .zone
+        .clone()
+        .or_else(|| placement.region.map(|r| format!("{r}-a")));
+    let subnet = gcp.subnet.as_deref().or(placement.default_subnet);
+    let email = gcp.service_account_email.as_ref();
+    let resource_labels = nonempty(&gcp.resource_labels).map(|labels| {
+        labels
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": v}))
+            .collect()
+    });
+    let g = present([
+        ("machineType", Some(json!(gcp.machine_type))),
+        ("zone", zone.map(Value::from)),
+        ("subnet", subnet.map(Value::from)),
+        ("image", gcp.image.as_deref().map(Value::from)),
+        ("bootDisk", boot_disk(gcp)),
+        ("serviceAccount", email.map(|email| json!({"email": email}))),
+        (
+            "provisioningModel",
+            gcp.provisioning_model.as_deref().map(Value::from),
+        ),
+        (
+            "networkTags",
+            nonempty(&gcp.network_tags).map(|tags| json!(tags)),
+        ),
+        ("resourceLabels", resource_labels),
+    ]);
+    json!({"type": "GCP", "gcp": g})
+}
+
+/// `platform.gcp.bootDisk`, when the spec sets its size or type.
+fn boot_disk(gcp: &GcpNodePool) -> Option<Value> {
+    let disk = present([
+        ("diskSizeGB", gcp.boot_disk_size_gb.map(Value::from)),
+        ("diskType", gcp.boot_disk_type.as_deref().map(Value::from)),
+    ]);
+    (!disk.is_empty()).then_some(Value::Object(disk))
+}
+
+/// `spec.management`: the upgrade type, and `autoRepair` when the spec sets it.
+fn management(spec: &NodePoolSpec) -> Value {
+    Value::Object(present([
+        ("upgradeType", Some(json!(spec.upgrade_type.as_str()))),
+        ("autoRepair", spec.auto_repair.map(Value::from)),
+    ]))
+}
+
+/// `spec.nodeLabels` (HyperFleet's `platform.gcp.labels`), when there are any.
+fn node_labels(gcp: &GcpNodePool) -> Option<Value> {
+    nonempty(&gcp.node_labels).map(|labels| {
+        Value::Object(
+            labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into()))
+                .collect(),
+        )
+    })
+}
+
+/// `spec.taints` (HyperFleet's `platform.gcp.taints`), when there are any.
+fn taints(gcp: &GcpNodePool) -> Option<Value> {
+    nonempty(&gcp.taints).map(|taints| {
+        taints
+            .iter()
+            .map(|t| {
+                let mut taint = json!({"key": t.key, "effect": t.effect});
+                if let Some(value) = &t.value {
+                    taint["value"] = value.clone().into();
+                }
+                taint
+            })
+            .collect()
     })
 }
 
@@ -322,5 +333,139 @@ mod tests {
         );
         assert!(np["spec"].get("nodeLabels").is_none());
         assert!(np["spec"].get("taints").is_none());
+    }
+}
+
+/// Pins the NodePool object over specs and placements that set, leave out and combine every
+/// optional part (platform, boot disk, scaling, management, release, node labels, taints): the
+/// JSON text, key order included.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::nodepool::{GcpNodePool, Taint, UpgradeType, fixture};
+
+    const FULL: Placement<'static> = Placement {
+        namespace: "clusters",
+        cluster_name: "prod-eu-1",
+        default_subnet: Some("hcp-psc-subnet"),
+        region: Some("europe-west4"),
+        release_image: Some("quay.io/openshift-release-dev/ocp-release:4.17.0-x86_64"),
+    };
+    const BARE: Placement<'static> = Placement {
+        namespace: "clusters-b",
+        cluster_name: "b",
+        default_subnet: None,
+        region: None,
+        release_image: None,
+    };
+
+    fn gcp(edit: impl FnOnce(&mut GcpNodePool)) -> Option<GcpNodePool> {
+        let mut gcp = fixture::spec().gcp.unwrap();
+        edit(&mut gcp);
+        Some(gcp)
+    }
+
+    fn every_gcp_field(g: &mut GcpNodePool) {
+        g.subnet = Some("workers".into());
+        g.image = Some("projects/rhcos-cloud/global/images/family/rhcos-417".into());
+        g.boot_disk_type = Some("pd-ssd".into());
+        g.service_account_email = Some("np@my-project-123.iam.gserviceaccount.com".into());
+        g.provisioning_model = Some("Spot".into());
+        g.network_tags = vec!["workers".into(), "egress".into()];
+        g.resource_labels = vec![("cost".into(), String::new()), ("team".into(), "p".into())];
+        g.node_labels = vec![("a".into(), "1".into()), ("b/c".into(), String::new())];
+        g.taints = vec![
+            Taint {
+                key: "dedicated".into(),
+                value: Some("gpu".into()),
+                effect: "NoSchedule".into(),
+            },
+            Taint {
+                key: "batch".into(),
+                value: None,
+                effect: "NoExecute".into(),
+            },
+        ];
+    }
+
+    fn variants() -> Vec<(&'static str, NodePoolSpec, Placement<'static>)> {
+        let base = fixture::spec();
+        let with = |edit: &dyn Fn(&mut NodePoolSpec)| {
+            let mut spec = base.clone();
+            edit(&mut spec);
+            spec
+        };
+        vec![
+            ("fixture", base.clone(), FULL),
+            ("fixture, bare placement", base.clone(), BARE),
+            (
+                "every field, autoscaling, InPlace, autoRepair false",
+                with(&|s| {
+                    s.gcp = gcp(every_gcp_field);
+                    s.scaling = Scaling::Autoscaling { min: 2, max: 6 };
+                    s.upgrade_type = UpgradeType::InPlace;
+                    s.auto_repair = Some(false);
+                    s.arch = "arm64".into();
+                }),
+                FULL,
+            ),
+            (
+                "disk type only, no zone, no subnet, no release",
+                with(&|s| {
+                    s.gcp = gcp(|g| {
+                        g.zone = None;
+                        g.boot_disk_size_gb = None;
+                        g.boot_disk_type = Some("pd-balanced".into());
+                    });
+                    s.release_image = None;
+                    s.auto_repair = Some(true);
+                }),
+                BARE,
+            ),
+            (
+                "no zone, defaults from the placement, no boot disk",
+                with(&|s| {
+                    s.gcp = gcp(|g| {
+                        g.zone = None;
+                        g.boot_disk_size_gb = None;
+                    });
+                    s.release_image = None;
+                    s.scaling = Scaling::Replicas(0);
+                }),
+                FULL,
+            ),
+            ("GCP without its gcp part", with(&|s| s.gcp = None), FULL),
+            (
+                "None with node labels and taints",
+                with(&|s| {
+                    s.platform = PlatformType::None;
+                    s.gcp = gcp(every_gcp_field);
+                }),
+                FULL,
+            ),
+            (
+                "None",
+                with(&|s| {
+                    s.platform = PlatformType::None;
+                    s.gcp = None;
+                    s.scaling = Scaling::Autoscaling { min: 0, max: 3 };
+                }),
+                BARE,
+            ),
+        ]
+    }
+
+    #[test]
+    fn node_pools_over_a_grid_of_specs() {
+        let mut out = String::new();
+        for (name, spec, placement) in variants() {
+            let np = node_pool(&spec, &placement);
+            let _ = writeln!(out, "[{name}]\n{}", serde_json::to_string(&np).unwrap());
+        }
+        insta::assert_snapshot!("node_pool_grid", out);
     }
 }

@@ -287,6 +287,16 @@ fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
     }
 }
 
+/// Available False with `reason`.
+fn unavailable(reason: &str, message: String) -> Condition {
+    cond("Available", ConditionStatus::False, reason, message)
+}
+
+/// Health False with `reason`.
+fn unhealthy(reason: &str, message: String) -> Condition {
+    cond("Health", ConditionStatus::False, reason, message)
+}
+
 /// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
 /// `Type=False (Reason): message`.
 fn refusals(status: &NodePoolStatus) -> Vec<String> {
@@ -308,9 +318,7 @@ fn refusals(status: &NodePoolStatus) -> Vec<String> {
 fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
     let refused = refusals(status);
     (!refused.is_empty()).then(|| {
-        cond(
-            "Available",
-            ConditionStatus::False,
+        unavailable(
             BLOCKED,
             format!(
                 "{what}, and HyperShift refuses part of the NodePool: {}. Nothing rolls out until the NodePool spec is fixed (see Health)",
@@ -323,10 +331,45 @@ fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
 /// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside).
 fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     if desired.platform_none {
-        return status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty();
+        payload_ready(status)
+    } else {
+        replicas_ready(status, desired)
     }
+}
+
+/// Platform None: the ignition payload is generated and its release known.
+fn payload_ready(status: &NodePoolStatus) -> bool {
+    status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
+}
+
+/// GCP: `Ready=True` with the desired count reached, or nothing desired and nothing there.
+fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     let (wanted, have) = (desired.wanted(), status.replicas);
     (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
+}
+
+/// `text()`, or nothing while `status.version` is not reported.
+fn with_version(status: &NodePoolStatus, text: impl FnOnce() -> String) -> String {
+    if status.version.is_empty() {
+        String::new()
+    } else {
+        text()
+    }
+}
+
+/// `; waiting for the HostedCluster's ignition endpoint (…): …` while HyperShift reports it
+/// unavailable, else nothing.
+fn ignition_endpoint_wait(status: &NodePoolStatus) -> String {
+    status
+        .is("IgnitionEndpointAvailable", "False")
+        .map(|e| {
+            format!(
+                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
+                or_none(&e.reason),
+                quote(&e.message)
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Available, per platform (module docs). A version, config or machine template rollout makes
@@ -334,99 +377,100 @@ fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
 /// yet (the nodes still serve the previous one, which the message says).
 pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
-    if !rollouts.is_empty() && !is_ready(status, desired) {
-        // HyperShift stops at a refusal: nothing rolls out until the spec is fixed.
-        if let Some(blocked) = blocked(status, "The NodePool is not ready") {
-            return blocked;
-        }
-    }
-    if !rollouts.is_empty() {
-        let serving = if desired.platform_none {
-            if status.version.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the ignition payload of release {} is served meanwhile",
-                    status.version
-                )
-            }
+    if rollouts.is_empty() {
+        return if desired.platform_none {
+            payload_available(status)
         } else {
-            let version = if status.version.is_empty() {
-                String::new()
-            } else {
-                format!(" at version {}", status.version)
-            };
+            machines_available(status, desired)
+        };
+    }
+    // HyperShift stops at a refusal: nothing rolls out until the spec is fixed.
+    if !is_ready(status, desired)
+        && let Some(blocked) = blocked(status, "The NodePool is not ready")
+    {
+        return blocked;
+    }
+    rolling_out(status, desired, &rollouts)
+}
+
+/// Available False [`UPDATING`] during `rollouts`, saying what the nodes serve meanwhile: the
+/// previous ignition payload (None), or the replicas available (GCP).
+fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) -> Condition {
+    let serving = if desired.platform_none {
+        with_version(status, || {
             format!(
-                "; {} of {} replicas available{version} meanwhile ({})",
-                status.replicas,
-                desired.wanted(),
-                desired.describe()
+                "; the ignition payload of release {} is served meanwhile",
+                status.version
             )
+        })
+    } else {
+        let version = with_version(status, || format!(" at version {}", status.version));
+        format!(
+            "; {} of {} replicas available{version} meanwhile ({})",
+            status.replicas,
+            desired.wanted(),
+            desired.describe()
+        )
+    };
+    unavailable(
+        UPDATING,
+        format!(
+            "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
+            rollouts.join(" and ")
+        ),
+    )
+}
+
+/// Available of a platform None NodePool, no rollout: True once the ignition payload is
+/// generated (saying whether a machine has fetched it), else [`BLOCKED`] by a refusal or
+/// [`PROVISIONING`].
+fn payload_available(status: &NodePoolStatus) -> Condition {
+    let payload = status.condition("ValidGeneratedPayload");
+    if payload_ready(status) {
+        let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
+            "at least one machine has fetched it".to_owned()
+        } else {
+            "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
         };
         return cond(
             "Available",
-            ConditionStatus::False,
-            UPDATING,
+            ConditionStatus::True,
+            NODE_POOL_READY,
             format!(
-                "The NodePool is rolling out {}: not yet at the spec it was asked for{serving}",
-                rollouts.join(" and ")
+                "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
+                status.version
             ),
         );
     }
-    if desired.platform_none {
-        let payload = status.condition("ValidGeneratedPayload");
-        if payload.is_some_and(|p| p.status == "True") && !status.version.is_empty() {
-            let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
-                "at least one machine has fetched it".to_owned()
-            } else {
-                "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
-            };
-            return cond(
-                "Available",
-                ConditionStatus::True,
-                NODE_POOL_READY,
-                format!(
-                    "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
-                    status.version
-                ),
-            );
-        }
-        if let Some(blocked) = blocked(
-            status,
-            &format!(
-                "The ignition payload is not generated: {}",
-                state(payload, "ValidGeneratedPayload")
-            ),
-        ) {
-            return blocked;
-        }
-        let mut message = format!(
-            "The ignition payload is not generated yet: {}",
+    if let Some(blocked) = blocked(
+        status,
+        &format!(
+            "The ignition payload is not generated: {}",
             state(payload, "ValidGeneratedPayload")
-        );
-        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
-            message.push_str(&format!(
-                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
-                or_none(&e.reason),
-                quote(&e.message)
-            ));
-        }
-        return cond("Available", ConditionStatus::False, PROVISIONING, message);
+        ),
+    ) {
+        return blocked;
     }
+    let mut message = format!(
+        "The ignition payload is not generated yet: {}",
+        state(payload, "ValidGeneratedPayload")
+    );
+    message.push_str(&ignition_endpoint_wait(status));
+    unavailable(PROVISIONING, message)
+}
 
+/// Available of a GCP NodePool, no rollout: True once ready with the desired replicas, else
+/// [`BLOCKED`] by a refusal, [`PROVISIONING`] (no machine yet), [`SCALING`] (fewer than desired)
+/// or [`NOT_READY`], each with the counts and the machines' conditions.
+fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let wanted = desired.wanted();
     let have = status.replicas;
-    let ready = status.condition("Ready");
     let counts = format!(
         "{have} of {wanted} replicas available ({})",
         desired.describe()
     );
-    if (ready.is_some_and(|r| r.status == "True") && have >= wanted) || (wanted == 0 && have == 0) {
-        let version = if status.version.is_empty() {
-            String::new()
-        } else {
-            format!("; version {}", status.version)
-        };
+    if replicas_ready(status, desired) {
+        let version = with_version(status, || format!("; version {}", status.version));
         return cond(
             "Available",
             ConditionStatus::True,
@@ -439,38 +483,28 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     }
     let machines = format!(
         "{}; {}",
-        state(ready, "Ready"),
+        state(status.condition("Ready"), "Ready"),
         state(status.condition("AllMachinesReady"), "AllMachinesReady")
     );
-
-    if have == 0 {
+    let (reason, message) = if have == 0 {
         let mut message = format!("Machines are being created: {counts}; {machines}");
-        if let Some(e) = status.is("IgnitionEndpointAvailable", "False") {
-            message.push_str(&format!(
-                "; waiting for the HostedCluster's ignition endpoint ({}): {}",
-                or_none(&e.reason),
-                quote(&e.message)
-            ));
-        }
-        return cond("Available", ConditionStatus::False, PROVISIONING, message);
-    }
-    if have < wanted {
-        return cond(
-            "Available",
-            ConditionStatus::False,
+        message.push_str(&ignition_endpoint_wait(status));
+        (PROVISIONING, message)
+    } else if have < wanted {
+        (
             SCALING,
             format!("The NodePool is scaling: {counts}; {machines}"),
-        );
-    }
-    cond(
-        "Available",
-        ConditionStatus::False,
-        NOT_READY,
-        format!(
-            "The NodePool is not ready: {counts}; {machines}; {}",
-            state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
-        ),
-    )
+        )
+    } else {
+        (
+            NOT_READY,
+            format!(
+                "The NodePool is not ready: {counts}; {machines}; {}",
+                state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
+            ),
+        )
+    };
+    unavailable(reason, message)
 }
 
 /// Health, worst first: HyperShift refused part of the spec ([`VALIDATION_FAILED`]), the
@@ -480,9 +514,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) -> Condition {
     let refused = refusals(status);
     if !refused.is_empty() {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             VALIDATION_FAILED,
             format!(
                 "HyperShift refuses part of the NodePool: {}. It does not resolve by itself: fix the NodePool spec (release image, machine configuration, platform settings, management) and update the NodePool",
@@ -491,9 +523,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(s) = status.is("SupportedVersionSkew", "False") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             UNSUPPORTED_VERSION_SKEW,
             format!(
                 "{}. Set the NodePool's release within the supported skew of the control plane's (not newer, at most a few minor versions older)",
@@ -502,9 +532,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(c) = status.is("ClusterNetworkCIDRConflict", "True") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             CLUSTER_NETWORK_CIDR_CONFLICT,
             format!(
                 "{}. The machines' addresses collide with the cluster network: use a subnet outside the cluster network CIDR",
@@ -517,9 +545,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         && let Some(m) = status.is("AllMachinesReady", "False")
         && is_past(&m.last_transition_time, clock.stuck_after, clock.now)
     {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             MACHINES_STUCK,
             format!(
                 "AllMachinesReady has been False for longer than {} ({}): {}. This does not look like progress any more: usually a GCP quota, a machine type not offered in the zone, or missing permissions of the nodePool service account. Check the project's quotas and the Machines of the NodePool in the control-plane namespace",
@@ -530,9 +556,7 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
         );
     }
     if let Some(p) = status.is("ReconciliationActive", "False") {
-        return cond(
-            "Health",
-            ConditionStatus::False,
+        return unhealthy(
             RECONCILIATION_PAUSED,
             format!(
                 "{}. HyperShift does not reconcile this NodePool: remove spec.pausedUntil (the adapter never sets it) or wait until it passes",
@@ -904,5 +928,248 @@ mod tests {
         .unwrap();
         assert_eq!(s.node_versions()[0].ready_node_count, 2);
         assert!(NodePoolStatus::default().node_versions().is_empty());
+    }
+}
+
+/// Pins what [`available`] and [`health`] write over a grid of NodePool states (platform, desired
+/// count, replicas, version, conditions): status, reason and message, byte for byte. The texts are
+/// stored by HyperFleet and quoted by other tools; a change here must be deliberate.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+    use std::time::Duration;
+
+    use super::*;
+
+    const RECENT: &str = "2026-11-26T11:55:00Z";
+    const OLD: &str = "2026-11-26T11:00:00Z";
+
+    /// `(type, status, reason, message, lastTransitionTime)`.
+    type Row = [&'static str; 5];
+
+    const READY: Row = ["Ready", "True", "AsExpected", "", RECENT];
+    const NOT_READY_YET: Row = [
+        "Ready",
+        "False",
+        "WaitingForNodeRef",
+        "Machine workers-abc has no node yet (token=s3cr3t)",
+        RECENT,
+    ];
+    const MACHINES_FALSE: Row = [
+        "AllMachinesReady",
+        "False",
+        "InsufficientQuota",
+        "1 of 3 machines are not ready",
+        RECENT,
+    ];
+    const MACHINES_FALSE_LONG: Row = [
+        "AllMachinesReady",
+        "False",
+        "",
+        "quota 'CPUS' exceeded",
+        OLD,
+    ];
+    const NODES_UNHEALTHY: Row = ["AllNodesHealthy", "False", "NodeNotHealthy", "", RECENT];
+    const UPDATING_VERSION: Row = [
+        "UpdatingVersion",
+        "True",
+        "AsExpected",
+        "Updating version in progress. Target version: 4.17.1",
+        RECENT,
+    ];
+    const UPDATING_CONFIG: Row = ["UpdatingConfig", "True", "", "", RECENT];
+    const UPDATING_TEMPLATE: Row = [
+        "UpdatingPlatformMachineTemplate",
+        "True",
+        "AsExpected",
+        "machine template changed",
+        RECENT,
+    ];
+    const NOT_UPDATING: Row = ["UpdatingVersion", "False", "AsExpected", "", RECENT];
+    const REFUSED_RELEASE: Row = [
+        "ValidReleaseImage",
+        "False",
+        "ValidationFailed",
+        "failed to look up release image: unauthorized",
+        RECENT,
+    ];
+    const REFUSED_MANAGEMENT: Row = [
+        "UpdateManagementEnabled",
+        "False",
+        "ValidationFailed",
+        "",
+        RECENT,
+    ];
+    const REFUSED_PLATFORM: Row = [
+        "ValidPlatformConfig",
+        "False",
+        "",
+        "subnet not found",
+        RECENT,
+    ];
+    const AUTOSCALING_REFUSED: Row = [
+        "AutoscalingEnabled",
+        "False",
+        "ValidationFailed",
+        "min must be at most max",
+        RECENT,
+    ];
+    const AUTOSCALING_OFF: Row = ["AutoscalingEnabled", "False", "AsExpected", "", RECENT];
+    const PAYLOAD: Row = ["ValidGeneratedPayload", "True", "AsExpected", "", RECENT];
+    const NO_PAYLOAD: Row = [
+        "ValidGeneratedPayload",
+        "False",
+        "WaitingForIgnition",
+        "payload is being generated",
+        RECENT,
+    ];
+    const FETCHED: Row = ["ReachedIgnitionEndpoint", "True", "AsExpected", "", RECENT];
+    const NO_ENDPOINT: Row = [
+        "IgnitionEndpointAvailable",
+        "False",
+        "IgnitionEndpointMissing",
+        "",
+        RECENT,
+    ];
+    const SKEW: Row = [
+        "SupportedVersionSkew",
+        "False",
+        "UnsupportedSkew",
+        "NodePool minor version 4.19 is newer than the control plane's 4.17",
+        RECENT,
+    ];
+    const CIDR: Row = [
+        "ClusterNetworkCIDRConflict",
+        "True",
+        "CIDRConflict",
+        "machine network overlaps 10.132.0.0/14",
+        RECENT,
+    ];
+    const PAUSED: Row = [
+        "ReconciliationActive",
+        "False",
+        "ReconciliationPaused",
+        "Reconciliation paused until 2026-12-01T00:00:00Z",
+        RECENT,
+    ];
+
+    const SCENARIOS: &[&[Row]] = &[
+        &[],
+        &[READY],
+        &[NOT_READY_YET],
+        &[NOT_READY_YET, MACHINES_FALSE],
+        &[NOT_READY_YET, MACHINES_FALSE, NODES_UNHEALTHY],
+        &[READY, UPDATING_VERSION],
+        &[NOT_READY_YET, UPDATING_CONFIG, UPDATING_TEMPLATE],
+        &[READY, NOT_UPDATING, AUTOSCALING_OFF],
+        &[NOT_READY_YET, UPDATING_VERSION, REFUSED_RELEASE],
+        &[REFUSED_RELEASE, AUTOSCALING_REFUSED],
+        &[REFUSED_MANAGEMENT, REFUSED_PLATFORM, NO_ENDPOINT],
+        &[READY, REFUSED_PLATFORM],
+        &[NOT_READY_YET, NO_ENDPOINT],
+        &[PAYLOAD],
+        &[PAYLOAD, FETCHED],
+        &[NO_PAYLOAD, NO_ENDPOINT],
+        &[NO_PAYLOAD, REFUSED_RELEASE],
+        &[PAYLOAD, UPDATING_VERSION],
+        &[NO_PAYLOAD, UPDATING_CONFIG, REFUSED_MANAGEMENT],
+        &[READY, SKEW, CIDR, PAUSED],
+        &[CIDR, PAUSED],
+        &[MACHINES_FALSE_LONG, PAUSED],
+        &[READY, MACHINES_FALSE_LONG],
+        &[PAUSED],
+    ];
+
+    const DESIRED: [(&str, Desired); 4] = [
+        (
+            "GCP, 3 replicas",
+            Desired {
+                platform_none: false,
+                replicas: Some(3),
+                autoscaling: None,
+            },
+        ),
+        (
+            "GCP, no replicas",
+            Desired {
+                platform_none: false,
+                replicas: None,
+                autoscaling: None,
+            },
+        ),
+        (
+            "GCP, autoscaling 2-5",
+            Desired {
+                platform_none: false,
+                replicas: None,
+                autoscaling: Some((2, 5)),
+            },
+        ),
+        (
+            "None, 2 replicas",
+            Desired {
+                platform_none: true,
+                replicas: Some(2),
+                autoscaling: None,
+            },
+        ),
+    ];
+
+    /// `(status.replicas, status.version)`.
+    const OBSERVED: [(i64, &str); 3] = [(0, ""), (2, "4.17.0"), (3, "4.17.0")];
+
+    fn status(replicas: i64, version: &str, rows: &[Row]) -> NodePoolStatus {
+        NodePoolStatus {
+            replicas,
+            version: version.to_owned(),
+            conditions: rows
+                .iter()
+                .map(|[t, s, r, m, at]| NodePoolCondition {
+                    type_: (*t).to_owned(),
+                    status: (*s).to_owned(),
+                    reason: (*r).to_owned(),
+                    message: (*m).to_owned(),
+                    last_transition_time: (*at).to_owned(),
+                    observed_generation: Some(1),
+                })
+                .collect(),
+            nodes_info: None,
+        }
+    }
+
+    fn show(c: &Condition) -> String {
+        format!(
+            "{} {:?} {} {:?}: {}",
+            c.type_, c.status, c.reason, c.last_transition_time, c.message
+        )
+    }
+
+    #[test]
+    fn available_and_health_over_a_grid_of_states() {
+        let clock = MachinesClock {
+            now: "2026-11-26T12:00:00Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(15 * 60),
+        };
+        let mut out = String::new();
+        for rows in SCENARIOS {
+            let types: Vec<String> = rows.iter().map(|[t, s, ..]| format!("{t}={s}")).collect();
+            for (name, desired) in &DESIRED {
+                for (replicas, version) in OBSERVED {
+                    let s = status(replicas, version, rows);
+                    let _ = writeln!(
+                        out,
+                        "[{name} | replicas {replicas} | version {version:?} | {}]",
+                        types.join(", ")
+                    );
+                    let _ = writeln!(out, "{}", show(&available(&s, desired)));
+                    if replicas == 3 {
+                        let _ = writeln!(out, "{}", show(&health(&s, desired, clock)));
+                    }
+                }
+            }
+        }
+        insta::assert_snapshot!("available_and_health_grid", out);
     }
 }

@@ -127,32 +127,22 @@ impl SpecEventBuilder {
 
     /// `create_request` for `work` with a fresh event id and the current time.
     pub fn create_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
-        self.build(
-            SpecAction::Create,
-            work,
-            &new_event_id(),
-            jiff::Timestamp::now(),
-        )
+        self.request(SpecAction::Create, work)
     }
 
     /// `update_request` for `work` (its generation or resourceversion annotation is the expected version).
     pub fn update_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
-        self.build(
-            SpecAction::Update,
-            work,
-            &new_event_id(),
-            jiff::Timestamp::now(),
-        )
+        self.request(SpecAction::Update, work)
     }
 
     /// `delete_request` for `work` (only its metadata is used).
     pub fn delete_request(&self, work: &Value) -> Result<CloudEvent, WorkError> {
-        self.build(
-            SpecAction::Delete,
-            work,
-            &new_event_id(),
-            jiff::Timestamp::now(),
-        )
+        self.request(SpecAction::Delete, work)
+    }
+
+    /// `action` for `work` with a fresh event id and the current time.
+    fn request(&self, action: SpecAction, work: &Value) -> Result<CloudEvent, WorkError> {
+        self.build(action, work, &new_event_id(), jiff::Timestamp::now())
     }
 
     /// Deterministic builder behind the three requests.
@@ -163,69 +153,13 @@ impl SpecEventBuilder {
         event_id: &str,
         time: jiff::Timestamp,
     ) -> Result<CloudEvent, WorkError> {
-        let meta_in = work.get("metadata").cloned().unwrap_or(Value::Null);
-        let mut meta: WorkMeta = serde_json::from_value(meta_in)
-            .map_err(|e| invalid(format!("work metadata cannot be read: {e}")))?;
-        validate_label("metadata.name", &meta.name)?;
-        if !meta.namespace.is_empty() && meta.namespace != self.consumer {
-            return Err(invalid(format!(
-                "work namespace {:?} does not match the consumer {:?}",
-                meta.namespace, self.consumer
-            )));
-        }
-        validate_label("consumer", &self.consumer)?;
-        let id = match &self.resource_id {
-            Some(id) => id.clone(),
-            None => resource_id(&self.source_id, &self.consumer, &meta.name).to_string(),
-        };
-        let annotated_version = meta.annotations.get(RESOURCE_VERSION_ANNOTATION).cloned();
-        let version = match &annotated_version {
-            Some(v) => v.parse::<i64>().map_err(|_| {
-                invalid(format!(
-                    "annotation {RESOURCE_VERSION_ANNOTATION} is not an integer: {v:?}"
-                ))
-            })?,
-            None => meta.generation,
-        };
-        let version = i32::try_from(version)
-            .map_err(|_| invalid(format!("resource version {version} exceeds int32")))?;
-        meta.namespace = self.consumer.clone();
-        meta.uid = id.clone();
-        meta.resource_version = match annotated_version {
-            Some(v) => v,
-            None if meta.resource_version.is_empty() => "0".to_owned(),
-            None => meta.resource_version,
-        };
-        meta.creation_timestamp = None;
-        if action == SpecAction::Delete {
-            meta.deletion_timestamp = Some(time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
-        }
-        let tracing: BTreeMap<&String, &String> = meta
-            .annotations
-            .iter()
-            .filter(|(k, _)| k.starts_with(LOG_TRACING_PREFIX))
-            .collect();
-
-        let mut ext = BTreeMap::new();
-        ext.insert(
-            "clustername".to_owned(),
-            AttrValue::String(self.consumer.clone()),
-        );
-        ext.insert("resourceid".to_owned(), AttrValue::String(id));
-        ext.insert("resourceversion".to_owned(), AttrValue::Integer(version));
-        ext.insert(
-            "originalsource".to_owned(),
-            AttrValue::String(String::new()),
-        );
-        ext.insert(
-            "metadata".to_owned(),
-            AttrValue::String(to_json_text(&meta)?),
-        );
-        ext.insert(
-            "logtracing".to_owned(),
-            AttrValue::String(to_json_text(&tracing)?),
-        );
-
+        let meta = self.work_meta(work)?;
+        let id = self.resource_id.clone().unwrap_or_else(|| {
+            resource_id(&self.source_id, &self.consumer, &meta.name).to_string()
+        });
+        let version = spec_version(&meta)?;
+        let meta = self.wire_meta(meta, &id, action, time);
+        let mut ext = self.extensions(&meta, id, version)?;
         let (data, data_content_type) = if action == SpecAction::Delete {
             ext.insert("deletiontimestamp".to_owned(), AttrValue::Timestamp(time));
             (None, None)
@@ -246,6 +180,87 @@ impl SpecEventBuilder {
             data,
         })
     }
+
+    /// The work's metadata, checked: its name and the consumer are DNS-1123 labels, and its
+    /// namespace, when set, is the consumer.
+    fn work_meta(&self, work: &Value) -> Result<WorkMeta, WorkError> {
+        let meta_in = work.get("metadata").cloned().unwrap_or(Value::Null);
+        let meta: WorkMeta = serde_json::from_value(meta_in)
+            .map_err(|e| invalid(format!("work metadata cannot be read: {e}")))?;
+        validate_label("metadata.name", &meta.name)?;
+        if !meta.namespace.is_empty() && meta.namespace != self.consumer {
+            return Err(invalid(format!(
+                "work namespace {:?} does not match the consumer {:?}",
+                meta.namespace, self.consumer
+            )));
+        }
+        validate_label("consumer", &self.consumer)?;
+        Ok(meta)
+    }
+
+    /// The metadata as the `metadata` extension carries it: in the consumer's namespace, the
+    /// resource `id` as uid, the annotated version (else the work's own, else `"0"`) as
+    /// resourceVersion, no creation time; a delete request's deletion time.
+    fn wire_meta(
+        &self,
+        mut meta: WorkMeta,
+        id: &str,
+        action: SpecAction,
+        time: jiff::Timestamp,
+    ) -> WorkMeta {
+        meta.namespace = self.consumer.clone();
+        meta.uid = id.to_owned();
+        if let Some(v) = meta.annotations.get(RESOURCE_VERSION_ANNOTATION) {
+            meta.resource_version = v.clone();
+        } else if meta.resource_version.is_empty() {
+            meta.resource_version = "0".to_owned();
+        }
+        meta.creation_timestamp = None;
+        if action == SpecAction::Delete {
+            meta.deletion_timestamp = Some(time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+        }
+        meta
+    }
+
+    /// The extensions every spec request carries: consumer, resource id and version, the
+    /// metadata and the log-tracing annotations as JSON text.
+    fn extensions(
+        &self,
+        meta: &WorkMeta,
+        id: String,
+        version: i32,
+    ) -> Result<BTreeMap<String, AttrValue>, WorkError> {
+        let tracing: BTreeMap<&String, &String> = meta
+            .annotations
+            .iter()
+            .filter(|(k, _)| k.starts_with(LOG_TRACING_PREFIX))
+            .collect();
+        Ok([
+            ("clustername", AttrValue::String(self.consumer.clone())),
+            ("resourceid", AttrValue::String(id)),
+            ("resourceversion", AttrValue::Integer(version)),
+            ("originalsource", AttrValue::String(String::new())),
+            ("metadata", AttrValue::String(to_json_text(meta)?)),
+            ("logtracing", AttrValue::String(to_json_text(&tracing)?)),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect())
+    }
+}
+
+/// The spec version a request carries (`resourceversion`): the resource-version annotation when
+/// set, else the generation; it must fit an int32.
+fn spec_version(meta: &WorkMeta) -> Result<i32, WorkError> {
+    let version = match meta.annotations.get(RESOURCE_VERSION_ANNOTATION) {
+        Some(v) => v.parse::<i64>().map_err(|_| {
+            invalid(format!(
+                "annotation {RESOURCE_VERSION_ANNOTATION} is not an integer: {v:?}"
+            ))
+        })?,
+        None => meta.generation,
+    };
+    i32::try_from(version).map_err(|_| invalid(format!("resource version {version} exceeds int32")))
 }
 
 /// JSON bytes of the ManifestBundle (`manifests`, `deleteOption`, `manifestConfigs`, `executer`) of a work.
@@ -256,6 +271,25 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
         .and_then(Value::as_array)
         .filter(|m| !m.is_empty())
         .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array".to_owned()))?;
+    check_manifests(manifests)?;
+    let mut bundle = serde_json::Map::new();
+    bundle.insert("manifests".into(), Value::Array(manifests.clone()));
+    // The work's `executor` is the bundle's `executer` (the Go type's spelling).
+    for (field, key) in [
+        ("deleteOption", "deleteOption"),
+        ("manifestConfigs", "manifestConfigs"),
+        ("executor", "executer"),
+    ] {
+        if let Some(v) = spec.and_then(|s| s.get(field)).filter(|v| !v.is_null()) {
+            bundle.insert(key.into(), v.clone());
+        }
+    }
+    serde_json::to_vec(&Value::Object(bundle)).map_err(|e| invalid(e.to_string()))
+}
+
+/// Every manifest has a `metadata.name` and no `generateName`, and together they are at most
+/// [`MAX_MANIFESTS_BYTES`].
+fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
     for (i, m) in manifests.iter().enumerate() {
         let name = m
             .pointer("/metadata/name")
@@ -280,27 +314,7 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
             "manifests are {size} bytes, the limit is {MAX_MANIFESTS_BYTES}"
         )));
     }
-    let mut bundle = serde_json::Map::new();
-    bundle.insert("manifests".into(), Value::Array(manifests.clone()));
-    if let Some(v) = spec
-        .and_then(|s| s.get("deleteOption"))
-        .filter(|v| !v.is_null())
-    {
-        bundle.insert("deleteOption".into(), v.clone());
-    }
-    if let Some(v) = spec
-        .and_then(|s| s.get("manifestConfigs"))
-        .filter(|v| !v.is_null())
-    {
-        bundle.insert("manifestConfigs".into(), v.clone());
-    }
-    if let Some(v) = spec
-        .and_then(|s| s.get("executor"))
-        .filter(|v| !v.is_null())
-    {
-        bundle.insert("executer".into(), v.clone());
-    }
-    serde_json::to_vec(&Value::Object(bundle)).map_err(|e| invalid(e.to_string()))
+    Ok(())
 }
 
 /// `ManifestBundleStatus`, the data of a status event.
@@ -647,5 +661,216 @@ mod tests {
             return;
         };
         assert!(StatusEvent::decode(&event).is_err());
+    }
+}
+
+/// Pins what [`SpecEventBuilder::build`] makes of a range of works (every action, the metadata it
+/// rewrites and keeps, the resource id and version sources, the bundle's optional fields) and the
+/// errors it gives: each event's attributes, extensions (typed) and data bytes, each error's text.
+/// Needs no fixture.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const SOURCE: &str = "hyperfleet-hypershift";
+    const CONSUMER: &str = "mgmt-1";
+
+    fn work(edit: impl FnOnce(&mut Value)) -> Value {
+        let mut work = json!({
+            "apiVersion": "work.open-cluster-management.io/v1",
+            "kind": "ManifestWork",
+            "metadata": {"name": "cluster-abc"},
+            "spec": {"workload": {"manifests": [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "clusters"}},
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "clusters"}, "data": {"k": "v"}},
+            ]}},
+        });
+        edit(&mut work);
+        work
+    }
+
+    fn everything(work: &mut Value) {
+        work["metadata"] = json!({
+            "name": "cluster-abc",
+            "namespace": CONSUMER,
+            "uid": "replaced",
+            "resourceVersion": "12",
+            "generation": 3,
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"hyperfleet.io/cluster-id": "abc"},
+            "annotations": {
+                "logging.open-cluster-management.io/trace": "t-1",
+                "logging.open-cluster-management.io/span": "s-1",
+                "other": "x",
+            },
+            "ownerReferences": [{"kind": "X", "name": "y"}],
+            "finalizers": ["a", "b"],
+        });
+        work["spec"]["deleteOption"] = json!({"propagationPolicy": "Foreground"});
+        work["spec"]["manifestConfigs"] = json!([{"resourceIdentifier": {"name": "c"}}]);
+        work["spec"]["executor"] = json!({"subject": {"type": "ServiceAccount"}});
+    }
+
+    fn cases() -> Vec<(&'static str, SpecAction, Value, Option<&'static str>)> {
+        use SpecAction::{Create, Delete, Update};
+        let annotated = |w: &mut Value| {
+            everything(w);
+            w["metadata"]["annotations"][RESOURCE_VERSION_ANNOTATION] = json!("7");
+        };
+        vec![
+            ("minimal create", Create, work(|_| {}), None),
+            ("minimal update", Update, work(|_| {}), None),
+            ("minimal delete", Delete, work(|_| {}), None),
+            ("everything, create", Create, work(everything), None),
+            ("everything, update", Update, work(everything), None),
+            ("everything, delete", Delete, work(everything), None),
+            ("annotated version, update", Update, work(annotated), None),
+            ("annotated version, delete", Delete, work(annotated), None),
+            (
+                "placed resource id",
+                Update,
+                work(everything),
+                Some("placed-1"),
+            ),
+            (
+                "null bundle options",
+                Create,
+                work(|w| {
+                    w["spec"]["deleteOption"] = Value::Null;
+                    w["spec"]["manifestConfigs"] = Value::Null;
+                    w["spec"]["executor"] = Value::Null;
+                }),
+                None,
+            ),
+            (
+                "delete without manifests",
+                Delete,
+                work(|w| w["spec"] = json!({})),
+                None,
+            ),
+            (
+                "no metadata",
+                Create,
+                work(|w| w["metadata"] = Value::Null),
+                None,
+            ),
+            (
+                "metadata not an object",
+                Create,
+                work(|w| w["metadata"] = json!(5)),
+                None,
+            ),
+            (
+                "name not a label",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("Not_A_Label")),
+                None,
+            ),
+            (
+                "name too long",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("a".repeat(64))),
+                None,
+            ),
+            (
+                "name ends with a dash",
+                Create,
+                work(|w| w["metadata"]["name"] = json!("a-")),
+                None,
+            ),
+            (
+                "other namespace",
+                Update,
+                work(|w| w["metadata"]["namespace"] = json!("other")),
+                None,
+            ),
+            (
+                "annotation not an integer",
+                Update,
+                work(|w| {
+                    w["metadata"]["annotations"] = json!({RESOURCE_VERSION_ANNOTATION: "seven"});
+                }),
+                None,
+            ),
+            (
+                "generation past int32",
+                Update,
+                work(|w| w["metadata"]["generation"] = json!(3_000_000_000_i64)),
+                None,
+            ),
+            (
+                "no manifests",
+                Create,
+                work(|w| w["spec"] = json!({})),
+                None,
+            ),
+            (
+                "empty manifests",
+                Update,
+                work(|w| w["spec"]["workload"]["manifests"] = json!([])),
+                None,
+            ),
+            (
+                "manifest without a name",
+                Create,
+                work(|w| w["spec"]["workload"]["manifests"][1]["metadata"] = json!({})),
+                None,
+            ),
+            (
+                "manifest with generateName",
+                Create,
+                work(|w| {
+                    w["spec"]["workload"]["manifests"][0]["metadata"]["generateName"] = json!("n-");
+                }),
+                None,
+            ),
+            (
+                "manifests too large",
+                Create,
+                work(|w| {
+                    w["spec"]["workload"]["manifests"][1]["data"]["k"] =
+                        json!("x".repeat(MAX_MANIFESTS_BYTES));
+                }),
+                None,
+            ),
+        ]
+    }
+
+    #[test]
+    fn spec_events_and_errors_over_a_range_of_works() {
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let mut out = String::new();
+        for (name, action, work, resource_id) in cases() {
+            let mut builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+            if let Some(id) = resource_id {
+                builder = builder.with_resource_id(id);
+            }
+            let _ = writeln!(out, "[{name}]");
+            match builder.build(action, &work, "e-1", time) {
+                Ok(mut event) => {
+                    let data = event.data.take();
+                    let _ = writeln!(out, "{event:#?}");
+                    if let Some(data) = data {
+                        let _ = writeln!(out, "data bytes: {}", String::from_utf8_lossy(&data));
+                    }
+                }
+                Err(err) => {
+                    let _ = writeln!(out, "error: {err}");
+                }
+            }
+        }
+        let bad_consumer = SpecEventBuilder::new(SOURCE, "Mgmt_1").build(
+            SpecAction::Create,
+            &work(|_| {}),
+            "e-1",
+            time,
+        );
+        let _ = writeln!(out, "[consumer not a label]\n{bad_consumer:?}");
+        insta::assert_snapshot!("spec_events_grid", out);
     }
 }

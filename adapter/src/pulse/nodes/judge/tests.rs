@@ -1,5 +1,8 @@
 #![allow(clippy::unwrap_used)]
 
+use job_report::Condition;
+use serde_json::json;
+
 use super::*;
 use crate::pulse::nodes::csr::{CsrFields, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER};
 use crate::pulse::nodes::testing::{self, BOOTSTRAPPER, request_pem};
@@ -1090,4 +1093,160 @@ fn pending_requests_stay_within_the_limits_with_the_longest_names() {
         .unwrap()
         .len();
     assert!(listed > 0 && listed < 40, "{listed}");
+}
+
+/// Pins the whole report (every condition's text, `data` with its caps) over findings built
+/// directly: each problem worst in turn, lists past the message and data limits, stuck nodes
+/// with none, some and many finalizers, certificate requests checked and not, one node, a
+/// healthy cluster with notes, and thresholds that word durations differently.
+#[test]
+fn reports_over_a_range_of_findings_are_pinned() {
+    use std::fmt::Write as _;
+
+    let names = |prefix: &str, n: usize| -> Vec<String> {
+        (0..n).map(|i| format!("{prefix}-{i:02}")).collect()
+    };
+    let stuck = |name: &str, finalizers: usize| StuckNode {
+        name: name.to_owned(),
+        finalizers: (0..finalizers)
+            .map(|i| format!("example.com/f{i}"))
+            .collect(),
+    };
+    let pending = |i: usize| PendingCsr {
+        name: format!("csr-{i:02}"),
+        signer: if i.is_multiple_of(2) {
+            KubeletSigner::Client
+        } else {
+            KubeletSigner::Serving
+        },
+        node: (!i.is_multiple_of(3)).then(|| format!("worker-{i}")),
+        requested_by: match i % 4 {
+            0 => Some("system:node:other".to_owned()),
+            1 => Some(String::new()),
+            _ => None,
+        },
+    };
+    let long = |i: usize| format!("{}-{i:02}", "n".repeat(300));
+    let full = Findings {
+        total: 40,
+        ready: 12,
+        not_ready_within_grace: 2,
+        not_ready: names("down", 12),
+        memory_pressure: names("mem", 3),
+        disk_pressure: [names("mem", 2), (0..15).map(long).collect()].concat(),
+        pid_pressure: names("pid", 1),
+        network_unavailable: names("mem", 1),
+        cordoned: names("cordoned", 25),
+        unverified: (0..11)
+            .map(|i| UnverifiedNode {
+                name: format!("new-{i:02}"),
+                taints: vec!["a.example.com/unverified".into(), "b.example.com/x".into()],
+            })
+            .collect(),
+        stuck_terminating: vec![stuck("gone-a", 0), stuck("gone-b", 3), stuck("gone-c", 8)],
+        stale_heartbeat: names("silent", 10),
+        leases: 39,
+        certificate_requests: CsrCheck::Checked(CsrFindings {
+            total: 30,
+            pending: (0..25).map(pending).collect(),
+            pending_within_grace: 3,
+        }),
+    };
+    let not_checked = CsrCheck::NotChecked {
+        reason: "Forbidden",
+        message: "certificatesigningrequests is forbidden: User \"x\" cannot list".to_owned(),
+    };
+    // Each problem worst in turn: clear the worse ones one by one.
+    let mut cases: Vec<(String, Findings)> = vec![("every problem".to_owned(), full.clone())];
+    type Clear = fn(&mut Findings);
+    let clears: [(&str, Clear); 6] = [
+        ("not Ready", |f| f.not_ready.clear()),
+        ("heartbeats", |f| f.stale_heartbeat.clear()),
+        ("requests", |f| f.certificate_requests = CsrCheck::default()),
+        ("pressure", |f| {
+            f.memory_pressure.clear();
+            f.disk_pressure.clear();
+            f.pid_pressure.clear();
+            f.network_unavailable.clear();
+        }),
+        ("stuck", |f| f.stuck_terminating.clear()),
+        ("unverified", |f| f.unverified.clear()),
+    ];
+    let mut f = full.clone();
+    for (what, clear) in clears {
+        clear(&mut f);
+        cases.push((format!("without {what} and the worse"), f.clone()));
+    }
+    let healthy = f;
+    cases.push((
+        "healthy, requests not checked".to_owned(),
+        Findings {
+            certificate_requests: not_checked.clone(),
+            ..healthy.clone()
+        },
+    ));
+    cases.push((
+        "every problem, requests not checked".to_owned(),
+        Findings {
+            certificate_requests: not_checked,
+            ..full.clone()
+        },
+    ));
+    cases.push((
+        "healthy, no notes".to_owned(),
+        Findings {
+            cordoned: Vec::new(),
+            not_ready_within_grace: 0,
+            ..healthy.clone()
+        },
+    ));
+    cases.push((
+        "one of each".to_owned(),
+        Findings {
+            total: 1,
+            ready: 1,
+            not_ready_within_grace: 1,
+            not_ready: Vec::new(),
+            memory_pressure: names("one", 1),
+            disk_pressure: names("one", 1),
+            pid_pressure: Vec::new(),
+            network_unavailable: Vec::new(),
+            cordoned: names("one", 1),
+            unverified: Vec::new(),
+            stuck_terminating: vec![stuck("one-00", 1)],
+            stale_heartbeat: names("one", 1),
+            leases: 1,
+            certificate_requests: CsrCheck::Checked(CsrFindings {
+                total: 1,
+                pending: vec![pending(1)],
+                pending_within_grace: 0,
+            }),
+        },
+    ));
+    cases.push(("nothing".to_owned(), Findings::default()));
+    let thresholds = [
+        Thresholds::default(),
+        Thresholds {
+            not_ready_grace: SignedDuration::from_secs(90),
+            stuck_terminating_after: SignedDuration::from_hours(48),
+            stale_heartbeat_after: SignedDuration::from_millis(1500),
+            verification_grace: SignedDuration::from_mins(90),
+            min_ready_nodes: 3,
+            expected_nodes: Some(50),
+            csr_pending_grace: SignedDuration::ZERO,
+            ..thresholds()
+        },
+    ];
+    let mut out = String::new();
+    for (name, findings) in &cases {
+        for (i, t) in thresholds.iter().enumerate() {
+            let r = report(findings, t, (i == 1).then_some(7));
+            let _ = writeln!(
+                out,
+                "[{name} | thresholds {i}]\n{}",
+                serde_json::to_string(&r).unwrap()
+            );
+        }
+    }
+    insta::assert_snapshot!("reports_over_a_range_of_findings", out);
 }
