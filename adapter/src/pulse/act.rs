@@ -57,7 +57,7 @@ where
     let mut seen = Seen::new(pulse);
     loop {
         match plan::<O>(&seen) {
-            Step::Done(outcome) => return outcome,
+            Step::Done(outcome) => return *outcome,
             Step::Read(read) => {
                 tracing::debug!(cluster_id = act.log.cluster_id, step = ?read, "read");
                 let answer = act.read(&read, &mut shutdown).await;

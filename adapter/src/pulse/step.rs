@@ -109,7 +109,7 @@ pub enum Read {
 
 /// A write the plan decided.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(clippy::large_enum_variant, reason = "one step at a time, moved once")]
+#[allow(clippy::large_enum_variant, reason = "one step at a time, boxed")]
 pub enum Write {
     /// Create `manifest` at `at`; a create that races another writer reads the work instead.
     Create { at: WorkAt, manifest: Value },
@@ -135,8 +135,8 @@ pub enum Write {
 #[derive(Debug)]
 pub enum Step {
     Read(Read),
-    Write(Write),
-    Done(Outcome),
+    Write(Box<Write>),
+    Done(Box<Outcome>),
 }
 
 /// The record of a management cluster, as far as it could be read.
@@ -289,10 +289,10 @@ impl<'p, S> Seen<'p, S> {
     ) -> Need<'_, Result<Created, Failure>> {
         match self.written(&Wrote::Create(at.clone())) {
             Some(Answer::Created(created)) => Ok(created),
-            _ => Err(Step::Write(Write::Create {
+            _ => Err(Step::Write(Box::new(Write::Create {
                 at: at.clone(),
                 manifest: manifest(),
-            })),
+            }))),
         }
     }
 
@@ -304,7 +304,7 @@ impl<'p, S> Seen<'p, S> {
     ) -> Need<'_, Result<(), Failure>> {
         match self.written(&Wrote::Update(again)) {
             Some(Answer::Done(done)) => Ok(done),
-            _ => Err(Step::Write(update())),
+            _ => Err(Step::Write(Box::new(update()))),
         }
     }
 
@@ -312,7 +312,7 @@ impl<'p, S> Seen<'p, S> {
     pub fn deleted(&self, at: &WorkAt) -> Need<'_, Result<(), Failure>> {
         match self.written(&Wrote::Delete(at.clone())) {
             Some(Answer::Done(done)) => Ok(done),
-            _ => Err(Step::Write(Write::Delete { at: at.clone() })),
+            _ => Err(Step::Write(Box::new(Write::Delete { at: at.clone() }))),
         }
     }
 
@@ -320,7 +320,7 @@ impl<'p, S> Seen<'p, S> {
     pub fn attempt(&self, at: &WorkAt, place: impl FnOnce() -> Write) -> Need<'_, Attempt> {
         match self.written(&Wrote::Place(at.consumer.clone())) {
             Some(Answer::Placed(attempt)) => Ok(attempt),
-            _ => Err(Step::Write(place())),
+            _ => Err(Step::Write(Box::new(place()))),
         }
     }
 }

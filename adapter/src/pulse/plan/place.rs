@@ -197,17 +197,13 @@ impl<S> Placing<'_, '_, S> {
                 }
                 Attempt::Created { result: Ok(()), .. } => return Ok(done(&at, Decision::Created)),
                 Attempt::Created {
-                    result: Err(Failure::Permanent(e)),
+                    result: Err(Failure::Permanent(WorkError::ConsumerNotFound { .. })),
                     ..
-                } if matches!(e, WorkError::ConsumerNotFound { .. }) => {
-                    "unknown consumer".to_owned()
-                }
+                } => "unknown consumer".to_owned(),
                 Attempt::Created {
-                    result: Err(Failure::Permanent(e)),
+                    result: Err(Failure::Permanent(WorkError::AlreadyExists { .. })),
                     key,
-                } if matches!(e, WorkError::AlreadyExists { .. }) => {
-                    return self.winner::<O>(&at, key);
-                }
+                } => return self.winner::<O>(&at, key),
                 Attempt::Created {
                     result: Err(failure),
                     ..

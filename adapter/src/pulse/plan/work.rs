@@ -14,11 +14,11 @@ pub(super) type Stage = Result<Step, Step>;
 
 /// Done with `decision` about the work at `at`.
 pub(super) fn done(at: &WorkAt, decision: Decision) -> Step {
-    Step::Done(Outcome {
+    Step::Done(Box::new(Outcome {
         at: at.clone(),
         decision,
         placement: Vec::new(),
-    })
+    }))
 }
 
 /// Done: the backend did not answer usefully about the work at `at`.
