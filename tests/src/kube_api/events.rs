@@ -64,8 +64,7 @@ pub fn check_create(object: &mut Value, namespace: &str, name: &str) -> Result<(
 pub fn default_on_create(object: &mut Value) {
     if let Some(map) = object.as_object_mut() {
         map.entry("deprecatedSource").or_insert_with(|| json!({}));
-        map.entry("deprecatedFirstTimestamp")
-            .or_insert(Value::Null);
+        map.entry("deprecatedFirstTimestamp").or_insert(Value::Null);
         map.entry("deprecatedLastTimestamp").or_insert(Value::Null);
     }
 }
@@ -264,7 +263,10 @@ mod tests {
             .collect();
         assert_eq!(causes.len(), 3, "{body}");
         assert_eq!(causes[0], "Required value");
-        assert_eq!(causes[1], "Invalid value: \"\": name part must be non-empty");
+        assert_eq!(
+            causes[1],
+            "Invalid value: \"\": name part must be non-empty"
+        );
     }
 
     #[test]
@@ -326,7 +328,10 @@ mod tests {
             let body = check_create(&mut e, "ev-exp", "pulse.base")
                 .unwrap_err()
                 .to_json();
-            assert_eq!((body["code"].clone(), body["message"].clone()), (json!(400), json!(answer)));
+            assert_eq!(
+                (body["code"].clone(), body["message"].clone()),
+                (json!(400), json!(answer))
+            );
         }
         let mut e = event();
         e["eventTime"] = json!("2026-12-01T22:10:00.123456+02:00");
