@@ -192,6 +192,9 @@ mod tests {
         })
     }
 
+    /// A change to the valid Event, and the real server's 422 message for it.
+    type Case = (fn(&mut Value), &'static str);
+
     fn refusal(mut object: Value) -> Value {
         check_create(&mut object, "ev-exp", "pulse.base")
             .unwrap_err()
@@ -203,7 +206,7 @@ mod tests {
     fn each_rule_is_refused_in_the_servers_words() {
         let mut ok = event();
         assert!(check_create(&mut ok, "ev-exp", "pulse.base").is_ok());
-        let cases: Vec<(fn(&mut Value), &str)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 |e| e["note"] = json!("a".repeat(1025)),
                 "Event \"pulse.base\" is invalid: message: Invalid value: \"\": can have at most 1024 characters",
