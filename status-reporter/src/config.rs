@@ -67,6 +67,18 @@ pub struct Args {
     /// How to notice the report: `inotify` (with polling as a fallback) or `poll` only.
     #[arg(long, env = "FILE_WATCH", value_enum, default_value = "inotify")]
     pub file_watch: FileWatch,
+    /// Record one Kubernetes Event (events.k8s.io/v1) on the Job per run, after its status is
+    /// written: `true` or `false` (also `1`/`0`, `yes`/`no`, `on`/`off`). Best effort: a refused
+    /// Event never changes the Job's status or the exit code.
+    #[arg(
+        long,
+        env = "RECORD_EVENTS",
+        default_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::Set,
+        value_name = "BOOL"
+    )]
+    pub record_events: bool,
 
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
@@ -130,6 +142,8 @@ pub struct Config {
     pub condition_types: Vec<String>,
     pub write_timeout: Duration,
     pub file_watch: FileWatch,
+    /// Whether the run's Event is recorded on the Job ([`crate::event`]).
+    pub record_events: bool,
     pub cluster_id: Option<String>,
 }
 
@@ -155,6 +169,7 @@ impl Config {
             condition_types,
             write_timeout,
             file_watch,
+            record_events,
             log_format: _,
             log_level: _,
             kubeconfig: _,
@@ -194,6 +209,7 @@ impl Config {
             condition_types,
             write_timeout,
             file_watch,
+            record_events,
             cluster_id: non_empty(cluster_id),
         })
     }
@@ -306,6 +322,21 @@ mod tests {
         assert_eq!(c.condition_types, vec!["Available"]);
         assert_eq!(c.adapter_container, "adapter");
         assert_eq!(c.max_wait, None);
+        assert!(c.record_events, "Events are on unless switched off");
+    }
+
+    #[test]
+    fn events_can_be_switched_off() {
+        for off in ["false", "0", "no", "off"] {
+            let c = parse(&["--job-name", "j", "--record-events", off]).unwrap();
+            assert!(!c.record_events, "{off}");
+        }
+        let c = parse(&["--job-name", "j", "--record-events", "true"]).unwrap();
+        assert!(c.record_events);
+        let err = Args::try_parse_from(["s", "--job-name", "j", "--record-events", "maybe"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--record-events"), "{err}");
     }
 
     #[test]

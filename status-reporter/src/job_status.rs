@@ -26,6 +26,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the reporter needs to know of the Job.
 #[derive(Debug, Clone, Default)]
 pub struct JobView {
+    /// The Job's `metadata.uid`: the run's Event names the Job by it (`regarding.uid`), as
+    /// `kubectl describe job` selects its events.
+    pub uid: Option<String>,
     pub resource_version: Option<String>,
     pub conditions: Vec<StoredCondition>,
     pub annotations: BTreeMap<String, String>,
@@ -38,6 +41,7 @@ impl JobView {
     pub fn from_job(job: Job) -> JobView {
         let status = job.status.unwrap_or_default();
         JobView {
+            uid: job.metadata.uid,
             resource_version: job.metadata.resource_version,
             annotations: job.metadata.annotations.unwrap_or_default(),
             conditions: status
@@ -180,6 +184,19 @@ impl JobStatus {
         report: &Report,
         deadline: Instant,
     ) -> Result<Written, JobError> {
+        self.write_from(view, report, deadline)
+            .await
+            .map(|(written, _)| written)
+    }
+
+    /// [`Self::write`], also returning the view of the Job the write was based on (the last one
+    /// read), whose uid the run's Event names.
+    pub async fn write_from(
+        &self,
+        view: Option<JobView>,
+        report: &Report,
+        deadline: Instant,
+    ) -> Result<(Written, JobView), JobError> {
         let mut view = match view {
             Some(view) => view,
             None => self.read(deadline).await?,
@@ -188,7 +205,7 @@ impl JobStatus {
         let mut backoff = Backoff::new();
         loop {
             let Some(body) = patch_body(&view, report, Timestamp::now()) else {
-                return Ok(Written::Unchanged);
+                return Ok((Written::Unchanged, view));
             };
             let params = PatchParams {
                 field_manager: Some(FIELD_MANAGER.to_owned()),
@@ -197,7 +214,7 @@ impl JobStatus {
             let patch = Patch::Strategic(&body);
             let call = self.api.patch_status(&self.name, &params, &patch);
             let attempt = match timeout(CALL_TIMEOUT, call).await {
-                Ok(Ok(_)) => return Ok(Written::Patched),
+                Ok(Ok(_)) => return Ok((Written::Patched, view)),
                 Ok(Err(e)) => classify(Ok(e)),
                 Err(elapsed) => classify(Err(elapsed)),
             };

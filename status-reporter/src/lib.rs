@@ -6,6 +6,7 @@
 
 pub mod adapter_pod;
 pub mod config;
+pub mod event;
 pub mod job_status;
 pub mod logging;
 pub mod outcome;
@@ -17,7 +18,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use job_report::Report;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
 use kube::api::Api;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
@@ -291,6 +294,15 @@ pub async fn run(config: Config, client: kube::Client, shutdown: impl Future<Out
         .await
 }
 
+/// What the reporter waits on: the report file, inotify's wake-ups, the Pod watch, and the
+/// adapter's end once seen.
+struct Watches {
+    results: ResultsFile,
+    wake: mpsc::Receiver<()>,
+    pod_events: Option<mpsc::Receiver<PodEvent>>,
+    adapter_end: Option<Termination>,
+}
+
 struct Reporter {
     config: Config,
     client: kube::Client,
@@ -310,24 +322,28 @@ impl Reporter {
 
     async fn run(self, shutdown: impl Future<Output = ()>) -> Exit {
         let mut shutdown = std::pin::pin!(shutdown);
-        let mut results = ResultsFile::new(
+        let results = ResultsFile::new(
             self.config.results_path.clone(),
             self.config.legacy_condition_type().to_owned(),
             self.config.settle_time,
         );
-        let (wake_tx, mut wake) = mpsc::channel(1);
+        let (wake_tx, wake) = mpsc::channel(1);
         let _watcher = match self.config.file_watch {
             FileWatch::Inotify => results::watch_directory(results.path(), wake_tx),
             FileWatch::Poll => None,
         };
-        let mut pod_events = self.watch_pod();
+        let mut watches = Watches {
+            results,
+            wake,
+            pod_events: self.watch_pod(),
+            adapter_end: None,
+        };
 
         // The Job's name, from the configuration or the Pod's label.
-        let mut adapter_end: Option<Termination> = None;
         let job_name = match self.config.job_name.clone() {
             Some(name) => name,
             None => match self
-                .job_name_from_pod(&mut pod_events, &mut adapter_end)
+                .job_name_from_pod(&mut watches.pod_events, &mut watches.adapter_end)
                 .await
             {
                 Some(name) => name,
@@ -350,19 +366,40 @@ impl Reporter {
         };
         let deadline = self.wait_deadline(view.as_ref());
         tracing::info!(
-            results_path = %results.path().display(),
+            results_path = %watches.results.path().display(),
             wait_seconds = deadline.saturating_duration_since(Instant::now()).as_secs(),
             inotify = _watcher.is_some(),
             "waiting for the adapter's report"
         );
 
+        let (outcome, write_budget) = self
+            .wait_for_outcome(&mut watches, shutdown.as_mut(), deadline)
+            .await;
+        self.write_outcome(&job, &job_name, view, outcome, write_budget)
+            .await
+    }
+
+    /// Waits until the outcome is known: a settled report, the adapter's end, the deadline or
+    /// SIGTERM, whichever comes first. Returns it with the time allowed for writing it.
+    async fn wait_for_outcome(
+        &self,
+        watches: &mut Watches,
+        mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+        deadline: Instant,
+    ) -> (Outcome, Duration) {
+        let Watches {
+            results,
+            wake,
+            pod_events,
+            adapter_end,
+        } = watches;
         let mut poll = interval(self.config.poll_interval);
         poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let far = || Instant::now() + Duration::from_secs(86_400);
 
-        let (outcome, write_budget) = loop {
+        loop {
             if let Some(end) = adapter_end.take() {
-                let outcome = final_outcome(&mut results, || Outcome::ended(end));
+                let outcome = final_outcome(results, || Outcome::ended(end));
                 break (outcome, self.config.write_timeout);
             }
             let settles_at = results.settles_at().unwrap_or_else(far);
@@ -376,34 +413,44 @@ impl Reporter {
                     };
                     break (outcome, SHUTDOWN_WRITE_BUDGET.min(self.config.write_timeout));
                 }
-                Some(event) = recv(&mut pod_events) => match event {
-                    PodEvent::Seen { adapter: Some(end), .. } => adapter_end = Some(end),
+                Some(event) = recv(pod_events) => match event {
+                    PodEvent::Seen { adapter: Some(end), .. } => *adapter_end = Some(end),
                     PodEvent::Seen { adapter: None, .. } => {}
                     PodEvent::Deleted => tracing::info!("the pod is being deleted; waiting for SIGTERM"),
                     PodEvent::Unwatchable(why) => {
                         tracing::warn!(error = %why, "cannot watch the pod; the adapter's end will not be noticed, only its report or the deadline");
-                        pod_events = None;
+                        *pod_events = None;
                     }
                 },
                 () = sleep_until(deadline) => {
                     tracing::info!("deadline reached: one last look at the report");
                     let waited = deadline.duration_since(self.started);
-                    let outcome = final_outcome(&mut results, || Outcome::Timeout(waited));
+                    let outcome = final_outcome(results, || Outcome::Timeout(waited));
                     break (outcome, self.config.write_timeout);
                 }
-                _ = wake.recv() => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
-                _ = poll.tick() => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
-                () = sleep_until(settles_at) => if let Some(outcome) = settled_outcome(&mut results) { break (outcome, self.config.write_timeout) },
+                _ = wake.recv() => if let Some(outcome) = settled_outcome(results) { break (outcome, self.config.write_timeout) },
+                _ = poll.tick() => if let Some(outcome) = settled_outcome(results) { break (outcome, self.config.write_timeout) },
+                () = sleep_until(settles_at) => if let Some(outcome) = settled_outcome(results) { break (outcome, self.config.write_timeout) },
             }
-        };
+        }
+    }
 
+    /// Writes `outcome` on the Job within `write_budget`, then records the run's Event (best
+    /// effort: it never changes the exit code).
+    async fn write_outcome(
+        &self,
+        job: &JobStatus,
+        job_name: &str,
+        view: Option<JobView>,
+        outcome: Outcome,
+        write_budget: Duration,
+    ) -> Exit {
         tracing::info!(outcome = outcome.reason(), "writing the outcome to the Job");
+        let own_failure = outcome.is_own_failure();
         let report = outcome.into_report(&self.config.condition_types);
-        match job
-            .write(view, &report, Instant::now() + write_budget)
-            .await
-        {
-            Ok(written) => {
+        let deadline = Instant::now() + write_budget;
+        match job.write_from(view, &report, deadline).await {
+            Ok((written, view)) => {
                 tracing::info!(
                     unchanged = written == Written::Unchanged,
                     cpu_us = job_report::usage::cpu_micros(),
@@ -411,6 +458,8 @@ impl Reporter {
                     conditions = %report.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>().join(","),
                     "the Job's status is written"
                 );
+                self.record_event(job_name, &view, &report, own_failure, deadline)
+                    .await;
                 Exit::Written
             }
             Err(e) => {
@@ -418,6 +467,46 @@ impl Reporter {
                 Exit::NotWritten
             }
         }
+    }
+
+    /// The run's one Event on the Job ([`event`]), unless `--record-events` is off; within what
+    /// is left of the write budget, at most [`event::TIMEOUT`].
+    async fn record_event(
+        &self,
+        job_name: &str,
+        view: &JobView,
+        report: &Report,
+        own_failure: bool,
+        deadline: Instant,
+    ) {
+        if !self.config.record_events {
+            tracing::debug!("RECORD_EVENTS is off: no Event");
+            return;
+        }
+        let Some(verdict) = event::decide(report, own_failure, &self.config.condition_types) else {
+            return;
+        };
+        let Some(uid) = view.uid.as_deref() else {
+            tracing::warn!("the Job as read has no uid; no Event is recorded");
+            return;
+        };
+        let budget = deadline
+            .saturating_duration_since(Instant::now())
+            .min(event::TIMEOUT);
+        if budget.is_zero() {
+            tracing::warn!("no time left of the write budget; no Event is recorded");
+            return;
+        }
+        let job = event::JobRef {
+            namespace: &self.namespace,
+            name: job_name,
+            uid,
+        };
+        let instance = self.config.pod_name.as_deref().unwrap_or(job_name);
+        let built = event::build(&job, &verdict, instance, jiff::Timestamp::now());
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &self.namespace);
+        let recorded = event::record(&api, &built, budget).await;
+        event::log(&recorded, &built);
     }
 
     fn watch_pod(&self) -> Option<mpsc::Receiver<PodEvent>> {

@@ -64,6 +64,12 @@ impl Outcome {
         }
     }
 
+    /// Whether this is one of the reporter's own failure rows (no usable report): crash, OOM
+    /// kill, missing or invalid report, timeout, SIGTERM.
+    pub fn is_own_failure(&self) -> bool {
+        !matches!(self, Outcome::Report(_))
+    }
+
     /// Short name for logs.
     pub fn reason(&self) -> &'static str {
         match self {

@@ -29,12 +29,14 @@ pub fn percentile<T: Copy + Ord>(values: &[T], p: f64) -> T {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-/// A program's own CPU time, from the `cpu_us` field of its closing JSON log line (both binaries
-/// log it, read from `/proc/self/task/*/schedstat`).
+/// A program's own CPU time, from the `cpu_us` field of its closing JSON log line: the last one
+/// that has it (both binaries log it, read from `/proc/self/task/*/schedstat`; the
+/// status-reporter on its status line and again on its Event line, which closes the run).
 pub fn closing_cpu(logs: &str) -> anyhow::Result<Duration> {
     use anyhow::Context;
     let line = logs
         .lines()
+        .rev()
         .find(|l| l.contains("\"cpu_us\""))
         .context("no closing log line with cpu_us")?;
     let v: serde_json::Value = serde_json::from_str(line)?;

@@ -751,6 +751,9 @@ fn rbac_is_exactly_what_the_containers_use() {
         BTreeSet::from([
             rule("batch", "jobs/status", &["get", "patch"]),
             rule("", "pods", &["get", "list", "watch"]),
+            // The status-reporter's one Event per run: create only (a deterministic name; a
+            // re-run's create is a 409, nothing is patched), and not the core group's events.
+            rule("events.k8s.io", "events", &["create"]),
             // The controlplane adapter's placement lease (tests/tests/placement.rs holds the
             // requests it makes to these verbs).
             rule(

@@ -2,8 +2,8 @@
 //!
 //! Per run: a fresh Job and Pod, the reporter started under `/usr/bin/time`, then either a
 //! report renamed into place (inotify or poll mode) or the adapter container terminated
-//! (termination mode). Measures the time until the PATCH reaches the server, peak RSS, CPU time
-//! and API requests per run.
+//! (termination mode). Measures the time until the PATCH reaches the server (and until the run's
+//! Event, created after it, does), peak RSS, CPU time and API requests per run.
 //!
 //! ```text
 //! cargo build --release --bins
@@ -34,6 +34,9 @@ struct Args {
     /// Poll interval given to the reporter (matters in poll mode).
     #[arg(long, default_value = "2")]
     poll_interval: String,
+    /// The reporter's RECORD_EVENTS: `false` measures it without its Event.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    record_events: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -48,6 +51,8 @@ enum Mode {
 
 struct Run {
     latency: Duration,
+    /// To the Event's POST; `None` when the run sent none (RECORD_EVENTS=false).
+    event_latency: Option<Duration>,
     max_rss_kib: u64,
     cpu: Duration,
     requests: usize,
@@ -107,6 +112,7 @@ async fn one_run(
         .env("FILE_WATCH", watch)
         .env("POLL_INTERVAL_SECONDS", &args.poll_interval)
         .env("LOG_LEVEL", "info")
+        .env("RECORD_EVENTS", args.record_events.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -146,17 +152,35 @@ async fn one_run(
         .find(|r| r.method == Method::PATCH && r.path.contains(&job.job))
         .context("no PATCH reached the server")?;
     let latency = patched.time.duration_since(started).unwrap_or_default();
+    // The run's Event: a POST to the namespace's events whose name starts with the Job's.
+    let event_prefix = format!("{}.", job.job);
+    let is_event = |r: &testbed::kube_api::RecordedRequest| {
+        r.method == Method::POST
+            && r.path.ends_with("/events")
+            && r.body_json().is_some_and(|b| {
+                b["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(&event_prefix))
+            })
+    };
+    let event_latency = server
+        .requests()
+        .into_iter()
+        .find(|r| is_event(r))
+        .map(|r| r.time.duration_since(started).unwrap_or_default());
     let requests = server
         .requests()
         .iter()
         .filter(|r| {
             r.path.contains(&job.job)
                 || r.path.ends_with("/pods") && r.query.as_deref().unwrap_or("").contains(&job.pod)
+                || is_event(r)
         })
         .count();
     let (max_rss_kib, _) = parse_time(&std::fs::read_to_string(&time_file)?)?;
     Ok(Run {
         latency,
+        event_latency,
         max_rss_kib,
         cpu,
         requests,
@@ -208,6 +232,19 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
         ms(percentile(&latencies, 95.0)),
         ms(percentile(&latencies, 100.0))
     );
+    let events: Vec<Duration> = runs.iter().filter_map(|r| r.event_latency).collect();
+    if events.is_empty() {
+        println!("latency to Event     none sent");
+    } else {
+        println!(
+            "latency to Event     p50 {:.2} ms   p95 {:.2} ms   max {:.2} ms   ({} of {} runs)",
+            ms(percentile(&events, 50.0)),
+            ms(percentile(&events, 95.0)),
+            ms(percentile(&events, 100.0)),
+            events.len(),
+            runs.len()
+        );
+    }
     print_rss(&rss);
     println!(
         "CPU (all threads)    p50 {:.2} ms   max {:.2} ms",
@@ -215,7 +252,7 @@ fn report(args: &Args, binary: &Path, runs: &[Run]) -> Result<()> {
         ms(percentile(&cpu, 100.0))
     );
     println!(
-        "API requests per run p50 {}   max {}   (Job GET + PATCH + pod watch)",
+        "API requests per run p50 {}   max {}   (Job GET + PATCH + pod watch + Event POST)",
         percentile(&requests, 50.0),
         percentile(&requests, 100.0)
     );

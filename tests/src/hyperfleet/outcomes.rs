@@ -125,6 +125,7 @@ fn second(t: Timestamp) -> String {
 pub fn view(job: &Value) -> JobView {
     let status = &job["status"];
     JobView {
+        uid: job["metadata"]["uid"].as_str().map(str::to_owned),
         resource_version: job["metadata"]["resourceVersion"]
             .as_str()
             .map(str::to_owned),

@@ -7,7 +7,8 @@
 //! What it reproduces: Job `/status` PATCH (strategic merge by `type` with prepend, in-place,
 //! `$patch: delete`, `$setElementOrder`; JSON merge patch; JSON patch with `test`), PUT, the
 //! Job status-transition rules, condition time normalisation, resourceVersion preconditions,
-//! 404/409/413/415/422/500 bodies, pod watches, paginated lists (cluster-scoped ones such as
+//! 404/409/413/415/422/500 bodies, `events.k8s.io/v1` Events (the create's 400 and 422 rules
+//! and the fields the server adds, `events`), pod watches, paginated lists (cluster-scoped ones such as
 //! nodes and certificate signing requests only at the cluster path), generic custom resources
 //! and per-request faults.
 //!
@@ -31,6 +32,7 @@
 
 mod auth;
 mod crd_defaults;
+mod events;
 mod faults;
 mod jobs;
 mod json_patch;

@@ -129,6 +129,11 @@ pub fn create(
     let Some(address) = Address::of(&named) else {
         return Err(ApiError::route_not_found());
     };
+    if address.kind.behaviour == Behaviour::Event {
+        // Decoded and validated before the name is looked up: a bad Event is a 400 or 422
+        // even when its name is taken.
+        super::events::check_create(&mut object, &address.key.0, address.name())?;
+    }
     if store.get(&address.collection, &address.key).is_some() {
         return Err(ApiError::already_exists(&address.target));
     }
@@ -246,6 +251,7 @@ fn prepare_new(store: &mut Store, address: &Address, mut object: Value) -> Value
             pods::default_status(&mut object);
             pods::normalise_container_statuses(&mut object);
         }
+        Behaviour::Event => super::events::default_on_create(&mut object),
         Behaviour::Generic => {
             super::crd_defaults::apply(&address.kind.group, &address.kind.resource, &mut object);
         }

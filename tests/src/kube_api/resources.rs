@@ -9,6 +9,8 @@ use super::strategic_merge::MergeKeys;
 pub enum Behaviour {
     Job,
     Pod,
+    /// `events.k8s.io/v1` Events: the create's decoding and validation (`super::events`).
+    Event,
     Generic,
 }
 
@@ -35,6 +37,7 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
     ("", "secrets", "Secret", true),
     ("", "serviceaccounts", "ServiceAccount", true),
     ("", "events", "Event", true),
+    ("events.k8s.io", "events", "Event", true),
     ("coordination.k8s.io", "leases", "Lease", true),
     (
         "certificates.k8s.io",
@@ -77,12 +80,13 @@ impl ResourceKind {
         let behaviour = match (group, resource) {
             ("batch", "jobs") => Behaviour::Job,
             ("", "pods") => Behaviour::Pod,
+            ("events.k8s.io", "events") => Behaviour::Event,
             _ => Behaviour::Generic,
         };
         let merge_keys = match behaviour {
             Behaviour::Job => jobs::MERGE_KEYS,
             Behaviour::Pod => pods::MERGE_KEYS,
-            Behaviour::Generic => MergeKeys::NONE,
+            Behaviour::Event | Behaviour::Generic => MergeKeys::NONE,
         };
         ResourceKind {
             group: group.to_owned(),

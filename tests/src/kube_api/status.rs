@@ -458,6 +458,8 @@ impl FieldError {
                 format!("Invalid value: {value}: {}", self.detail)
             }
             (FieldErrorKind::Invalid, None) => format!("Invalid value: {}", self.detail),
+            // The server's `field.Required(path, "")` has no detail and no colon.
+            (FieldErrorKind::Required, _) if self.detail.is_empty() => "Required value".to_owned(),
             (FieldErrorKind::Required, _) => format!("Required value: {}", self.detail),
         }
     }

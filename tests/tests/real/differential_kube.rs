@@ -69,6 +69,11 @@ pub fn normalizer(users: &[String]) -> Normalizer {
             "**/batch.kubernetes.io~1controller-uid",
             "uid",
             "the Job's uid copied into its selector and template labels",
+        )
+        .mask(
+            "**/regarding/uid",
+            "uid",
+            "the Job's uid in an Event's regarding (random per object)",
         );
     for key in [
         "creationTimestamp",
@@ -83,6 +88,7 @@ pub fn normalizer(users: &[String]) -> Normalizer {
         "acquireTime",
         "startedAt",
         "finishedAt",
+        "eventTime",
     ] {
         n = n.time(&format!("**/{key}"), TIME);
     }
@@ -103,6 +109,9 @@ pub struct Side {
     pub ns: String,
     pub dir: tempfile::TempDir,
     users: Vec<String>,
+    /// Per-side values replaced before the comparison (`from`, `to`): e.g. the name of the
+    /// reporter's Event, a hash of the Job's uid ([`Side::substitute`]).
+    names: Vec<(String, String)>,
     /// The Pod the real job controller made, copied to the fake (which has no controller).
     controller_pod: Arc<Mutex<Option<Value>>>,
 }
@@ -172,8 +181,28 @@ impl Side {
             ns: ns.to_owned(),
             dir,
             users,
+            names: Vec::new(),
             controller_pod,
         }
+    }
+
+    /// From now on `from` (a value of this side, e.g. a name derived from a uid) reads as `to`
+    /// in the comparison.
+    pub fn substitute(&mut self, from: &str, to: &str) {
+        self.names.push((from.to_owned(), to.to_owned()));
+    }
+
+    /// [`normalizer`] for this side: its users and its substitutions.
+    fn normalizer(&self) -> Normalizer {
+        self.names
+            .iter()
+            .fold(normalizer(&self.users), |n, (from, to)| {
+                n.substitute(
+                    from,
+                    to,
+                    "a name derived from a per-side uid (the reporter's Event: a hash of the Job's uid)",
+                )
+            })
     }
 
     /// The proxy's kubeconfig file (for the code that takes `--kubeconfig`).
@@ -406,13 +435,13 @@ impl Pair {
         if let Err(report) = compare(
             &fake,
             &real,
-            &normalizer(&self.fake.users),
-            &normalizer(&self.real.users),
+            &self.fake.normalizer(),
+            &self.real.normalizer(),
         ) {
             let files = dump(
                 &self.fake.ns,
-                (&fake, &normalizer(&self.fake.users)),
-                (&real, &normalizer(&self.real.users)),
+                (&fake, &self.fake.normalizer()),
+                (&real, &self.real.normalizer()),
             );
             panic!("namespace {}: {report}{files}", self.fake.ns);
         }

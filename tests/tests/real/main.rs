@@ -12,6 +12,7 @@ mod differential_hyperfleet;
 mod differential_kube;
 mod differential_maestro;
 mod direct;
+mod events;
 mod faults;
 mod harness;
 mod helm;

@@ -1,7 +1,8 @@
 //! The status-reporter's and diagnose's requests: the whole reporter run (`status_reporter::run`:
 //! watch its Pod by field selector, read `jobs/status`, one strategic-merge PATCH with the read
-//! resourceVersion), then its error paths (a stale resourceVersion's 409, a 422, a Job that is
-//! gone), and the same under the shipped RBAC: `manifests/rbac.yaml` for the reporter (what it
+//! resourceVersion, then the run's `events.k8s.io/v1` Event), then its error paths (a stale
+//! resourceVersion's 409, a 422, a Job that is gone; an Event's name taken, its 400 and 422
+//! rules), and the same under the shipped RBAC: `manifests/rbac.yaml` for the reporter (what it
 //! may do, the 403s of what it may not) and `manifests/rbac-diagnose.yaml` for diagnose's lists.
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use job_report::{Condition, ConditionStatus, Report, StoredCondition};
 use serde_json::{Value, json};
 use status_reporter::adapter_pod::{self, PodEvent};
 use status_reporter::config::{Args, Config};
+use status_reporter::event::{self, JobRef};
 use status_reporter::job_status::{JobStatus, JobView, patch_body};
 
 use super::{Pair, Side, pulse_job};
@@ -142,7 +144,7 @@ async fn run_reporter(side: &Side, dir: &std::path::Path, pod: &str) {
         .note("status-reporter exit", json!(format!("{exit:?}")));
 }
 
-async fn reporter_sequence(side: &Side) {
+async fn reporter_sequence(side: &mut Side) {
     let ns = side.ns.clone();
     let pod = setup(side).await;
     let dir = tempfile::tempdir().unwrap();
@@ -156,6 +158,25 @@ async fn reporter_sequence(side: &Side) {
             None,
         )
         .await;
+    let uid = written["metadata"]["uid"].as_str().unwrap().to_owned();
+    // The run's Event is named by a hash of the Job's uid, which differs per side.
+    let verdict = event::decide(
+        &report(ConditionStatus::True, "AsExpected"),
+        false,
+        &["Available".to_owned()],
+    )
+    .unwrap();
+    let job = job_name();
+    let reporters = event::name(
+        &JobRef {
+            namespace: &ns,
+            name: &job,
+            uid: &uid,
+        },
+        &verdict,
+    );
+    side.substitute(&reporters, "<the run's Event>");
+    event_sequence(side, &uid).await;
 
     // A second write from a view older than the first: 409 on the stale resourceVersion, a
     // re-read, and one merged PATCH.
@@ -329,13 +350,119 @@ async fn watch_a_change(side: &Side, pod: &str) {
     watch.abort();
 }
 
+/// An Event on the pulse Job (`uid`) shaped as the reporter's (`status_reporter::event::build`),
+/// named `<job>.<suffix>`, then `edit`.
+fn event_body(ns: &str, uid: &str, suffix: &str, edit: impl FnOnce(&mut Value)) -> Value {
+    let job = job_name();
+    let verdict = event::Verdict {
+        type_: event::EventType::Normal,
+        reason: "AsExpected".to_owned(),
+        note: Some("the hosted control plane is available".to_owned()),
+    };
+    let at: jiff::Timestamp = "2026-11-28T02:00:10.123456Z".parse().unwrap();
+    let built = event::build(
+        &JobRef {
+            namespace: ns,
+            name: &job,
+            uid,
+        },
+        &verdict,
+        &format!("{job}-x7k2p"),
+        at,
+    );
+    let mut body = serde_json::to_value(built).unwrap();
+    body["metadata"]["name"] = json!(format!("{job}.{suffix}"));
+    edit(&mut body);
+    body
+}
+
+/// What the API server does with the reporter's Events: a create, the same name again, and the
+/// creates it refuses (each rule the reporter's bounds keep it from breaking).
+async fn event_sequence(side: &Side, uid: &str) {
+    let ns = side.ns.clone();
+    let events =
+        format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?fieldManager=status-reporter");
+    let post = |label: &'static str, body: Value| {
+        let events = events.clone();
+        async move {
+            side.raw(
+                label,
+                "POST",
+                &events,
+                Some("application/json"),
+                Some(&body),
+            )
+            .await;
+        }
+    };
+    post(
+        "status-reporter: create an Event on the Job (201)",
+        event_body(&ns, uid, "diff", |_| {}),
+    )
+    .await;
+    post(
+        "status-reporter: the same Event name again (409 AlreadyExists)",
+        event_body(&ns, uid, "diff", |e| e["note"] = json!("another run")),
+    )
+    .await;
+    post(
+        "an Event with a note over 1024 bytes (422)",
+        event_body(&ns, uid, "note", |e| e["note"] = json!("é".repeat(513))),
+    )
+    .await;
+    post(
+        "an Event with a reason over 128 bytes (422)",
+        event_body(&ns, uid, "reason", |e| e["reason"] = json!("R".repeat(129))),
+    )
+    .await;
+    post(
+        "an Event without reportingController (422)",
+        event_body(&ns, uid, "controller", |e| {
+            e.as_object_mut().unwrap().remove("reportingController");
+        }),
+    )
+    .await;
+    post(
+        "an Event with many rules broken (422, the server's order)",
+        event_body(&ns, uid, "many", |e| {
+            for key in ["action", "reason", "reportingInstance"] {
+                e.as_object_mut().unwrap().remove(key);
+            }
+            e["type"] = json!("Error");
+            e["note"] = json!("x".repeat(1100));
+        }),
+    )
+    .await;
+    post(
+        "an Event without eventTime (422)",
+        event_body(&ns, uid, "no-time", |e| {
+            e.as_object_mut().unwrap().remove("eventTime");
+        }),
+    )
+    .await;
+    post(
+        "an Event whose eventTime has nanoseconds (400)",
+        event_body(&ns, uid, "nanos", |e| {
+            e["eventTime"] = json!("2026-11-28T02:00:10.123456789Z");
+        }),
+    )
+    .await;
+    post(
+        "an Event whose eventTime has an offset (201, stored in UTC)",
+        event_body(&ns, uid, "offset", |e| {
+            e["eventTime"] = json!("2026-11-28T04:00:10.123456+02:00");
+        }),
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn status_reporter_run_and_error_paths() {
-    let Some(pair) = Pair::new("diff-reporter").await else {
+    let Some(mut pair) = Pair::new("diff-reporter").await else {
         return;
     };
-    reporter_sequence(&pair.real).await;
-    reporter_sequence(&pair.fake).await;
+    reporter_sequence(&mut pair.real).await;
+    reporter_sequence(&mut pair.fake).await;
     pair.assert_same();
 }
 
@@ -368,6 +495,57 @@ async fn rbac_sequence(side: &mut Side) {
         .await;
     side.proxy
         .note("write outcome", json!(format!("{outcome:?}")));
+    let uid = jobs
+        .read(tokio::time::Instant::now() + Duration::from_secs(5))
+        .await
+        .unwrap()
+        .uid
+        .unwrap();
+    let events = format!("/apis/events.k8s.io/v1/namespaces/{ns}/events");
+    let event = event_body(&ns, &uid, "rbac", |_| {});
+    side.raw(
+        "status-reporter (rbac.yaml): create the run's Event (201)",
+        "POST",
+        &format!("{events}?fieldManager=status-reporter"),
+        Some("application/json"),
+        Some(&event),
+    )
+    .await;
+    side.raw(
+        "status-reporter (rbac.yaml): the same Event again (409: create alone is enough to learn it exists)",
+        "POST",
+        &format!("{events}?fieldManager=status-reporter"),
+        Some("application/json"),
+        Some(&event),
+    )
+    .await;
+    let name = event["metadata"]["name"].as_str().unwrap();
+    side.raw(
+        "(rbac.yaml) an Event cannot be read (403)",
+        "GET",
+        &format!("{events}/{name}"),
+        None,
+        None,
+    )
+    .await;
+    side.raw(
+        "(rbac.yaml) an Event cannot be patched (403)",
+        "PATCH",
+        &format!("{events}/{name}"),
+        Some("application/merge-patch+json"),
+        Some(&json!({"note": "changed"})),
+    )
+    .await;
+    let mut core = event.clone();
+    core["apiVersion"] = json!("v1");
+    side.raw(
+        "(rbac.yaml) core (\"\") events are not granted (403)",
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/events"),
+        Some("application/json"),
+        Some(&core),
+    )
+    .await;
     side.raw(
         "(rbac.yaml) the Job itself is not granted (403)",
         "GET",
@@ -434,6 +612,14 @@ async fn rbac_sequence(side: &mut Side) {
         .await;
     side.proxy
         .note("read outcome", json!(format!("{:?}", refused.map(|_| ()))));
+    side.raw(
+        "(rbac-diagnose.yaml) no Events (403)",
+        "POST",
+        &format!("/apis/events.k8s.io/v1/namespaces/{ns}/events"),
+        Some("application/json"),
+        Some(&event_body(&ns, &uid, "diagnose", |_| {})),
+    )
+    .await;
     side.raw(
         "(rbac-diagnose.yaml) no watch on pods (403)",
         "GET",

@@ -6,7 +6,8 @@
 //! real job controller's verdict. And the kubelet-related faults of issue 24 item 3d, each ending
 //! with a true, explained status on the Job.
 
-mod bed;
+/// Also the bed of `real::events`.
+pub(crate) mod bed;
 
 use serde_json::{Value, json};
 use testbed::real::RealSystems;
