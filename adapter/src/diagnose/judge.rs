@@ -31,6 +31,14 @@ impl Kind {
         }
     }
 
+    /// This kind's condition table.
+    pub fn table(self) -> crate::pulse::table::Table {
+        match self {
+            Kind::Cluster => crate::pulse::controlplane::table::TABLE,
+            Kind::NodePool => crate::pulse::nodepool::table::TABLE,
+        }
+    }
+
     /// The page with this kind's condition tables, which the actions name.
     pub fn condition_tables(self) -> &'static str {
         match self {
@@ -387,18 +395,6 @@ pub const REPORTER_FAILURES: [&str; 6] = [
     "AdapterTerminated",
 ];
 
-/// The adapter's reasons that the management-cluster links diagnose better than the Job.
-pub const TRANSPORT_REASONS: [&str; 8] = [
-    "ApplyFailed",
-    "MaestroUnavailable",
-    "MaestroAuthFailed",
-    "ConsumerNotFound",
-    "HubUnavailable",
-    "HubAuthFailed",
-    "HubNamespaceNotFound",
-    "FeedbackNotSynced",
-];
-
 /// Waiting reasons of a container that mean it will not start by itself.
 const STUCK_WAITING: [&str; 5] = [
     "ImagePullBackOff",
@@ -581,7 +577,7 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
         .map_or_else(|| "no generation".to_owned(), |g| format!("generation {g}"));
     let evidence = format!("Job {name} reported {at}: {}", conditions.join(", "));
     if let Some((_, reason, message)) =
-        job_condition(job, "Applied").filter(|(status, reason, _)| is_refusal(status, reason))
+        job_condition(job, "Applied").filter(|(status, reason, _)| is_refusal(s, status, reason))
     {
         return refusal(s, format!("{evidence}; Applied: {message}"), reason);
     }
@@ -589,9 +585,10 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
 }
 
 /// An `Applied` condition in which the adapter refused or could not act: False for a reason that
-/// is not the transport's (those, the management-cluster links diagnose better).
-fn is_refusal(status: &str, reason: &str) -> bool {
-    status == "False" && !TRANSPORT_REASONS.contains(&reason)
+/// is not the transport's (those, the management-cluster links diagnose better; the condition
+/// table says which).
+fn is_refusal(s: &Settings, status: &str, reason: &str) -> bool {
+    status == "False" && !s.kind.table().is_transport(reason)
 }
 
 /// `job.report` broken by the adapter's refusal (`reason`), `evidence` quoting it.
@@ -623,7 +620,7 @@ fn stored_refusal(s: &Settings, obs: &Observations, generation: Option<i64>) -> 
         applied["status"].as_str().unwrap_or_default(),
         applied["reason"].as_str().unwrap_or_default(),
     );
-    if !is_refusal(status, reason) {
+    if !is_refusal(s, status, reason) {
         return None;
     }
     let message = applied["message"].as_str().unwrap_or_default();

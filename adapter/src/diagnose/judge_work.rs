@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::chain::{Link, Mark};
 use super::judge::{
-    Kind, Observations, Settings, TRANSPORT_REASONS, deleted_time, generation, hf_condition,
-    job_condition, job_reported_generation, newest_job, stored_status, unreadable,
+    Kind, Observations, Settings, deleted_time, generation, hf_condition, job_condition,
+    job_reported_generation, newest_job, stored_status, unreadable,
 };
 use crate::duration::{friendly, is_past};
 use crate::hypershift::{find_in, hostedcluster, nodepool as np_object, place_in};
@@ -36,12 +36,12 @@ fn work_name(bundle: &ResourceBundle) -> &str {
 }
 
 /// The adapter reason of the newest pulse Job's `Applied`, when it names the transport.
-fn job_transport_reason(obs: &Observations) -> Option<(&str, &str)> {
+fn job_transport_reason<'a>(s: &Settings, obs: &'a Observations) -> Option<(&'a str, &'a str)> {
     let pulses = obs.pulses.as_ref().ok()?;
     let g = obs.object.as_ref().ok().and_then(generation);
     let job = newest_job(&pulses.jobs, g).0?;
     job_condition(job, "Applied")
-        .filter(|(status, reason, _)| *status == "False" && TRANSPORT_REASONS.contains(reason))
+        .filter(|(status, reason, _)| *status == "False" && s.kind.table().is_transport(reason))
         .map(|(_, reason, message)| (reason, message))
 }
 
@@ -52,7 +52,7 @@ pub fn work_link(s: &Settings, obs: &Observations, report: &Link) -> Link {
     let works = match &obs.works {
         Ok(works) => works,
         Err(f) => {
-            if let Some((reason, message)) = job_transport_reason(obs)
+            if let Some((reason, message)) = job_transport_reason(s, obs)
                 .filter(|(r, _)| matches!(*r, "MaestroUnavailable" | "MaestroAuthFailed"))
             {
                 return Link::new(
@@ -83,7 +83,7 @@ pub fn work_link(s: &Settings, obs: &Observations, report: &Link) -> Link {
                 ),
             );
         }
-        if let Some((reason, message)) = job_transport_reason(obs) {
+        if let Some((reason, message)) = job_transport_reason(s, obs) {
             let meaning = if reason == "ConsumerNotFound" {
                 "the management cluster the adapter targets is not registered in Maestro"
             } else {

@@ -28,6 +28,7 @@ pub mod object;
 pub mod plan;
 pub mod report;
 pub mod step;
+pub mod table;
 
 pub mod controlplane;
 pub mod nodepool;

@@ -1,12 +1,6 @@
 //! The stages of deleting a work and the object it carries, as conditions plus the fourth
-//! condition `Finalized` (`hyperfleet-framework.md` §6), the same for every object:
-//!
-//! | stage | Applied | Available | Health | Finalized |
-//! |---|---|---|---|---|
-//! | deletion of the work requested, the object not yet reported as deleting, or already gone (manifest `Available=False`; the feedback the agent keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
-//! | the object has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
-//! | either, longer than the stuck limit after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
-//! | the work is gone from the management cluster | False `CleanupConfirmed` (nothing applied any more) | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//! condition `Finalized` (`hyperfleet-framework.md` §6), the same for every object; the stages are
+//! the deletion rows of each object's condition table ([`crate::pulse::table`]).
 //!
 //! Every stage describes the deletion generation (the one HyperFleet's DELETE bumped): `Applied`
 //! says whether our resources still exist on the management cluster, `Available` whether they

@@ -1,19 +1,7 @@
 //! The transport's part of a report, the same for every object shipped in a work (HostedCluster,
 //! NodePool): what the backend and the work agent said, as conditions. The pulse puts them
-//! together with what the object's own status says.
-//!
-//! | what was seen | Applied | Available | Health |
-//! |---|---|---|---|
-//! | work created now | True `ManifestWorkCreated` | (the pulse's) | (the pulse's) |
-//! | no usable status yet (none, or not reported `Available=True`, or older than that report) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | a manifest or the work `Applied=False` | False `ApplyFailed` | False `ApplyFailed` (says what the object's fresh status shows) | False `ApplyFailed` |
-//! | the object's manifest `Available=False` | True `ManifestWorkApplied` | False `<Kind>Missing` | False `<Kind>Missing` |
-//! | the object's manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
-//! | status present but not the object's | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | work updated to the reported generation now | True `ManifestWorkUpdated` | False `Updating` (says what the held generation's object does) | (the running object's) |
-//! | newer generation refused: immutable fields | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what the held generation's object does) | False `ImmutableFieldChanged` |
-//! | someone else's work | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
-//! | backend errors (unreachable, credentials, consumer, misconfigured, refused) | False `<reason>` | Unknown `<reason>` | False `<reason>` |
+//! together with what the object's own status says; the rows are in each object's condition table
+//! ([`crate::pulse::table`]).
 //!
 //! Backend errors, per backend (`WORK_BACKEND`):
 //!

@@ -2,16 +2,7 @@
 //! adapter saw to Applied / Available / Health plus the fourth condition `Finalized`
 //! (`hyperfleet-framework.md` §6).
 //!
-//! Stages, in order (reason of `Finalized`):
-//!
-//! | stage | Applied | Available | Health | Finalized |
-//! |---|---|---|---|---|
-//! | NodePools of the cluster still listed by the HyperFleet API (nothing deleted) | False `NodePoolsExist` | False `NodePoolsExist` (says what the running control plane does) | True `NoIssues` | False `NodePoolsExist` |
-//! | the NodePool list cannot be read (API error; `--cluster-spec` without `--nodepools-file`; nothing deleted) | False `NodePoolsUnknown` | as above | False `NodePoolsUnknown` | False `NodePoolsUnknown` |
-//! | deletion of the work requested, the HostedCluster not yet reported as deleting, or already gone (the agent reports its manifest `Available=False`; the feedback it keeps is not read) | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `DeletionRequested` |
-//! | the HostedCluster has a `deletionTimestamp`, finalizers named | True `DeletionRequested` | False `Deleting` | True `NoIssues` | False `FinalizersRunning` |
-//! | any of the above, longer than `--deletion-stuck-after` after `deleted_time` | | | False `DeletionStuck` | (unchanged) |
-//! | the work is gone from the management cluster | False `CleanupConfirmed` (nothing applied any more) | False `Deleted` | True `NoIssues` | True `CleanupConfirmed` |
+//! The stages are the deletion rows of [`super::table::TABLE`].
 //!
 //! Every stage carries the deletion generation (the pulse's: the one the DELETE bumped), which
 //! asks for no control plane: `Available` is never True about it.

@@ -40,55 +40,7 @@
 //!    [`report_adapter_misconfigured`] (unreadable CA/token, bad URL), [`report_work_failed`]
 //!    (anything else). An unreadable cluster → [`report_cluster_unavailable`].
 //!
-//! Condition table (reasons are exact):
-//!
-//! | situation | Applied | Available | Health |
-//! |---|---|---|---|
-//! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
-//! | work found, no feedback yet | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | agent could not apply a manifest (manifest or work `Applied=False`; admission denied, namespace missing) | False `ApplyFailed` (the agent's message) | False `ApplyFailed` (says what the HostedCluster's fresh feedback shows while an earlier apply still serves) | False `ApplyFailed` |
-//! | work updated to a newer generation | True `ManifestWorkUpdated` | False `Updating` (says what the running control plane does) | from the feedback |
-//! | the update found the work already at this generation (another pulse; nothing sent) | from the feedback | False `Updating` | from the feedback |
-//! | newer generation, the work being deleted (nothing sent) | from the feedback | False `Deleting` | from the feedback |
-//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what runs) | False `ImmutableFieldChanged` |
-//! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
-//! | HostedCluster manifest `Available=False` (gone from the management cluster; feedback kept by the agent is ignored) | True `ManifestWorkApplied` | False `HostedClusterMissing` | False `HostedClusterMissing` |
-//! | HostedCluster manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
-//! | feedback present but the manifest is not reported `Available=True`, or the feedback last changed before the manifest's `Available` transition, or the agent has not reported on the work's current version (`ObservedVersion`, `observedGeneration`) | True `ManifestWorkExists` (says why) | False `AwaitingFeedback` | True `NoIssues` |
-//! | the agent applied a spec the HyperShift operator has not observed: a condition the tables read with an `observedGeneration` below the HostedCluster's `metadata.generation` (fed back), or another release desired (`status.version.desired.image`) than the work carries | True `ManifestWorkApplied` | False `AwaitingOperator` (generations, apply time, conditions behind, what the older status says) | from the health rows until `--operator-stuck-after` after the apply, then False `OperatorNotReconciling` |
-//! | work found, HC Available=True, no release rollout | True `ManifestWorkApplied` | True `ControlPlaneReady` | from the health rows |
-//! | work found, HC Available=True, a release rollout in progress (desired ≠ newest `Completed`, or newest history entry `Partial`) | True `ManifestWorkApplied` | False `Upgrading` (the old release still serves) | from the health rows |
-//! | work found, HC Available≠True, Progressing=True | True `ManifestWorkApplied` | False `Provisioning` | from the health rows |
-//! | work found, otherwise, and a health row marked "blocks" matches | True `ManifestWorkApplied` | False `Blocked` (names each blocking condition) | from the health rows |
-//! | work found, otherwise | True `ManifestWorkApplied` | False `NotReady` | from the health rows |
-//! | health 1: HC `Degraded=True` | | | False `Degraded` |
-//! | health 2: HC `ClusterVersionSucceeding=False` or `ClusterVersionFailing=True` | | | False `UpgradeFailed` during an upgrade, else `ClusterVersionFailing` |
-//! | health 3 (blocks): HC `SupportedHostedCluster=False` | | | False `UnsupportedHostedCluster` |
-//! | health 4 (blocks): HC `ValidConfiguration=False` | | | False `InvalidConfiguration` |
-//! | health 5 (blocks): HC `ValidReleaseImage=False`, reason not `SecretNotFound` | | | False `UpgradeBlocked` during an upgrade, else `ReleaseImageInvalid` |
-//! | health 6 (blocks): HC `ValidGCPWorkloadIdentity=False` | | | False `InvalidWorkloadIdentity` |
-//! | health 7 (blocks): HC `PlatformCredentialsFound=False` | | | False `PlatformCredentialsNotFound` |
-//! | health 8: HC `ValidGCPCredentials=False` | | | False `InvalidGCPCredentials` |
-//! | health 9 (blocks): HC `Progressing=False` reason `Blocked` | | | False `UpgradeBlocked` during an upgrade, else `Blocked` |
-//! | no health row matches | | | True `NoIssues` |
-//! | feedback not a HostedCluster status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | invalid cluster spec (nothing sent) | False `InvalidClusterSpec` | False `InvalidClusterSpec` | False `InvalidClusterSpec` |
-//! | work exists but is not ours | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
-//! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
-//! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
-//! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
-//! | placement: no management cluster of the region can take it (nothing sent; each candidate and why) | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` | False `NoManagementClusterAvailable` |
-//! | placement: the inventory cannot be read | False `InventoryUnavailable` | Unknown `InventoryUnavailable` | False `InventoryUnavailable` |
-//! | placement: the placement lease cannot be used (nothing placed) | False `PlacementLockUnavailable` | Unknown `PlacementLockUnavailable` | False `PlacementLockUnavailable` |
-//! | placement: the work never applied, its management cluster Unavailable: withdrawn and placed again once | True `FailedOverBeforeApply` | False `Provisioning` | True `NoIssues` |
-//! | placement: the work applied, its management cluster Unavailable (never moved) | from the feedback | from the feedback | False `ManagementClusterUnavailable` |
-//! | placement: more than one of the cluster's works applied (nothing deleted) | from the feedback | from the feedback | False `DoublePlacement` |
-//! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
-//! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
-//! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
-//! | cluster input unreadable (file, HyperFleet API) | False `ClusterSpecUnavailable` | Unknown `ClusterSpecUnavailable` | False `ClusterSpecUnavailable` |
-//! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
-//! | adapter's own backend settings unusable (CA, token file, URL; wrong port, TLS mismatch, REST and gRPC swapped, not Maestro: the message names the URL) | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//! The condition table, with what to do for each row, is [`table::TABLE`] (docs/controlplane.md shows it).
 //!
 //! Health from the HostedCluster: the health rows above, worst first, are
 //! [`HEALTH_ROWS`](crate::hypershift::hostedcluster::status::HEALTH_ROWS) (`hypershift-api.md`
@@ -138,6 +90,7 @@ pub mod args;
 pub mod deletion;
 pub mod object;
 pub mod run;
+pub mod table;
 
 pub use crate::hypershift::hostedcluster::status::{
     BLOCKED, CLUSTER_VERSION_FAILING, DEGRADED, HEALTH_ROWS, INVALID_CONFIGURATION,

@@ -22,46 +22,7 @@
 //!    - ours, generation older → `StaleGeneration`; current → the agent's view, then the
 //!      NodePool's status.
 //!
-//! Condition table (reasons are exact):
-//!
-//! | situation | Applied | Available | Health |
-//! |---|---|---|---|
-//! | work created now | True `ManifestWorkCreated` | False `Provisioning` | True `NoIssues` |
-//! | the cluster's control plane is not there yet (no HostedCluster work, not applied, not `Available=True`, being deleted): nothing sent | False `WaitingForControlPlane` | False `WaitingForControlPlane` | True `NoIssues` |
-//! | a newer generation waits for the control plane (nothing sent; the NodePool of the held generation keeps running) | False `WaitingForControlPlane` | False `WaitingForControlPlane` (says what runs) | from the feedback |
-//! | work found, no feedback yet (or not usable yet, e.g. the agent has not reported on the work's current version) | True `ManifestWorkExists` | False `AwaitingFeedback` | True `NoIssues` |
-//! | the agent applied a spec (`release`, `replicas`, platform fields, …) the HyperShift operator has not observed: a condition the tables read with an `observedGeneration` below the NodePool's `metadata.generation` | True `ManifestWorkApplied` | False `AwaitingOperator` (generations, apply time, what the older status says) | from the checks below until `--operator-stuck-after` after the apply, then False `OperatorNotReconciling` |
-//! | agent could not apply the NodePool (manifest or work `Applied=False`) | False `ApplyFailed` (the agent's message) | False `ApplyFailed` (says what the NodePool's fresh feedback shows) | False `ApplyFailed` |
-//! | NodePool manifest `Available=False` (gone from the management cluster; stale feedback ignored) | True `ManifestWorkApplied` | False `NodePoolMissing` | False `NodePoolMissing` |
-//! | NodePool manifest `StatusFeedbackSynced=False` | True `ManifestWorkApplied` | Unknown `FeedbackNotSynced` | Unknown `FeedbackNotSynced` |
-//! | work updated to a newer generation | True `ManifestWorkUpdated` | False `Updating` (says what the running NodePool does) | from the feedback |
-//! | the update found the work already at this generation (another pulse), or the work is being deleted (nothing sent) | from the feedback | False `Updating` / False `Deleting` | from the feedback |
-//! | newer generation changes an immutable field (nothing sent; fields named with old → new) | False `ImmutableFieldChanged` | False `ImmutableFieldChanged` (says what runs) | False `ImmutableFieldChanged` |
-//! | pulse older than the work's generation (nothing sent) | True `StaleGeneration` (a False Applied keeps its reason) | from the feedback | from the feedback |
-//! | GCP: `Ready=True` and the desired replicas (or the autoscaler's min) available; None: ignition payload generated (`ValidGeneratedPayload=True`, version set); no rollout running | True `ManifestWorkApplied` | True `NodePoolReady` (for None: whether a machine fetched the payload) | from the checks below |
-//! | GCP: no replica available yet; None: payload not generated yet | True `ManifestWorkApplied` | False `Provisioning` | from the checks below |
-//! | GCP: some, not all, replicas available | True `ManifestWorkApplied` | False `Scaling` | from the checks below |
-//! | not ready while HyperShift refuses part of the NodePool (the `ValidationFailed` row below; it stops there, nothing rolls out) | True `ManifestWorkApplied` | False `Blocked` (names each refusal) | from the checks below |
-//! | a version, config or machine template rollout runs (ready or not) | True `ManifestWorkApplied` | False `Updating` (says what serves meanwhile) | from the checks below |
-//! | GCP: replicas there but not ready | True `ManifestWorkApplied` | False `NotReady` (Ready, AllMachinesReady, AllNodesHealthy named) | from the checks below |
-//! | a `Valid*` condition, `UpdateManagementEnabled`, or `AutoscalingEnabled` (reason `ValidationFailed`) False | | | False `ValidationFailed` |
-//! | `SupportedVersionSkew=False` | | | False `UnsupportedVersionSkew` |
-//! | `ClusterNetworkCIDRConflict=True` | | | False `ClusterNetworkCIDRConflict` |
-//! | GCP with replicas wanted: `AllMachinesReady=False` for longer than `--machines-stuck-after` | | | False `MachinesStuck` |
-//! | `ReconciliationActive=False` | | | False `ReconciliationPaused` |
-//! | feedback not a NodePool status | True `ManifestWorkExists` | Unknown `InvalidFeedback` | Unknown `InvalidFeedback` |
-//! | invalid NodePool spec, or not what the HostedCluster allows (nothing sent) | False `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` | False `InvalidNodePoolSpec` |
-//! | work exists but is not ours | False `OwnershipConflict` | False `OwnershipConflict` | False `OwnershipConflict` |
-//! | Maestro unreachable after retries | False `MaestroUnavailable` | Unknown `MaestroUnavailable` | False `MaestroUnavailable` |
-//! | Maestro refused our credentials | False `MaestroAuthFailed` | Unknown `MaestroAuthFailed` | False `MaestroAuthFailed` |
-//! | consumer unknown to Maestro | False `ConsumerNotFound` | Unknown `ConsumerNotFound` | False `ConsumerNotFound` |
-//! | placement modes: the management cluster of the cluster's control plane is Unavailable (the NodePool stays there) | from the work | from the work | False `ManagementClusterUnavailable` |
-//! | `WORK_BACKEND=hub`: the hub's API server unreachable after retries | False `HubUnavailable` | Unknown `HubUnavailable` | False `HubUnavailable` |
-//! | `WORK_BACKEND=hub`: the hub refused our credentials (401) or permissions (403) | False `HubAuthFailed` | Unknown `HubAuthFailed` | False `HubAuthFailed` |
-//! | `WORK_BACKEND=hub`: no namespace named after the consumer on the hub (no such managed cluster) | False `HubNamespaceNotFound` | Unknown `HubNamespaceNotFound` | False `HubNamespaceNotFound` |
-//! | NodePool input unreadable (file, HyperFleet API) | False `NodePoolSpecUnavailable` | Unknown `NodePoolSpecUnavailable` | False `NodePoolSpecUnavailable` |
-//! | backend rejected the request otherwise | False `ManifestWorkFailed` | Unknown `ManifestWorkFailed` | False `ManifestWorkFailed` |
-//! | adapter's own backend settings unusable | False `AdapterMisconfigured` | Unknown `AdapterMisconfigured` | False `AdapterMisconfigured` |
+//! The condition table, with what to do for each row, is [`table::TABLE`] (docs/nodepool.md shows it).
 //!
 //! Generation, as for `controlplane` (docs/report.md "Which generation a report describes"): every
 //! row carries G, the newest of the pulse's generation and the work's; Available is True only when
@@ -107,6 +68,7 @@ use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
 pub mod args;
 pub mod object;
 pub mod run;
+pub mod table;
 
 pub use args::{Args, ConfigError};
 pub use object::NodePool;

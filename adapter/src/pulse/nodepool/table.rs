@@ -1,0 +1,54 @@
+//! The NodePool condition table ([`crate::pulse::table`]): every situation a NodePool pulse can
+//! meet, what its report says, and what to do. `docs/nodepool.md` shows it.
+
+use crate::pulse::table::Table;
+use crate::row;
+
+/// The table.
+pub const TABLE: Table = Table {
+    rows: &[
+        row!("work created this pulse" => [True "ManifestWorkCreated"], [False "Provisioning"], [True "NoIssues"] => "wait"),
+        row!("the cluster's control plane is not there yet (no HostedCluster work, not applied, not `Available=True`, being deleted, or the work is not the control-plane adapter's): nothing sent" => [False "WaitingForControlPlane"], [False "WaitingForControlPlane"], [True "NoIssues"] => "wait for the cluster's `hypershift` report; the message says what is missing"),
+        row!("a newer generation while the control plane is not available: nothing sent" => [False "WaitingForControlPlane"], [False "WaitingForControlPlane" "says what the running NodePool does"], {"from the running NodePool"} => "wait; `observed_generation` is the newer generation (not yet reflected)"),
+        row!("work found, no usable NodePool status yet (none, not reported available, older than that report, or the agent has not reported on the work's current version)" => [True "ManifestWorkExists"], [False "AwaitingFeedback"], [True "NoIssues"] => "wait; if it lasts, check the work agent"),
+        row!("the agent applied a spec (`release`, `replicas`, platform fields, …) the HyperShift operator has not observed yet: a condition the tables read carries an `observedGeneration` below the NodePool's `metadata.generation` (fed back)" => [True "ManifestWorkApplied"], [False "AwaitingOperator" "names the generations, when it was applied, and what the older status says"], {"from the checks below, until `--operator-stuck-after` (10 min) after the apply; then False `OperatorNotReconciling`"} => "wait; past the bound, check the HyperShift operator on the management cluster"),
+        row!(transport "the agent could not apply the NodePool (e.g. `namespaces \"clusters\" not found`, an admission policy)" => [False "ApplyFailed"], [False "ApplyFailed" "the message says what the NodePool's fresh status shows if an earlier apply still serves"], [False "ApplyFailed"] => "the message has the agent's words; fix it on the management cluster or in the spec"),
+        row!("the agent reports the NodePool `Available=False` (gone from the management cluster)" => [True "ManifestWorkApplied"], [False "NodePoolMissing"], [False "NodePoolMissing"] => "find who deleted it; the agent re-creates it on its resync"),
+        row!(transport "the agent reports `StatusFeedbackSynced=False`" => [True "ManifestWorkApplied"], [Unknown "FeedbackNotSynced"], [Unknown "FeedbackNotSynced"] => "check the feedback rule and the agent's logs"),
+        row!("GCP: `Ready=True` and the desired replicas (or the autoscaler's `min`) available; None: the ignition payload generated and `status.version` set" => [True "ManifestWorkApplied"], [True "NodePoolReady" "no rollout running"], {"from the checks below"} => "— (for None the message says whether a machine fetched the payload)"),
+        row!("GCP: no replica available yet; None: the payload not generated yet" => [True "ManifestWorkApplied"], [False "Provisioning"], {"from the checks below"} => "wait (the message names `Ready`, `AllMachinesReady`, or the missing ignition endpoint)"),
+        row!("GCP: some, not all, replicas available" => [True "ManifestWorkApplied"], [False "Scaling"], {"from the checks below"} => "wait"),
+        row!("not ready while HyperShift refuses part of the NodePool (the `ValidationFailed` row below; it stops there)" => [True "ManifestWorkApplied"], [False "Blocked"], {"from the checks below"} => "nothing rolls out until the NodePool spec is fixed; the message names each refusal (see Health)"),
+        row!("a version, config or machine template rollout runs (`UpdatingVersion`, `UpdatingConfig`, `UpdatingPlatformMachineTemplate` True), ready or not" => [True "ManifestWorkApplied"], [False "Updating" "says what serves meanwhile"], {"from the checks below"} => "wait"),
+        row!("GCP: the replicas are there but not ready" => [True "ManifestWorkApplied"], [False "NotReady"], {"from the checks below"} => "the message has `Ready`, `AllMachinesReady`, `AllNodesHealthy` in HyperShift's words"),
+        row!("a `Valid*` condition, `UpdateManagementEnabled`, or `AutoscalingEnabled` (reason `ValidationFailed`) is False" => _, _, [False "ValidationFailed"] => "HyperShift refuses part of the spec; the message names each condition; fix the NodePool spec"),
+        row!("`SupportedVersionSkew=False`" => _, _, [False "UnsupportedVersionSkew"] => "set the release within the supported skew of the control plane's"),
+        row!("`ClusterNetworkCIDRConflict=True`" => _, _, [False "ClusterNetworkCIDRConflict"] => "use a subnet outside the cluster network"),
+        row!("GCP: `AllMachinesReady=False` for longer than `--machines-stuck-after`" => _, _, [False "MachinesStuck"] => "usually a quota, a machine type the zone does not offer, or the nodePool service account's permissions"),
+        row!("`ReconciliationActive=False`" => _, _, [False "ReconciliationPaused"] => "remove `spec.pausedUntil` (the adapter never sets it)"),
+        row!("the NodePool's generation is newer than the work's: work updated" => [True "ManifestWorkUpdated"], [False "Updating" "says what the running NodePool does"], {"from the running NodePool"} => "wait; `observed_generation` is the new generation (not yet reflected)"),
+        row!("the update found the work already at this generation (another pulse), or the work is being deleted while the NodePool is not: nothing sent" => {"as read"}, {"False `Updating` / False `Deleting`"}, {"from the running NodePool"} => "wait / find who deletes `nodepool-<id>`"),
+        row!("the update would change an immutable field (`platform.type`, `arch`, `management.upgrade_type`, the name, the cluster)" => [False "ImmutableFieldChanged"], [False "ImmutableFieldChanged" "says what the running NodePool does"], [False "ImmutableFieldChanged"] => "nothing was sent; the message names each field with old → new: set them back (a different value needs a new NodePool). Reported at the refused generation"),
+        row!("the pulse's generation is older than the work's" => [True "StaleGeneration" "a failure keeps its reason"], {"from the status"}, {"from the status"} => "nothing"),
+        row!("feedback is not a NodePool status" => [True "ManifestWorkExists"], [Unknown "InvalidFeedback"], [Unknown "InvalidFeedback"] => "check the work's feedback rule and the agent version"),
+        row!("the spec breaks a rule, or does not fit the HostedCluster (zone outside its region, release newer or too old, `gcp` on a non-GCP HostedCluster): nothing sent" => [False "InvalidNodePoolSpec"], [False "InvalidNodePoolSpec" "when a newer generation is refused, at that generation, saying what the running NodePool does"], [False "InvalidNodePoolSpec"] => "the message names every bad field (e.g. `platform.gcp.zone`); fix the NodePool spec"),
+        row!("a work with our name belongs to someone else" => [False "OwnershipConflict"], [False "OwnershipConflict"], [False "OwnershipConflict"] => "find who created `nodepool-<id>` (its labels); never overwritten"),
+        row!(transport "Maestro unreachable after the retry budget" => [False "MaestroUnavailable"], [Unknown "MaestroUnavailable"], [False "MaestroUnavailable"] => "check Maestro and the network"),
+        row!(transport "credentials refused" => [False "MaestroAuthFailed"], [Unknown "MaestroAuthFailed"], [False "MaestroAuthFailed"] => "check the token / client certificate Secret"),
+        row!(transport "consumer unknown to Maestro" => [False "ConsumerNotFound"], [Unknown "ConsumerNotFound"], [False "ConsumerNotFound"] => "check `MANAGEMENT_CLUSTER_CONSUMER`"),
+        row!("placement modes: the management cluster the control plane (and so the NodePool) lives on is Unavailable" => {"from the work"}, {"from the work"}, [False "ManagementClusterUnavailable"] => "restore the management cluster or its work agent; the report recovers by itself"),
+        row!(transport "`WORK_BACKEND=hub`: the hub's API server unreachable after the retry budget" => [False "HubUnavailable"], [Unknown "HubUnavailable"], [False "HubUnavailable"] => "the message names the hub's URL and `KUBECONFIG`; check the hub API server and the network"),
+        row!(transport "`WORK_BACKEND=hub`: credentials refused (401) or not allowed (403)" => [False "HubAuthFailed"], [Unknown "HubAuthFailed"], [False "HubAuthFailed"] => "check the hub kubeconfig's token / client certificate and its grants on `manifestworks`"),
+        row!(transport "`WORK_BACKEND=hub`: the hub has no namespace named `MANAGEMENT_CLUSTER_CONSUMER`" => [False "HubNamespaceNotFound"], [Unknown "HubNamespaceNotFound"], [False "HubNamespaceNotFound"] => "check `MANAGEMENT_CLUSTER_CONSUMER`, register the management cluster with the hub"),
+        row!("NodePool file / HyperFleet API unreadable" => [False "NodePoolSpecUnavailable"], [Unknown "NodePoolSpecUnavailable"], [False "NodePoolSpecUnavailable"] => "the message has the path or the API's answer"),
+        row!("backend rejected the request otherwise" => [False "ManifestWorkFailed"], [Unknown "ManifestWorkFailed"], [False "ManifestWorkFailed"] => "the message has Maestro's words (with `WORK_BACKEND=hub`, the hub API server's)"),
+        row!("own settings unusable or pointing at the wrong endpoint" => [False "AdapterMisconfigured"], [Unknown "AdapterMisconfigured"], [False "AdapterMisconfigured"] => "as for `controlplane`"),
+    ],
+    deletion: &[
+        row!("deletion requested (this pulse or earlier), the NodePool not yet reported as deleting, or already gone from the management cluster while the work remains" => [True "DeletionRequested"], [False "Deleting"], [True "NoIssues"], [False "DeletionRequested"] => "wait"),
+        row!("the NodePool has a `deletionTimestamp` (fed back with its finalizers)" => [True "DeletionRequested"], [False "Deleting"], [True "NoIssues"], [False "FinalizersRunning"] => "wait; HyperShift drains and deletes its machines"),
+        row!("still not gone `--deletion-stuck-after` after `deleted_time`" => _, _, [False "DeletionStuck"], {"(unchanged)"} => "the message names `hypershift.openshift.io/finalizer` and what holds it (machine templates, MachineDeployment, Machines, token and user-data Secrets), or how to read the finalizers"),
+        row!("the work is gone" => [False "CleanupConfirmed" "nothing applied any more"], [False "Deleted"], [True "NoIssues"], [True "CleanupConfirmed"] => "—"),
+        row!("an error row above during deletion" => {"as above"}, _, _, {"False, Applied's reason"} => "the next pulse retries"),
+    ],
+};
