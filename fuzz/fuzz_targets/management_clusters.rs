@@ -3,7 +3,8 @@
 //! what `entity::parse_list` makes of the HyperFleet API's answer to
 //! `GET /managementclusters?search=…`; then the placement of a new control plane of the
 //! cluster's region: `select::screen` (region, spec, health, cordon), each candidate's load
-//! search (`placement::consumer_load_search`), `select::rank`, and the row when none can take it.
+//! search (`label_search` on the consumer, as `MaestroWorkClient::count` builds it), `select::rank`,
+//! and the row when none can take it.
 //!
 //! Properties: an unreadable inventory is `InventoryUnavailable` naming the file and its
 //! setting; every entity parses (a bad spec is kept as the reason it is passed over, naming the
@@ -11,12 +12,14 @@
 //! when none is left the row is `NoManagementClusterAvailable` naming every entity passed over.
 #![no_main]
 
+use hypershift_adapter::hyperfleet::{ADAPTER_LABEL, CONTROLPLANE_ADAPTER};
 use hypershift_adapter::placement::entity::Health;
 use hypershift_adapter::placement::inventory::read_file;
 use hypershift_adapter::placement::select::{none_available_message, rank, screen};
 use hypershift_adapter::placement::{
-    consumer_load_search, inventory_unavailable_conditions, no_management_cluster_conditions,
+    inventory_unavailable_conditions, no_management_cluster_conditions,
 };
+use hypershift_adapter::work::maestro::rest::label_search;
 use hypershift_fuzz::{CLUSTER_ID, assert_reasons, assert_writable, report_of, scratch_file};
 use libfuzzer_sys::fuzz_target;
 
@@ -67,7 +70,8 @@ fuzz_target!(|data: &[u8]| {
             .into_iter()
             .enumerate()
             .map(|(i, candidate)| {
-                let load = consumer_load_search(SOURCE, &candidate.consumer)
+                let labels = [(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)];
+                let load = label_search(SOURCE, Some(&candidate.consumer), &labels)
                     .map(|_| i as u64)
                     .map_err(|e| e.to_string());
                 (candidate, load)

@@ -221,6 +221,12 @@ impl FakeWorks {
 }
 
 impl WorkClient for FakeWorks {
+    type On<'a> = &'a Self;
+
+    fn on(&self, _: &hypershift_adapter::work::WorkAt) -> &Self {
+        self
+    }
+
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
         match name.strip_prefix("hostedcluster-") {
             Some(cluster_id) if self.control_plane => Ok(Some(control_plane(cluster_id))),
@@ -520,8 +526,9 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
     // A pulse older and one newer than the work.
     let stale = outcome::stale_generation(work, report.clone(), 1, held.unwrap_or(2).max(2));
     assert_writable(&stale, what);
-    let updated = controlplane::report_updated(
+    let updated = outcome::updated(
         work,
+        &controlplane::hosted_cluster_object(("", "")),
         report,
         held,
         Some(held.unwrap_or(0).saturating_add(1)),
@@ -541,8 +548,16 @@ pub fn judge_existing(existing: &ExistingWork, what: &str) {
                 held,
                 operator_clock(),
             );
-            let refused =
-                controlplane::report_immutable_change(work, observed, &changes, Some(9), held);
+            let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+            let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+            let refused = outcome::immutable_change(
+                work,
+                &controlplane::hosted_cluster_object(("", "")),
+                observed,
+                (&lines, &fields),
+                Some(9),
+                held,
+            );
             assert_writable(&refused, what);
             assert_eq!(
                 reason(&refused, "Applied"),
@@ -630,7 +645,6 @@ pub fn failure_report(
     expected: &str,
 ) -> Report {
     use hypershift_adapter::work::outcome::{BackendRef, FailureContext, WorkRef};
-    use hypershift_adapter::work::sync::LogContext;
     let backend = if hub {
         BackendRef::Hub {
             kubeconfig: Some(Path::new("/etc/hub/kubeconfig")),
@@ -649,13 +663,8 @@ pub fn failure_report(
         object_kind: "HostedCluster",
         retry_budget: std::time::Duration::from_secs(120),
         backend,
-        log: LogContext {
-            cluster_id: CLUSTER_ID,
-            nodepool_id: None,
-            generation: Some(1),
-        },
     };
-    let report = report_of(hypershift_adapter::work::outcome::failure(&ctx, failure));
+    let report = report_of(hypershift_adapter::work::outcome::failure(&ctx, &failure).1);
     assert_writable(&report, expected);
     for c in &report.conditions {
         let row = match (expected, c.type_.as_str()) {

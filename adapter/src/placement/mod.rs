@@ -11,10 +11,7 @@ pub mod inventory;
 pub mod lease;
 pub mod select;
 
-use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
 use crate::message::{Conditions, cond};
-use crate::work::WorkError;
-use crate::work::maestro::rest::label_search;
 use job_report::ConditionStatus;
 
 /// `data` key: the Maestro consumer the work lives on (every mode).
@@ -37,28 +34,6 @@ pub const FAILED_OVER_BEFORE_APPLY: &str = "FailedOverBeforeApply";
 pub const MANAGEMENT_CLUSTER_UNAVAILABLE: &str = "ManagementClusterUnavailable";
 /// More than one of the cluster's control-plane works was applied.
 pub const DOUBLE_PLACEMENT: &str = "DoublePlacement";
-
-/// The Maestro search finding every control-plane work of `cluster_id` (of this source), on any
-/// consumer.
-pub fn cluster_works_search(source: &str, cluster_id: &str) -> Result<String, WorkError> {
-    label_search(
-        source,
-        None,
-        &[
-            (ADAPTER_LABEL, CONTROLPLANE_ADAPTER),
-            (CLUSTER_ID_LABEL, cluster_id),
-        ],
-    )
-}
-
-/// The Maestro search counting the control planes of `consumer` (of this source).
-pub fn consumer_load_search(source: &str, consumer: &str) -> Result<String, WorkError> {
-    label_search(
-        source,
-        Some(consumer),
-        &[(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)],
-    )
-}
 
 /// Applied False, Available False, Health False `NoManagementClusterAvailable`.
 pub fn no_management_cluster_conditions(applied: String) -> Conditions {
@@ -142,24 +117,14 @@ pub fn set_management_cluster(report: &mut job_report::Report, consumer: &str) {
         .insert(DATA_MANAGEMENT_CLUSTER.to_owned(), consumer.into());
 }
 
-/// Replaces the report's condition of the same type as `condition`.
-pub fn replace_condition(report: &mut job_report::Report, condition: job_report::Condition) {
-    if let Some(slot) = report
-        .conditions
-        .iter_mut()
-        .find(|c| c.type_ == condition.type_)
-    {
-        *slot = condition;
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::*;
+    use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
     use crate::work::WorkClient;
     use crate::work::maestro::MaestroWorkClient;
     use crate::work::maestro::fake::FakeMaestro;
+    use crate::work::maestro::rest::label_search;
 
     const SOURCE: &str = "hyperfleet-hypershift-adapter";
     const CLUSTER: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
@@ -167,18 +132,31 @@ mod tests {
     #[test]
     fn the_searches_are_the_recorded_label_fragment_shape() {
         assert_eq!(
-            cluster_works_search(SOURCE, CLUSTER).unwrap(),
+            label_search(
+                SOURCE,
+                None,
+                &[
+                    (ADAPTER_LABEL, CONTROLPLANE_ADAPTER),
+                    (CLUSTER_ID_LABEL, CLUSTER)
+                ]
+            )
+            .unwrap(),
             format!(
                 r#"source='{SOURCE}' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane","hyperfleet.io/cluster-id":"{CLUSTER}"}}'"#
             )
         );
         assert_eq!(
-            consumer_load_search(SOURCE, "mgmt-use1-a").unwrap(),
+            label_search(
+                SOURCE,
+                Some("mgmt-use1-a"),
+                &[(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)]
+            )
+            .unwrap(),
             format!(
                 r#"source='{SOURCE}' and consumer_name='mgmt-use1-a' and payload->'metadata'->'labels'@>'{{"hyperfleet.io/adapter":"controlplane"}}'"#
             )
         );
-        assert!(cluster_works_search(SOURCE, "x'y").is_err());
+        assert!(label_search(SOURCE, None, &[(CLUSTER_ID_LABEL, "x'y")]).is_err());
     }
 
     #[tokio::test]

@@ -38,16 +38,14 @@ pub struct Table {
 
 /// A row of a table: `row!([transport] "situation" => cell, … => "what to do")`, each cell `_`
 /// (blank), `[Status "Reason"]`, `[Status "Reason" "note"]` or `{"words"}`.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! row {
     (transport $situation:literal => $($cell:tt),* => $todo:literal) => {
-        $crate::pulse::table::Row { transport: true, ..$crate::row!($situation => $($cell),* => $todo) }
+        $crate::pulse::table::Row { transport: true, ..$crate::pulse::table::row!($situation => $($cell),* => $todo) }
     };
     ($situation:literal => $($cell:tt),* => $todo:literal) => {
         $crate::pulse::table::Row {
             situation: $situation,
-            cells: &[$($crate::cell!($cell)),*],
+            cells: &[$($crate::pulse::table::cell!($cell)),*],
             todo: $todo,
             transport: false,
         }
@@ -55,8 +53,6 @@ macro_rules! row {
 }
 
 /// A cell of [`row!`].
-#[macro_export]
-#[doc(hidden)]
 macro_rules! cell {
     (_) => {
         $crate::pulse::table::Cell::Blank
@@ -71,6 +67,8 @@ macro_rules! cell {
         $crate::pulse::table::Cell::Is(job_report::ConditionStatus::$status, $reason, $note)
     };
 }
+
+pub(crate) use {cell, row};
 
 impl Cell {
     /// The cell as the pages show it.

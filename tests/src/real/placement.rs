@@ -26,6 +26,8 @@
 //! agent applies there); which bundle applied one is its ownerReference, the agent's
 //! AppliedManifestWork `<hub hash>-<bundle id>` ([`applied_bundle`]).
 
+use hypershift_adapter::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
+use hypershift_adapter::work::maestro::rest::label_search;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -575,8 +577,12 @@ impl PlacementBed {
     /// # Errors
     /// When Maestro cannot be read.
     pub async fn works(&self, cluster: &Cluster) -> anyhow::Result<Vec<ResourceBundle>> {
-        let search = hypershift_adapter::placement::cluster_works_search(&self.source, &cluster.id)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let labels = [
+            (ADAPTER_LABEL, CONTROLPLANE_ADAPTER),
+            (CLUSTER_ID_LABEL, &cluster.id),
+        ];
+        let search =
+            label_search(&self.source, None, &labels).map_err(|e| anyhow::anyhow!("{e}"))?;
         self.bundles(&search).await
     }
 
@@ -585,7 +591,8 @@ impl PlacementBed {
     /// # Errors
     /// When Maestro cannot be read.
     pub async fn load(&self, consumer: &str) -> anyhow::Result<usize> {
-        let search = hypershift_adapter::placement::consumer_load_search(&self.source, consumer)
+        let labels = [(ADAPTER_LABEL, CONTROLPLANE_ADAPTER)];
+        let search = label_search(&self.source, Some(consumer), &labels)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(self
             .bundles(&search)

@@ -75,13 +75,10 @@ use crate::hyperfleet::cluster::{ClusterSpec, SpecViolation};
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL};
 use crate::hypershift::hostedcluster;
 use crate::hypershift::hostedcluster::status::{self as hc_status, HostedClusterStatus};
-use crate::hypershift::immutable::ImmutableChange;
 use crate::message::{Conditions, cond, no_issues};
 use crate::work::ExistingWork;
 use crate::work::backend::Backend;
-use crate::work::manifestwork::{
-    self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
-};
+use crate::work::manifestwork::{self, Delivery, Owner, ResourceIdentifier, WorkManifest};
 use crate::work::observed::{Lag, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
@@ -404,52 +401,6 @@ pub fn report_awaiting_operator(
     )
 }
 
-/// The work was updated to `generation` (from `held`): see [`outcome::updated`] (reported at
-/// `generation`, Available False `Updating` naming what the control plane of `held` does).
-pub fn report_updated(
-    work: WorkRef<'_>,
-    observed: Report,
-    held: Option<i64>,
-    generation: Option<i64>,
-) -> Report {
-    outcome::updated(work, &unnamed(), observed, held, generation)
-}
-
-/// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
-/// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is False
-/// with the same reason, reported at `generation` (the control plane of `held` keeps running, the
-/// message says how).
-pub fn report_immutable_change(
-    work: WorkRef<'_>,
-    observed: Report,
-    changes: &[ImmutableChange],
-    generation: Option<i64>,
-    held: Option<i64>,
-) -> Report {
-    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
-    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
-    outcome::immutable_change(
-        work,
-        &unnamed(),
-        observed,
-        (&lines, &fields),
-        generation,
-        held,
-    )
-}
-
-/// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
-/// sent. A True Applied becomes [`STALE_GENERATION`]; a False one keeps its reason and is
-/// prefixed with the same note. `observed_generation` stays `held`.
-pub fn report_stale_generation(
-    work: WorkRef<'_>,
-    observed: Report,
-    pulse: i64,
-    held: i64,
-) -> Report {
-    outcome::stale_generation(work, observed, pulse, held)
-}
-
 /// The mapping of a parsed HostedCluster status (the work exists, the HostedCluster reports).
 pub fn report_status(
     work: WorkRef<'_>,
@@ -493,46 +444,6 @@ pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>
     )
 }
 
-/// A work with our name exists but its labels say it belongs to someone else.
-pub fn report_ownership_conflict(
-    work: WorkRef<'_>,
-    cluster_id: &str,
-    found: &Ownership,
-    generation: Option<i64>,
-) -> Report {
-    report(
-        generation,
-        outcome::ownership_conflict(work, &owner(cluster_id), found),
-        "",
-        "",
-    )
-}
-
-/// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
-pub fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
-    report(
-        generation,
-        outcome::maestro_unavailable(consumer, detail),
-        "",
-        "",
-    )
-}
-
-/// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
-pub fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
-    report(generation, outcome::maestro_auth_failed(detail), "", "")
-}
-
-/// Maestro does not know the consumer (management cluster) the adapter is configured with.
-pub fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
-    report(
-        generation,
-        outcome::consumer_not_found(consumer, hostedcluster::KIND),
-        "",
-        "",
-    )
-}
-
 /// The cluster (spec) could not be read: file missing, HyperFleet API unreachable or refusing.
 pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Report {
     let applied = format!(
@@ -546,11 +457,6 @@ pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Repo
         "",
         "",
     )
-}
-
-/// The work backend rejected the request for a reason that retrying will not fix.
-pub fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
-    report(generation, outcome::work_failed(consumer, detail), "", "")
 }
 
 /// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
@@ -593,6 +499,100 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use crate::hypershift::immutable::ImmutableChange;
+    use crate::work::manifestwork::Ownership;
+
+    /// The work was updated to `generation` (from `held`): see [`outcome::updated`] (reported at
+    /// `generation`, Available False `Updating` naming what the control plane of `held` does).
+    fn report_updated(
+        work: WorkRef<'_>,
+        observed: Report,
+        held: Option<i64>,
+        generation: Option<i64>,
+    ) -> Report {
+        outcome::updated(work, &unnamed(), observed, held, generation)
+    }
+
+    /// `generation` would change immutable fields: nothing was sent. Applied=False and Health=False
+    /// [`IMMUTABLE_FIELD_CHANGED`] name every field with its old and new value; Available is False
+    /// with the same reason, reported at `generation` (the control plane of `held` keeps running, the
+    /// message says how).
+    fn report_immutable_change(
+        work: WorkRef<'_>,
+        observed: Report,
+        changes: &[ImmutableChange],
+        generation: Option<i64>,
+        held: Option<i64>,
+    ) -> Report {
+        let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+        let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+        outcome::immutable_change(
+            work,
+            &unnamed(),
+            observed,
+            (&lines, &fields),
+            generation,
+            held,
+        )
+    }
+
+    /// The pulse (`pulse`) is older than the generation the work carries (`held`): nothing was
+    /// sent. A True Applied becomes [`STALE_GENERATION`]; a False one keeps its reason and is
+    /// prefixed with the same note. `observed_generation` stays `held`.
+    fn report_stale_generation(
+        work: WorkRef<'_>,
+        observed: Report,
+        pulse: i64,
+        held: i64,
+    ) -> Report {
+        outcome::stale_generation(work, observed, pulse, held)
+    }
+
+    /// A work with our name exists but its labels say it belongs to someone else.
+    fn report_ownership_conflict(
+        work: WorkRef<'_>,
+        cluster_id: &str,
+        found: &Ownership,
+        generation: Option<i64>,
+    ) -> Report {
+        report(
+            generation,
+            outcome::ownership_conflict(work, &owner(cluster_id), found),
+            "",
+            "",
+        )
+    }
+
+    /// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
+    fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+        report(
+            generation,
+            outcome::maestro_unavailable(consumer, detail),
+            "",
+            "",
+        )
+    }
+
+    /// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
+    fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
+        report(generation, outcome::maestro_auth_failed(detail), "", "")
+    }
+
+    /// Maestro does not know the consumer (management cluster) the adapter is configured with.
+    fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
+        report(
+            generation,
+            outcome::consumer_not_found(consumer, hostedcluster::KIND),
+            "",
+            "",
+        )
+    }
+
+    /// The work backend rejected the request for a reason that retrying will not fix.
+    fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
+        report(generation, outcome::work_failed(consumer, detail), "", "")
+    }
+
     use crate::hyperfleet::cluster::{ClusterSpec, fixture};
     use crate::message::redact;
     use crate::work::{ManifestStatus, WorkCondition};

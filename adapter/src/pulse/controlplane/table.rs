@@ -1,8 +1,7 @@
 //! The control-plane condition table ([`crate::pulse::table`]): every situation a control-plane pulse can
 //! meet, what its report says, and what to do. `docs/controlplane.md` shows it.
 
-use crate::pulse::table::Table;
-use crate::row;
+use crate::pulse::table::{Table, row};
 
 /// The table.
 pub const TABLE: Table = Table {

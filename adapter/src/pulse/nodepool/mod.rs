@@ -49,7 +49,6 @@ use serde_json::{Map, Value, json};
 use crate::hyperfleet::nodepool::{NodePoolSpec, Scaling};
 use crate::hyperfleet::spec::SpecViolation;
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
-use crate::hypershift::immutable::ImmutableChange;
 use crate::hypershift::nodepool::status::{
     self as np_status, Desired, MachinesClock, NodePoolStatus,
 };
@@ -58,9 +57,7 @@ use crate::message::{Conditions, cond, no_issues, redact};
 use crate::work::ExistingWork;
 use crate::work::backend::Backend;
 use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
-use crate::work::manifestwork::{
-    self, Delivery, Owner, Ownership, ResourceIdentifier, WorkManifest,
-};
+use crate::work::manifestwork::{self, Delivery, Owner, ResourceIdentifier, WorkManifest};
 use crate::work::observed::{Lag, OperatorClock, Stamp};
 use crate::work::outcome::{self, FeedbackError, ObjectRef, Observed, WorkRef};
 use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
@@ -368,36 +365,6 @@ pub fn report_invalid_feedback(
     )
 }
 
-/// The work was updated to `generation` (from `held`).
-pub fn report_updated(
-    work: WorkRef<'_>,
-    observed: Report,
-    held: Option<i64>,
-    generation: Option<i64>,
-) -> Report {
-    outcome::updated(work, &unnamed(), observed, held, generation)
-}
-
-/// `generation` would change immutable fields: nothing was sent.
-pub fn report_immutable_change(
-    work: WorkRef<'_>,
-    observed: Report,
-    changes: &[ImmutableChange],
-    generation: Option<i64>,
-    held: Option<i64>,
-) -> Report {
-    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
-    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
-    outcome::immutable_change(
-        work,
-        &unnamed(),
-        observed,
-        (&lines, &fields),
-        generation,
-        held,
-    )
-}
-
 /// The NodePool spec failed validation, or does not fit the HostedCluster; nothing was sent.
 pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>) -> Report {
     report(
@@ -418,21 +385,6 @@ pub fn report_nodepool_unavailable(detail: &str, generation: Option<i64>) -> Rep
     report(
         generation,
         outcome::error_conditions(NODE_POOL_SPEC_UNAVAILABLE, applied, other),
-        None,
-        None,
-    )
-}
-
-/// A work with our name exists but its labels say it belongs to someone else.
-pub fn report_ownership_conflict(
-    work: WorkRef<'_>,
-    owner: &Owner,
-    found: &Ownership,
-    generation: Option<i64>,
-) -> Report {
-    report(
-        generation,
-        outcome::ownership_conflict(work, owner, found),
         None,
         None,
     )

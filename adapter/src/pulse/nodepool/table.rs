@@ -1,8 +1,7 @@
 //! The NodePool condition table ([`crate::pulse::table`]): every situation a NodePool pulse can
 //! meet, what its report says, and what to do. `docs/nodepool.md` shows it.
 
-use crate::pulse::table::Table;
-use crate::row;
+use crate::pulse::table::{Table, row};
 
 /// The table.
 pub const TABLE: Table = Table {
