@@ -80,6 +80,28 @@ pub fn replace(report: &mut Report, condition: Condition) {
     }
 }
 
+/// Applied False, Available False, Health False, all with `reason`: the adapter refused to send
+/// (invalid spec, someone else's work). Not `Unknown`: the HyperFleet API discards an `Unknown`
+/// Available once the adapter has reported (rule 13), and the refusal must reach it; False at
+/// the generation refused does not drop LastKnownReconciled (sticky at the last reconciled one).
+pub fn refusal_conditions(reason: &str, applied: String, other: String) -> Conditions {
+    [
+        cond("Applied", ConditionStatus::False, reason, applied),
+        cond("Available", ConditionStatus::False, reason, other.clone()),
+        cond("Health", ConditionStatus::False, reason, other),
+    ]
+}
+
+/// Applied False, Available Unknown, Health False, all with `reason`: the adapter could not
+/// observe the management cluster (or read its input).
+pub fn error_conditions(reason: &str, applied: String, other: String) -> Conditions {
+    [
+        cond("Applied", ConditionStatus::False, reason, applied),
+        cond("Available", ConditionStatus::Unknown, reason, other.clone()),
+        cond("Health", ConditionStatus::False, reason, other),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

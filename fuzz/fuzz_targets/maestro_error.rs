@@ -1,7 +1,7 @@
 //! An error answer of Maestro: a REST status and body (`GET …/resource-bundles…`), or a gRPC
 //! status and message (`Publish`), through the adapter's classification
 //! (`rest::decode_answer` → `error::from_rest_answer`, `rest::bundle_or_none`,
-//! `error::from_grpc_call`) and the row a pulse makes of it (`work::outcome::failure`, after the
+//! `error::from_grpc_call`) and the row a pulse makes of it (`work::failure::failure`, after the
 //! retries `work::sync::with_retry` gives a transient error).
 //!
 //! Input: two bytes of HTTP status (big-endian), one byte of gRPC code, then the body (also the

@@ -644,7 +644,8 @@ pub fn failure_report(
     failure: hypershift_adapter::work::sync::Failure,
     expected: &str,
 ) -> Report {
-    use hypershift_adapter::work::outcome::{BackendRef, FailureContext, WorkRef};
+    use hypershift_adapter::work::failure::{BackendRef, FailureContext};
+    use hypershift_adapter::work::outcome::WorkRef;
     let backend = if hub {
         BackendRef::Hub {
             kubeconfig: Some(Path::new("/etc/hub/kubeconfig")),
@@ -664,7 +665,7 @@ pub fn failure_report(
         retry_budget: std::time::Duration::from_secs(120),
         backend,
     };
-    let report = report_of(hypershift_adapter::work::outcome::failure(&ctx, &failure).1);
+    let report = report_of(hypershift_adapter::work::failure::failure(&ctx, &failure).1);
     assert_writable(&report, expected);
     for c in &report.conditions {
         let row = match (expected, c.type_.as_str()) {

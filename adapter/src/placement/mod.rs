@@ -37,7 +37,7 @@ pub const DOUBLE_PLACEMENT: &str = "DoublePlacement";
 
 /// Applied False, Available False, Health False `NoManagementClusterAvailable`.
 pub fn no_management_cluster_conditions(applied: String) -> Conditions {
-    crate::work::outcome::refusal_conditions(
+    crate::message::refusal_conditions(
         NO_MANAGEMENT_CLUSTER_AVAILABLE,
         applied,
         "Not placed: no management cluster can take this control plane (see Applied)".to_owned(),
@@ -51,7 +51,7 @@ pub fn inventory_unavailable_conditions(detail: &str) -> Conditions {
         "Cannot read the management cluster inventory to place this control plane: {}. Nothing was sent. The next pulse retries; check MANAGEMENT_CLUSTERS_FILE, or the HyperFleet API URL and token",
         crate::message::redact(detail)
     );
-    crate::work::outcome::error_conditions(
+    crate::message::error_conditions(
         INVENTORY_UNAVAILABLE,
         applied,
         "Not checked: the management cluster inventory could not be read (see Applied)".to_owned(),
@@ -66,7 +66,7 @@ pub fn placement_lock_unavailable_conditions(detail: &str) -> Conditions {
         "Cannot use the placement lease (a coordination.k8s.io Lease in the Job's namespace) to place this control plane: {}. Nothing was sent. The next pulse retries; check that the Job's ServiceAccount may get, create and update leases in its namespace (manifests/rbac.yaml) and that JOB_NAMESPACE names that namespace",
         crate::message::redact(detail)
     );
-    crate::work::outcome::error_conditions(
+    crate::message::error_conditions(
         PLACEMENT_LOCK_UNAVAILABLE,
         applied,
         "Not checked: the placement lease could not be used (see Applied)".to_owned(),

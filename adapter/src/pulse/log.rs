@@ -16,7 +16,7 @@ fn failure_reason<O: Object>(
     outcome: &Outcome,
     failure: &crate::work::sync::Failure,
 ) -> String {
-    let context = crate::work::outcome::FailureContext {
+    let context = crate::work::failure::FailureContext {
         work: crate::work::outcome::WorkRef {
             consumer: &outcome.at.consumer,
             name: &outcome.at.name,
@@ -25,7 +25,7 @@ fn failure_reason<O: Object>(
         retry_budget: pulse.transport.retry_budget,
         backend: pulse.transport.backend_ref(),
     };
-    crate::work::outcome::failure(&context, failure)
+    crate::work::failure::failure(&context, failure)
         .0
         .to_owned()
 }

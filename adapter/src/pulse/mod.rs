@@ -118,7 +118,7 @@ pub fn invalid_spec_conditions(
         "Not applied: the {source} spec is invalid (fields: {}); see the Applied condition",
         fields.join(", ")
     );
-    crate::work::outcome::refusal_conditions(reason, applied, other)
+    crate::message::refusal_conditions(reason, applied, other)
 }
 
 /// Resolves on SIGTERM or SIGINT; never when signals cannot be installed. The handlers are

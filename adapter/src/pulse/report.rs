@@ -10,8 +10,9 @@ use crate::hyperfleet::spec::SpecViolation;
 use crate::message::{cond, redact};
 use crate::placement as rows;
 use crate::work::deletion::{DELETING, with_finalized_unconfirmed};
+use crate::work::failure::FailureContext;
 use crate::work::manifestwork::work_generation;
-use crate::work::outcome::{self, FailureContext, WorkRef};
+use crate::work::outcome::{self, WorkRef};
 use crate::work::sync::Failure;
 use crate::work::{ExistingWork, WorkAt};
 
@@ -133,7 +134,7 @@ fn failed<O: Object>(pulse: &Pulse<O::Spec>, work: WorkRef<'_>, failure: &Failur
         retry_budget: pulse.transport.retry_budget,
         backend: pulse.transport.backend_ref(),
     };
-    let (_, conditions) = outcome::failure(&context, failure);
+    let (_, conditions) = crate::work::failure::failure(&context, failure);
     O::report(pulse, pulse.generation, conditions, false)
 }
 

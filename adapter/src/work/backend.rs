@@ -227,13 +227,13 @@ impl WorkArgs {
         }
     }
 
-    pub fn backend_ref(&self) -> super::outcome::BackendRef<'_> {
+    pub fn backend_ref(&self) -> super::failure::BackendRef<'_> {
         match self.backend {
-            Backend::Maestro => super::outcome::BackendRef::Maestro {
+            Backend::Maestro => super::failure::BackendRef::Maestro {
                 api: self.maestro_api_url.as_deref().unwrap_or_default(),
                 grpc: self.maestro_grpc_url.as_deref().unwrap_or_default(),
             },
-            Backend::Hub => super::outcome::BackendRef::Hub {
+            Backend::Hub => super::failure::BackendRef::Hub {
                 kubeconfig: self.kubeconfig.as_deref(),
             },
         }
@@ -287,13 +287,13 @@ pub struct Transport {
 
 impl Transport {
     /// The backend a failure report names, with the settings a person checks.
-    pub fn backend_ref(&self) -> super::outcome::BackendRef<'_> {
+    pub fn backend_ref(&self) -> super::failure::BackendRef<'_> {
         match self.backend {
-            Backend::Maestro => super::outcome::BackendRef::Maestro {
+            Backend::Maestro => super::failure::BackendRef::Maestro {
                 api: &self.maestro_urls.0,
                 grpc: &self.maestro_urls.1,
             },
-            Backend::Hub => super::outcome::BackendRef::Hub {
+            Backend::Hub => super::failure::BackendRef::Hub {
                 kubeconfig: self.kubeconfig.as_deref(),
             },
         }

@@ -12,6 +12,7 @@ use std::future::Future;
 
 pub mod backend;
 pub mod deletion;
+pub mod failure;
 pub mod feedback;
 pub mod hub;
 pub mod maestro;

@@ -453,7 +453,7 @@ pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Repo
     let other = "Not checked: the cluster could not be read (see Applied)".to_owned();
     report(
         generation,
-        outcome::error_conditions("ClusterSpecUnavailable", applied, other),
+        crate::message::error_conditions("ClusterSpecUnavailable", applied, other),
         "",
         "",
     )
@@ -462,7 +462,12 @@ pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Repo
 /// The adapter's own backend settings are unusable (unreadable CA/token/client certificate file,
 /// bad URL, bad kubeconfig).
 pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
-    report(generation, outcome::adapter_misconfigured(detail), "", "")
+    report(
+        generation,
+        crate::work::failure::adapter_misconfigured(detail),
+        "",
+        "",
+    )
 }
 
 /// A report with `data` `control_plane_endpoint` and `version` (the others `""`).
@@ -567,7 +572,7 @@ mod tests {
     fn report_maestro_unavailable(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
         report(
             generation,
-            outcome::maestro_unavailable(consumer, detail),
+            crate::work::failure::maestro_unavailable(consumer, detail),
             "",
             "",
         )
@@ -575,14 +580,19 @@ mod tests {
 
     /// Maestro refused the adapter's credentials (401/403, TLS client auth); not retried.
     fn report_maestro_auth_failed(detail: &str, generation: Option<i64>) -> Report {
-        report(generation, outcome::maestro_auth_failed(detail), "", "")
+        report(
+            generation,
+            crate::work::failure::maestro_auth_failed(detail),
+            "",
+            "",
+        )
     }
 
     /// Maestro does not know the consumer (management cluster) the adapter is configured with.
     fn report_consumer_not_found(consumer: &str, generation: Option<i64>) -> Report {
         report(
             generation,
-            outcome::consumer_not_found(consumer, hostedcluster::KIND),
+            crate::work::failure::consumer_not_found(consumer, hostedcluster::KIND),
             "",
             "",
         )
@@ -590,7 +600,12 @@ mod tests {
 
     /// The work backend rejected the request for a reason that retrying will not fix.
     fn report_work_failed(consumer: &str, detail: &str, generation: Option<i64>) -> Report {
-        report(generation, outcome::work_failed(consumer, detail), "", "")
+        report(
+            generation,
+            crate::work::failure::work_failed(consumer, detail),
+            "",
+            "",
+        )
     }
 
     use crate::hyperfleet::cluster::{ClusterSpec, fixture};

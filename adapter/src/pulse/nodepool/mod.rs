@@ -384,7 +384,7 @@ pub fn report_nodepool_unavailable(detail: &str, generation: Option<i64>) -> Rep
     let other = "Not checked: the NodePool could not be read (see Applied)".to_owned();
     report(
         generation,
-        outcome::error_conditions(NODE_POOL_SPEC_UNAVAILABLE, applied, other),
+        crate::message::error_conditions(NODE_POOL_SPEC_UNAVAILABLE, applied, other),
         None,
         None,
     )
@@ -394,7 +394,7 @@ pub fn report_nodepool_unavailable(detail: &str, generation: Option<i64>) -> Rep
 pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
     report(
         generation,
-        outcome::adapter_misconfigured(detail),
+        crate::work::failure::adapter_misconfigured(detail),
         None,
         None,
     )
