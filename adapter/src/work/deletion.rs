@@ -64,117 +64,129 @@ impl Deleting<'_> {
 
 /// The conditions and `Finalized` of a deletion at `progress`.
 pub fn stage(d: &Deleting<'_>, progress: &Progress) -> (Conditions, Condition) {
+    match progress {
+        Progress::Requested { now, object } => requested(d, *now, object),
+        Progress::Gone => gone(d),
+    }
+}
+
+/// The work's deletion was requested (`now`: by this pulse); `del` is what the agent fed back of
+/// the object's own deletion.
+fn requested(d: &Deleting<'_>, now: bool, del: &ObjectDeletion) -> (Conditions, Condition) {
     let (work, object) = (d.work, &d.object);
     let place = object.place();
     let since = d.since();
-    match progress {
-        Progress::Requested { now, object: del } => {
-            let requested = if *now {
-                format!(
-                    "Deletion of ManifestWork {} on management cluster {} requested by this pulse",
-                    work.name, work.consumer
-                )
-            } else {
-                format!(
-                    "Deletion of ManifestWork {} on management cluster {} was requested; it is still there",
-                    work.name, work.consumer
-                )
-            };
-            let applied = cond(
-                "Applied",
-                ConditionStatus::True,
-                DELETION_REQUESTED,
-                requested.clone(),
-            );
-            let available = cond(
-                "Available",
-                ConditionStatus::False,
-                DELETING,
-                format!(
-                    "The {} is being deleted{since}; {} {place} on management cluster {} is going away",
-                    object.source, object.kind, work.consumer
-                ),
-            );
-            let finalizers = del.finalizers.join(", ");
-            // Gone first: the agent keeps the last feedback (finalizers included) of an object
-            // that is no longer there.
-            let finalized = if del.gone {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    DELETION_REQUESTED,
-                    format!(
-                        "{} {place} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
-                        object.kind, work.consumer, work.name
-                    ),
-                )
-            } else if del.deletion_timestamp.is_some() && !del.finalizers.is_empty() {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    FINALIZERS_RUNNING,
-                    format!(
-                        "{} {place} is being deleted (since {}); finalizers still running: {finalizers}",
-                        object.kind,
-                        del.deletion_timestamp.as_deref().unwrap_or_default()
-                    ),
-                )
-            } else {
-                cond(
-                    FINALIZED,
-                    ConditionStatus::False,
-                    DELETION_REQUESTED,
-                    format!(
-                        "{requested}; the work agent has not reported {} {place} as deleting yet",
-                        object.kind
-                    ),
-                )
-            };
-            let health = if d.stuck {
-                cond(
-                    "Health",
-                    ConditionStatus::False,
-                    DELETION_STUCK,
-                    stuck_guidance(d, del),
-                )
-            } else {
-                no_issues("No problem with the deletion so far")
-            };
-            ([applied, available, health], finalized)
-        }
-        Progress::Gone => (
-            [
-                cond(
-                    "Applied",
-                    ConditionStatus::False,
-                    CLEANUP_CONFIRMED,
-                    format!(
-                        "Nothing is applied any more: ManifestWork {} is gone from management cluster {}, the {} was deleted",
-                        work.name, work.consumer, object.kind
-                    ),
-                ),
-                cond(
-                    "Available",
-                    ConditionStatus::False,
-                    DELETED,
-                    format!(
-                        "The {} was deleted{since}; {} on management cluster {}",
-                        object.source, d.gone_meaning, work.consumer
-                    ),
-                ),
-                no_issues("Deletion completed"),
-            ],
+    let requested = if now {
+        format!(
+            "Deletion of ManifestWork {} on management cluster {} requested by this pulse",
+            work.name, work.consumer
+        )
+    } else {
+        format!(
+            "Deletion of ManifestWork {} on management cluster {} was requested; it is still there",
+            work.name, work.consumer
+        )
+    };
+    let applied = cond(
+        "Applied",
+        ConditionStatus::True,
+        DELETION_REQUESTED,
+        requested.clone(),
+    );
+    let available = cond(
+        "Available",
+        ConditionStatus::False,
+        DELETING,
+        format!(
+            "The {} is being deleted{since}; {} {place} on management cluster {} is going away",
+            object.source, object.kind, work.consumer
+        ),
+    );
+    let finalizers = del.finalizers.join(", ");
+    // Gone first: the agent keeps the last feedback (finalizers included) of an object that is no
+    // longer there.
+    let finalized = if del.gone {
+        cond(
+            FINALIZED,
+            ConditionStatus::False,
+            DELETION_REQUESTED,
+            format!(
+                "{} {place} is gone from management cluster {}; waiting for the work agent to remove ManifestWork {}",
+                object.kind, work.consumer, work.name
+            ),
+        )
+    } else if del.deletion_timestamp.is_some() && !del.finalizers.is_empty() {
+        cond(
+            FINALIZED,
+            ConditionStatus::False,
+            FINALIZERS_RUNNING,
+            format!(
+                "{} {place} is being deleted (since {}); finalizers still running: {finalizers}",
+                object.kind,
+                del.deletion_timestamp.as_deref().unwrap_or_default()
+            ),
+        )
+    } else {
+        cond(
+            FINALIZED,
+            ConditionStatus::False,
+            DELETION_REQUESTED,
+            format!(
+                "{requested}; the work agent has not reported {} {place} as deleting yet",
+                object.kind
+            ),
+        )
+    };
+    let health = if d.stuck {
+        cond(
+            "Health",
+            ConditionStatus::False,
+            DELETION_STUCK,
+            stuck_guidance(d, del),
+        )
+    } else {
+        no_issues("No problem with the deletion so far")
+    };
+    ([applied, available, health], finalized)
+}
+
+/// The work is gone from the management cluster.
+fn gone(d: &Deleting<'_>) -> (Conditions, Condition) {
+    let (work, object) = (d.work, &d.object);
+    let place = object.place();
+    let since = d.since();
+    (
+        [
             cond(
-                FINALIZED,
-                ConditionStatus::True,
+                "Applied",
+                ConditionStatus::False,
                 CLEANUP_CONFIRMED,
                 format!(
-                    "{} {place} and ManifestWork {} are gone from management cluster {}",
-                    object.kind, work.name, work.consumer
+                    "Nothing is applied any more: ManifestWork {} is gone from management cluster {}, the {} was deleted",
+                    work.name, work.consumer, object.kind
                 ),
             ),
+            cond(
+                "Available",
+                ConditionStatus::False,
+                DELETED,
+                format!(
+                    "The {} was deleted{since}; {} on management cluster {}",
+                    object.source, d.gone_meaning, work.consumer
+                ),
+            ),
+            no_issues("Deletion completed"),
+        ],
+        cond(
+            FINALIZED,
+            ConditionStatus::True,
+            CLEANUP_CONFIRMED,
+            format!(
+                "{} {place} and ManifestWork {} are gone from management cluster {}",
+                object.kind, work.name, work.consumer
+            ),
         ),
-    }
+    )
 }
 
 /// Health's message for a deletion that takes too long: the finalizers and what usually holds

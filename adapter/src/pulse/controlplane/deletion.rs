@@ -16,7 +16,7 @@ use job_report::{Condition, ConditionStatus, Report};
 use super::{WorkRef, hosted_cluster_object, report};
 use crate::hyperfleet::nodepools::NodePools;
 use crate::hypershift::hostedcluster;
-use crate::message::{cond, no_issues, quote};
+use crate::message::{Conditions, cond, no_issues, quote};
 use crate::work::deletion::{self as work_deletion, Deleting, Progress, with_finalized};
 use crate::work::feedback::ObjectDeletion;
 
@@ -68,78 +68,9 @@ pub fn report_deletion(
         known_finalizers: &hostedcluster::FINALIZERS,
         gone_meaning: "no control plane runs",
     };
-    let since = deleting.since();
     let (conditions, finalized) = match stage {
-        Stage::NodePoolsExist(pools) => {
-            let names = pools.names();
-            let applied = cond(
-                "Applied",
-                ConditionStatus::False,
-                NODE_POOLS_EXIST,
-                format!(
-                    "The cluster is being deleted{since}, but the HyperFleet API still lists its NodePools: {names}. Nothing was deleted: ManifestWork {} stays until they are gone (HyperFleet removes a NodePool once its adapters report Finalized=True)",
-                    work.name
-                ),
-            );
-            let available = observed_available_or(observed, NODE_POOLS_EXIST, || {
-                format!("The cluster is being deleted and waits for its NodePools ({names})")
-            });
-            let health = if stuck {
-                cond(
-                    "Health",
-                    ConditionStatus::False,
-                    DELETION_STUCK,
-                    format!(
-                        "The deletion{since} has not finished in time: NodePools still listed: {names}. Check each NodePool's adapter reports (GET /api/hyperfleet/v1/clusters/<id>/nodepools/<id>/statuses) and why they do not report Finalized=True"
-                    ),
-                )
-            } else {
-                no_issues("No problem with the deletion so far")
-            };
-            let finalized = cond(
-                FINALIZED,
-                ConditionStatus::False,
-                NODE_POOLS_EXIST,
-                format!("Waiting for the cluster's NodePools to be deleted first: {names}"),
-            );
-            ([applied, available, health], finalized)
-        }
-        Stage::NodePoolsUnknown(why) => {
-            let applied = cond(
-                "Applied",
-                ConditionStatus::False,
-                NODE_POOLS_UNKNOWN,
-                format!(
-                    "The cluster is being deleted{since}, but whether it still has NodePools is unknown: {}. Nothing was deleted: ManifestWork {} stays until the NodePool list can be read",
-                    quote(why),
-                    work.name
-                ),
-            );
-            let available = observed_available_or(observed, NODE_POOLS_UNKNOWN, || {
-                "The cluster is being deleted and waits until its NodePools can be listed"
-                    .to_owned()
-            });
-            let health = cond(
-                "Health",
-                ConditionStatus::False,
-                if stuck {
-                    DELETION_STUCK
-                } else {
-                    NODE_POOLS_UNKNOWN
-                },
-                format!(
-                    "The deletion is held until the cluster's NodePools can be listed ({}): give the adapter --hyperfleet-api (HYPERFLEET_API_URL), or with --cluster-spec a --nodepools-file (NODEPOOLS_FILE) holding the list ({{\"items\": [], \"total\": 0}} when there are none)",
-                    quote(why)
-                ),
-            );
-            let finalized = cond(
-                FINALIZED,
-                ConditionStatus::False,
-                NODE_POOLS_UNKNOWN,
-                "Waiting until the cluster's NodePools can be listed".to_owned(),
-            );
-            ([applied, available, health], finalized)
-        }
+        Stage::NodePoolsExist(pools) => nodepools_exist(&deleting, pools, observed),
+        Stage::NodePoolsUnknown(why) => nodepools_unknown(&deleting, why, observed),
         Stage::Requested { now, hc } => work_deletion::stage(
             &deleting,
             &Progress::Requested {
@@ -150,6 +81,89 @@ pub fn report_deletion(
         Stage::Gone => work_deletion::stage(&deleting, &Progress::Gone),
     };
     with_finalized(report(generation, conditions, "", ""), finalized)
+}
+
+/// The HyperFleet API still lists the cluster's NodePools: nothing was deleted.
+fn nodepools_exist(
+    d: &Deleting<'_>,
+    pools: &NodePools,
+    observed: Option<&Report>,
+) -> (Conditions, Condition) {
+    let since = d.since();
+    let names = pools.names();
+    let applied = cond(
+        "Applied",
+        ConditionStatus::False,
+        NODE_POOLS_EXIST,
+        format!(
+            "The cluster is being deleted{since}, but the HyperFleet API still lists its NodePools: {names}. Nothing was deleted: ManifestWork {} stays until they are gone (HyperFleet removes a NodePool once its adapters report Finalized=True)",
+            d.work.name
+        ),
+    );
+    let available = observed_available_or(observed, NODE_POOLS_EXIST, || {
+        format!("The cluster is being deleted and waits for its NodePools ({names})")
+    });
+    let health = if d.stuck {
+        cond(
+            "Health",
+            ConditionStatus::False,
+            DELETION_STUCK,
+            format!(
+                "The deletion{since} has not finished in time: NodePools still listed: {names}. Check each NodePool's adapter reports (GET /api/hyperfleet/v1/clusters/<id>/nodepools/<id>/statuses) and why they do not report Finalized=True"
+            ),
+        )
+    } else {
+        no_issues("No problem with the deletion so far")
+    };
+    let finalized = cond(
+        FINALIZED,
+        ConditionStatus::False,
+        NODE_POOLS_EXIST,
+        format!("Waiting for the cluster's NodePools to be deleted first: {names}"),
+    );
+    ([applied, available, health], finalized)
+}
+
+/// Whether the cluster still has NodePools cannot be learnt (`why`): nothing was deleted.
+fn nodepools_unknown(
+    d: &Deleting<'_>,
+    why: &str,
+    observed: Option<&Report>,
+) -> (Conditions, Condition) {
+    let since = d.since();
+    let applied = cond(
+        "Applied",
+        ConditionStatus::False,
+        NODE_POOLS_UNKNOWN,
+        format!(
+            "The cluster is being deleted{since}, but whether it still has NodePools is unknown: {}. Nothing was deleted: ManifestWork {} stays until the NodePool list can be read",
+            quote(why),
+            d.work.name
+        ),
+    );
+    let available = observed_available_or(observed, NODE_POOLS_UNKNOWN, || {
+        "The cluster is being deleted and waits until its NodePools can be listed".to_owned()
+    });
+    let health = cond(
+        "Health",
+        ConditionStatus::False,
+        if d.stuck {
+            DELETION_STUCK
+        } else {
+            NODE_POOLS_UNKNOWN
+        },
+        format!(
+            "The deletion is held until the cluster's NodePools can be listed ({}): give the adapter --hyperfleet-api (HYPERFLEET_API_URL), or with --cluster-spec a --nodepools-file (NODEPOOLS_FILE) holding the list ({{\"items\": [], \"total\": 0}} when there are none)",
+            quote(why)
+        ),
+    );
+    let finalized = cond(
+        FINALIZED,
+        ConditionStatus::False,
+        NODE_POOLS_UNKNOWN,
+        "Waiting until the cluster's NodePools can be listed".to_owned(),
+    );
+    ([applied, available, health], finalized)
 }
 
 /// `Available` while nothing was deleted yet: False `reason` (the report describes the deletion
