@@ -11,14 +11,12 @@ use super::judge::{
     job_reported_generation, newest_job, stored_status, unreadable,
 };
 use crate::duration::{friendly, is_past};
-use crate::hypershift::{find_in, hostedcluster, nodepool as np_object, place_in};
+use crate::hypershift::{hostedcluster, nodepool as np_object, place_in};
 use crate::placement::MANAGEMENT_CLUSTER_UNAVAILABLE;
-use crate::pulse::{controlplane, nodepool};
 use crate::work::ExistingWork;
 use crate::work::feedback::{ObjectDeletion, apply_failures};
 use crate::work::maestro::bundle::ResourceBundle;
 use crate::work::manifestwork::work_generation;
-use crate::work::observed::OperatorClock;
 use crate::work::outcome::{AWAITING_OPERATOR, OPERATOR_NOT_RECONCILING, WorkRef};
 
 /// The bundle that decides: not being deleted first, then the newest.
@@ -337,51 +335,20 @@ fn describe(report: &Report, type_: &str) -> Option<(ConditionStatus, String, St
         .map(|c| (c.status, c.reason.clone(), c.message.clone()))
 }
 
-/// The report the adapter's own tables give for `existing`.
-fn interpret(s: &Settings, work: &ResourceBundle, existing: &ExistingWork) -> Report {
+/// The report the adapter's own tables give for `existing` (a pulse of the work's generation,
+/// on the work's management cluster).
+fn interpret(
+    s: &Settings,
+    obs: &Observations,
+    work: &ResourceBundle,
+    existing: &ExistingWork,
+) -> Report {
     let work_ref = WorkRef {
         consumer: &work.consumer_name,
         name: work_name(work),
     };
-    let generation = work_gen(work);
-    match s.kind {
-        Kind::Cluster => {
-            let (namespace, name) = place_in(&existing.workload, hostedcluster::KIND, ("", ""));
-            controlplane::report_observed(
-                work_ref,
-                existing,
-                (&namespace, &name),
-                generation,
-                operator_clock(s),
-            )
-        }
-        Kind::NodePool => {
-            let (namespace, name) = place_in(&existing.workload, np_object::KIND, ("", ""));
-            let desired = find_in(&existing.workload, np_object::KIND)
-                .map(crate::hypershift::nodepool::status::Desired::of)
-                .unwrap_or_default();
-            let clock = crate::hypershift::nodepool::status::MachinesClock {
-                now: s.now,
-                stuck_after: s.machines_stuck_after,
-            };
-            nodepool::report_observed(
-                work_ref,
-                existing,
-                (&namespace, &name),
-                &desired,
-                (clock, operator_clock(s)),
-                generation,
-            )
-        }
-    }
-}
-
-/// The clock and bound the adapter's tables judge the operator's lag with.
-fn operator_clock(s: &Settings) -> OperatorClock {
-    OperatorClock {
-        now: s.now,
-        stuck_after: s.operator_stuck_after,
-    }
+    let pulsed = super::plan::Pulsed::of(s, obs, &work.consumer_name);
+    pulsed.observed(work_ref, existing, work_gen(work))
 }
 
 /// `hypershift.hostedcluster` / `hypershift.nodepool`: the object as fed back, read with the
@@ -410,7 +377,7 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
         };
         return Link::new(id, mark, format!("no {kind} status to read"), "", "");
     };
-    let report = interpret(s, work, existing);
+    let report = interpret(s, obs, work, existing);
     let (Some(available), Some(health)) =
         (describe(&report, "Available"), describe(&report, "Health"))
     else {

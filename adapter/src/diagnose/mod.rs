@@ -27,6 +27,7 @@
 pub mod chain;
 pub mod judge;
 pub mod judge_work;
+pub mod plan;
 pub mod read;
 
 use std::path::PathBuf;

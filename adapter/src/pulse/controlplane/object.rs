@@ -84,23 +84,22 @@ impl Object for ControlPlane {
         pulse.nodepools.as_ref().map_or(true, |pools| pools.any())
     }
 
-    /// The spec's HostedCluster; while deleting, the work's, else the cluster's name (or id) in
-    /// the adapter's namespace.
+    /// The work's HostedCluster; without one, the spec's (or the cluster's name, else its id, in
+    /// the adapter's namespace).
     fn place(pulse: &Pulse<ClusterSpec>, work: Option<&ExistingWork>) -> (String, String) {
-        if let Asked::Spec(Ok(spec)) = &pulse.asked {
-            let (namespace, name) = hostedcluster::hosted_cluster_ref(spec);
-            return (namespace.to_owned(), name.to_owned());
-        }
-        let fallback = pulse
-            .name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| pulse.ids.cluster_id.clone());
-        place_in(
-            work.map_or(&[], |w| w.workload.as_slice()),
-            hostedcluster::KIND,
-            (HOSTED_CLUSTER_NAMESPACE, &fallback),
-        )
+        let fallback = match &pulse.asked {
+            Asked::Spec(Ok(spec)) => {
+                let (namespace, name) = hostedcluster::hosted_cluster_ref(spec);
+                (namespace.to_owned(), name.to_owned())
+            }
+            _ => {
+                let name = pulse.name.clone().filter(|n| !n.is_empty());
+                let name = name.unwrap_or_else(|| pulse.ids.cluster_id.clone());
+                (HOSTED_CLUSTER_NAMESPACE.to_owned(), name)
+            }
+        };
+        let workload = work.map_or(&[][..], |w| w.workload.as_slice());
+        place_in(workload, hostedcluster::KIND, (&fallback.0, &fallback.1))
     }
 
     fn object<'a>(place: (&'a str, &'a str)) -> ObjectRef<'a> {
