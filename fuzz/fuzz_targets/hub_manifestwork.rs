@@ -10,7 +10,7 @@
 
 use hypershift_adapter::work::WorkError;
 use hypershift_adapter::work::hub::existing_work;
-use hypershift_adapter::work::sync::Failure;
+use hypershift_adapter::work::Failure;
 use hypershift_fuzz::{expected_failure_reason, failure_report, judge_existing};
 use kube::api::DynamicObject;
 use libfuzzer_sys::fuzz_target;

@@ -22,7 +22,7 @@ use hypershift_adapter::work::maestro::error::from_grpc_call;
 use hypershift_adapter::work::maestro::rest::{
     RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer,
 };
-use hypershift_adapter::work::sync::Failure;
+use hypershift_adapter::work::Failure;
 use hypershift_fuzz::{expected_failure_reason, failure_report};
 use libfuzzer_sys::fuzz_target;
 

@@ -641,7 +641,7 @@ fn pulse_hosted_cluster() -> (
 /// and docs/nodepool.md, "feedback is not a … status").
 pub fn failure_report(
     hub: bool,
-    failure: hypershift_adapter::work::sync::Failure,
+    failure: hypershift_adapter::work::Failure,
     expected: &str,
 ) -> Report {
     use hypershift_adapter::work::failure::{BackendRef, FailureContext};
@@ -685,7 +685,7 @@ pub fn failure_report(
 pub fn maestro_failure_report(error: WorkError, expected: &str) -> Report {
     failure_report(
         false,
-        hypershift_adapter::work::sync::Failure::Permanent(error),
+        hypershift_adapter::work::Failure::Permanent(error),
         expected,
     )
 }

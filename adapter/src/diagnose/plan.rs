@@ -17,7 +17,7 @@ use crate::pulse::plan::plan;
 use crate::pulse::step::{
     Answer, Asked, Bounds, Ids, Outcome, Pulse, Read, Seen, Step, Where, Write,
 };
-use crate::work::backend::{Backend, Transport};
+use crate::work::failure::{Backend, Transport};
 use crate::work::outcome::WorkRef;
 use crate::work::{ExistingWork, WorkAt};
 

@@ -15,7 +15,8 @@ use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, CONTROLPLANE_ADAPTER};
 use crate::placement::entity::Health;
 use crate::placement::inventory::Inventory;
 use crate::placement::lease::{Acquired, LeaseApi, PlacementLock, publish_guard};
-use crate::work::sync::{Failure, LogContext, create_or_read, with_retry};
+use crate::work::Failure;
+use crate::work::sync::{LogContext, create_or_read, with_retry};
 use crate::work::{WorkAt, WorkClient};
 
 /// What a pulse reads from and writes to.

@@ -14,7 +14,7 @@ use crate::work::manifestwork::work_generation;
 fn failure_reason<O: Object>(
     pulse: &Pulse<O::Spec>,
     outcome: &Outcome,
-    failure: &crate::work::sync::Failure,
+    failure: &crate::work::Failure,
 ) -> String {
     let context = crate::work::failure::FailureContext {
         work: crate::work::outcome::WorkRef {

@@ -9,11 +9,11 @@ use super::step::{Decision, Deletion, Outcome, Placement, Pulse};
 use crate::hyperfleet::spec::SpecViolation;
 use crate::message::{cond, redact};
 use crate::placement as rows;
+use crate::work::Failure;
 use crate::work::deletion::{DELETING, with_finalized_unconfirmed};
 use crate::work::failure::FailureContext;
 use crate::work::manifestwork::work_generation;
 use crate::work::outcome::{self, WorkRef};
-use crate::work::sync::Failure;
 use crate::work::{ExistingWork, WorkAt};
 
 /// The report of `outcome`.

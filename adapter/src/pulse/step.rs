@@ -12,9 +12,9 @@ use crate::hyperfleet::spec::SpecViolation;
 use crate::hypershift::immutable::ImmutableChange;
 use crate::placement::entity::{Health, ManagementCluster};
 use crate::placement::select::PassedOver;
-use crate::work::backend::Transport;
+use crate::work::Failure;
+use crate::work::failure::Transport;
 use crate::work::manifestwork::Ownership;
-use crate::work::sync::Failure;
 use crate::work::{ExistingWork, Found, WorkAt};
 
 /// The ids of the HyperFleet resource a pulse is for.

@@ -12,14 +12,7 @@ use crate::duration::parse_budget;
 /// Default `--maestro-source-id`.
 pub const DEFAULT_SOURCE_ID: &str = "hyperfleet-hypershift-adapter";
 
-/// Where ManifestWorks are read and created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Backend {
-    /// Maestro: REST reads, gRPC CloudEvent publishes.
-    Maestro,
-    /// The OCM hub API (ManifestWork objects in the consumer's namespace) via a kubeconfig.
-    Hub,
-}
+pub use super::failure::{Backend, Transport};
 
 /// The work backend's flags; every one can also be set through its env var.
 #[derive(Debug, Clone, clap::Args)]
@@ -269,33 +262,6 @@ impl WorkArgs {
                     .await
                     .map(AnyWorkClient::Hub)
             }
-        }
-    }
-}
-
-/// The work backend as the pulse's reports name it.
-#[derive(Debug, Clone)]
-pub struct Transport {
-    pub backend: Backend,
-    /// `MAESTRO_API_URL`, `MAESTRO_GRPC_URL`.
-    pub maestro_urls: (String, String),
-    /// The hub's `KUBECONFIG`, when given.
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// How long transient failures are retried.
-    pub retry_budget: Duration,
-}
-
-impl Transport {
-    /// The backend a failure report names, with the settings a person checks.
-    pub fn backend_ref(&self) -> super::failure::BackendRef<'_> {
-        match self.backend {
-            Backend::Maestro => super::failure::BackendRef::Maestro {
-                api: &self.maestro_urls.0,
-                grpc: &self.maestro_urls.1,
-            },
-            Backend::Hub => super::failure::BackendRef::Hub {
-                kubeconfig: self.kubeconfig.as_deref(),
-            },
         }
     }
 }

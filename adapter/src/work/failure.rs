@@ -10,9 +10,9 @@
 //! | own settings unusable | `AdapterMisconfigured` | `AdapterMisconfigured` |
 //! | refused otherwise | `ManifestWorkFailed` (Maestro's words) | `ManifestWorkFailed` (the hub API server's words) |
 
+use super::Failure;
 use super::WorkError;
 use super::outcome::{FeedbackError, ObjectRef, WorkRef, invalid_feedback};
-use super::sync::Failure;
 use crate::message::{Conditions, error_conditions, redact};
 
 /// Maestro could not be reached (unavailable, timeouts, 5xx) within the retry budget.
@@ -138,6 +138,42 @@ pub fn adapter_misconfigured(detail: &str) -> Conditions {
     );
     let other = "Not checked: the adapter is misconfigured (see Applied)".to_owned();
     error_conditions("AdapterMisconfigured", applied, other)
+}
+
+/// Where ManifestWorks are read and created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Maestro: REST reads, gRPC CloudEvent publishes.
+    Maestro,
+    /// The OCM hub API (ManifestWork objects in the consumer's namespace) via a kubeconfig.
+    Hub,
+}
+
+/// The work backend as the pulse's reports name it.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    pub backend: Backend,
+    /// `MAESTRO_API_URL`, `MAESTRO_GRPC_URL`.
+    pub maestro_urls: (String, String),
+    /// The hub's `KUBECONFIG`, when given.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// How long transient failures are retried.
+    pub retry_budget: std::time::Duration,
+}
+
+impl Transport {
+    /// The backend a failure report names, with the settings a person checks.
+    pub fn backend_ref(&self) -> BackendRef<'_> {
+        match self.backend {
+            Backend::Maestro => BackendRef::Maestro {
+                api: &self.maestro_urls.0,
+                grpc: &self.maestro_urls.1,
+            },
+            Backend::Hub => BackendRef::Hub {
+                kubeconfig: self.kubeconfig.as_deref(),
+            },
+        }
+    }
 }
 
 /// The backend a failure report names, with the settings a person checks.

@@ -290,6 +290,32 @@ where
     ownership(labels, owner) == Ownership::Ours
 }
 
+/// How a pulse's generation relates to the generation the work carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GenerationCheck {
+    /// Same generation, or either side unknown (a work without the annotation cannot be
+    /// compared, so it is left as it is): nothing to send.
+    Current,
+    /// The pulse is newer: build and compare, then update.
+    Newer,
+    /// The pulse is older than the work: never roll back.
+    Older { pulse: i64, held: i64 },
+}
+
+/// Compares the pulse's generation with the work's
+/// [`GENERATION_ANNOTATION`]. A work without the
+/// annotation holds a spec of no known generation: a pulse with a generation is newer (it
+/// stamps its own, after the same immutable-field checks), so that a report never claims a
+/// generation the work does not carry.
+pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationCheck {
+    match (pulse, held) {
+        (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
+        (Some(_), None) => GenerationCheck::Newer,
+        (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
+        _ => GenerationCheck::Current,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -320,6 +346,20 @@ mod tests {
             },
             delivery: Delivery::Owned,
         }
+    }
+
+    #[test]
+    fn generations() {
+        assert_eq!(generation_check(Some(3), Some(2)), GenerationCheck::Newer);
+        assert_eq!(
+            generation_check(Some(2), Some(3)),
+            GenerationCheck::Older { pulse: 2, held: 3 }
+        );
+        assert_eq!(generation_check(Some(3), Some(3)), GenerationCheck::Current);
+        assert_eq!(generation_check(None, Some(3)), GenerationCheck::Current);
+        // A work without a generation is brought to the pulse's (it then carries it).
+        assert_eq!(generation_check(Some(3), None), GenerationCheck::Newer);
+        assert_eq!(generation_check(None, None), GenerationCheck::Current);
     }
 
     #[test]

@@ -350,6 +350,21 @@ pub struct WorkCondition {
     pub last_transition_time: String,
 }
 
+/// How the retry loop ended without an answer.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// A failure retrying cannot fix.
+    Permanent(WorkError),
+    /// Still transient when the budget ran out.
+    GaveUp {
+        error: WorkError,
+        attempts: u32,
+        elapsed: std::time::Duration,
+    },
+    /// Shutdown was requested first.
+    Interrupted { last: Option<WorkError> },
+}
+
 /// Failure of a work backend call. Every variant carries the server's (or transport's) message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkError {

@@ -1,8 +1,7 @@
 //! The backend calls of a pulse, the same for every object: transient failures retried with
 //! jittered exponential backoff (1 s → 60 s) within a budget and cut short by shutdown
 //! ([`with_retry`]); a create that races another writer reads the work instead
-//! ([`create_or_read`]); how the pulse's generation compares with the work's
-//! ([`generation_check`]).
+//! ([`create_or_read`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -10,27 +9,12 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{ExistingWork, WorkClient, WorkError};
+use super::{ExistingWork, Failure, WorkClient, WorkError};
 
 /// First backoff delay after a transient failure.
 pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 /// Longest backoff delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
-
-/// How the retry loop ended without an answer.
-#[derive(Debug, Clone)]
-pub enum Failure {
-    /// A failure retrying cannot fix.
-    Permanent(WorkError),
-    /// Still transient when the budget ran out.
-    GaveUp {
-        error: WorkError,
-        attempts: u32,
-        elapsed: Duration,
-    },
-    /// Shutdown was requested first.
-    Interrupted { last: Option<WorkError> },
-}
 
 /// The fields every log line of a pulse's backend calls carries.
 #[derive(Debug, Clone, Copy)]
@@ -129,32 +113,6 @@ pub async fn create_or_read(
     }
 }
 
-/// How a pulse's generation relates to the generation the work carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GenerationCheck {
-    /// Same generation, or either side unknown (a work without the annotation cannot be
-    /// compared, so it is left as it is): nothing to send.
-    Current,
-    /// The pulse is newer: build and compare, then update.
-    Newer,
-    /// The pulse is older than the work: never roll back.
-    Older { pulse: i64, held: i64 },
-}
-
-/// Compares the pulse's generation with the work's
-/// [`GENERATION_ANNOTATION`](super::manifestwork::GENERATION_ANNOTATION). A work without the
-/// annotation holds a spec of no known generation: a pulse with a generation is newer (it
-/// stamps its own, after the same immutable-field checks), so that a report never claims a
-/// generation the work does not carry.
-pub fn generation_check(pulse: Option<i64>, held: Option<i64>) -> GenerationCheck {
-    match (pulse, held) {
-        (Some(p), Some(h)) if p > h => GenerationCheck::Newer,
-        (Some(_), None) => GenerationCheck::Newer,
-        (Some(p), Some(h)) if p < h => GenerationCheck::Older { pulse: p, held: h },
-        _ => GenerationCheck::Current,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,19 +126,5 @@ mod tests {
                 "{d:?}"
             );
         }
-    }
-
-    #[test]
-    fn generations() {
-        assert_eq!(generation_check(Some(3), Some(2)), GenerationCheck::Newer);
-        assert_eq!(
-            generation_check(Some(2), Some(3)),
-            GenerationCheck::Older { pulse: 2, held: 3 }
-        );
-        assert_eq!(generation_check(Some(3), Some(3)), GenerationCheck::Current);
-        assert_eq!(generation_check(None, Some(3)), GenerationCheck::Current);
-        // A work without a generation is brought to the pulse's (it then carries it).
-        assert_eq!(generation_check(Some(3), None), GenerationCheck::Newer);
-        assert_eq!(generation_check(None, None), GenerationCheck::Current);
     }
 }

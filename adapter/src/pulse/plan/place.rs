@@ -17,7 +17,7 @@ use crate::placement::entity::Health;
 use crate::placement::select::{self, PassedOver};
 use crate::pulse::object::Object;
 use crate::pulse::step::{Asked, Attempt, Decision, Placement, Record, Seen, Step, Write};
-use crate::work::sync::Failure;
+use crate::work::Failure;
 use crate::work::{Found, WorkAt, WorkError, WorkKey};
 
 /// The placement stage, then the work stage on the work it locates.

@@ -5,8 +5,9 @@
 
 use crate::pulse::object::Object;
 use crate::pulse::step::{Asked, Created, Decision, Deletion, Outcome, Seen, Step, Write};
+use crate::work::Failure;
+use crate::work::manifestwork::{GenerationCheck, generation_check};
 use crate::work::manifestwork::{Ownership, is_ours, ownership, work_generation};
-use crate::work::sync::{Failure, GenerationCheck, generation_check};
 use crate::work::{ExistingWork, WorkAt, WorkError, WorkKey};
 
 /// A stage's step: `Err` stops the plan early with the step asking what it needs.
