@@ -92,6 +92,67 @@ pub enum RunError<C: std::error::Error + 'static> {
     },
 }
 
+/// The ids a subcommand's log lines name: the cluster's and the NodePool's.
+pub type LogIds<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// The exit code of a subcommand that ended with `result`: 0 once a report is written, 1 when
+/// none could be, 2 on bad configuration (the cause logged and written as the container's
+/// termination message).
+pub fn exit_code<C: std::error::Error>(
+    result: Result<(), RunError<C>>,
+    (cluster_id, nodepool_id): LogIds<'_>,
+    generation: Option<i64>,
+) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(RunError::Config(e)) => {
+            tracing::error!(cluster_id, nodepool_id, generation, error = %e, "bad configuration; no report written");
+            write_termination_message(&format!("bad configuration: {e}"));
+            std::process::ExitCode::from(EXIT_CONFIG)
+        }
+        Err(e @ RunError::Write { .. }) => {
+            tracing::error!(cluster_id, nodepool_id, generation, error = %e, "no report written");
+            write_termination_message(&e.to_string());
+            std::process::ExitCode::from(EXIT_NO_REPORT)
+        }
+    }
+}
+
+/// Writes the subcommand's `report` to `path`, naming the static management cluster `consumer`
+/// in its `data` unless it names one.
+pub fn finish<C: std::error::Error>(
+    path: &Path,
+    mut report: Report,
+    consumer: &str,
+    ids: LogIds<'_>,
+) -> Result<(), RunError<C>> {
+    crate::placement::set_management_cluster(&mut report, consumer);
+    write_report(path, &report, ids).map_err(|source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The management cluster inventory of `work`'s placement mode (`api`, `token_file`: the
+/// HyperFleet API's); `None` in static mode.
+pub fn inventory(
+    work: &crate::work::backend::WorkArgs,
+    (api, token_file): (Option<&str>, Option<&Path>),
+) -> Option<crate::placement::inventory::AnyInventory> {
+    use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory};
+    use crate::work::backend::Placement;
+    match work.placement() {
+        Ok(Placement::File(path)) => Some(AnyInventory::File(FileInventory {
+            path: path.to_owned(),
+        })),
+        Ok(Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
+            base_url: api.unwrap_or_default().to_owned(),
+            token_file: token_file.map(Path::to_path_buf),
+        })),
+        Ok(Placement::Static(_)) | Err(_) => None,
+    }
+}
+
 /// Applied False, Available False, Health False with `reason`: the `source` (`cluster`,
 /// `NodePool`) spec breaks rules; nothing was sent. A refusal, so Available is False (an
 /// `Unknown` would be discarded by the HyperFleet API once the adapter has reported before). Every violation is listed, by field.

@@ -15,13 +15,12 @@ use super::object::ControlPlane;
 use super::{report_adapter_misconfigured, report_cluster_unavailable, report_invalid_spec};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec, SecretSettings, SpecViolation};
 use crate::hyperfleet::nodepools::NodePools;
-use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory, Inventory};
+use crate::placement::inventory::{FileInventory, Inventory};
 use crate::placement::lease::{KubeLeases, LeaseApi, PlacementLock};
 use crate::pulse::act::Deps;
 use crate::pulse::step::{Asked, Bounds, Ids, Pulse, Where};
-use crate::pulse::{EXIT_CONFIG, EXIT_NO_REPORT};
 use crate::work::WorkClient;
-use crate::work::backend::{AnyWorkClient, Placement};
+use crate::work::backend::AnyWorkClient;
 
 /// Why `execute` could not end with a written report.
 pub type RunError = super::super::RunError<ConfigError>;
@@ -176,19 +175,8 @@ pub(super) fn secret_settings(args: &Args) -> SecretSettings {
 /// The whole subcommand: check the flags, read the cluster, build the backend client, run, write
 /// the report. Exit 0 once a report is written, 1 when none could be, 2 on bad configuration.
 pub async fn execute(args: Args) -> ExitCode {
-    match execute_inner(&args, super::super::shutdown_signal()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(RunError::Config(e)) => {
-            tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "bad configuration; no report written");
-            super::super::write_termination_message(&format!("bad configuration: {e}"));
-            ExitCode::from(EXIT_CONFIG)
-        }
-        Err(e @ RunError::Write { .. }) => {
-            tracing::error!(cluster_id = args.cluster_id, generation = args.generation, error = %e, "no report written");
-            super::super::write_termination_message(&e.to_string());
-            ExitCode::from(EXIT_NO_REPORT)
-        }
-    }
+    let result = execute_inner(&args, super::super::shutdown_signal()).await;
+    super::super::exit_code(result, (args.cluster_id.as_deref(), None), args.generation)
 }
 
 async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
@@ -218,7 +206,13 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                 now: jiff::Timestamp::now(),
             };
             match args.work.connect().await {
-                Ok(AnyWorkClient::Maestro(maestro)) => match inventory(args) {
+                Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
+                    &args.work,
+                    (
+                        args.hyperfleet_api.as_deref(),
+                        args.hyperfleet_token_file.as_deref(),
+                    ),
+                ) {
                     Some(inventory) => {
                         let lock = placement_lock(args).await;
                         let placer = Placer {
@@ -240,14 +234,8 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             }
         }
     };
-    let mut report = report;
-    crate::placement::set_management_cluster(&mut report, args.work.static_consumer());
-    super::super::write_report(&results_path, &report, (args.cluster_id.as_deref(), None)).map_err(
-        |source| RunError::Write {
-            path: results_path.clone(),
-            source,
-        },
-    )
+    let ids = (args.cluster_id.as_deref(), None);
+    super::super::finish(&results_path, report, args.work.static_consumer(), ids)
 }
 
 /// The placement lease client of the inventory modes (no request is made until a new placement
@@ -261,20 +249,6 @@ async fn placement_lock(args: &Args) -> PlacementLock<KubeLeases> {
         api,
         holder,
         wait: args.placement_lock_wait,
-    }
-}
-
-/// The inventory of the placement mode; `None` in static mode.
-fn inventory(args: &Args) -> Option<AnyInventory> {
-    match args.work.placement() {
-        Ok(Placement::File(path)) => Some(AnyInventory::File(FileInventory {
-            path: path.to_owned(),
-        })),
-        Ok(Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
-            base_url: args.hyperfleet_api.clone().unwrap_or_default(),
-            token_file: args.hyperfleet_token_file.clone(),
-        })),
-        Ok(Placement::Static(_)) | Err(_) => None,
     }
 }
 

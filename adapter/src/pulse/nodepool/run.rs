@@ -17,7 +17,6 @@ use crate::placement::inventory::{FileInventory, Inventory};
 use crate::placement::lease::KubeLeases;
 use crate::pulse::act::Deps;
 use crate::pulse::step::{Asked, Bounds, Ids, Pulse, Where};
-use crate::pulse::{EXIT_CONFIG, EXIT_NO_REPORT};
 use crate::work::WorkClient;
 use crate::work::backend::AnyWorkClient;
 
@@ -152,19 +151,9 @@ fn pick(
 /// write the report. Exit 0 once a report is written, 1 when none could be, 2 on bad
 /// configuration.
 pub async fn execute(args: Args) -> ExitCode {
-    match execute_inner(&args, super::super::shutdown_signal()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(RunError::Config(e)) => {
-            tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation = args.generation, error = %e, "bad configuration; no report written");
-            super::super::write_termination_message(&format!("bad configuration: {e}"));
-            ExitCode::from(EXIT_CONFIG)
-        }
-        Err(e @ RunError::Write { .. }) => {
-            tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation = args.generation, error = %e, "no report written");
-            super::super::write_termination_message(&e.to_string());
-            ExitCode::from(EXIT_NO_REPORT)
-        }
-    }
+    let result = execute_inner(&args, super::super::shutdown_signal()).await;
+    let ids = (args.cluster_id.as_deref(), args.nodepool_id.as_deref());
+    super::super::exit_code(result, ids, args.generation)
 }
 
 async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
@@ -187,7 +176,13 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             )
         }
         Ok(input) => match args.work.connect().await {
-            Ok(AnyWorkClient::Maestro(maestro)) => match inventory(args) {
+            Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
+                &args.work,
+                (
+                    args.hyperfleet_api.as_deref(),
+                    args.hyperfleet_token_file.as_deref(),
+                ),
+            ) {
                 Some(inventory) => {
                     let deps = (&maestro, &inventory);
                     run_placed(args, deps, input, jiff::Timestamp::now(), shutdown).await?
@@ -203,34 +198,8 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             }
         },
     };
-    let mut report = report;
-    crate::placement::set_management_cluster(&mut report, args.work.static_consumer());
-    super::super::write_report(
-        &results_path,
-        &report,
-        (args.cluster_id.as_deref(), args.nodepool_id.as_deref()),
-    )
-    .map_err(|source| RunError::Write {
-        path: results_path.clone(),
-        source,
-    })
-}
-
-/// The inventory of the placement mode; `None` in static mode.
-fn inventory(args: &Args) -> Option<crate::placement::inventory::AnyInventory> {
-    use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory};
-    match args.work.placement() {
-        Ok(crate::work::backend::Placement::File(path)) => {
-            Some(AnyInventory::File(FileInventory {
-                path: path.to_owned(),
-            }))
-        }
-        Ok(crate::work::backend::Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
-            base_url: args.hyperfleet_api.clone().unwrap_or_default(),
-            token_file: args.hyperfleet_token_file.clone(),
-        })),
-        Ok(crate::work::backend::Placement::Static(_)) | Err(_) => None,
-    }
+    let ids = (args.cluster_id.as_deref(), args.nodepool_id.as_deref());
+    super::super::finish(&results_path, report, args.work.static_consumer(), ids)
 }
 
 /// Why the NodePool could not be read.
