@@ -820,3 +820,332 @@ mod fed_back_tests {
         );
     }
 }
+
+/// Pins what the status readers, [`available`] and [`health`] give over every HostedCluster status
+/// the real operator recorded and over a generated grid of condition sets, version rollouts and
+/// endpoints: status, reason and message, byte for byte. The texts are stored by HyperFleet and
+/// quoted by other tools; a change here must be deliberate.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// `(type, status, reason, message)`.
+    type Row = [&'static str; 4];
+
+    const AVAILABLE: Row = [
+        "Available",
+        "True",
+        "AsExpected",
+        "The hosted control plane is available",
+    ];
+    const AVAILABLE_QUIET: Row = ["Available", "True", "", ""];
+    const WAITING: Row = [
+        "Available",
+        "False",
+        "WaitingForAvailable",
+        "Waiting for hosted control plane to be healthy",
+    ];
+    /// The conditions combined in the grid: every row of [`HEALTH_ROWS`] and its near misses.
+    const PROBLEMS: [Row; 19] = [
+        [
+            "Degraded",
+            "True",
+            "UnavailableReplicas",
+            "kube-apiserver has 1 unavailable replicas",
+        ],
+        ["Degraded", "Unknown", "StatusUnknown", ""],
+        [
+            "ReconciliationSucceeded",
+            "False",
+            "ReconciliationError",
+            "failed to get ignitionServerRoute: token=s3cr3t",
+        ],
+        [
+            "ClusterVersionSucceeding",
+            "False",
+            "ClusterOperatorsNotAvailable",
+            "Cluster operators console, ingress are not available",
+        ],
+        [
+            "ClusterVersionFailing",
+            "True",
+            "",
+            "Multiple errors are preventing progress",
+        ],
+        [
+            "SupportedHostedCluster",
+            "False",
+            "UnsupportedHostedCluster",
+            "HostedCluster platform GCP is not supported",
+        ],
+        [
+            "ValidConfiguration",
+            "False",
+            "InvalidConfiguration",
+            "cluster does not support Routes, but service \"OAuthServer\" is exposed via a Route",
+        ],
+        ["ValidConfiguration", "False", "", ""],
+        [
+            "ValidReleaseImage",
+            "False",
+            "PayloadArchNotFound",
+            "dial tcp: lookup quay.io on 192.0.2.53:53: no such host",
+        ],
+        [
+            "ValidReleaseImage",
+            "False",
+            "SecretNotFound",
+            "Secret clusters/pull-secret not found",
+        ],
+        [
+            "ValidGCPWorkloadIdentity",
+            "False",
+            "MissingGCPConfiguration",
+            "GCP platform configuration is missing",
+        ],
+        [
+            "PlatformCredentialsFound",
+            "False",
+            "PlatformCredentialsNotFound",
+            "failed to get GCP credentials: password=hunter2",
+        ],
+        [
+            "ValidGCPCredentials",
+            "False",
+            "InvalidCredentials",
+            "failed to write secret",
+        ],
+        [
+            "Progressing",
+            "False",
+            "Blocked",
+            "ValidReleaseImage condition is false",
+        ],
+        [
+            "Progressing",
+            "False",
+            "AsExpected",
+            "HostedCluster is at expected version",
+        ],
+        [
+            "Progressing",
+            "True",
+            "Progressing",
+            "HostedCluster is deploying, upgrading, or reconfiguring",
+        ],
+        ["GCPEndpointAvailable", "False", "GCPError", "retrying"],
+        ["SupportedHostedCluster", "True", "AsExpected", ""],
+        ["ClusterVersionFailing", "False", "AsExpected", ""],
+    ];
+
+    /// `status.version` variants: `(label, value)`.
+    fn versions() -> Vec<(&'static str, Value)> {
+        let done =
+            |v: &str| json!({"state": "Completed", "version": v, "image": format!("img:{v}")});
+        vec![
+            ("no version", Value::Null),
+            (
+                "bootstrapping",
+                json!({"desired": {"image": "img:4.17.0"}, "history": [{"state": "Partial", "version": "", "image": "img:4.17.0"}]}),
+            ),
+            (
+                "completed",
+                json!({"desired": {"version": "4.17.0", "image": "img:4.17.0"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "upgrading",
+                json!({"desired": {"version": "4.17.1"}, "history": [{"state": "Partial", "version": "4.17.1"}, done("4.17.0")]}),
+            ),
+            (
+                "new image only",
+                json!({"desired": {"image": "img:4.17.1"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "new version",
+                json!({"desired": {"version": "4.17.1", "image": "img:4.17.1"}, "history": [done("4.17.0"), done("4.16.2")]}),
+            ),
+            (
+                "partial without anything",
+                json!({"history": [{"state": "Partial"}, done("4.17.0")]}),
+            ),
+            (
+                "partial, desired image",
+                json!({"desired": {"image": "img:4.17.1"}, "history": [{"state": "Partial", "version": "", "image": ""}, done("4.17.0")]}),
+            ),
+            (
+                "same image, no versions",
+                json!({"desired": {"image": "img:4.17.0"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "completed without image",
+                json!({"desired": {"image": "img:9"}, "history": [{"state": "Completed", "version": "4.17.0"}]}),
+            ),
+            (
+                "completed without version first",
+                json!({"desired": {"version": "4.16.0"}, "history": [{"state": "Completed", "version": ""}, done("4.16.0")]}),
+            ),
+        ]
+    }
+
+    /// `status.controlPlaneEndpoint` variants.
+    const ENDPOINTS: [&str; 6] = [
+        "null",
+        r#"{"host": "", "port": 0}"#,
+        r#"{"host": "api.example.com", "port": 6443}"#,
+        r#"{"host": "fd00::1", "port": 6443}"#,
+        r#"{"host": "[fd00::1]", "port": 443}"#,
+        r#"{"host": "api.example.com", "port": 0}"#,
+    ];
+
+    fn status(rows: &[Row], version: &Value, endpoint: &str) -> HostedClusterStatus {
+        let conditions: Vec<Value> = rows
+            .iter()
+            .map(|[t, s, r, m]| json!({"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 2}))
+            .collect();
+        let mut status = json!({"conditions": conditions});
+        if !version.is_null() {
+            status["version"] = version.clone();
+        }
+        let endpoint: Value = serde_json::from_str(endpoint).unwrap();
+        if !endpoint.is_null() {
+            status["controlPlaneEndpoint"] = endpoint;
+        }
+        serde_json::from_value(status).unwrap()
+    }
+
+    fn show(c: &Condition) -> String {
+        format!(
+            "{} {:?} {} {:?}: {}",
+            c.type_, c.status, c.reason, c.last_transition_time, c.message
+        )
+    }
+
+    /// What the pulse reads of `status` and the two conditions it maps it to.
+    fn read(out: &mut String, label: &str, status: &HostedClusterStatus) {
+        let endpoint = status.control_plane_endpoint();
+        let version = status.completed_version();
+        let _ = writeln!(
+            out,
+            "[{label}]\nendpoint {endpoint:?} | desired {:?} {:?} | completed {version:?} | upgrade {:?}\n{}\n{}",
+            status.desired_image(),
+            status.desired_version(),
+            status.upgrade(),
+            show(&available(status, &endpoint, &version)),
+            show(&health(status)),
+        );
+    }
+
+    fn types(rows: &[Row]) -> String {
+        let types: Vec<String> = rows
+            .iter()
+            .map(|[t, s, r, _]| format!("{t}={s}/{r}"))
+            .collect();
+        types.join(", ")
+    }
+
+    #[test]
+    fn recorded_operator_states() {
+        let Some(recorded) = crate::hypershift::recorded_objects("HostedCluster") else {
+            return;
+        };
+        // Each distinct reading once, with every object that gives it.
+        let mut readings: Vec<(String, Vec<String>)> = Vec::new();
+        for (source, object) in recorded {
+            let Some(status) = object.get("status") else {
+                continue;
+            };
+            let mut text = String::new();
+            read(
+                &mut text,
+                "",
+                &serde_json::from_value(status.clone()).unwrap(),
+            );
+            match readings.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, sources)) => sources.push(source),
+                None => readings.push((text, vec![source])),
+            }
+        }
+        let mut out = String::new();
+        for (text, sources) in readings {
+            let _ = write!(out, "{}\n{text}", sources.join("\n"));
+        }
+        insta::assert_snapshot!("recorded_operator_states", out);
+    }
+
+    #[test]
+    fn endpoints_and_versions() {
+        let mut out = String::new();
+        for availability in [&[][..], &[AVAILABLE], &[AVAILABLE_QUIET], &[WAITING]] {
+            for (version_label, version) in versions() {
+                for endpoint in ENDPOINTS {
+                    let s = status(availability, &version, endpoint);
+                    let label = format!("{} | {version_label} | {endpoint}", types(availability));
+                    read(&mut out, &label, &s);
+                }
+            }
+        }
+        // What the caller passes is what the message says.
+        let s = status(&[AVAILABLE], &Value::Null, "null");
+        let _ = writeln!(out, "{}", show(&available(&s, "https://h:1", "4.1.2")));
+        insta::assert_snapshot!("endpoints_and_versions", out);
+    }
+
+    #[test]
+    fn one_condition_over_availability_and_versions() {
+        let mut out = String::new();
+        let versions = versions();
+        for problem in PROBLEMS {
+            for availability in [None, Some(AVAILABLE), Some(WAITING)] {
+                for (version_label, version) in [0, 2, 3, 6].map(|i| &versions[i]) {
+                    let rows: Vec<Row> = availability.into_iter().chain([problem]).collect();
+                    let label = format!("{} | {version_label}", types(&rows));
+                    read(&mut out, &label, &status(&rows, version, "null"));
+                }
+            }
+        }
+        insta::assert_snapshot!("one_condition_grid", out);
+    }
+
+    #[test]
+    fn pairs_of_conditions() {
+        let mut out = String::new();
+        let versions = versions();
+        for (i, first) in PROBLEMS.iter().enumerate() {
+            for second in &PROBLEMS[i + 1..] {
+                for (availability, version) in [(WAITING, 0), (AVAILABLE, 3)] {
+                    let rows = [availability, *first, *second];
+                    let (version_label, version) = &versions[version];
+                    let label = format!("{} | {version_label}", types(&rows));
+                    read(&mut out, &label, &status(&rows, version, "null"));
+                }
+            }
+        }
+        // Every condition at once, in both orders, and a type written twice.
+        let mut all: Vec<Row> = PROBLEMS.to_vec();
+        for _ in 0..2 {
+            for (availability, version) in [(WAITING, 0), (AVAILABLE, 3)] {
+                let rows: Vec<Row> = [availability].into_iter().chain(all.clone()).collect();
+                let (version_label, version) = &versions[version];
+                read(
+                    &mut out,
+                    &format!("all | {version_label}"),
+                    &status(&rows, version, "null"),
+                );
+            }
+            all.reverse();
+        }
+        let twice = [WAITING, PROBLEMS[6], PROBLEMS[7], PROBLEMS[8], PROBLEMS[8]];
+        read(
+            &mut out,
+            &types(&twice),
+            &status(&twice, &Value::Null, "null"),
+        );
+        insta::assert_snapshot!("condition_pairs_grid", out);
+    }
+}

@@ -1172,4 +1172,40 @@ mod pinned {
         }
         insta::assert_snapshot!("available_and_health_grid", out);
     }
+
+    /// Every NodePool status the real operator recorded, each distinct reading once with the
+    /// objects that give it.
+    #[test]
+    fn recorded_operator_states() {
+        let Some(recorded) = crate::hypershift::recorded_objects("NodePool") else {
+            return;
+        };
+        let clock = MachinesClock {
+            now: "2026-11-26T15:00:00Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(15 * 60),
+        };
+        let mut readings: Vec<(String, Vec<String>)> = Vec::new();
+        for (source, object) in recorded {
+            let Some(status) = object.get("status") else {
+                continue;
+            };
+            let status: NodePoolStatus = serde_json::from_value(status.clone()).unwrap();
+            let desired = Desired::of(&object);
+            let text = format!(
+                "{desired:?} {:?}\n{}\n{}\n",
+                status.node_versions(),
+                show(&available(&status, &desired)),
+                show(&health(&status, &desired, clock))
+            );
+            match readings.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, sources)) => sources.push(source),
+                None => readings.push((text, vec![source])),
+            }
+        }
+        let mut out = String::new();
+        for (text, sources) in readings {
+            let _ = write!(out, "{}\n{text}", sources.join("\n"));
+        }
+        insta::assert_snapshot!("recorded_operator_states", out);
+    }
 }
