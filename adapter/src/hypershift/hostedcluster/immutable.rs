@@ -471,3 +471,201 @@ mod nested_tests {
         assert_eq!(changed_fields(&flat, &nested), Vec::<&str>::new());
     }
 }
+
+/// Pins the immutable changes found between HostedClusters (the field, path, old and new value of
+/// each, in order, and how it reads) over a grid of edits to the built object, each against the
+/// unedited one both ways and against each other, in both spec shapes' names, and between what
+/// was sent to the real operator and what it then held.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::cluster::{FLAT, NESTED, fixture};
+    use crate::hypershift::hostedcluster::hosted_cluster;
+    use crate::hypershift::immutable::show;
+
+    type Edit = fn(&mut Value);
+
+    fn edits() -> Vec<(&'static str, Edit)> {
+        vec![
+            ("nothing", |_| {}),
+            ("release and pull secret", |hc| {
+                hc["spec"]["release"]["image"] = json!("img:4.17.1");
+                hc["spec"]["pullSecret"]["name"] = json!("other");
+            }),
+            ("name", |hc| hc["metadata"]["name"] = json!("other")),
+            ("namespace", |hc| {
+                hc["metadata"]["namespace"] = json!("other")
+            }),
+            ("platform type", |hc| {
+                hc["spec"]["platform"]["type"] = json!("None")
+            }),
+            ("no platform", |hc| {
+                hc["spec"].as_object_mut().unwrap().remove("platform");
+            }),
+            ("region", |hc| {
+                hc["spec"]["platform"]["gcp"]["region"] = json!("us-east1")
+            }),
+            ("project", |hc| {
+                hc["spec"]["platform"]["gcp"]["project"] = json!("other-project")
+            }),
+            ("network", |hc| {
+                hc["spec"]["platform"]["gcp"]["networkConfig"]["network"] =
+                    json!({"name": "vpc-2"});
+            }),
+            ("psc subnet removed", |hc| {
+                hc["spec"]["platform"]["gcp"]["networkConfig"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("privateServiceConnectSubnet");
+            }),
+            ("workload identity numbers", |hc| {
+                let wif = &mut hc["spec"]["platform"]["gcp"]["workloadIdentity"];
+                wif["projectNumber"] = json!("1");
+                wif["poolID"] = json!("pool-2");
+                wif["providerID"] = Value::Null;
+            }),
+            ("every service account", |hc| {
+                let emails =
+                    &mut hc["spec"]["platform"]["gcp"]["workloadIdentity"]["serviceAccountsEmails"];
+                for (i, (_, email)) in emails.as_object_mut().unwrap().iter_mut().enumerate() {
+                    *email = json!(format!("sa-{i}@other.iam.gserviceaccount.com"));
+                }
+            }),
+            ("storage account", |hc| {
+                hc["spec"]["platform"]["gcp"]["workloadIdentity"]["serviceAccountsEmails"]["storage"] =
+                    json!("x@y.iam.gserviceaccount.com");
+            }),
+            ("networks removed", |hc| {
+                let networking = hc["spec"]["networking"].as_object_mut().unwrap();
+                networking.remove("clusterNetwork");
+                networking.remove("serviceNetwork");
+                networking.remove("machineNetwork");
+            }),
+            ("networks null", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] = Value::Null;
+                hc["spec"]["networking"]["serviceNetwork"] = Value::Null;
+                hc["spec"]["networking"]["machineNetwork"] = Value::Null;
+            }),
+            ("networks the defaults", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] = json!([{"cidr": "10.132.0.0/14"}]);
+                hc["spec"]["networking"]["serviceNetwork"] = json!([{"cidr": "172.31.0.0/16"}]);
+            }),
+            ("networks with host prefixes and two entries", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] =
+                    json!([{"cidr": "10.132.0.0/14", "hostPrefix": 23}, {"cidr": "10.136.0.0/14"}]);
+                hc["spec"]["networking"]["machineNetwork"] =
+                    json!([{"cidr": "10.0.0.0/16"}, {"other": 1}, 7]);
+            }),
+            ("network type", |hc| {
+                hc["spec"]["networking"]["networkType"] = json!("Other")
+            }),
+            ("base domain empty", |hc| {
+                hc["spec"]["dns"]["baseDomain"] = json!("")
+            }),
+            ("base domain other", |hc| {
+                hc["spec"]["dns"]["baseDomain"] = json!("other.example.com")
+            }),
+            ("base domain removed", |hc| hc["spec"]["dns"] = json!({})),
+            ("long issuer", |hc| {
+                hc["spec"]["issuerURL"] =
+                    json!(format!("https://issuer.example.com/{}", "é".repeat(250)));
+            }),
+            ("infraID set", |hc| {
+                hc["spec"]["infraID"] = json!("prod-eu-1-x7k2p")
+            }),
+            ("services as routes with hostnames", |hc| {
+                for (i, service) in hc["spec"]["services"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .enumerate()
+                {
+                    service["servicePublishingStrategy"] = json!({"type": "Route", "route": {"hostname": format!("s{i}.apps.example.com")}});
+                }
+            }),
+            ("services odd", |hc| {
+                let services = hc["spec"]["services"].as_array_mut().unwrap();
+                services.reverse();
+                services[0]["servicePublishingStrategy"] = json!({"type": "LoadBalancer", "loadBalancer": {"hostname": "api.example.com"}});
+                services[1] = json!({"service": 1});
+                services.pop();
+            }),
+            ("services not a list", |hc| {
+                hc["spec"]["services"] = json!({"a": 1})
+            }),
+        ]
+    }
+
+    fn write_changes(out: &mut String, label: &str, old: &Value, new: &Value) {
+        let changes = immutable_changes(old, new, &FLAT);
+        let nested: Vec<&str> = immutable_changes(old, new, &NESTED)
+            .iter()
+            .map(|c| c.field)
+            .collect();
+        let _ = writeln!(
+            out,
+            "[{label}] {} change(s); nested names {nested:?}",
+            changes.len()
+        );
+        for c in &changes {
+            let _ = writeln!(out, "  {} | {c}", c.kind);
+            // The whole values where the message bounds them.
+            if [&c.old, &c.new]
+                .iter()
+                .any(|v| !v.is_null() && show(v) != v.to_string())
+            {
+                let _ = writeln!(out, "    old {}\n    new {}", c.old, c.new);
+            }
+        }
+    }
+
+    #[test]
+    fn changes_over_a_grid_of_edits() {
+        let base = hosted_cluster(&fixture::spec());
+        let edited: Vec<(&str, Value)> = edits()
+            .into_iter()
+            .map(|(label, edit)| {
+                let mut hc = base.clone();
+                edit(&mut hc);
+                (label, hc)
+            })
+            .collect();
+        let mut out = String::new();
+        for (label, hc) in &edited {
+            write_changes(&mut out, &format!("fixture → {label}"), &base, hc);
+            write_changes(&mut out, &format!("{label} → fixture"), hc, &base);
+        }
+        for (i, (a, old)) in edited.iter().enumerate().skip(1) {
+            for (b, new) in edited.iter().skip(i + 1).step_by(3) {
+                write_changes(&mut out, &format!("{a} → {b}"), old, new);
+            }
+        }
+        write_changes(&mut out, "empty objects", &json!({}), &Value::Null);
+        insta::assert_snapshot!("hosted_cluster_changes_grid", out);
+    }
+
+    #[test]
+    fn sent_against_what_the_real_operator_held() {
+        let Some(recorded) = crate::hypershift::recorded_objects("HostedCluster") else {
+            return;
+        };
+        let dir = job_report::team_folder::find(
+            env!("CARGO_MANIFEST_DIR"),
+            "fixtures/hypershift-operator",
+        )
+        .unwrap();
+        let mut out = String::new();
+        for (source, held) in recorded {
+            let name = held["metadata"]["name"].as_str().unwrap();
+            let sent = std::fs::read_to_string(dir.join(format!("inputs/hc-{name}.json"))).unwrap();
+            let sent: Value = serde_json::from_str(&sent).unwrap();
+            write_changes(&mut out, &format!("sent → {source}"), &sent, &held);
+            write_changes(&mut out, &format!("{source} → sent"), &held, &sent);
+        }
+        insta::assert_snapshot!("recorded_changes", out);
+    }
+}

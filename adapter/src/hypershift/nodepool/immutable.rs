@@ -139,3 +139,115 @@ mod tests {
         );
     }
 }
+
+/// Pins the immutable changes found between NodePools (field, path, old and new value, in order,
+/// and how each reads) over a grid of edits to a built NodePool, each against the unedited one
+/// both ways, in both spec shapes, and between what was sent to the real operator and what it held.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::hyperfleet::nodepool::fixture;
+    use crate::hypershift::immutable::show;
+    use crate::hypershift::nodepool::{Placement, node_pool};
+
+    type Edit = fn(&mut Value);
+
+    fn edits() -> Vec<(&'static str, Edit)> {
+        vec![
+            ("nothing", |_| {}),
+            ("replicas, release, machine type", |np| {
+                np["spec"]["replicas"] = json!(7);
+                np["spec"]["release"]["image"] = json!("img:4.17.1");
+                np["spec"]["platform"]["gcp"]["machineType"] = json!("n2-standard-16");
+            }),
+            ("name", |np| np["metadata"]["name"] = json!("other")),
+            ("namespace", |np| {
+                np["metadata"]["namespace"] = json!("other")
+            }),
+            ("cluster name", |np| {
+                np["spec"]["clusterName"] = json!("other")
+            }),
+            ("platform None", |np| {
+                np["spec"]["platform"] = json!({"type": "None"})
+            }),
+            ("arch arm64", |np| np["spec"]["arch"] = json!("arm64")),
+            ("arch removed", |np| {
+                np["spec"].as_object_mut().unwrap().remove("arch");
+            }),
+            ("arch null", |np| np["spec"]["arch"] = Value::Null),
+            ("upgrade type", |np| {
+                np["spec"]["management"]["upgradeType"] = json!("InPlace")
+            }),
+            ("no management", |np| {
+                np["spec"].as_object_mut().unwrap().remove("management");
+            }),
+            ("long cluster name", |np| {
+                np["spec"]["clusterName"] = json!("c".repeat(300))
+            }),
+        ]
+    }
+
+    fn write_changes(out: &mut String, label: &str, old: &Value, new: &Value) {
+        for shape in [Shape::Flat, Shape::HyperFleet] {
+            let changes = immutable_changes(old, new, shape);
+            let _ = writeln!(out, "[{label}, {shape:?}] {} change(s)", changes.len());
+            for c in &changes {
+                let _ = writeln!(out, "  {} | {c}", c.kind);
+                // The whole values where the message bounds them.
+                if [&c.old, &c.new]
+                    .iter()
+                    .any(|v| !v.is_null() && show(v) != v.to_string())
+                {
+                    let _ = writeln!(out, "    old {}\n    new {}", c.old, c.new);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn changes_over_a_grid_of_edits() {
+        let placement = Placement {
+            namespace: "clusters",
+            cluster_name: "prod-eu-1",
+            default_subnet: Some("hcp-psc-subnet"),
+            region: Some("europe-west2"),
+            release_image: Some("img:4.17.0"),
+        };
+        let base = node_pool(&fixture::spec(), &placement);
+        let mut out = String::new();
+        for (label, edit) in edits() {
+            let mut np = base.clone();
+            edit(&mut np);
+            write_changes(&mut out, &format!("fixture → {label}"), &base, &np);
+            write_changes(&mut out, &format!("{label} → fixture"), &np, &base);
+        }
+        write_changes(&mut out, "empty objects", &json!({}), &Value::Null);
+        insta::assert_snapshot!("node_pool_changes_grid", out);
+    }
+
+    #[test]
+    fn sent_against_what_the_real_operator_held() {
+        let Some(recorded) = crate::hypershift::recorded_objects("NodePool") else {
+            return;
+        };
+        let dir = job_report::team_folder::find(
+            env!("CARGO_MANIFEST_DIR"),
+            "fixtures/hypershift-operator",
+        )
+        .unwrap();
+        let mut out = String::new();
+        for (source, held) in recorded {
+            let name = held["metadata"]["name"].as_str().unwrap();
+            let sent = std::fs::read_to_string(dir.join(format!("inputs/np-{name}.json"))).unwrap();
+            let sent: Value = serde_json::from_str(&sent).unwrap();
+            write_changes(&mut out, &format!("sent → {source}"), &sent, &held);
+        }
+        insta::assert_snapshot!("recorded_changes", out);
+    }
+}
