@@ -18,152 +18,126 @@
 use serde_json::{Value, json};
 
 use crate::hyperfleet::cluster::SpecNames;
-use crate::hypershift::immutable::{ImmutableChange, dotted};
+use crate::hypershift::immutable::{ImmutableChange, changes, held};
 
 /// The spec field (by the shape's names) that sets a HostedCluster field.
 type Field = fn(&SpecNames) -> &'static str;
 
-/// `(spec field, HostedCluster JSON pointer, value the API server defaults it to when omitted)`.
-/// Order = the order fields are reported in.
-const IMMUTABLE: &[(Field, &str, Option<&str>)] = &[
-    (|_| "name", "/metadata/name", None),
-    (|_| "metadata.namespace", "/metadata/namespace", None),
-    (|_| "spec.platform.type", "/spec/platform/type", None),
-    (|n| n.project_id, "/spec/platform/gcp/project", None),
-    (|n| n.region, "/spec/platform/gcp/region", None),
-    (
-        |n| n.network,
-        "/spec/platform/gcp/networkConfig/network",
-        None,
-    ),
+/// `(spec field, HostedCluster JSON pointer)`. Order = the order fields are reported in.
+const IMMUTABLE: &[(Field, &str)] = &[
+    (|_| "name", "/metadata/name"),
+    (|_| "metadata.namespace", "/metadata/namespace"),
+    (|_| "spec.platform.type", "/spec/platform/type"),
+    (|n| n.project_id, "/spec/platform/gcp/project"),
+    (|n| n.region, "/spec/platform/gcp/region"),
+    (|n| n.network, "/spec/platform/gcp/networkConfig/network"),
     (
         |n| n.psc_subnet,
         "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet",
-        None,
     ),
     (
         |n| n.project_number,
         "/spec/platform/gcp/workloadIdentity/projectNumber",
-        None,
     ),
     (
         |n| n.wif_pool_id,
         "/spec/platform/gcp/workloadIdentity/poolID",
-        None,
     ),
     (
         |n| n.wif_provider_id,
         "/spec/platform/gcp/workloadIdentity/providerID",
-        None,
     ),
     (
         |n| n.service_accounts[0],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/controlPlane",
-        None,
     ),
     (
         |n| n.service_accounts[1],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/nodePool",
-        None,
     ),
     (
         |n| n.service_accounts[2],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/cloudController",
-        None,
     ),
     (
         |n| n.service_accounts[3],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/storage",
-        None,
     ),
     (
         |n| n.service_accounts[4],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/imageRegistry",
-        None,
     ),
     (
         |n| n.service_accounts[5],
         "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/network",
-        None,
     ),
-    (
-        |n| n.cluster_network,
-        "/spec/networking/clusterNetwork",
-        Some("10.132.0.0/14"),
-    ),
-    (
-        |n| n.service_network,
-        "/spec/networking/serviceNetwork",
-        Some("172.31.0.0/16"),
-    ),
-    (
-        |n| n.machine_network,
-        "/spec/networking/machineNetwork",
-        None,
-    ),
+    (|n| n.cluster_network, "/spec/networking/clusterNetwork"),
+    (|n| n.service_network, "/spec/networking/serviceNetwork"),
+    (|n| n.machine_network, "/spec/networking/machineNetwork"),
     (
         |_| "spec.networking.networkType",
         "/spec/networking/networkType",
-        None,
     ),
-    (|n| n.base_domain, "/spec/dns/baseDomain", None),
-    (|n| n.issuer_url, "/spec/issuerURL", None),
+    (|n| n.base_domain, "/spec/dns/baseDomain"),
+    (|n| n.issuer_url, "/spec/issuerURL"),
     // Sent only when the spec sets it; otherwise the operator generated one, so setting it later
     // is a change too, and removing it is refused ("infraID cannot be removed once set").
-    (|n| n.infra_id, "/spec/infraID", None),
+    (|n| n.infra_id, "/spec/infraID"),
     // The services follow the cluster name and `external_dns_domain` (hostnames, strategies).
-    (|n| n.external_dns_domain, "/spec/services", None),
+    (|n| n.external_dns_domain, "/spec/services"),
+];
+
+/// The networks the API server defaults when they are omitted: `(JSON pointer, CIDR)`.
+const DEFAULT_NETWORKS: [(&str, &str); 2] = [
+    ("/spec/networking/clusterNetwork", "10.132.0.0/14"),
+    ("/spec/networking/serviceNetwork", "172.31.0.0/16"),
 ];
 
 /// The value at `pointer`, or the API server's default when absent. A CIDR list is shown by its
 /// CIDRs (`["10.0.0.0/16"]`; an entry with a `hostPrefix` as the object), the services by
 /// `Service=Strategy[hostname]`, other values as is.
-fn effective(hc: &Value, pointer: &str, default: Option<&str>) -> Value {
-    let value = hc.pointer(pointer).cloned();
-    let value = match (value, default) {
-        (None | Some(Value::Null), Some(cidr)) => json!([{"cidr": cidr}]),
-        (None, None) => Value::Null,
-        (Some(v), _) => v,
+fn effective(hc: &Value, pointer: &str) -> Value {
+    let default = DEFAULT_NETWORKS
+        .iter()
+        .find(|(p, _)| *p == pointer)
+        .map(|(_, cidr)| json!([{"cidr": cidr}]));
+    let value = held(hc, pointer, default);
+    let shown: fn(&Value) -> Value = if pointer == "/spec/services" {
+        service
+    } else if pointer.starts_with("/spec/networking/") && pointer.ends_with("Network") {
+        cidr
+    } else {
+        return value;
     };
-    if pointer.ends_with("Network")
-        && pointer.starts_with("/spec/networking/")
-        && let Value::Array(items) = &value
-    {
-        return Value::Array(
-            items
-                .iter()
-                .map(|i| match i.as_object() {
-                    Some(entry) if entry.len() == 1 => {
-                        entry.get("cidr").cloned().unwrap_or_else(|| i.clone())
-                    }
-                    _ => i.clone(),
-                })
-                .collect(),
-        );
+    match value {
+        Value::Array(items) => items.iter().map(shown).collect(),
+        other => other,
     }
-    if pointer == "/spec/services"
-        && let Value::Array(items) = &value
-    {
-        return Value::Array(
-            items
-                .iter()
-                .map(|s| {
-                    let service = s["service"].as_str().unwrap_or("?");
-                    let strategy = &s["servicePublishingStrategy"];
-                    let kind = strategy["type"].as_str().unwrap_or("?");
-                    let host = strategy
-                        .pointer("/route/hostname")
-                        .or_else(|| strategy.pointer("/loadBalancer/hostname"))
-                        .and_then(Value::as_str);
-                    match host {
-                        Some(h) => Value::String(format!("{service}={kind}({h})")),
-                        None => Value::String(format!("{service}={kind}")),
-                    }
-                })
-                .collect(),
-        );
+}
+
+/// A network entry by its CIDR, unless it has more than the CIDR (a `hostPrefix`).
+fn cidr(entry: &Value) -> Value {
+    match entry.as_object() {
+        Some(fields) if fields.len() == 1 => {
+            fields.get("cidr").cloned().unwrap_or_else(|| entry.clone())
+        }
+        _ => entry.clone(),
     }
-    value
+}
+
+/// A service as `Service=Strategy[hostname]`.
+fn service(s: &Value) -> Value {
+    let service = s["service"].as_str().unwrap_or("?");
+    let strategy = &s["servicePublishingStrategy"];
+    let kind = strategy["type"].as_str().unwrap_or("?");
+    let host = strategy
+        .pointer("/route/hostname")
+        .or_else(|| strategy.pointer("/loadBalancer/hostname"))
+        .and_then(Value::as_str);
+    match host {
+        Some(h) => Value::String(format!("{service}={kind}({h})")),
+        None => Value::String(format!("{service}={kind}")),
+    }
 }
 
 /// Every immutable field whose value differs between the HostedCluster on the management cluster
@@ -173,26 +147,9 @@ fn effective(hc: &Value, pointer: &str, default: Option<&str>) -> Value {
 /// `spec.dns.baseDomain` may go from `""` to a value (the CRD allows it); every other listed
 /// field must stay equal.
 pub fn immutable_changes(old: &Value, new: &Value, names: &SpecNames) -> Vec<ImmutableChange> {
-    IMMUTABLE
-        .iter()
-        .filter_map(|(field, pointer, default)| {
-            let before = effective(old, pointer, *default);
-            let after = effective(new, pointer, *default);
-            if before == after {
-                return None;
-            }
-            if *pointer == "/spec/dns/baseDomain" && before.as_str().is_some_and(str::is_empty) {
-                return None;
-            }
-            Some(ImmutableChange {
-                kind: super::KIND,
-                field: field(names),
-                path: dotted(pointer),
-                old: before,
-                new: after,
-            })
-        })
-        .collect()
+    let mut changes = changes(super::KIND, IMMUTABLE, |f| f(names), [old, new], effective);
+    changes.retain(|c| !(c.path == "spec.dns.baseDomain" && c.old.as_str() == Some("")));
+    changes
 }
 
 #[cfg(test)]

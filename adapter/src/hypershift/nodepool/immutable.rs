@@ -10,42 +10,33 @@
 use serde_json::Value;
 
 use crate::hyperfleet::nodepool::Shape;
-use crate::hypershift::immutable::{ImmutableChange, dotted};
+use crate::hypershift::immutable::{ImmutableChange, changes, held};
 
-/// `(spec field, NodePool JSON pointer, value the API server defaults it to when omitted)`, in
-/// report order; `None` as the field: the spec field of the upgrade type, in the spec's shape.
-const IMMUTABLE: &[(Option<&str>, &str, Option<&str>)] = &[
-    (Some("name"), "/metadata/name", None),
-    (Some("metadata.namespace"), "/metadata/namespace", None),
-    (Some("spec.clusterName"), "/spec/clusterName", None),
-    (Some("platform.type"), "/spec/platform/type", None),
-    (Some("arch"), "/spec/arch", Some("amd64")),
-    (None, "/spec/management/upgradeType", None),
+/// The spec field that sets a NodePool field, in the spelling of the spec's shape.
+type Field = fn(Shape) -> &'static str;
+
+/// `(spec field, NodePool JSON pointer)`, in report order.
+const IMMUTABLE: &[(Field, &str)] = &[
+    (|_| "name", "/metadata/name"),
+    (|_| "metadata.namespace", "/metadata/namespace"),
+    (|_| "spec.clusterName", "/spec/clusterName"),
+    (|_| "platform.type", "/spec/platform/type"),
+    (|_| "arch", "/spec/arch"),
+    (Shape::upgrade_type_field, "/spec/management/upgradeType"),
 ];
+
+/// The value at `pointer` of a NodePool; an omitted `spec.arch` is what the API server defaults
+/// it to, `amd64`.
+fn read(np: &Value, pointer: &str) -> Value {
+    let default = (pointer == "/spec/arch").then(|| Value::from("amd64"));
+    held(np, pointer, default)
+}
 
 /// Every immutable field whose value differs between the NodePool on the management cluster
 /// (`old`) and the one built now (`new`) from a spec of `shape`, in a fixed order. Empty: the
 /// update may be sent.
 pub fn immutable_changes(old: &Value, new: &Value, shape: Shape) -> Vec<ImmutableChange> {
-    IMMUTABLE
-        .iter()
-        .filter_map(|(field, pointer, default)| {
-            let field = field.unwrap_or_else(|| shape.upgrade_type_field());
-            let read = |v: &Value| match (v.pointer(pointer), default) {
-                (None | Some(Value::Null), Some(d)) => Value::from(*d),
-                (None, None) => Value::Null,
-                (Some(v), _) => v.clone(),
-            };
-            let (before, after) = (read(old), read(new));
-            (before != after).then(|| ImmutableChange {
-                kind: super::KIND,
-                field,
-                path: dotted(pointer),
-                old: before,
-                new: after,
-            })
-        })
-        .collect()
+    changes(super::KIND, IMMUTABLE, |f| f(shape), [old, new], read)
 }
 
 #[cfg(test)]
