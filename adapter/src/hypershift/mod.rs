@@ -3,6 +3,7 @@
 //! they may not change after creation, and how to read their fed-back status
 //! (`hypershift-api.md`).
 
+mod conditions;
 mod fields;
 pub mod hostedcluster;
 pub mod immutable;

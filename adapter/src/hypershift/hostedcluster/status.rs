@@ -8,10 +8,13 @@
 //! conditions False, GCP credentials and `Progressing=False` `Blocked`. The rows that block the
 //! control plane also make Available False `Blocked`.
 
-use job_report::{Condition, ConditionStatus};
+use job_report::Condition;
 use serde::Deserialize;
 
-use crate::message::{cond, no_issues, or_none, quote, redact};
+use crate::hypershift::conditions::{
+    operator_message, operator_words, ready, unavailable, unhealthy, unless_empty,
+};
+use crate::message::{no_issues, or_none, quote};
 
 /// Every HostedCluster condition type `hypershift-api.md` §2.2 documents for GCP and None
 /// HostedClusters, in its order: what a hub without raw JSON feedback feeds back of the conditions
@@ -441,24 +444,9 @@ impl HealthRow {
     }
 }
 
-/// `Type=Status (Reason): message`, the operator's words bounded and redacted.
-fn operator_words(c: &HostedClusterCondition) -> String {
-    format!(
-        "{}={} ({}): {}",
-        c.type_,
-        c.status,
-        or_none(&c.reason),
-        operator_message(&c.message)
-    )
-}
-
-/// An operator's message: bounded, credentials removed, an empty one made visible.
-fn operator_message(message: &str) -> String {
-    if message.is_empty() {
-        quote(message)
-    } else {
-        redact(message)
-    }
+/// `Type=Status (Reason): message` of `c` ([`operator_words`]).
+fn words(c: &HostedClusterCondition) -> String {
+    operator_words(&c.type_, &c.status, &c.reason, &c.message)
 }
 
 /// Health from [`HEALTH_ROWS`] (module docs of `pulse::controlplane`).
@@ -478,7 +466,7 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
                 "The upgrade from {} to {} {what}: HostedCluster {}",
                 u.from,
                 u.to,
-                operator_words(c)
+                words(c)
             ),
         ),
         _ if row.condition == types::DEGRADED => (
@@ -493,7 +481,7 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
         ),
         _ => (
             row.reason,
-            format!("{}: HostedCluster {}", row.headline, operator_words(c)),
+            format!("{}: HostedCluster {}", row.headline, words(c)),
         ),
     };
     if !row.guidance.is_empty() {
@@ -501,7 +489,7 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
     }
     let mut also: Vec<String> = Vec::new();
     for (_, other) in &matched[1..] {
-        let words = operator_words(other);
+        let words = words(other);
         if !also.contains(&words) && other.type_ != c.type_ {
             also.push(words);
         }
@@ -510,12 +498,12 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
         .condition(types::RECONCILIATION_SUCCEEDED)
         .filter(|r| r.status == "False")
     {
-        also.push(operator_words(r));
+        also.push(words(r));
     }
     if !also.is_empty() {
         message.push_str(&format!(". Also: {}", also.join("; ")));
     }
-    cond("Health", ConditionStatus::False, reason, message)
+    unhealthy(reason, message)
 }
 
 /// Available: True `ControlPlaneReady` when the HostedCluster says so and no release rollout
@@ -529,14 +517,8 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         hc_available.filter(|a| a.status == "True"),
         status.upgrade(),
     ) {
-        let at = if endpoint.is_empty() {
-            String::new()
-        } else {
-            format!(" at {endpoint}")
-        };
-        return cond(
-            "Available",
-            ConditionStatus::False,
+        let at = unless_empty(endpoint, || format!(" at {endpoint}"));
+        return unavailable(
             UPGRADING,
             format!(
                 "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
@@ -550,18 +532,11 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
     }
     if let Some(a) = hc_available.filter(|a| a.status == "True") {
         let mut message = format!("Control plane is ready: {}", quote(&a.message));
-        if !endpoint.is_empty() {
-            message.push_str(&format!("; API endpoint {endpoint}"));
-        }
-        if !version.is_empty() {
-            message.push_str(&format!("; version {version}"));
-        }
-        return cond(
-            "Available",
-            ConditionStatus::True,
-            "ControlPlaneReady",
-            message,
-        );
+        message.push_str(&unless_empty(endpoint, || {
+            format!("; API endpoint {endpoint}")
+        }));
+        message.push_str(&unless_empty(version, || format!("; version {version}")));
+        return ready("ControlPlaneReady", message);
     }
     let available_part = match hc_available {
         Some(a) => format!(
@@ -573,9 +548,7 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         None => "HostedCluster has not reported an Available condition yet".to_owned(),
     };
     if status.is_true(types::PROGRESSING) {
-        return cond(
-            "Available",
-            ConditionStatus::False,
+        return unavailable(
             "Provisioning",
             format!("Control plane provisioning in progress; {available_part}"),
         );
@@ -593,13 +566,13 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         ));
     }
     if blockers.is_empty() {
-        return cond("Available", ConditionStatus::False, "NotReady", message);
+        return unavailable("NotReady", message);
     }
     message.push_str(&format!(
         ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
         blockers.join("; ")
     ));
-    cond("Available", ConditionStatus::False, BLOCKED, message)
+    unavailable(BLOCKED, message)
 }
 
 /// The rows of [`HEALTH_ROWS`] that block and match, as `Type=False (Reason): message`.
@@ -609,7 +582,7 @@ fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
         .iter()
         .filter(|row| row.blocks && row.condition != types::PROGRESSING)
         .filter_map(|row| row.matches(status))
-        .map(operator_words)
+        .map(words)
         .collect();
     if blockers.is_empty()
         && let Some(p) = HEALTH_ROWS
@@ -617,7 +590,7 @@ fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
             .filter(|row| row.blocks && row.condition == types::PROGRESSING)
             .find_map(|row| row.matches(status))
     {
-        blockers.push(operator_words(p));
+        blockers.push(words(p));
     }
     blockers
 }
@@ -626,6 +599,7 @@ fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use job_report::ConditionStatus;
     use serde_json::{Value, json};
 
     use super::*;

@@ -20,12 +20,13 @@
 //! NodePool conditions are not `metav1.Condition`: `reason` may be empty and there is a
 //! `severity`.
 
-use job_report::{Condition, ConditionStatus};
+use job_report::Condition;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::duration::{friendly, is_past};
-use crate::message::{cond, no_issues, or_none, quote, redact};
+use crate::hypershift::conditions::{operator_words, ready, unavailable, unhealthy, unless_empty};
+use crate::message::{no_issues, or_none, quote};
 
 /// Available reasons.
 pub const NODE_POOL_READY: &str = "NodePoolReady";
@@ -271,30 +272,16 @@ fn rollouts(status: &NodePoolStatus) -> Vec<String> {
     .collect()
 }
 
-fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
-    match c {
-        Some(c) => format!(
-            "{type_}={} ({}): {}",
-            c.status,
-            or_none(&c.reason),
-            if c.message.is_empty() {
-                quote(&c.message)
-            } else {
-                redact(&c.message)
-            }
-        ),
-        None => format!("{type_} not reported"),
-    }
+/// `Type=Status (Reason): message` of `c` ([`operator_words`]).
+fn words(c: &NodePoolCondition) -> String {
+    operator_words(&c.type_, &c.status, &c.reason, &c.message)
 }
 
-/// Available False with `reason`.
-fn unavailable(reason: &str, message: String) -> Condition {
-    cond("Available", ConditionStatus::False, reason, message)
-}
-
-/// Health False with `reason`.
-fn unhealthy(reason: &str, message: String) -> Condition {
-    cond("Health", ConditionStatus::False, reason, message)
+/// The words of the condition of `type_`, or that it is not reported.
+fn state(status: &NodePoolStatus, type_: &str) -> String {
+    status
+        .condition(type_)
+        .map_or_else(|| format!("{type_} not reported"), words)
 }
 
 /// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
@@ -303,13 +290,13 @@ fn refusals(status: &NodePoolStatus) -> Vec<String> {
     let mut refused: Vec<String> = REFUSED
         .iter()
         .filter_map(|t| status.is(t, "False"))
-        .map(|c| state(Some(c), &c.type_))
+        .map(words)
         .collect();
     if let Some(a) = status
         .is(types::AUTOSCALING_ENABLED, "False")
         .filter(|a| a.reason == "ValidationFailed")
     {
-        refused.push(state(Some(a), types::AUTOSCALING_ENABLED));
+        refused.push(words(a));
     }
     refused
 }
@@ -346,15 +333,6 @@ fn payload_ready(status: &NodePoolStatus) -> bool {
 fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     let (wanted, have) = (desired.wanted(), status.replicas);
     (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
-}
-
-/// `text()`, or nothing while `status.version` is not reported.
-fn with_version(status: &NodePoolStatus, text: impl FnOnce() -> String) -> String {
-    if status.version.is_empty() {
-        String::new()
-    } else {
-        text()
-    }
 }
 
 /// `; waiting for the HostedCluster's ignition endpoint (…): …` while HyperShift reports it
@@ -397,14 +375,16 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 /// previous ignition payload (None), or the replicas available (GCP).
 fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) -> Condition {
     let serving = if desired.platform_none {
-        with_version(status, || {
+        unless_empty(&status.version, || {
             format!(
                 "; the ignition payload of release {} is served meanwhile",
                 status.version
             )
         })
     } else {
-        let version = with_version(status, || format!(" at version {}", status.version));
+        let version = unless_empty(&status.version, || {
+            format!(" at version {}", status.version)
+        });
         format!(
             "; {} of {} replicas available{version} meanwhile ({})",
             status.replicas,
@@ -425,16 +405,13 @@ fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) 
 /// generated (saying whether a machine has fetched it), else [`BLOCKED`] by a refusal or
 /// [`PROVISIONING`].
 fn payload_available(status: &NodePoolStatus) -> Condition {
-    let payload = status.condition("ValidGeneratedPayload");
     if payload_ready(status) {
         let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
             "at least one machine has fetched it".to_owned()
         } else {
             "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
         };
-        return cond(
-            "Available",
-            ConditionStatus::True,
+        return ready(
             NODE_POOL_READY,
             format!(
                 "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
@@ -446,14 +423,14 @@ fn payload_available(status: &NodePoolStatus) -> Condition {
         status,
         &format!(
             "The ignition payload is not generated: {}",
-            state(payload, "ValidGeneratedPayload")
+            state(status, "ValidGeneratedPayload")
         ),
     ) {
         return blocked;
     }
     let mut message = format!(
         "The ignition payload is not generated yet: {}",
-        state(payload, "ValidGeneratedPayload")
+        state(status, "ValidGeneratedPayload")
     );
     message.push_str(&ignition_endpoint_wait(status));
     unavailable(PROVISIONING, message)
@@ -470,10 +447,8 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         desired.describe()
     );
     if replicas_ready(status, desired) {
-        let version = with_version(status, || format!("; version {}", status.version));
-        return cond(
-            "Available",
-            ConditionStatus::True,
+        let version = unless_empty(&status.version, || format!("; version {}", status.version));
+        return ready(
             NODE_POOL_READY,
             format!("NodePool is ready: {counts}{version}"),
         );
@@ -483,8 +458,8 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     }
     let machines = format!(
         "{}; {}",
-        state(status.condition("Ready"), "Ready"),
-        state(status.condition("AllMachinesReady"), "AllMachinesReady")
+        state(status, "Ready"),
+        state(status, "AllMachinesReady")
     );
     let (reason, message) = if have == 0 {
         let mut message = format!("Machines are being created: {counts}; {machines}");
@@ -500,7 +475,7 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             NOT_READY,
             format!(
                 "The NodePool is not ready: {counts}; {machines}; {}",
-                state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
+                state(status, "AllNodesHealthy")
             ),
         )
     };
@@ -522,21 +497,21 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
             ),
         );
     }
-    if let Some(s) = status.is("SupportedVersionSkew", "False") {
+    if status.is("SupportedVersionSkew", "False").is_some() {
         return unhealthy(
             UNSUPPORTED_VERSION_SKEW,
             format!(
                 "{}. Set the NodePool's release within the supported skew of the control plane's (not newer, at most a few minor versions older)",
-                state(Some(s), "SupportedVersionSkew")
+                state(status, "SupportedVersionSkew")
             ),
         );
     }
-    if let Some(c) = status.is("ClusterNetworkCIDRConflict", "True") {
+    if status.is("ClusterNetworkCIDRConflict", "True").is_some() {
         return unhealthy(
             CLUSTER_NETWORK_CIDR_CONFLICT,
             format!(
                 "{}. The machines' addresses collide with the cluster network: use a subnet outside the cluster network CIDR",
-                state(Some(c), "ClusterNetworkCIDRConflict")
+                state(status, "ClusterNetworkCIDRConflict")
             ),
         );
     }
@@ -555,12 +530,12 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
             ),
         );
     }
-    if let Some(p) = status.is("ReconciliationActive", "False") {
+    if status.is("ReconciliationActive", "False").is_some() {
         return unhealthy(
             RECONCILIATION_PAUSED,
             format!(
                 "{}. HyperShift does not reconcile this NodePool: remove spec.pausedUntil (the adapter never sets it) or wait until it passes",
-                state(Some(p), "ReconciliationActive")
+                state(status, "ReconciliationActive")
             ),
         );
     }
@@ -585,6 +560,7 @@ mod tests {
 
     use std::time::Duration;
 
+    use job_report::ConditionStatus;
     use serde_json::json;
 
     use super::*;

@@ -1,0 +1,47 @@
+//! What the HostedCluster and NodePool status readers share: the operator's conditions quoted in
+//! its own words (bounded, credentials removed), and the Available and Health conditions they
+//! write.
+
+use job_report::{Condition, ConditionStatus};
+
+use crate::message::{cond, or_none, quote, redact};
+
+/// `Type=Status (Reason): message`, the operator's words bounded and redacted.
+pub(super) fn operator_words(type_: &str, status: &str, reason: &str, message: &str) -> String {
+    format!(
+        "{}={} ({}): {}",
+        type_,
+        status,
+        or_none(reason),
+        operator_message(message)
+    )
+}
+
+/// An operator's message: bounded, credentials removed, an empty one made visible.
+pub(super) fn operator_message(message: &str) -> String {
+    if message.is_empty() {
+        quote(message)
+    } else {
+        redact(message)
+    }
+}
+
+/// `text()`, or nothing while `value` is empty (not reported yet).
+pub(super) fn unless_empty(value: &str, text: impl FnOnce() -> String) -> String {
+    (!value.is_empty()).then(text).unwrap_or_default()
+}
+
+/// Available True with `reason`.
+pub(super) fn ready(reason: &str, message: String) -> Condition {
+    cond("Available", ConditionStatus::True, reason, message)
+}
+
+/// Available False with `reason`.
+pub(super) fn unavailable(reason: &str, message: String) -> Condition {
+    cond("Available", ConditionStatus::False, reason, message)
+}
+
+/// Health False with `reason`.
+pub(super) fn unhealthy(reason: &str, message: String) -> Condition {
+    cond("Health", ConditionStatus::False, reason, message)
+}
