@@ -1123,3 +1123,71 @@ mod pinned {
         insta::assert_snapshot!("condition_pairs_grid", out);
     }
 }
+
+/// Pins how the fed-back statuses parse, odd ones included (missing, null and wrongly typed
+/// fields, non-object entries): the value read or the error, as text.
+#[cfg(test)]
+mod parsing {
+    use std::fmt::Write as _;
+
+    use serde_json::{Value, json};
+
+    use super::HostedClusterStatus;
+    use crate::hypershift::nodepool::status::NodePoolStatus;
+
+    fn statuses() -> Vec<Value> {
+        vec![
+            json!({}),
+            json!({"conditions": []}),
+            json!({"conditions": null}),
+            json!({"conditions": ["Available"]}),
+            json!({"conditions": [{"type": "Available"}]}),
+            json!({"conditions": [{"status": "True"}]}),
+            json!({"conditions": [{"type": "Available", "status": "True"}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": null}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "2026-11-26T11:00:00Z", "observedGeneration": 3, "severity": "Info"}]}),
+            json!({"conditions": [{"type": "Ready", "status": true}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "observedGeneration": "3"}]}),
+            json!({"controlPlaneEndpoint": {}}),
+            json!({"controlPlaneEndpoint": null}),
+            json!({"controlPlaneEndpoint": {"host": "h", "port": "6443"}}),
+            json!({"controlPlaneEndpoint": {"host": "h", "port": 6443, "extra": 1}}),
+            json!({"version": {}}),
+            json!({"version": null}),
+            json!({"version": {"desired": {}, "history": [{}]}}),
+            json!({"version": {"desired": {"version": null}}}),
+            json!({"version": {"history": [{"state": "Completed", "version": "4.17.0", "image": "i", "completionTime": null}]}}),
+            json!({"version": {"history": {}}}),
+            json!({"replicas": 3, "version": "4.17.0"}),
+            json!({"replicas": "3"}),
+            json!({"replicas": null}),
+            json!({"version": "4.17.0"}),
+            json!({"nodesInfo": {}}),
+            json!({"nodesInfo": null}),
+            json!({"nodesInfo": {"nodeVersions": [{}]}}),
+            json!({"nodesInfo": {"nodeVersions": [{"ocpVersion": "4.17.0", "kubeletVersion": "v1.30.4", "readyNodeCount": 2, "unreadyNodeCount": 1}]}}),
+            json!({"nodesInfo": {"nodeVersions": [{"readyNodeCount": -1.5}]}}),
+            json!([]),
+            json!("status"),
+        ]
+    }
+
+    #[test]
+    fn odd_statuses_parse_as_before() {
+        let mut out = String::new();
+        for status in statuses() {
+            let hc = serde_json::from_value::<HostedClusterStatus>(status.clone());
+            let np = serde_json::from_value::<NodePoolStatus>(status.clone());
+            let _ = writeln!(out, "{status}");
+            let _ = match hc {
+                Ok(s) => writeln!(out, "  HostedCluster {s:?}"),
+                Err(e) => writeln!(out, "  HostedCluster error: {e}"),
+            };
+            let _ = match np {
+                Ok(s) => writeln!(out, "  NodePool {s:?}"),
+                Err(e) => writeln!(out, "  NodePool error: {e}"),
+            };
+        }
+        insta::assert_snapshot!("odd_statuses", out);
+    }
+}
