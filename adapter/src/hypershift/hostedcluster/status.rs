@@ -58,12 +58,10 @@ pub const FED_BACK_CONDITIONS: &[&str] = &[
 
 /// The subset of HostedCluster `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct HostedClusterStatus {
-    #[serde(default)]
     pub conditions: Vec<HostedClusterCondition>,
-    #[serde(default, rename = "controlPlaneEndpoint")]
     pub control_plane_endpoint: Option<Endpoint>,
-    #[serde(default)]
     pub version: Option<VersionStatus>,
 }
 
@@ -85,40 +83,35 @@ pub struct HostedClusterCondition {
 
 /// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct Endpoint {
-    #[serde(default)]
     pub host: String,
-    #[serde(default)]
     pub port: i64,
 }
 
 /// `status.version`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct VersionStatus {
     /// The release being rolled out (`version` may be empty while it bootstraps).
-    #[serde(default)]
     pub desired: Option<Release>,
-    #[serde(default)]
     pub history: Vec<VersionHistoryEntry>,
 }
 
 /// `status.version.desired`: `{version, image, …}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct Release {
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub image: String,
 }
 
 /// One `status.version.history[]` entry (newest first).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct VersionHistoryEntry {
-    #[serde(default)]
     pub state: String,
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub image: String,
 }
 

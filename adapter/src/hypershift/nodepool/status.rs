@@ -136,16 +136,13 @@ pub const FED_BACK_CONDITIONS: &[&str] = &[
 
 /// The subset of NodePool `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NodePoolStatus {
     /// Available replicas of the MachineDeployment/MachineSet; always 0 for `None`.
-    #[serde(default)]
     pub replicas: i64,
     /// Release version of the applied payload.
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub conditions: Vec<NodePoolCondition>,
-    #[serde(default, rename = "nodesInfo")]
     pub nodes_info: Option<NodesInfo>,
 }
 
@@ -175,14 +172,11 @@ pub struct NodesInfo {
 
 /// One `status.nodesInfo.nodeVersions[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NodeVersion {
-    #[serde(default, rename = "ocpVersion")]
     pub ocp_version: String,
-    #[serde(default, rename = "kubeletVersion")]
     pub kubelet_version: String,
-    #[serde(default, rename = "readyNodeCount")]
     pub ready_node_count: i64,
-    #[serde(default, rename = "unreadyNodeCount")]
     pub unready_node_count: i64,
 }
 
