@@ -1,10 +1,33 @@
-//! What the HostedCluster and NodePool status readers share: the operator's conditions quoted in
-//! its own words (bounded, credentials removed), and the Available and Health conditions they
-//! write.
+//! What the HostedCluster and NodePool status readers share: the condition types each reads, the
+//! operator's conditions quoted in its own words (bounded, credentials removed), and the
+//! Available and Health conditions they write.
 
 use job_report::{Condition, ConditionStatus};
 
 use crate::message::{cond, or_none, quote, redact};
+
+/// A status reader's condition types, in `hypershift-api.md`'s order (`condition_types! { /// docs
+/// NAME = "Type", "Type", … }`): `FED_BACK_CONDITIONS`, every one, with the docs given, and
+/// `pub mod types` with a constant for each one named, which the reader reads, and `ALL`, every
+/// one of those.
+macro_rules! condition_types {
+    ($(#[$doc:meta])* $($($name:ident =)? $type_:literal,)+) => {
+        $(#[$doc])*
+        pub const FED_BACK_CONDITIONS: &[&str] = &[$($type_),+];
+
+        /// The condition types this module reads, in one place: whatever carries the status back
+        /// (a feedback rule per value, say) must carry these.
+        pub mod types {
+            $($(
+                #[doc = concat!("`", $type_, "`.")]
+                pub const $name: &str = $type_;
+            )?)+
+            /// Every type above.
+            pub const ALL: [&str; [$($($name,)?)+].len()] = [$($($name,)?)+];
+        }
+    };
+}
+pub(super) use condition_types;
 
 /// `Type=Status (Reason): message`, the operator's words bounded and redacted.
 pub(super) fn operator_words(type_: &str, status: &str, reason: &str, message: &str) -> String {

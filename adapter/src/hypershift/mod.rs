@@ -74,7 +74,7 @@ pub(crate) fn assert_fed_back(source: &str, constants: &[&str], fed_back: &[&str
     for type_ in &read {
         assert!(
             fed_back.contains(&type_.as_str()),
-            "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
+            "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS (the condition_types! list)"
         );
     }
 }

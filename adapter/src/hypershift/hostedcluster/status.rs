@@ -12,27 +12,28 @@ use job_report::Condition;
 use serde::Deserialize;
 
 use crate::hypershift::conditions::{
-    operator_message, operator_words, ready, unavailable, unhealthy, unless_empty,
+    condition_types, operator_message, operator_words, ready, unavailable, unhealthy, unless_empty,
 };
 use crate::message::{no_issues, or_none, quote};
 
-/// Every HostedCluster condition type `hypershift-api.md` §2.2 documents for GCP and None
-/// HostedClusters, in its order: what a hub without raw JSON feedback feeds back of the conditions
-/// (each one's status, reason, message, observedGeneration and lastTransitionTime, by type). A
-/// condition this module reads must be listed here, or the hub backend never sees it (a test checks
-/// the types named in this file).
-pub const FED_BACK_CONDITIONS: &[&str] = &[
-    "Available",
-    "Progressing",
-    "Degraded",
-    "ReconciliationSucceeded",
-    "ValidConfiguration",
-    "SupportedHostedCluster",
-    "ValidReleaseImage",
+condition_types! {
+    /// Every HostedCluster condition type `hypershift-api.md` §2.2 documents for GCP and None
+    /// HostedClusters, in its order: what a hub without raw JSON feedback feeds back of the
+    /// conditions (each one's status, reason, message, observedGeneration and
+    /// lastTransitionTime, by type). A condition this module reads must be listed here, or the
+    /// hub backend never sees it: the named ones are [`types`] (a test checks the types named in
+    /// this file).
+    AVAILABLE = "Available",
+    PROGRESSING = "Progressing",
+    DEGRADED = "Degraded",
+    RECONCILIATION_SUCCEEDED = "ReconciliationSucceeded",
+    VALID_CONFIGURATION = "ValidConfiguration",
+    SUPPORTED_HOSTED_CLUSTER = "SupportedHostedCluster",
+    VALID_RELEASE_IMAGE = "ValidReleaseImage",
     "ReconciliationActive",
-    "ValidGCPWorkloadIdentity",
-    "ValidGCPCredentials",
-    "PlatformCredentialsFound",
+    VALID_GCP_WORKLOAD_IDENTITY = "ValidGCPWorkloadIdentity",
+    VALID_GCP_CREDENTIALS = "ValidGCPCredentials",
+    PLATFORM_CREDENTIALS_FOUND = "PlatformCredentialsFound",
     "GCPEndpointAvailable",
     "GCPServiceAttachmentAvailable",
     "InfrastructureReady",
@@ -42,19 +43,19 @@ pub const FED_BACK_CONDITIONS: &[&str] = &[
     "ValidReleaseInfo",
     "ExternalDNSReachable",
     "IgnitionEndpointAvailable",
-    "ClusterVersionSucceeding",
+    CLUSTER_VERSION_SUCCEEDING = "ClusterVersionSucceeding",
     "ClusterVersionUpgradeable",
     "ClusterVersionProgressing",
     "ClusterVersionAvailable",
     "ClusterVersionReleaseAccepted",
     "ClusterVersionRetrievedUpdates",
-    "ClusterVersionFailing",
+    CLUSTER_VERSION_FAILING = "ClusterVersionFailing",
     "DataPlaneConnectionAvailable",
     "ControlPlaneConnectionAvailable",
     "ConfigOperatorReconciliationSucceeded",
     "CloudResourcesDestroyed",
     "HostedClusterDestroyed",
-];
+}
 
 /// The subset of HostedCluster `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -223,39 +224,6 @@ impl HostedClusterStatus {
 
 /// Available's reason while a release rollout runs on an available control plane.
 pub const UPGRADING: &str = "Upgrading";
-
-/// The HostedCluster condition types this module reads (`hypershift-api.md` §2.2), in one place:
-/// whatever carries the status back (a feedback rule per value, say) must carry these.
-pub mod types {
-    pub const AVAILABLE: &str = "Available";
-    pub const PROGRESSING: &str = "Progressing";
-    pub const DEGRADED: &str = "Degraded";
-    pub const RECONCILIATION_SUCCEEDED: &str = "ReconciliationSucceeded";
-    pub const SUPPORTED_HOSTED_CLUSTER: &str = "SupportedHostedCluster";
-    pub const VALID_CONFIGURATION: &str = "ValidConfiguration";
-    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
-    pub const VALID_GCP_WORKLOAD_IDENTITY: &str = "ValidGCPWorkloadIdentity";
-    pub const PLATFORM_CREDENTIALS_FOUND: &str = "PlatformCredentialsFound";
-    pub const VALID_GCP_CREDENTIALS: &str = "ValidGCPCredentials";
-    pub const CLUSTER_VERSION_SUCCEEDING: &str = "ClusterVersionSucceeding";
-    pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
-
-    /// Every type above.
-    pub const ALL: [&str; 12] = [
-        AVAILABLE,
-        PROGRESSING,
-        DEGRADED,
-        RECONCILIATION_SUCCEEDED,
-        SUPPORTED_HOSTED_CLUSTER,
-        VALID_CONFIGURATION,
-        VALID_RELEASE_IMAGE,
-        VALID_GCP_WORKLOAD_IDENTITY,
-        PLATFORM_CREDENTIALS_FOUND,
-        VALID_GCP_CREDENTIALS,
-        CLUSTER_VERSION_SUCCEEDING,
-        CLUSTER_VERSION_FAILING,
-    ];
-}
 
 /// Health reasons (the [`HEALTH_ROWS`] they come from).
 pub const DEGRADED: &str = "Degraded";

@@ -25,7 +25,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::duration::{friendly, is_past};
-use crate::hypershift::conditions::{operator_words, ready, unavailable, unhealthy, unless_empty};
+use crate::hypershift::conditions::{
+    condition_types, operator_words, ready, unavailable, unhealthy, unless_empty,
+};
 use crate::message::{no_issues, or_none, quote};
 
 /// Available reasons.
@@ -44,53 +46,33 @@ pub const MACHINES_STUCK: &str = "MachinesStuck";
 pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
 pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
 
-/// The NodePool condition types this module reads (`hypershift-api.md` §4.2), in one place:
-/// whatever carries the status back (a feedback rule per value, say) must carry these.
-pub mod types {
-    pub const READY: &str = "Ready";
-    pub const ALL_MACHINES_READY: &str = "AllMachinesReady";
-    pub const ALL_NODES_HEALTHY: &str = "AllNodesHealthy";
-    pub const VALID_GENERATED_PAYLOAD: &str = "ValidGeneratedPayload";
-    pub const REACHED_IGNITION_ENDPOINT: &str = "ReachedIgnitionEndpoint";
-    pub const IGNITION_ENDPOINT_AVAILABLE: &str = "IgnitionEndpointAvailable";
-    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
-    pub const VALID_MACHINE_CONFIG: &str = "ValidMachineConfig";
-    pub const VALID_TUNING_CONFIG: &str = "ValidTuningConfig";
-    pub const VALID_PLATFORM_IMAGE: &str = "ValidPlatformImage";
-    pub const VALID_PLATFORM_CONFIG: &str = "ValidPlatformConfig";
-    pub const VALID_ARCH_PLATFORM: &str = "ValidArchPlatform";
-    pub const UPDATE_MANAGEMENT_ENABLED: &str = "UpdateManagementEnabled";
-    pub const AUTOSCALING_ENABLED: &str = "AutoscalingEnabled";
-    pub const SUPPORTED_VERSION_SKEW: &str = "SupportedVersionSkew";
-    pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
-    pub const RECONCILIATION_ACTIVE: &str = "ReconciliationActive";
-    pub const UPDATING_VERSION: &str = "UpdatingVersion";
-    pub const UPDATING_CONFIG: &str = "UpdatingConfig";
-    pub const UPDATING_PLATFORM_MACHINE_TEMPLATE: &str = "UpdatingPlatformMachineTemplate";
-
-    /// Every type above.
-    pub const ALL: [&str; 20] = [
-        READY,
-        ALL_MACHINES_READY,
-        ALL_NODES_HEALTHY,
-        VALID_GENERATED_PAYLOAD,
-        REACHED_IGNITION_ENDPOINT,
-        IGNITION_ENDPOINT_AVAILABLE,
-        VALID_RELEASE_IMAGE,
-        VALID_MACHINE_CONFIG,
-        VALID_TUNING_CONFIG,
-        VALID_PLATFORM_IMAGE,
-        VALID_PLATFORM_CONFIG,
-        VALID_ARCH_PLATFORM,
-        UPDATE_MANAGEMENT_ENABLED,
-        AUTOSCALING_ENABLED,
-        SUPPORTED_VERSION_SKEW,
-        CLUSTER_NETWORK_CIDR_CONFLICT,
-        RECONCILIATION_ACTIVE,
-        UPDATING_VERSION,
-        UPDATING_CONFIG,
-        UPDATING_PLATFORM_MACHINE_TEMPLATE,
-    ];
+condition_types! {
+    /// Every NodePool condition type `hypershift-api.md` §4.2 documents for GCP and None
+    /// NodePools, in its order: what a hub without raw JSON feedback feeds back of the conditions
+    /// (each one's status, reason, message, observedGeneration and lastTransitionTime, by type). A
+    /// condition this module reads must be listed here, or the hub backend never sees it: the
+    /// named ones are [`types`] (a test checks the types named in this file).
+    READY = "Ready",
+    ALL_MACHINES_READY = "AllMachinesReady",
+    ALL_NODES_HEALTHY = "AllNodesHealthy",
+    VALID_GENERATED_PAYLOAD = "ValidGeneratedPayload",
+    REACHED_IGNITION_ENDPOINT = "ReachedIgnitionEndpoint",
+    VALID_RELEASE_IMAGE = "ValidReleaseImage",
+    VALID_MACHINE_CONFIG = "ValidMachineConfig",
+    VALID_TUNING_CONFIG = "ValidTuningConfig",
+    VALID_PLATFORM_IMAGE = "ValidPlatformImage",
+    VALID_PLATFORM_CONFIG = "ValidPlatformConfig",
+    VALID_ARCH_PLATFORM = "ValidArchPlatform",
+    IGNITION_ENDPOINT_AVAILABLE = "IgnitionEndpointAvailable",
+    SUPPORTED_VERSION_SKEW = "SupportedVersionSkew",
+    UPDATE_MANAGEMENT_ENABLED = "UpdateManagementEnabled",
+    AUTOSCALING_ENABLED = "AutoscalingEnabled",
+    "AutorepairEnabled",
+    UPDATING_VERSION = "UpdatingVersion",
+    UPDATING_CONFIG = "UpdatingConfig",
+    UPDATING_PLATFORM_MACHINE_TEMPLATE = "UpdatingPlatformMachineTemplate",
+    RECONCILIATION_ACTIVE = "ReconciliationActive",
+    CLUSTER_NETWORK_CIDR_CONFLICT = "ClusterNetworkCIDRConflict",
 }
 
 /// Conditions whose `False` means HyperShift refuses part of the NodePool (`hypershift-api.md`
@@ -103,35 +85,6 @@ pub const REFUSED: [&str; 7] = [
     types::VALID_PLATFORM_CONFIG,
     types::VALID_ARCH_PLATFORM,
     types::UPDATE_MANAGEMENT_ENABLED,
-];
-
-/// Every NodePool condition type `hypershift-api.md` §4.2 documents for GCP and None NodePools, in
-/// its order: what a hub without raw JSON feedback feeds back of the conditions (each one's status,
-/// reason, message, observedGeneration and lastTransitionTime, by type). A condition this module
-/// reads must be listed here, or the hub backend never sees it (a test checks the types named in
-/// this file).
-pub const FED_BACK_CONDITIONS: &[&str] = &[
-    "Ready",
-    "AllMachinesReady",
-    "AllNodesHealthy",
-    "ValidGeneratedPayload",
-    "ReachedIgnitionEndpoint",
-    "ValidReleaseImage",
-    "ValidMachineConfig",
-    "ValidTuningConfig",
-    "ValidPlatformImage",
-    "ValidPlatformConfig",
-    "ValidArchPlatform",
-    "IgnitionEndpointAvailable",
-    "SupportedVersionSkew",
-    "UpdateManagementEnabled",
-    "AutoscalingEnabled",
-    "AutorepairEnabled",
-    "UpdatingVersion",
-    "UpdatingConfig",
-    "UpdatingPlatformMachineTemplate",
-    "ReconciliationActive",
-    "ClusterNetworkCIDRConflict",
 ];
 
 /// The subset of NodePool `status` the mapping reads.
