@@ -1013,6 +1013,12 @@ mod pinned {
         insta::assert_snapshot!("recorded_operator_states", out);
     }
 
+    /// The rows themselves, field by field, in order.
+    #[test]
+    fn health_rows() {
+        insta::assert_snapshot!("health_rows", format!("{HEALTH_ROWS:#?}"));
+    }
+
     #[test]
     fn endpoints_and_versions() {
         let mut out = String::new();
