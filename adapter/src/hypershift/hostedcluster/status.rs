@@ -275,6 +275,33 @@ pub struct HealthRow {
     pub guidance: &'static str,
 }
 
+/// What most rows of [`HEALTH_ROWS`] are: the condition False, whatever the operator's reason,
+/// blocks the control plane, and no other reason during an upgrade. Each row names its condition,
+/// reason and words.
+const FALSE_AND_BLOCKING: HealthRow = HealthRow {
+    condition: "",
+    status: "False",
+    only_reason: None,
+    except_reason: None,
+    reason: "",
+    during_upgrade: None,
+    blocks: true,
+    headline: "",
+    guidance: "",
+};
+
+/// The hosted cluster's release payload failing, said by `ClusterVersionSucceeding=False` (this
+/// row) and `ClusterVersionFailing=True` alike.
+const PAYLOAD_FAILING: HealthRow = HealthRow {
+    condition: types::CLUSTER_VERSION_SUCCEEDING,
+    reason: CLUSTER_VERSION_FAILING,
+    during_upgrade: Some((UPGRADE_FAILED, "is failing")),
+    blocks: false,
+    headline: "The hosted cluster's release payload is failing",
+    guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+    ..FALSE_AND_BLOCKING
+};
+
 /// Health, worst first: the first row whose condition is in its state decides the reason; the
 /// message quotes that condition (type, status, reason, message) and every other row that matches,
 /// and the operator's failed reconcile when there is one. Else True `NoIssues`.
@@ -282,112 +309,70 @@ pub const HEALTH_ROWS: [HealthRow; 10] = [
     HealthRow {
         condition: types::DEGRADED,
         status: "True",
-        only_reason: None,
-        except_reason: None,
         reason: DEGRADED,
-        during_upgrade: None,
         blocks: false,
         headline: "Control plane is degraded",
-        guidance: "",
+        ..FALSE_AND_BLOCKING
     },
-    HealthRow {
-        condition: types::CLUSTER_VERSION_SUCCEEDING,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
-        reason: CLUSTER_VERSION_FAILING,
-        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
-        blocks: false,
-        headline: "The hosted cluster's release payload is failing",
-        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
-    },
+    PAYLOAD_FAILING,
     HealthRow {
         condition: types::CLUSTER_VERSION_FAILING,
         status: "True",
-        only_reason: None,
-        except_reason: None,
-        reason: CLUSTER_VERSION_FAILING,
-        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
-        blocks: false,
-        headline: "The hosted cluster's release payload is failing",
-        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+        ..PAYLOAD_FAILING
     },
     HealthRow {
         condition: types::SUPPORTED_HOSTED_CLUSTER,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: UNSUPPORTED_HOSTED_CLUSTER,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator does not support this HostedCluster",
         guidance: "It does not resolve by itself: the operator on the management cluster is not configured for this cluster (platform, feature set); ask the management cluster's administrators",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_CONFIGURATION,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_CONFIGURATION,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator refuses the cluster's configuration",
         guidance: "It does not resolve by itself: fix what the message names (the cluster spec, a referenced Secret, or the management cluster, e.g. the Route CRD) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_RELEASE_IMAGE,
-        status: "False",
-        only_reason: None,
         except_reason: Some("SecretNotFound"),
         reason: RELEASE_IMAGE_INVALID,
         during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
-        blocks: true,
         headline: "The HyperShift operator cannot use the release image",
         guidance: "It does not resolve by itself unless the registry was only unreachable: check the release (openshift_version) and that the management cluster can pull it (registry reachable, pull secret), then update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_GCP_WORKLOAD_IDENTITY,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_WORKLOAD_IDENTITY,
-        during_upgrade: None,
-        blocks: true,
         headline: "The cluster's GCP Workload Identity is missing or invalid",
         guidance: "It does not resolve by itself: fix the Workload Identity settings (project number, pool, provider, service accounts) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::PLATFORM_CREDENTIALS_FOUND,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: PLATFORM_CREDENTIALS_NOT_FOUND,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator cannot set up the cluster's platform credentials",
         guidance: "It does not resolve by itself: fix the GCP Workload Identity setup the message names (pool, provider, service accounts and their bindings)",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_GCP_CREDENTIALS,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_GCP_CREDENTIALS,
-        during_upgrade: None,
         blocks: false,
         headline: "The HyperShift operator cannot write the cluster's GCP credentials",
         guidance: "Check the Workload Identity settings and service accounts the message names",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::PROGRESSING,
-        status: "False",
         only_reason: Some("Blocked"),
-        except_reason: None,
         reason: BLOCKED,
         during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
-        blocks: true,
         headline: "The HyperShift operator does not roll the cluster out",
         guidance: "It does not resolve by itself: fix the cause the message names (release image, configuration) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
 ];
 
@@ -730,6 +715,14 @@ mod tests {
             "",
         );
         assert_eq!(a.reason, "Provisioning");
+    }
+
+    #[test]
+    fn every_health_row_reads_another_condition() {
+        let mut conditions: Vec<&str> = HEALTH_ROWS.iter().map(|row| row.condition).collect();
+        conditions.sort_unstable();
+        conditions.dedup();
+        assert_eq!(conditions.len(), HEALTH_ROWS.len());
     }
 
     #[test]
