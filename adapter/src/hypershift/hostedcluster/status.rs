@@ -128,12 +128,19 @@ pub struct Upgrade {
 }
 
 impl HostedClusterStatus {
+    /// The condition of `type_`, if the HostedCluster reports it.
     pub fn condition(&self, type_: &str) -> Option<&HostedClusterCondition> {
         self.conditions.iter().find(|c| c.type_ == type_)
     }
 
+    /// The condition of `type_` when its status is `status`.
+    fn is(&self, type_: &str, status: &str) -> Option<&HostedClusterCondition> {
+        self.condition(type_).filter(|c| c.status == status)
+    }
+
+    /// Whether the condition of `type_` is True.
     pub fn is_true(&self, type_: &str) -> bool {
-        self.condition(type_).is_some_and(|c| c.status == "True")
+        self.is(type_, "True").is_some()
     }
 
     /// `https://<host>:<port>` once both are set, else `""` (IPv6 hosts are bracketed).
@@ -150,20 +157,29 @@ impl HostedClusterStatus {
         }
     }
 
+    /// `status.version.desired`.
+    fn desired(&self) -> Option<&Release> {
+        self.version.as_ref()?.desired.as_ref()
+    }
+
+    /// The newest `Completed` entry of `version.history` that names its version (the list is
+    /// newest first).
+    fn completed(&self) -> Option<&VersionHistoryEntry> {
+        self.version
+            .iter()
+            .flat_map(|v| &v.history)
+            .find(|h| h.state == "Completed" && !h.version.is_empty())
+    }
+
     /// `status.version.desired.image`, else `""`: the release the operator has taken up (it
     /// follows `spec.release.image` when the operator reconciles a new spec).
     pub fn desired_image(&self) -> &str {
-        self.version
-            .as_ref()
-            .and_then(|v| v.desired.as_ref())
-            .map_or("", |d| d.image.as_str())
+        self.desired().map_or("", |d| d.image.as_str())
     }
 
     /// `status.version.desired.version`, else `""` (empty while the release bootstraps).
     pub fn desired_version(&self) -> String {
-        self.version
-            .as_ref()
-            .and_then(|v| v.desired.as_ref())
+        self.desired()
             .map(|d| d.version.clone())
             .unwrap_or_default()
     }
@@ -173,37 +189,23 @@ impl HostedClusterStatus {
     /// still `Partial` (`hypershift-api.md` §2.1: `completionTime` null while in progress).
     pub fn upgrade(&self) -> Option<Upgrade> {
         let version = self.version.as_ref()?;
-        let completed = version
-            .history
-            .iter()
-            .find(|h| h.state == "Completed" && !h.version.is_empty())?;
-        if let Some(newest) = version.history.first().filter(|h| h.state == "Partial") {
-            let to = [&newest.version, &newest.image]
+        let completed = self.completed()?;
+        let to = match version.history.first().filter(|h| h.state == "Partial") {
+            Some(newest) => [&newest.version, &newest.image]
                 .into_iter()
                 .chain(version.desired.iter().flat_map(|d| [&d.version, &d.image]))
                 .find(|v| !v.is_empty())
                 .cloned()
-                .unwrap_or_else(|| "a new release".to_owned());
-            return Some(Upgrade {
-                from: completed.version.clone(),
-                to,
-            });
-        }
-        let desired = version.desired.as_ref()?;
-        let same = if desired.version.is_empty() {
-            desired.image.is_empty()
-                || completed.image.is_empty()
-                || desired.image == completed.image
-        } else {
-            desired.version == completed.version
-        };
-        if same {
-            return None;
-        }
-        let to = if desired.version.is_empty() {
-            desired.image.clone()
-        } else {
-            desired.version.clone()
+                .unwrap_or_else(|| "a new release".to_owned()),
+            None => {
+                let desired = version.desired.as_ref()?;
+                if desired.version.is_empty() {
+                    let both = !desired.image.is_empty() && !completed.image.is_empty();
+                    (both && desired.image != completed.image).then(|| desired.image.clone())?
+                } else {
+                    (desired.version != completed.version).then(|| desired.version.clone())?
+                }
+            }
         };
         Some(Upgrade {
             from: completed.version.clone(),
@@ -213,10 +215,7 @@ impl HostedClusterStatus {
 
     /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
     pub fn completed_version(&self) -> String {
-        self.version
-            .iter()
-            .flat_map(|v| &v.history)
-            .find(|h| h.state == "Completed" && !h.version.is_empty())
+        self.completed()
             .map(|h| h.version.clone())
             .unwrap_or_default()
     }
