@@ -381,9 +381,8 @@ impl HealthRow {
         &self,
         status: &'a HostedClusterStatus,
     ) -> Option<&'a HostedClusterCondition> {
-        status.condition(self.condition).filter(|c| {
-            c.status == self.status
-                && self.only_reason.is_none_or(|r| c.reason == r)
+        status.is(self.condition, self.status).filter(|c| {
+            self.only_reason.is_none_or(|r| c.reason == r)
                 && self.except_reason.is_none_or(|r| c.reason != r)
         })
     }
@@ -396,15 +395,13 @@ fn words(c: &HostedClusterCondition) -> String {
 
 /// Health from [`HEALTH_ROWS`] (module docs of `pulse::controlplane`).
 pub fn health(status: &HostedClusterStatus) -> Condition {
-    let matched: Vec<(&HealthRow, &HostedClusterCondition)> = HEALTH_ROWS
+    let mut matched = HEALTH_ROWS
         .iter()
-        .filter_map(|row| row.matches(status).map(|c| (row, c)))
-        .collect();
-    let Some(&(row, c)) = matched.first() else {
+        .filter_map(|row| row.matches(status).map(|c| (row, c)));
+    let Some((row, c)) = matched.next() else {
         return no_issues("No degradation detected");
     };
-    let upgrade = status.upgrade();
-    let (reason, mut message) = match (row.during_upgrade, &upgrade) {
+    let (reason, mut message) = match (row.during_upgrade, status.upgrade()) {
         (Some((reason, what)), Some(u)) => (
             reason,
             format!(
@@ -432,23 +429,21 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
     if !row.guidance.is_empty() {
         message.push_str(&format!(". {}", row.guidance));
     }
-    let mut also: Vec<String> = Vec::new();
-    for (_, other) in &matched[1..] {
-        let words = words(other);
-        if !also.contains(&words) && other.type_ != c.type_ {
-            also.push(words);
-        }
-    }
-    if let Some(r) = status
-        .condition(types::RECONCILIATION_SUCCEEDED)
-        .filter(|r| r.status == "False")
-    {
-        also.push(words(r));
-    }
+    // Every row names another condition type, so each matched condition is named once.
+    let also: Vec<String> = matched
+        .map(|(_, other)| other)
+        .chain(failed_reconcile(status))
+        .map(words)
+        .collect();
     if !also.is_empty() {
         message.push_str(&format!(". Also: {}", also.join("; ")));
     }
     unhealthy(reason, message)
+}
+
+/// `ReconciliationSucceeded=False`: the operator's last reconcile failed (it retries).
+fn failed_reconcile(status: &HostedClusterStatus) -> Option<&HostedClusterCondition> {
+    status.is(types::RECONCILIATION_SUCCEEDED, "False")
 }
 
 /// Available: True `ControlPlaneReady` when the HostedCluster says so and no release rollout
@@ -457,25 +452,21 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
 /// progresses, [`BLOCKED`] when a row of [`HEALTH_ROWS`] that blocks
 /// matches (the message names each), `NotReady` otherwise.
 pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
-    let hc_available = status.condition(types::AVAILABLE);
-    if let (Some(a), Some(u)) = (
-        hc_available.filter(|a| a.status == "True"),
-        status.upgrade(),
-    ) {
-        let at = unless_empty(endpoint, || format!(" at {endpoint}"));
-        return unavailable(
-            UPGRADING,
-            format!(
-                "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
-                u.from,
-                u.to,
-                u.from,
-                u.to,
-                quote(&a.message)
-            ),
-        );
-    }
-    if let Some(a) = hc_available.filter(|a| a.status == "True") {
+    if let Some(a) = status.is(types::AVAILABLE, "True") {
+        if let Some(u) = status.upgrade() {
+            let at = unless_empty(endpoint, || format!(" at {endpoint}"));
+            return unavailable(
+                UPGRADING,
+                format!(
+                    "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
+                    u.from,
+                    u.to,
+                    u.from,
+                    u.to,
+                    quote(&a.message)
+                ),
+            );
+        }
         let mut message = format!("Control plane is ready: {}", quote(&a.message));
         message.push_str(&unless_empty(endpoint, || {
             format!("; API endpoint {endpoint}")
@@ -483,7 +474,7 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         message.push_str(&unless_empty(version, || format!("; version {version}")));
         return ready("ControlPlaneReady", message);
     }
-    let available_part = match hc_available {
+    let available_part = match status.condition(types::AVAILABLE) {
         Some(a) => format!(
             "HostedCluster Available={} ({}): {}",
             a.status,
@@ -500,10 +491,7 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
     }
     let blockers = blocking_conditions(status);
     let mut message = format!("Control plane is not available; {available_part}");
-    if let Some(r) = status
-        .condition(types::RECONCILIATION_SUCCEEDED)
-        .filter(|r| r.status == "False")
-    {
+    if let Some(r) = failed_reconcile(status) {
         message.push_str(&format!(
             ". The HyperShift operator's last reconcile failed ({}): {}",
             or_none(&r.reason),
@@ -523,21 +511,17 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
 /// The rows of [`HEALTH_ROWS`] that block and match, as `Type=False (Reason): message`.
 /// `Progressing=False` `Blocked` only names what no validation condition already says.
 fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
-    let mut blockers: Vec<String> = HEALTH_ROWS
+    let (progressing, validations): (Vec<_>, Vec<_>) = HEALTH_ROWS
         .iter()
-        .filter(|row| row.blocks && row.condition != types::PROGRESSING)
+        .filter(|row| row.blocks)
         .filter_map(|row| row.matches(status))
-        .map(words)
-        .collect();
-    if blockers.is_empty()
-        && let Some(p) = HEALTH_ROWS
-            .iter()
-            .filter(|row| row.blocks && row.condition == types::PROGRESSING)
-            .find_map(|row| row.matches(status))
-    {
-        blockers.push(words(p));
-    }
-    blockers
+        .partition(|c| c.type_ == types::PROGRESSING);
+    let named = if validations.is_empty() {
+        progressing
+    } else {
+        validations
+    };
+    named.into_iter().map(words).collect()
 }
 
 #[cfg(test)]
