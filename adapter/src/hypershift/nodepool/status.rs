@@ -234,18 +234,15 @@ fn state(status: &NodePoolStatus, type_: &str) -> String {
 /// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
 /// `Type=False (Reason): message`.
 fn refusals(status: &NodePoolStatus) -> Vec<String> {
-    let mut refused: Vec<String> = REFUSED
+    let autoscaling = status
+        .is(types::AUTOSCALING_ENABLED, "False")
+        .filter(|a| a.reason == "ValidationFailed");
+    REFUSED
         .iter()
         .filter_map(|t| status.is(t, "False"))
+        .chain(autoscaling)
         .map(words)
-        .collect();
-    if let Some(a) = status
-        .is(types::AUTOSCALING_ENABLED, "False")
-        .filter(|a| a.reason == "ValidationFailed")
-    {
-        refused.push(words(a));
-    }
-    refused
+        .collect()
 }
 
 /// Available False [`BLOCKED`] naming the refusals, when there are any.
@@ -262,24 +259,16 @@ fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
     })
 }
 
-/// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside).
+/// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside):
+/// platform None, the ignition payload is generated and its release known; GCP, `Ready=True`
+/// with the desired count reached, or nothing desired and nothing there.
 fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
-    if desired.platform_none {
-        payload_ready(status)
-    } else {
-        replicas_ready(status, desired)
-    }
-}
-
-/// Platform None: the ignition payload is generated and its release known.
-fn payload_ready(status: &NodePoolStatus) -> bool {
-    status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
-}
-
-/// GCP: `Ready=True` with the desired count reached, or nothing desired and nothing there.
-fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     let (wanted, have) = (desired.wanted(), status.replicas);
-    (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
+    if desired.platform_none {
+        status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
+    } else {
+        (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
+    }
 }
 
 /// `; waiting for the HostedCluster's ignition endpoint (…): …` while HyperShift reports it
@@ -304,7 +293,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
     if rollouts.is_empty() {
         return if desired.platform_none {
-            payload_available(status)
+            payload_available(status, desired)
         } else {
             machines_available(status, desired)
         };
@@ -351,8 +340,8 @@ fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) 
 /// Available of a platform None NodePool, no rollout: True once the ignition payload is
 /// generated (saying whether a machine has fetched it), else [`BLOCKED`] by a refusal or
 /// [`PROVISIONING`].
-fn payload_available(status: &NodePoolStatus) -> Condition {
-    if payload_ready(status) {
+fn payload_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
+    if is_ready(status, desired) {
         let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
             "at least one machine has fetched it".to_owned()
         } else {
@@ -366,19 +355,12 @@ fn payload_available(status: &NodePoolStatus) -> Condition {
             ),
         );
     }
-    if let Some(blocked) = blocked(
-        status,
-        &format!(
-            "The ignition payload is not generated: {}",
-            state(status, "ValidGeneratedPayload")
-        ),
-    ) {
+    let payload = state(status, "ValidGeneratedPayload");
+    let not_generated = format!("The ignition payload is not generated: {}", payload);
+    if let Some(blocked) = blocked(status, &not_generated) {
         return blocked;
     }
-    let mut message = format!(
-        "The ignition payload is not generated yet: {}",
-        state(status, "ValidGeneratedPayload")
-    );
+    let mut message = format!("The ignition payload is not generated yet: {}", payload);
     message.push_str(&ignition_endpoint_wait(status));
     unavailable(PROVISIONING, message)
 }
@@ -393,7 +375,7 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         "{have} of {wanted} replicas available ({})",
         desired.describe()
     );
-    if replicas_ready(status, desired) {
+    if is_ready(status, desired) {
         let version = unless_empty(&status.version, || format!("; version {}", status.version));
         return ready(
             NODE_POOL_READY,
