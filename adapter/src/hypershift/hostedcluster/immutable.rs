@@ -23,68 +23,50 @@ use crate::hypershift::immutable::{ImmutableChange, changes, held};
 /// The spec field (by the shape's names) that sets a HostedCluster field.
 type Field = fn(&SpecNames) -> &'static str;
 
-/// `(spec field, HostedCluster JSON pointer)`. Order = the order fields are reported in.
-const IMMUTABLE: &[(Field, &str)] = &[
-    (|_| "name", "/metadata/name"),
-    (|_| "metadata.namespace", "/metadata/namespace"),
-    (|_| "spec.platform.type", "/spec/platform/type"),
-    (|n| n.project_id, "/spec/platform/gcp/project"),
-    (|n| n.region, "/spec/platform/gcp/region"),
-    (|n| n.network, "/spec/platform/gcp/networkConfig/network"),
+/// `spec.platform.gcp.networkConfig`, which holds several immutable fields (as a JSON pointer,
+/// like the three below).
+const NETWORK_CONFIG: &str = "/spec/platform/gcp/networkConfig";
+/// `spec.platform.gcp.workloadIdentity`.
+const WORKLOAD_IDENTITY: &str = "/spec/platform/gcp/workloadIdentity";
+/// `spec.platform.gcp.workloadIdentity.serviceAccountsEmails`.
+const EMAILS: &str = "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails";
+/// `spec.networking`.
+const NETWORKING: &str = "/spec/networking";
+
+/// `(spec field, the HostedCluster object holding the field, its key)`. Order = the order fields
+/// are reported in.
+const IMMUTABLE: &[(Field, &str, &str)] = &[
+    (|_| "name", "/metadata", "name"),
+    (|_| "metadata.namespace", "/metadata", "namespace"),
+    (|_| "spec.platform.type", "/spec/platform", "type"),
+    (|n| n.project_id, "/spec/platform/gcp", "project"),
+    (|n| n.region, "/spec/platform/gcp", "region"),
+    (|n| n.network, NETWORK_CONFIG, "network"),
     (
         |n| n.psc_subnet,
-        "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet",
+        NETWORK_CONFIG,
+        "privateServiceConnectSubnet",
     ),
-    (
-        |n| n.project_number,
-        "/spec/platform/gcp/workloadIdentity/projectNumber",
-    ),
-    (
-        |n| n.wif_pool_id,
-        "/spec/platform/gcp/workloadIdentity/poolID",
-    ),
-    (
-        |n| n.wif_provider_id,
-        "/spec/platform/gcp/workloadIdentity/providerID",
-    ),
-    (
-        |n| n.service_accounts[0],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/controlPlane",
-    ),
-    (
-        |n| n.service_accounts[1],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/nodePool",
-    ),
-    (
-        |n| n.service_accounts[2],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/cloudController",
-    ),
-    (
-        |n| n.service_accounts[3],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/storage",
-    ),
-    (
-        |n| n.service_accounts[4],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/imageRegistry",
-    ),
-    (
-        |n| n.service_accounts[5],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/network",
-    ),
-    (|n| n.cluster_network, "/spec/networking/clusterNetwork"),
-    (|n| n.service_network, "/spec/networking/serviceNetwork"),
-    (|n| n.machine_network, "/spec/networking/machineNetwork"),
-    (
-        |_| "spec.networking.networkType",
-        "/spec/networking/networkType",
-    ),
-    (|n| n.base_domain, "/spec/dns/baseDomain"),
-    (|n| n.issuer_url, "/spec/issuerURL"),
+    (|n| n.project_number, WORKLOAD_IDENTITY, "projectNumber"),
+    (|n| n.wif_pool_id, WORKLOAD_IDENTITY, "poolID"),
+    (|n| n.wif_provider_id, WORKLOAD_IDENTITY, "providerID"),
+    (|n| n.service_accounts[0], EMAILS, "controlPlane"),
+    (|n| n.service_accounts[1], EMAILS, "nodePool"),
+    (|n| n.service_accounts[2], EMAILS, "cloudController"),
+    (|n| n.service_accounts[3], EMAILS, "storage"),
+    (|n| n.service_accounts[4], EMAILS, "imageRegistry"),
+    (|n| n.service_accounts[5], EMAILS, "network"),
+    (|n| n.cluster_network, NETWORKING, "clusterNetwork"),
+    (|n| n.service_network, NETWORKING, "serviceNetwork"),
+    (|n| n.machine_network, NETWORKING, "machineNetwork"),
+    (|_| "spec.networking.networkType", NETWORKING, "networkType"),
+    (|n| n.base_domain, "/spec/dns", "baseDomain"),
+    (|n| n.issuer_url, "/spec", "issuerURL"),
     // Sent only when the spec sets it; otherwise the operator generated one, so setting it later
     // is a change too, and removing it is refused ("infraID cannot be removed once set").
-    (|n| n.infra_id, "/spec/infraID"),
+    (|n| n.infra_id, "/spec", "infraID"),
     // The services follow the cluster name and `external_dns_domain` (hostnames, strategies).
-    (|n| n.external_dns_domain, "/spec/services"),
+    (|n| n.external_dns_domain, "/spec", "services"),
 ];
 
 /// The networks the API server defaults when they are omitted: `(JSON pointer, CIDR)`.

@@ -15,14 +15,14 @@ use crate::hypershift::immutable::{ImmutableChange, changes, held};
 /// The spec field that sets a NodePool field, in the spelling of the spec's shape.
 type Field = fn(Shape) -> &'static str;
 
-/// `(spec field, NodePool JSON pointer)`, in report order.
-const IMMUTABLE: &[(Field, &str)] = &[
-    (|_| "name", "/metadata/name"),
-    (|_| "metadata.namespace", "/metadata/namespace"),
-    (|_| "spec.clusterName", "/spec/clusterName"),
-    (|_| "platform.type", "/spec/platform/type"),
-    (|_| "arch", "/spec/arch"),
-    (Shape::upgrade_type_field, "/spec/management/upgradeType"),
+/// `(spec field, the NodePool object holding the field, its key)`, in report order.
+const IMMUTABLE: &[(Field, &str, &str)] = &[
+    (|_| "name", "/metadata", "name"),
+    (|_| "metadata.namespace", "/metadata", "namespace"),
+    (|_| "spec.clusterName", "/spec", "clusterName"),
+    (|_| "platform.type", "/spec/platform", "type"),
+    (|_| "arch", "/spec", "arch"),
+    (Shape::upgrade_type_field, "/spec/management", "upgradeType"),
 ];
 
 /// The value at `pointer` of a NodePool; an omitted `spec.arch` is what the API server defaults
