@@ -32,8 +32,7 @@ pub(super) use condition_types;
 /// `Type=Status (Reason): message`, the operator's words bounded and redacted.
 pub(super) fn operator_words(type_: &str, status: &str, reason: &str, message: &str) -> String {
     format!(
-        "{}={} ({}): {}",
-        type_,
+        "{type_}={} ({}): {}",
         status,
         or_none(reason),
         operator_message(message)

@@ -99,12 +99,10 @@ fn effective(hc: &Value, pointer: &str) -> Value {
 
 /// A network entry by its CIDR, unless it has more than the CIDR (a `hostPrefix`).
 fn cidr(entry: &Value) -> Value {
-    match entry.as_object() {
-        Some(fields) if fields.len() == 1 => {
-            fields.get("cidr").cloned().unwrap_or_else(|| entry.clone())
-        }
-        _ => entry.clone(),
-    }
+    let only = entry.as_object().filter(|fields| fields.len() == 1);
+    only.and_then(|fields| fields.get("cidr"))
+        .unwrap_or(entry)
+        .clone()
 }
 
 /// A service as `Service=Strategy[hostname]`.
@@ -116,10 +114,10 @@ fn service(s: &Value) -> Value {
         .pointer("/route/hostname")
         .or_else(|| strategy.pointer("/loadBalancer/hostname"))
         .and_then(Value::as_str);
-    match host {
-        Some(h) => Value::String(format!("{service}={kind}({h})")),
-        None => Value::String(format!("{service}={kind}")),
-    }
+    Value::String(match host {
+        Some(h) => format!("{service}={kind}({h})"),
+        None => format!("{service}={kind}"),
+    })
 }
 
 /// Every immutable field whose value differs between the HostedCluster on the management cluster

@@ -164,19 +164,16 @@ fn networking(spec: &ClusterSpec) -> Value {
 /// `api-<name>.D` and `oauth-<name>.D`.
 pub fn services(spec: &ClusterSpec) -> Vec<Value> {
     let name = &spec.hosted_cluster_name;
-    let route = |hostname: Option<String>| match hostname {
-        Some(h) => json!({"type": "Route", "route": {"hostname": h}}),
-        None => json!({"type": "Route"}),
-    };
+    let route = |hostname: String| json!({"type": "Route", "route": {"hostname": hostname}});
     SERVICES
         .iter()
         .map(|service| {
             let domain = spec.external_dns_domain.as_deref();
             let strategy = match (*service, domain) {
                 ("APIServer", None) => json!({"type": "LoadBalancer"}),
-                ("APIServer", Some(d)) => route(Some(format!("api-{name}.{d}"))),
-                ("OAuthServer", Some(d)) => route(Some(format!("oauth-{name}.{d}"))),
-                _ => route(None),
+                ("APIServer", Some(d)) => route(format!("api-{name}.{d}")),
+                ("OAuthServer", Some(d)) => route(format!("oauth-{name}.{d}")),
+                _ => json!({"type": "Route"}),
             };
             json!({"service": service, "servicePublishingStrategy": strategy})
         })
