@@ -6,10 +6,10 @@ use job_report::{Condition, ConditionStatus};
 
 use crate::message::{cond, or_none, quote, redact};
 
-/// A status reader's condition types, in `hypershift-api.md`'s order (`condition_types! { /// docs
-/// NAME = "Type", "Type", … }`): `FED_BACK_CONDITIONS`, every one, with the docs given, and
-/// `pub mod types` with a constant for each one named, which the reader reads, and `ALL`, every
-/// one of those.
+/// A status reader's condition types, listed once in `hypershift-api.md`'s order:
+/// `condition_types! { /// docs  NAME = "Type", "Other", … }` declares `FED_BACK_CONDITIONS`,
+/// every type listed (with the docs given), and `pub mod types`: a constant for each named type,
+/// the ones the reader reads, and `ALL`, every named one.
 macro_rules! condition_types {
     ($(#[$doc:meta])* $($($name:ident =)? $type_:literal,)+) => {
         $(#[$doc])*
