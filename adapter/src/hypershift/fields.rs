@@ -17,3 +17,8 @@ pub(super) fn present(
 pub(super) fn nonempty<T>(list: &[T]) -> Option<&[T]> {
     (!list.is_empty()).then_some(list)
 }
+
+/// A JSON list of `list`'s entries, each as `entry` writes it, when it has entries.
+pub(super) fn list_of<T>(list: &[T], entry: impl Fn(&T) -> Value) -> Option<Value> {
+    nonempty(list).map(|list| list.iter().map(entry).collect())
+}

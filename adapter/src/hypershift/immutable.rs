@@ -55,3 +55,37 @@ pub fn show(value: &Value) -> String {
 pub fn dotted(pointer: &str) -> String {
     pointer.trim_start_matches('/').replace('/', ".")
 }
+
+/// Every field of `fields` (`(field, the object holding it, its key)` with the object as a JSON
+/// pointer, in report order) whose value, `read` at its pointer, differs between the `kind`
+/// objects `old` and `new`; `spec_field` names the spec field that sets it.
+pub(super) fn changes<F>(
+    kind: &'static str,
+    fields: &[(F, &str, &str)],
+    spec_field: impl Fn(&F) -> &'static str,
+    [old, new]: [&Value; 2],
+    read: impl Fn(&Value, &str) -> Value,
+) -> Vec<ImmutableChange> {
+    fields
+        .iter()
+        .filter_map(|(field, object, key)| {
+            let pointer = format!("{object}/{key}");
+            let (old, new) = (read(old, &pointer), read(new, &pointer));
+            (old != new).then(|| ImmutableChange {
+                kind,
+                field: spec_field(field),
+                path: dotted(&pointer),
+                old,
+                new,
+            })
+        })
+        .collect()
+}
+
+/// The value at `pointer` of `object`; when it is absent or null, `default` (else null).
+pub(super) fn held(object: &Value, pointer: &str, default: Option<Value>) -> Value {
+    match object.pointer(pointer) {
+        None | Some(Value::Null) => default.unwrap_or(Value::Null),
+        Some(value) => value.clone(),
+    }
+}

@@ -3,6 +3,7 @@
 //! they may not change after creation, and how to read their fed-back status
 //! (`hypershift-api.md`).
 
+mod conditions;
 mod fields;
 pub mod hostedcluster;
 pub mod immutable;
@@ -73,9 +74,68 @@ pub(crate) fn assert_fed_back(source: &str, constants: &[&str], fed_back: &[&str
     for type_ in &read {
         assert!(
             fed_back.contains(&type_.as_str()),
-            "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS"
+            "{type_} is read but a hub does not feed it back: add it to FED_BACK_CONDITIONS (the condition_types! list)"
         );
     }
+}
+
+/// Test support: every object of `kind` the real HyperShift operator's recorded runs hold
+/// (`shared/fixtures/hypershift-operator/`: create/update responses, snapshots, watch events; not
+/// `inputs/`, what was sent), each with where it was found; `None` without the team folder.
+#[cfg(test)]
+pub(crate) fn recorded_objects(kind: &str) -> Option<Vec<(String, Value)>> {
+    let dir =
+        job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/hypershift-operator")?;
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && !p.ends_with("inputs"))
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let name = file
+            .strip_prefix(&dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let value: Value = serde_json::from_str(&text).unwrap_or_default();
+        let objects: Vec<(String, Value)> = match &value {
+            Value::Array(events) => events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    (
+                        format!("{name} event {i} {}", e["type"].as_str().unwrap_or("?")),
+                        e["object"].clone(),
+                    )
+                })
+                .collect(),
+            Value::Object(o) if o.contains_key("capturedAt") => ["hostedclusters", "nodepools"]
+                .iter()
+                .flat_map(|list| value[list].as_array().cloned().unwrap_or_default())
+                .map(|o| (name.clone(), o))
+                .collect(),
+            _ => vec![(name, value.clone())],
+        };
+        found.extend(
+            objects
+                .into_iter()
+                .filter(|(_, o)| o["kind"] == kind)
+                .map(|(at, o)| {
+                    (
+                        format!("{at} {}", o["metadata"]["name"].as_str().unwrap_or("?")),
+                        o,
+                    )
+                }),
+        );
+    }
+    assert!(found.len() > 5, "{kind}: {found:?}");
+    Some(found)
 }
 
 #[cfg(test)]

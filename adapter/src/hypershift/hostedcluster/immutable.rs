@@ -18,152 +18,106 @@
 use serde_json::{Value, json};
 
 use crate::hyperfleet::cluster::SpecNames;
-use crate::hypershift::immutable::{ImmutableChange, dotted};
+use crate::hypershift::immutable::{ImmutableChange, changes, held};
 
 /// The spec field (by the shape's names) that sets a HostedCluster field.
 type Field = fn(&SpecNames) -> &'static str;
 
-/// `(spec field, HostedCluster JSON pointer, value the API server defaults it to when omitted)`.
-/// Order = the order fields are reported in.
-const IMMUTABLE: &[(Field, &str, Option<&str>)] = &[
-    (|_| "name", "/metadata/name", None),
-    (|_| "metadata.namespace", "/metadata/namespace", None),
-    (|_| "spec.platform.type", "/spec/platform/type", None),
-    (|n| n.project_id, "/spec/platform/gcp/project", None),
-    (|n| n.region, "/spec/platform/gcp/region", None),
-    (
-        |n| n.network,
-        "/spec/platform/gcp/networkConfig/network",
-        None,
-    ),
+/// `spec.platform.gcp.networkConfig`, which holds several immutable fields (as a JSON pointer,
+/// like the three below).
+const NETWORK_CONFIG: &str = "/spec/platform/gcp/networkConfig";
+/// `spec.platform.gcp.workloadIdentity`.
+const WORKLOAD_IDENTITY: &str = "/spec/platform/gcp/workloadIdentity";
+/// `spec.platform.gcp.workloadIdentity.serviceAccountsEmails`.
+const EMAILS: &str = "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails";
+/// `spec.networking`.
+const NETWORKING: &str = "/spec/networking";
+
+/// `(spec field, the HostedCluster object holding the field, its key)`. Order = the order fields
+/// are reported in.
+const IMMUTABLE: &[(Field, &str, &str)] = &[
+    (|_| "name", "/metadata", "name"),
+    (|_| "metadata.namespace", "/metadata", "namespace"),
+    (|_| "spec.platform.type", "/spec/platform", "type"),
+    (|n| n.project_id, "/spec/platform/gcp", "project"),
+    (|n| n.region, "/spec/platform/gcp", "region"),
+    (|n| n.network, NETWORK_CONFIG, "network"),
     (
         |n| n.psc_subnet,
-        "/spec/platform/gcp/networkConfig/privateServiceConnectSubnet",
-        None,
+        NETWORK_CONFIG,
+        "privateServiceConnectSubnet",
     ),
-    (
-        |n| n.project_number,
-        "/spec/platform/gcp/workloadIdentity/projectNumber",
-        None,
-    ),
-    (
-        |n| n.wif_pool_id,
-        "/spec/platform/gcp/workloadIdentity/poolID",
-        None,
-    ),
-    (
-        |n| n.wif_provider_id,
-        "/spec/platform/gcp/workloadIdentity/providerID",
-        None,
-    ),
-    (
-        |n| n.service_accounts[0],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/controlPlane",
-        None,
-    ),
-    (
-        |n| n.service_accounts[1],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/nodePool",
-        None,
-    ),
-    (
-        |n| n.service_accounts[2],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/cloudController",
-        None,
-    ),
-    (
-        |n| n.service_accounts[3],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/storage",
-        None,
-    ),
-    (
-        |n| n.service_accounts[4],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/imageRegistry",
-        None,
-    ),
-    (
-        |n| n.service_accounts[5],
-        "/spec/platform/gcp/workloadIdentity/serviceAccountsEmails/network",
-        None,
-    ),
-    (
-        |n| n.cluster_network,
-        "/spec/networking/clusterNetwork",
-        Some("10.132.0.0/14"),
-    ),
-    (
-        |n| n.service_network,
-        "/spec/networking/serviceNetwork",
-        Some("172.31.0.0/16"),
-    ),
-    (
-        |n| n.machine_network,
-        "/spec/networking/machineNetwork",
-        None,
-    ),
-    (
-        |_| "spec.networking.networkType",
-        "/spec/networking/networkType",
-        None,
-    ),
-    (|n| n.base_domain, "/spec/dns/baseDomain", None),
-    (|n| n.issuer_url, "/spec/issuerURL", None),
+    (|n| n.project_number, WORKLOAD_IDENTITY, "projectNumber"),
+    (|n| n.wif_pool_id, WORKLOAD_IDENTITY, "poolID"),
+    (|n| n.wif_provider_id, WORKLOAD_IDENTITY, "providerID"),
+    (|n| n.service_accounts[0], EMAILS, "controlPlane"),
+    (|n| n.service_accounts[1], EMAILS, "nodePool"),
+    (|n| n.service_accounts[2], EMAILS, "cloudController"),
+    (|n| n.service_accounts[3], EMAILS, "storage"),
+    (|n| n.service_accounts[4], EMAILS, "imageRegistry"),
+    (|n| n.service_accounts[5], EMAILS, "network"),
+    (|n| n.cluster_network, NETWORKING, "clusterNetwork"),
+    (|n| n.service_network, NETWORKING, "serviceNetwork"),
+    (|n| n.machine_network, NETWORKING, "machineNetwork"),
+    (|_| "spec.networking.networkType", NETWORKING, "networkType"),
+    (|n| n.base_domain, "/spec/dns", "baseDomain"),
+    (|n| n.issuer_url, "/spec", "issuerURL"),
     // Sent only when the spec sets it; otherwise the operator generated one, so setting it later
     // is a change too, and removing it is refused ("infraID cannot be removed once set").
-    (|n| n.infra_id, "/spec/infraID", None),
+    (|n| n.infra_id, "/spec", "infraID"),
     // The services follow the cluster name and `external_dns_domain` (hostnames, strategies).
-    (|n| n.external_dns_domain, "/spec/services", None),
+    (|n| n.external_dns_domain, "/spec", "services"),
+];
+
+/// The networks the API server defaults when they are omitted: `(JSON pointer, CIDR)`.
+const DEFAULT_NETWORKS: [(&str, &str); 2] = [
+    ("/spec/networking/clusterNetwork", "10.132.0.0/14"),
+    ("/spec/networking/serviceNetwork", "172.31.0.0/16"),
 ];
 
 /// The value at `pointer`, or the API server's default when absent. A CIDR list is shown by its
 /// CIDRs (`["10.0.0.0/16"]`; an entry with a `hostPrefix` as the object), the services by
 /// `Service=Strategy[hostname]`, other values as is.
-fn effective(hc: &Value, pointer: &str, default: Option<&str>) -> Value {
-    let value = hc.pointer(pointer).cloned();
-    let value = match (value, default) {
-        (None | Some(Value::Null), Some(cidr)) => json!([{"cidr": cidr}]),
-        (None, None) => Value::Null,
-        (Some(v), _) => v,
+fn effective(hc: &Value, pointer: &str) -> Value {
+    let default = DEFAULT_NETWORKS
+        .iter()
+        .find(|(p, _)| *p == pointer)
+        .map(|(_, cidr)| json!([{"cidr": cidr}]));
+    let value = held(hc, pointer, default);
+    let shown: fn(&Value) -> Value = if pointer == "/spec/services" {
+        service
+    } else if pointer.starts_with("/spec/networking/") && pointer.ends_with("Network") {
+        cidr
+    } else {
+        return value;
     };
-    if pointer.ends_with("Network")
-        && pointer.starts_with("/spec/networking/")
-        && let Value::Array(items) = &value
-    {
-        return Value::Array(
-            items
-                .iter()
-                .map(|i| match i.as_object() {
-                    Some(entry) if entry.len() == 1 => {
-                        entry.get("cidr").cloned().unwrap_or_else(|| i.clone())
-                    }
-                    _ => i.clone(),
-                })
-                .collect(),
-        );
+    match value {
+        Value::Array(items) => items.iter().map(shown).collect(),
+        other => other,
     }
-    if pointer == "/spec/services"
-        && let Value::Array(items) = &value
-    {
-        return Value::Array(
-            items
-                .iter()
-                .map(|s| {
-                    let service = s["service"].as_str().unwrap_or("?");
-                    let strategy = &s["servicePublishingStrategy"];
-                    let kind = strategy["type"].as_str().unwrap_or("?");
-                    let host = strategy
-                        .pointer("/route/hostname")
-                        .or_else(|| strategy.pointer("/loadBalancer/hostname"))
-                        .and_then(Value::as_str);
-                    match host {
-                        Some(h) => Value::String(format!("{service}={kind}({h})")),
-                        None => Value::String(format!("{service}={kind}")),
-                    }
-                })
-                .collect(),
-        );
-    }
-    value
+}
+
+/// A network entry by its CIDR, unless it has more than the CIDR (a `hostPrefix`).
+fn cidr(entry: &Value) -> Value {
+    let only = entry.as_object().filter(|fields| fields.len() == 1);
+    only.and_then(|fields| fields.get("cidr"))
+        .unwrap_or(entry)
+        .clone()
+}
+
+/// A service as `Service=Strategy[hostname]`.
+fn service(s: &Value) -> Value {
+    let service = s["service"].as_str().unwrap_or("?");
+    let strategy = &s["servicePublishingStrategy"];
+    let kind = strategy["type"].as_str().unwrap_or("?");
+    let host = strategy
+        .pointer("/route/hostname")
+        .or_else(|| strategy.pointer("/loadBalancer/hostname"))
+        .and_then(Value::as_str);
+    Value::String(match host {
+        Some(h) => format!("{service}={kind}({h})"),
+        None => format!("{service}={kind}"),
+    })
 }
 
 /// Every immutable field whose value differs between the HostedCluster on the management cluster
@@ -173,26 +127,9 @@ fn effective(hc: &Value, pointer: &str, default: Option<&str>) -> Value {
 /// `spec.dns.baseDomain` may go from `""` to a value (the CRD allows it); every other listed
 /// field must stay equal.
 pub fn immutable_changes(old: &Value, new: &Value, names: &SpecNames) -> Vec<ImmutableChange> {
-    IMMUTABLE
-        .iter()
-        .filter_map(|(field, pointer, default)| {
-            let before = effective(old, pointer, *default);
-            let after = effective(new, pointer, *default);
-            if before == after {
-                return None;
-            }
-            if *pointer == "/spec/dns/baseDomain" && before.as_str().is_some_and(str::is_empty) {
-                return None;
-            }
-            Some(ImmutableChange {
-                kind: super::KIND,
-                field: field(names),
-                path: dotted(pointer),
-                old: before,
-                new: after,
-            })
-        })
-        .collect()
+    let mut changes = changes(super::KIND, IMMUTABLE, |f| f(names), [old, new], effective);
+    changes.retain(|c| !(c.path == "spec.dns.baseDomain" && c.old.as_str() == Some("")));
+    changes
 }
 
 #[cfg(test)]
@@ -469,5 +406,203 @@ mod nested_tests {
         });
         assert_eq!(nested.names, &NESTED_PSC_FROM_SUBNET);
         assert_eq!(changed_fields(&flat, &nested), Vec::<&str>::new());
+    }
+}
+
+/// Pins the immutable changes found between HostedClusters (the field, path, old and new value of
+/// each, in order, and how it reads) over a grid of edits to the built object, each against the
+/// unedited one both ways and against each other, in both spec shapes' names, and between what
+/// was sent to the real operator and what it then held.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::hyperfleet::cluster::{FLAT, NESTED, fixture};
+    use crate::hypershift::hostedcluster::hosted_cluster;
+    use crate::hypershift::immutable::show;
+
+    type Edit = fn(&mut Value);
+
+    fn edits() -> Vec<(&'static str, Edit)> {
+        vec![
+            ("nothing", |_| {}),
+            ("release and pull secret", |hc| {
+                hc["spec"]["release"]["image"] = json!("img:4.17.1");
+                hc["spec"]["pullSecret"]["name"] = json!("other");
+            }),
+            ("name", |hc| hc["metadata"]["name"] = json!("other")),
+            ("namespace", |hc| {
+                hc["metadata"]["namespace"] = json!("other")
+            }),
+            ("platform type", |hc| {
+                hc["spec"]["platform"]["type"] = json!("None")
+            }),
+            ("no platform", |hc| {
+                hc["spec"].as_object_mut().unwrap().remove("platform");
+            }),
+            ("region", |hc| {
+                hc["spec"]["platform"]["gcp"]["region"] = json!("us-east1")
+            }),
+            ("project", |hc| {
+                hc["spec"]["platform"]["gcp"]["project"] = json!("other-project")
+            }),
+            ("network", |hc| {
+                hc["spec"]["platform"]["gcp"]["networkConfig"]["network"] =
+                    json!({"name": "vpc-2"});
+            }),
+            ("psc subnet removed", |hc| {
+                hc["spec"]["platform"]["gcp"]["networkConfig"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("privateServiceConnectSubnet");
+            }),
+            ("workload identity numbers", |hc| {
+                let wif = &mut hc["spec"]["platform"]["gcp"]["workloadIdentity"];
+                wif["projectNumber"] = json!("1");
+                wif["poolID"] = json!("pool-2");
+                wif["providerID"] = Value::Null;
+            }),
+            ("every service account", |hc| {
+                let emails =
+                    &mut hc["spec"]["platform"]["gcp"]["workloadIdentity"]["serviceAccountsEmails"];
+                for (i, (_, email)) in emails.as_object_mut().unwrap().iter_mut().enumerate() {
+                    *email = json!(format!("sa-{i}@other.iam.gserviceaccount.com"));
+                }
+            }),
+            ("storage account", |hc| {
+                hc["spec"]["platform"]["gcp"]["workloadIdentity"]["serviceAccountsEmails"]["storage"] =
+                    json!("x@y.iam.gserviceaccount.com");
+            }),
+            ("networks removed", |hc| {
+                let networking = hc["spec"]["networking"].as_object_mut().unwrap();
+                networking.remove("clusterNetwork");
+                networking.remove("serviceNetwork");
+                networking.remove("machineNetwork");
+            }),
+            ("networks null", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] = Value::Null;
+                hc["spec"]["networking"]["serviceNetwork"] = Value::Null;
+                hc["spec"]["networking"]["machineNetwork"] = Value::Null;
+            }),
+            ("networks the defaults", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] = json!([{"cidr": "10.132.0.0/14"}]);
+                hc["spec"]["networking"]["serviceNetwork"] = json!([{"cidr": "172.31.0.0/16"}]);
+            }),
+            ("networks with host prefixes and two entries", |hc| {
+                hc["spec"]["networking"]["clusterNetwork"] =
+                    json!([{"cidr": "10.132.0.0/14", "hostPrefix": 23}, {"cidr": "10.136.0.0/14"}]);
+                hc["spec"]["networking"]["machineNetwork"] =
+                    json!([{"cidr": "10.0.0.0/16"}, {"other": 1}, 7]);
+            }),
+            ("network type", |hc| {
+                hc["spec"]["networking"]["networkType"] = json!("Other")
+            }),
+            ("base domain empty", |hc| {
+                hc["spec"]["dns"]["baseDomain"] = json!("")
+            }),
+            ("base domain other", |hc| {
+                hc["spec"]["dns"]["baseDomain"] = json!("other.example.com")
+            }),
+            ("base domain removed", |hc| hc["spec"]["dns"] = json!({})),
+            ("long issuer", |hc| {
+                hc["spec"]["issuerURL"] =
+                    json!(format!("https://issuer.example.com/{}", "é".repeat(250)));
+            }),
+            ("infraID set", |hc| {
+                hc["spec"]["infraID"] = json!("prod-eu-1-x7k2p")
+            }),
+            ("services as routes with hostnames", |hc| {
+                for (i, service) in hc["spec"]["services"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .enumerate()
+                {
+                    service["servicePublishingStrategy"] = json!({"type": "Route", "route": {"hostname": format!("s{i}.apps.example.com")}});
+                }
+            }),
+            ("services odd", |hc| {
+                let services = hc["spec"]["services"].as_array_mut().unwrap();
+                services.reverse();
+                services[0]["servicePublishingStrategy"] = json!({"type": "LoadBalancer", "loadBalancer": {"hostname": "api.example.com"}});
+                services[1] = json!({"service": 1});
+                services.pop();
+            }),
+            ("services not a list", |hc| {
+                hc["spec"]["services"] = json!({"a": 1})
+            }),
+        ]
+    }
+
+    fn write_changes(out: &mut String, label: &str, old: &Value, new: &Value) {
+        let changes = immutable_changes(old, new, &FLAT);
+        let nested: Vec<&str> = immutable_changes(old, new, &NESTED)
+            .iter()
+            .map(|c| c.field)
+            .collect();
+        let _ = writeln!(
+            out,
+            "[{label}] {} change(s); nested names {nested:?}",
+            changes.len()
+        );
+        for c in &changes {
+            let _ = writeln!(out, "  {} | {c}", c.kind);
+            // The whole values where the message bounds them.
+            if [&c.old, &c.new]
+                .iter()
+                .any(|v| !v.is_null() && show(v) != v.to_string())
+            {
+                let _ = writeln!(out, "    old {}\n    new {}", c.old, c.new);
+            }
+        }
+    }
+
+    #[test]
+    fn changes_over_a_grid_of_edits() {
+        let base = hosted_cluster(&fixture::spec());
+        let edited: Vec<(&str, Value)> = edits()
+            .into_iter()
+            .map(|(label, edit)| {
+                let mut hc = base.clone();
+                edit(&mut hc);
+                (label, hc)
+            })
+            .collect();
+        let mut out = String::new();
+        for (label, hc) in &edited {
+            write_changes(&mut out, &format!("fixture → {label}"), &base, hc);
+            write_changes(&mut out, &format!("{label} → fixture"), hc, &base);
+        }
+        for (i, (a, old)) in edited.iter().enumerate().skip(1) {
+            for (b, new) in edited.iter().skip(i + 1).step_by(3) {
+                write_changes(&mut out, &format!("{a} → {b}"), old, new);
+            }
+        }
+        write_changes(&mut out, "empty objects", &json!({}), &Value::Null);
+        insta::assert_snapshot!("hosted_cluster_changes_grid", out);
+    }
+
+    #[test]
+    fn sent_against_what_the_real_operator_held() {
+        let Some(recorded) = crate::hypershift::recorded_objects("HostedCluster") else {
+            return;
+        };
+        let dir = job_report::team_folder::find(
+            env!("CARGO_MANIFEST_DIR"),
+            "fixtures/hypershift-operator",
+        )
+        .unwrap();
+        let mut out = String::new();
+        for (source, held) in recorded {
+            let name = held["metadata"]["name"].as_str().unwrap();
+            let sent = std::fs::read_to_string(dir.join(format!("inputs/hc-{name}.json"))).unwrap();
+            let sent: Value = serde_json::from_str(&sent).unwrap();
+            write_changes(&mut out, &format!("sent → {source}"), &sent, &held);
+            write_changes(&mut out, &format!("{source} → sent"), &held, &sent);
+        }
+        insta::assert_snapshot!("recorded_changes", out);
     }
 }

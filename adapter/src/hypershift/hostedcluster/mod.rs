@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::fields::{nonempty, present};
+use super::fields::{list_of, present};
 use crate::hyperfleet::CLUSTER_ID_LABEL;
 use crate::hyperfleet::cluster::{Cidr, ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
 
@@ -138,18 +138,11 @@ fn gcp_platform(spec: &ClusterSpec) -> Value {
 /// `spec.networking`: OVN-Kubernetes, and each network the spec sets (the API server defaults
 /// the others).
 fn networking(spec: &ClusterSpec) -> Value {
-    let cluster_network = nonempty(&spec.cluster_network).map(|networks| {
-        networks
-            .iter()
-            .map(|n| match n.host_prefix {
-                Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
-                None => json!({"cidr": n.cidr.text}),
-            })
-            .collect()
+    let cluster_network = list_of(&spec.cluster_network, |n| match n.host_prefix {
+        Some(prefix) => json!({"cidr": n.cidr.text, "hostPrefix": prefix}),
+        None => json!({"cidr": n.cidr.text}),
     });
-    let cidrs = |list: &[Cidr]| {
-        nonempty(list).map(|list| list.iter().map(|c| json!({"cidr": c.text})).collect())
-    };
+    let cidrs = |list: &[Cidr]| list_of(list, |c| json!({"cidr": c.text}));
     Value::Object(present([
         ("networkType", Some(json!("OVNKubernetes"))),
         ("clusterNetwork", cluster_network),
@@ -164,19 +157,16 @@ fn networking(spec: &ClusterSpec) -> Value {
 /// `api-<name>.D` and `oauth-<name>.D`.
 pub fn services(spec: &ClusterSpec) -> Vec<Value> {
     let name = &spec.hosted_cluster_name;
-    let route = |hostname: Option<String>| match hostname {
-        Some(h) => json!({"type": "Route", "route": {"hostname": h}}),
-        None => json!({"type": "Route"}),
-    };
+    let route = |hostname: String| json!({"type": "Route", "route": {"hostname": hostname}});
     SERVICES
         .iter()
         .map(|service| {
             let domain = spec.external_dns_domain.as_deref();
             let strategy = match (*service, domain) {
                 ("APIServer", None) => json!({"type": "LoadBalancer"}),
-                ("APIServer", Some(d)) => route(Some(format!("api-{name}.{d}"))),
-                ("OAuthServer", Some(d)) => route(Some(format!("oauth-{name}.{d}"))),
-                _ => route(None),
+                ("APIServer", Some(d)) => route(format!("api-{name}.{d}")),
+                ("OAuthServer", Some(d)) => route(format!("oauth-{name}.{d}")),
+                _ => json!({"type": "Route"}),
             };
             json!({"service": service, "servicePublishingStrategy": strategy})
         })

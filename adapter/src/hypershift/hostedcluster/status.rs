@@ -8,28 +8,32 @@
 //! conditions False, GCP credentials and `Progressing=False` `Blocked`. The rows that block the
 //! control plane also make Available False `Blocked`.
 
-use job_report::{Condition, ConditionStatus};
+use job_report::Condition;
 use serde::Deserialize;
 
-use crate::message::{cond, no_issues, or_none, quote, redact};
+use crate::hypershift::conditions::{
+    condition_types, operator_message, operator_words, ready, unavailable, unhealthy, unless_empty,
+};
+use crate::message::{no_issues, or_none, quote};
 
-/// Every HostedCluster condition type `hypershift-api.md` §2.2 documents for GCP and None
-/// HostedClusters, in its order: what a hub without raw JSON feedback feeds back of the conditions
-/// (each one's status, reason, message, observedGeneration and lastTransitionTime, by type). A
-/// condition this module reads must be listed here, or the hub backend never sees it (a test checks
-/// the types named in this file).
-pub const FED_BACK_CONDITIONS: &[&str] = &[
-    "Available",
-    "Progressing",
-    "Degraded",
-    "ReconciliationSucceeded",
-    "ValidConfiguration",
-    "SupportedHostedCluster",
-    "ValidReleaseImage",
+condition_types! {
+    /// Every HostedCluster condition type `hypershift-api.md` §2.2 documents for GCP and None
+    /// HostedClusters, in its order: what a hub without raw JSON feedback feeds back of the
+    /// conditions (each one's status, reason, message, observedGeneration and
+    /// lastTransitionTime, by type). A condition this module reads must be listed here, or the
+    /// hub backend never sees it: the named ones are [`types`] (a test checks the types named in
+    /// this file).
+    AVAILABLE = "Available",
+    PROGRESSING = "Progressing",
+    DEGRADED = "Degraded",
+    RECONCILIATION_SUCCEEDED = "ReconciliationSucceeded",
+    VALID_CONFIGURATION = "ValidConfiguration",
+    SUPPORTED_HOSTED_CLUSTER = "SupportedHostedCluster",
+    VALID_RELEASE_IMAGE = "ValidReleaseImage",
     "ReconciliationActive",
-    "ValidGCPWorkloadIdentity",
-    "ValidGCPCredentials",
-    "PlatformCredentialsFound",
+    VALID_GCP_WORKLOAD_IDENTITY = "ValidGCPWorkloadIdentity",
+    VALID_GCP_CREDENTIALS = "ValidGCPCredentials",
+    PLATFORM_CREDENTIALS_FOUND = "PlatformCredentialsFound",
     "GCPEndpointAvailable",
     "GCPServiceAttachmentAvailable",
     "InfrastructureReady",
@@ -39,28 +43,26 @@ pub const FED_BACK_CONDITIONS: &[&str] = &[
     "ValidReleaseInfo",
     "ExternalDNSReachable",
     "IgnitionEndpointAvailable",
-    "ClusterVersionSucceeding",
+    CLUSTER_VERSION_SUCCEEDING = "ClusterVersionSucceeding",
     "ClusterVersionUpgradeable",
     "ClusterVersionProgressing",
     "ClusterVersionAvailable",
     "ClusterVersionReleaseAccepted",
     "ClusterVersionRetrievedUpdates",
-    "ClusterVersionFailing",
+    CLUSTER_VERSION_FAILING = "ClusterVersionFailing",
     "DataPlaneConnectionAvailable",
     "ControlPlaneConnectionAvailable",
     "ConfigOperatorReconciliationSucceeded",
     "CloudResourcesDestroyed",
     "HostedClusterDestroyed",
-];
+}
 
 /// The subset of HostedCluster `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct HostedClusterStatus {
-    #[serde(default)]
     pub conditions: Vec<HostedClusterCondition>,
-    #[serde(default, rename = "controlPlaneEndpoint")]
     pub control_plane_endpoint: Option<Endpoint>,
-    #[serde(default)]
     pub version: Option<VersionStatus>,
 }
 
@@ -82,40 +84,35 @@ pub struct HostedClusterCondition {
 
 /// `status.controlPlaneEndpoint`: `host: ""`, `port: 0` until infrastructure is ready.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct Endpoint {
-    #[serde(default)]
     pub host: String,
-    #[serde(default)]
     pub port: i64,
 }
 
 /// `status.version`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct VersionStatus {
     /// The release being rolled out (`version` may be empty while it bootstraps).
-    #[serde(default)]
     pub desired: Option<Release>,
-    #[serde(default)]
     pub history: Vec<VersionHistoryEntry>,
 }
 
 /// `status.version.desired`: `{version, image, …}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct Release {
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub image: String,
 }
 
 /// One `status.version.history[]` entry (newest first).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct VersionHistoryEntry {
-    #[serde(default)]
     pub state: String,
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub image: String,
 }
 
@@ -131,12 +128,19 @@ pub struct Upgrade {
 }
 
 impl HostedClusterStatus {
+    /// The condition of `type_`, if the HostedCluster reports it.
     pub fn condition(&self, type_: &str) -> Option<&HostedClusterCondition> {
         self.conditions.iter().find(|c| c.type_ == type_)
     }
 
+    /// The condition of `type_` when its status is `status`.
+    fn is(&self, type_: &str, status: &str) -> Option<&HostedClusterCondition> {
+        self.condition(type_).filter(|c| c.status == status)
+    }
+
+    /// Whether the condition of `type_` is True.
     pub fn is_true(&self, type_: &str) -> bool {
-        self.condition(type_).is_some_and(|c| c.status == "True")
+        self.is(type_, "True").is_some()
     }
 
     /// `https://<host>:<port>` once both are set, else `""` (IPv6 hosts are bracketed).
@@ -153,20 +157,29 @@ impl HostedClusterStatus {
         }
     }
 
+    /// `status.version.desired`.
+    fn desired(&self) -> Option<&Release> {
+        self.version.as_ref()?.desired.as_ref()
+    }
+
+    /// The newest `Completed` entry of `version.history` that names its version (the list is
+    /// newest first).
+    fn completed(&self) -> Option<&VersionHistoryEntry> {
+        self.version
+            .iter()
+            .flat_map(|v| &v.history)
+            .find(|h| h.state == "Completed" && !h.version.is_empty())
+    }
+
     /// `status.version.desired.image`, else `""`: the release the operator has taken up (it
     /// follows `spec.release.image` when the operator reconciles a new spec).
     pub fn desired_image(&self) -> &str {
-        self.version
-            .as_ref()
-            .and_then(|v| v.desired.as_ref())
-            .map_or("", |d| d.image.as_str())
+        self.desired().map_or("", |d| d.image.as_str())
     }
 
     /// `status.version.desired.version`, else `""` (empty while the release bootstraps).
     pub fn desired_version(&self) -> String {
-        self.version
-            .as_ref()
-            .and_then(|v| v.desired.as_ref())
+        self.desired()
             .map(|d| d.version.clone())
             .unwrap_or_default()
     }
@@ -176,37 +189,23 @@ impl HostedClusterStatus {
     /// still `Partial` (`hypershift-api.md` §2.1: `completionTime` null while in progress).
     pub fn upgrade(&self) -> Option<Upgrade> {
         let version = self.version.as_ref()?;
-        let completed = version
-            .history
-            .iter()
-            .find(|h| h.state == "Completed" && !h.version.is_empty())?;
-        if let Some(newest) = version.history.first().filter(|h| h.state == "Partial") {
-            let to = [&newest.version, &newest.image]
+        let completed = self.completed()?;
+        let to = match version.history.first().filter(|h| h.state == "Partial") {
+            Some(newest) => [&newest.version, &newest.image]
                 .into_iter()
                 .chain(version.desired.iter().flat_map(|d| [&d.version, &d.image]))
                 .find(|v| !v.is_empty())
                 .cloned()
-                .unwrap_or_else(|| "a new release".to_owned());
-            return Some(Upgrade {
-                from: completed.version.clone(),
-                to,
-            });
-        }
-        let desired = version.desired.as_ref()?;
-        let same = if desired.version.is_empty() {
-            desired.image.is_empty()
-                || completed.image.is_empty()
-                || desired.image == completed.image
-        } else {
-            desired.version == completed.version
-        };
-        if same {
-            return None;
-        }
-        let to = if desired.version.is_empty() {
-            desired.image.clone()
-        } else {
-            desired.version.clone()
+                .unwrap_or_else(|| "a new release".to_owned()),
+            None => {
+                let desired = version.desired.as_ref()?;
+                if desired.version.is_empty() {
+                    let both = !desired.image.is_empty() && !completed.image.is_empty();
+                    (both && desired.image != completed.image).then(|| desired.image.clone())?
+                } else {
+                    (desired.version != completed.version).then(|| desired.version.clone())?
+                }
+            }
         };
         Some(Upgrade {
             from: completed.version.clone(),
@@ -216,10 +215,7 @@ impl HostedClusterStatus {
 
     /// The newest `Completed` entry of `version.history` (the list is newest first), else `""`.
     pub fn completed_version(&self) -> String {
-        self.version
-            .iter()
-            .flat_map(|v| &v.history)
-            .find(|h| h.state == "Completed" && !h.version.is_empty())
+        self.completed()
             .map(|h| h.version.clone())
             .unwrap_or_default()
     }
@@ -227,39 +223,6 @@ impl HostedClusterStatus {
 
 /// Available's reason while a release rollout runs on an available control plane.
 pub const UPGRADING: &str = "Upgrading";
-
-/// The HostedCluster condition types this module reads (`hypershift-api.md` §2.2), in one place:
-/// whatever carries the status back (a feedback rule per value, say) must carry these.
-pub mod types {
-    pub const AVAILABLE: &str = "Available";
-    pub const PROGRESSING: &str = "Progressing";
-    pub const DEGRADED: &str = "Degraded";
-    pub const RECONCILIATION_SUCCEEDED: &str = "ReconciliationSucceeded";
-    pub const SUPPORTED_HOSTED_CLUSTER: &str = "SupportedHostedCluster";
-    pub const VALID_CONFIGURATION: &str = "ValidConfiguration";
-    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
-    pub const VALID_GCP_WORKLOAD_IDENTITY: &str = "ValidGCPWorkloadIdentity";
-    pub const PLATFORM_CREDENTIALS_FOUND: &str = "PlatformCredentialsFound";
-    pub const VALID_GCP_CREDENTIALS: &str = "ValidGCPCredentials";
-    pub const CLUSTER_VERSION_SUCCEEDING: &str = "ClusterVersionSucceeding";
-    pub const CLUSTER_VERSION_FAILING: &str = "ClusterVersionFailing";
-
-    /// Every type above.
-    pub const ALL: [&str; 12] = [
-        AVAILABLE,
-        PROGRESSING,
-        DEGRADED,
-        RECONCILIATION_SUCCEEDED,
-        SUPPORTED_HOSTED_CLUSTER,
-        VALID_CONFIGURATION,
-        VALID_RELEASE_IMAGE,
-        VALID_GCP_WORKLOAD_IDENTITY,
-        PLATFORM_CREDENTIALS_FOUND,
-        VALID_GCP_CREDENTIALS,
-        CLUSTER_VERSION_SUCCEEDING,
-        CLUSTER_VERSION_FAILING,
-    ];
-}
 
 /// Health reasons (the [`HEALTH_ROWS`] they come from).
 pub const DEGRADED: &str = "Degraded";
@@ -311,6 +274,33 @@ pub struct HealthRow {
     pub guidance: &'static str,
 }
 
+/// What most rows of [`HEALTH_ROWS`] are: the condition False, whatever the operator's reason,
+/// blocks the control plane, and no other reason during an upgrade. Each row names its condition,
+/// reason and words.
+const FALSE_AND_BLOCKING: HealthRow = HealthRow {
+    condition: "",
+    status: "False",
+    only_reason: None,
+    except_reason: None,
+    reason: "",
+    during_upgrade: None,
+    blocks: true,
+    headline: "",
+    guidance: "",
+};
+
+/// The hosted cluster's release payload failing, said by `ClusterVersionSucceeding=False` (this
+/// row) and `ClusterVersionFailing=True` alike.
+const PAYLOAD_FAILING: HealthRow = HealthRow {
+    condition: types::CLUSTER_VERSION_SUCCEEDING,
+    reason: CLUSTER_VERSION_FAILING,
+    during_upgrade: Some((UPGRADE_FAILED, "is failing")),
+    blocks: false,
+    headline: "The hosted cluster's release payload is failing",
+    guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+    ..FALSE_AND_BLOCKING
+};
+
 /// Health, worst first: the first row whose condition is in its state decides the reason; the
 /// message quotes that condition (type, status, reason, message) and every other row that matches,
 /// and the operator's failed reconcile when there is one. Else True `NoIssues`.
@@ -318,112 +308,70 @@ pub const HEALTH_ROWS: [HealthRow; 10] = [
     HealthRow {
         condition: types::DEGRADED,
         status: "True",
-        only_reason: None,
-        except_reason: None,
         reason: DEGRADED,
-        during_upgrade: None,
         blocks: false,
         headline: "Control plane is degraded",
-        guidance: "",
+        ..FALSE_AND_BLOCKING
     },
-    HealthRow {
-        condition: types::CLUSTER_VERSION_SUCCEEDING,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
-        reason: CLUSTER_VERSION_FAILING,
-        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
-        blocks: false,
-        headline: "The hosted cluster's release payload is failing",
-        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
-    },
+    PAYLOAD_FAILING,
     HealthRow {
         condition: types::CLUSTER_VERSION_FAILING,
         status: "True",
-        only_reason: None,
-        except_reason: None,
-        reason: CLUSTER_VERSION_FAILING,
-        during_upgrade: Some((UPGRADE_FAILED, "is failing")),
-        blocks: false,
-        headline: "The hosted cluster's release payload is failing",
-        guidance: "Look at the hosted cluster's ClusterVersion and the control-plane operator; fix the cause or set the cluster back to the version it runs",
+        ..PAYLOAD_FAILING
     },
     HealthRow {
         condition: types::SUPPORTED_HOSTED_CLUSTER,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: UNSUPPORTED_HOSTED_CLUSTER,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator does not support this HostedCluster",
         guidance: "It does not resolve by itself: the operator on the management cluster is not configured for this cluster (platform, feature set); ask the management cluster's administrators",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_CONFIGURATION,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_CONFIGURATION,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator refuses the cluster's configuration",
         guidance: "It does not resolve by itself: fix what the message names (the cluster spec, a referenced Secret, or the management cluster, e.g. the Route CRD) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_RELEASE_IMAGE,
-        status: "False",
-        only_reason: None,
         except_reason: Some("SecretNotFound"),
         reason: RELEASE_IMAGE_INVALID,
         during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
-        blocks: true,
         headline: "The HyperShift operator cannot use the release image",
         guidance: "It does not resolve by itself unless the registry was only unreachable: check the release (openshift_version) and that the management cluster can pull it (registry reachable, pull secret), then update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_GCP_WORKLOAD_IDENTITY,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_WORKLOAD_IDENTITY,
-        during_upgrade: None,
-        blocks: true,
         headline: "The cluster's GCP Workload Identity is missing or invalid",
         guidance: "It does not resolve by itself: fix the Workload Identity settings (project number, pool, provider, service accounts) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::PLATFORM_CREDENTIALS_FOUND,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: PLATFORM_CREDENTIALS_NOT_FOUND,
-        during_upgrade: None,
-        blocks: true,
         headline: "The HyperShift operator cannot set up the cluster's platform credentials",
         guidance: "It does not resolve by itself: fix the GCP Workload Identity setup the message names (pool, provider, service accounts and their bindings)",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::VALID_GCP_CREDENTIALS,
-        status: "False",
-        only_reason: None,
-        except_reason: None,
         reason: INVALID_GCP_CREDENTIALS,
-        during_upgrade: None,
         blocks: false,
         headline: "The HyperShift operator cannot write the cluster's GCP credentials",
         guidance: "Check the Workload Identity settings and service accounts the message names",
+        ..FALSE_AND_BLOCKING
     },
     HealthRow {
         condition: types::PROGRESSING,
-        status: "False",
         only_reason: Some("Blocked"),
-        except_reason: None,
         reason: BLOCKED,
         during_upgrade: Some((UPGRADE_BLOCKED, "does not proceed")),
-        blocks: true,
         headline: "The HyperShift operator does not roll the cluster out",
         guidance: "It does not resolve by itself: fix the cause the message names (release image, configuration) and update the cluster",
+        ..FALSE_AND_BLOCKING
     },
 ];
 
@@ -433,52 +381,34 @@ impl HealthRow {
         &self,
         status: &'a HostedClusterStatus,
     ) -> Option<&'a HostedClusterCondition> {
-        status.condition(self.condition).filter(|c| {
-            c.status == self.status
-                && self.only_reason.is_none_or(|r| c.reason == r)
+        status.is(self.condition, self.status).filter(|c| {
+            self.only_reason.is_none_or(|r| c.reason == r)
                 && self.except_reason.is_none_or(|r| c.reason != r)
         })
     }
 }
 
-/// `Type=Status (Reason): message`, the operator's words bounded and redacted.
-fn operator_words(c: &HostedClusterCondition) -> String {
-    format!(
-        "{}={} ({}): {}",
-        c.type_,
-        c.status,
-        or_none(&c.reason),
-        operator_message(&c.message)
-    )
-}
-
-/// An operator's message: bounded, credentials removed, an empty one made visible.
-fn operator_message(message: &str) -> String {
-    if message.is_empty() {
-        quote(message)
-    } else {
-        redact(message)
-    }
+/// `Type=Status (Reason): message` of `c` ([`operator_words`]).
+fn words(c: &HostedClusterCondition) -> String {
+    operator_words(&c.type_, &c.status, &c.reason, &c.message)
 }
 
 /// Health from [`HEALTH_ROWS`] (module docs of `pulse::controlplane`).
 pub fn health(status: &HostedClusterStatus) -> Condition {
-    let matched: Vec<(&HealthRow, &HostedClusterCondition)> = HEALTH_ROWS
+    let mut matched = HEALTH_ROWS
         .iter()
-        .filter_map(|row| row.matches(status).map(|c| (row, c)))
-        .collect();
-    let Some(&(row, c)) = matched.first() else {
+        .filter_map(|row| row.matches(status).map(|c| (row, c)));
+    let Some((row, c)) = matched.next() else {
         return no_issues("No degradation detected");
     };
-    let upgrade = status.upgrade();
-    let (reason, mut message) = match (row.during_upgrade, &upgrade) {
+    let (reason, mut message) = match (row.during_upgrade, status.upgrade()) {
         (Some((reason, what)), Some(u)) => (
             reason,
             format!(
                 "The upgrade from {} to {} {what}: HostedCluster {}",
                 u.from,
                 u.to,
-                operator_words(c)
+                words(c)
             ),
         ),
         _ if row.condition == types::DEGRADED => (
@@ -493,29 +423,27 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
         ),
         _ => (
             row.reason,
-            format!("{}: HostedCluster {}", row.headline, operator_words(c)),
+            format!("{}: HostedCluster {}", row.headline, words(c)),
         ),
     };
     if !row.guidance.is_empty() {
         message.push_str(&format!(". {}", row.guidance));
     }
-    let mut also: Vec<String> = Vec::new();
-    for (_, other) in &matched[1..] {
-        let words = operator_words(other);
-        if !also.contains(&words) && other.type_ != c.type_ {
-            also.push(words);
-        }
-    }
-    if let Some(r) = status
-        .condition(types::RECONCILIATION_SUCCEEDED)
-        .filter(|r| r.status == "False")
-    {
-        also.push(operator_words(r));
-    }
+    // Every row names another condition type, so each matched condition is named once.
+    let also: Vec<String> = matched
+        .map(|(_, other)| other)
+        .chain(failed_reconcile(status))
+        .map(words)
+        .collect();
     if !also.is_empty() {
         message.push_str(&format!(". Also: {}", also.join("; ")));
     }
-    cond("Health", ConditionStatus::False, reason, message)
+    unhealthy(reason, message)
+}
+
+/// `ReconciliationSucceeded=False`: the operator's last reconcile failed (it retries).
+fn failed_reconcile(status: &HostedClusterStatus) -> Option<&HostedClusterCondition> {
+    status.is(types::RECONCILIATION_SUCCEEDED, "False")
 }
 
 /// Available: True `ControlPlaneReady` when the HostedCluster says so and no release rollout
@@ -524,46 +452,29 @@ pub fn health(status: &HostedClusterStatus) -> Condition {
 /// progresses, [`BLOCKED`] when a row of [`HEALTH_ROWS`] that blocks
 /// matches (the message names each), `NotReady` otherwise.
 pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) -> Condition {
-    let hc_available = status.condition(types::AVAILABLE);
-    if let (Some(a), Some(u)) = (
-        hc_available.filter(|a| a.status == "True"),
-        status.upgrade(),
-    ) {
-        let at = if endpoint.is_empty() {
-            String::new()
-        } else {
-            format!(" at {endpoint}")
-        };
-        return cond(
-            "Available",
-            ConditionStatus::False,
-            UPGRADING,
-            format!(
-                "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
-                u.from,
-                u.to,
-                u.from,
-                u.to,
-                quote(&a.message)
-            ),
-        );
-    }
-    if let Some(a) = hc_available.filter(|a| a.status == "True") {
+    if let Some(a) = status.is(types::AVAILABLE, "True") {
+        if let Some(u) = status.upgrade() {
+            let at = unless_empty(endpoint, || format!(" at {endpoint}"));
+            return unavailable(
+                UPGRADING,
+                format!(
+                    "Upgrading from {} to {}: the control plane still serves release {}{at}, release {} is not rolled out yet; HostedCluster Available=True: {}",
+                    u.from,
+                    u.to,
+                    u.from,
+                    u.to,
+                    quote(&a.message)
+                ),
+            );
+        }
         let mut message = format!("Control plane is ready: {}", quote(&a.message));
-        if !endpoint.is_empty() {
-            message.push_str(&format!("; API endpoint {endpoint}"));
-        }
-        if !version.is_empty() {
-            message.push_str(&format!("; version {version}"));
-        }
-        return cond(
-            "Available",
-            ConditionStatus::True,
-            "ControlPlaneReady",
-            message,
-        );
+        message.push_str(&unless_empty(endpoint, || {
+            format!("; API endpoint {endpoint}")
+        }));
+        message.push_str(&unless_empty(version, || format!("; version {version}")));
+        return ready("ControlPlaneReady", message);
     }
-    let available_part = match hc_available {
+    let available_part = match status.condition(types::AVAILABLE) {
         Some(a) => format!(
             "HostedCluster Available={} ({}): {}",
             a.status,
@@ -573,19 +484,14 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         None => "HostedCluster has not reported an Available condition yet".to_owned(),
     };
     if status.is_true(types::PROGRESSING) {
-        return cond(
-            "Available",
-            ConditionStatus::False,
+        return unavailable(
             "Provisioning",
             format!("Control plane provisioning in progress; {available_part}"),
         );
     }
     let blockers = blocking_conditions(status);
     let mut message = format!("Control plane is not available; {available_part}");
-    if let Some(r) = status
-        .condition(types::RECONCILIATION_SUCCEEDED)
-        .filter(|r| r.status == "False")
-    {
+    if let Some(r) = failed_reconcile(status) {
         message.push_str(&format!(
             ". The HyperShift operator's last reconcile failed ({}): {}",
             or_none(&r.reason),
@@ -593,39 +499,36 @@ pub fn available(status: &HostedClusterStatus, endpoint: &str, version: &str) ->
         ));
     }
     if blockers.is_empty() {
-        return cond("Available", ConditionStatus::False, "NotReady", message);
+        return unavailable("NotReady", message);
     }
     message.push_str(&format!(
         ". Blocked by: {}. These do not resolve by themselves: fix the cause named in the message (cluster spec, release image, GCP identity setup) and update the cluster",
         blockers.join("; ")
     ));
-    cond("Available", ConditionStatus::False, BLOCKED, message)
+    unavailable(BLOCKED, message)
 }
 
 /// The rows of [`HEALTH_ROWS`] that block and match, as `Type=False (Reason): message`.
 /// `Progressing=False` `Blocked` only names what no validation condition already says.
 fn blocking_conditions(status: &HostedClusterStatus) -> Vec<String> {
-    let mut blockers: Vec<String> = HEALTH_ROWS
+    let (progressing, validations): (Vec<_>, Vec<_>) = HEALTH_ROWS
         .iter()
-        .filter(|row| row.blocks && row.condition != types::PROGRESSING)
+        .filter(|row| row.blocks)
         .filter_map(|row| row.matches(status))
-        .map(operator_words)
-        .collect();
-    if blockers.is_empty()
-        && let Some(p) = HEALTH_ROWS
-            .iter()
-            .filter(|row| row.blocks && row.condition == types::PROGRESSING)
-            .find_map(|row| row.matches(status))
-    {
-        blockers.push(operator_words(p));
-    }
-    blockers
+        .partition(|c| c.type_ == types::PROGRESSING);
+    let named = if validations.is_empty() {
+        progressing
+    } else {
+        validations
+    };
+    named.into_iter().map(words).collect()
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use job_report::ConditionStatus;
     use serde_json::{Value, json};
 
     use super::*;
@@ -798,6 +701,14 @@ mod tests {
     }
 
     #[test]
+    fn every_health_row_reads_another_condition() {
+        let mut conditions: Vec<&str> = HEALTH_ROWS.iter().map(|row| row.condition).collect();
+        conditions.sort_unstable();
+        conditions.dedup();
+        assert_eq!(conditions.len(), HEALTH_ROWS.len());
+    }
+
+    #[test]
     fn every_type_read_is_listed_once() {
         let mut all = types::ALL.to_vec();
         all.sort_unstable();
@@ -818,5 +729,408 @@ mod fed_back_tests {
             &super::types::ALL,
             super::FED_BACK_CONDITIONS,
         );
+    }
+}
+
+/// Pins what the status readers, [`available`] and [`health`] give over every HostedCluster status
+/// the real operator recorded and over a generated grid of condition sets, version rollouts and
+/// endpoints: status, reason and message, byte for byte. The texts are stored by HyperFleet and
+/// quoted by other tools; a change here must be deliberate.
+#[cfg(test)]
+mod pinned {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fmt::Write as _;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// `(type, status, reason, message)`.
+    type Row = [&'static str; 4];
+
+    const AVAILABLE: Row = [
+        "Available",
+        "True",
+        "AsExpected",
+        "The hosted control plane is available",
+    ];
+    const AVAILABLE_QUIET: Row = ["Available", "True", "", ""];
+    const WAITING: Row = [
+        "Available",
+        "False",
+        "WaitingForAvailable",
+        "Waiting for hosted control plane to be healthy",
+    ];
+    /// The conditions combined in the grid: every row of [`HEALTH_ROWS`] and its near misses.
+    const PROBLEMS: [Row; 19] = [
+        [
+            "Degraded",
+            "True",
+            "UnavailableReplicas",
+            "kube-apiserver has 1 unavailable replicas",
+        ],
+        ["Degraded", "Unknown", "StatusUnknown", ""],
+        [
+            "ReconciliationSucceeded",
+            "False",
+            "ReconciliationError",
+            "failed to get ignitionServerRoute: token=s3cr3t",
+        ],
+        [
+            "ClusterVersionSucceeding",
+            "False",
+            "ClusterOperatorsNotAvailable",
+            "Cluster operators console, ingress are not available",
+        ],
+        [
+            "ClusterVersionFailing",
+            "True",
+            "",
+            "Multiple errors are preventing progress",
+        ],
+        [
+            "SupportedHostedCluster",
+            "False",
+            "UnsupportedHostedCluster",
+            "HostedCluster platform GCP is not supported",
+        ],
+        [
+            "ValidConfiguration",
+            "False",
+            "InvalidConfiguration",
+            "cluster does not support Routes, but service \"OAuthServer\" is exposed via a Route",
+        ],
+        ["ValidConfiguration", "False", "", ""],
+        [
+            "ValidReleaseImage",
+            "False",
+            "PayloadArchNotFound",
+            "dial tcp: lookup quay.io on 192.0.2.53:53: no such host",
+        ],
+        [
+            "ValidReleaseImage",
+            "False",
+            "SecretNotFound",
+            "Secret clusters/pull-secret not found",
+        ],
+        [
+            "ValidGCPWorkloadIdentity",
+            "False",
+            "MissingGCPConfiguration",
+            "GCP platform configuration is missing",
+        ],
+        [
+            "PlatformCredentialsFound",
+            "False",
+            "PlatformCredentialsNotFound",
+            "failed to get GCP credentials: password=hunter2",
+        ],
+        [
+            "ValidGCPCredentials",
+            "False",
+            "InvalidCredentials",
+            "failed to write secret",
+        ],
+        [
+            "Progressing",
+            "False",
+            "Blocked",
+            "ValidReleaseImage condition is false",
+        ],
+        [
+            "Progressing",
+            "False",
+            "AsExpected",
+            "HostedCluster is at expected version",
+        ],
+        [
+            "Progressing",
+            "True",
+            "Progressing",
+            "HostedCluster is deploying, upgrading, or reconfiguring",
+        ],
+        ["GCPEndpointAvailable", "False", "GCPError", "retrying"],
+        ["SupportedHostedCluster", "True", "AsExpected", ""],
+        ["ClusterVersionFailing", "False", "AsExpected", ""],
+    ];
+
+    /// `status.version` variants: `(label, value)`.
+    fn versions() -> Vec<(&'static str, Value)> {
+        let done =
+            |v: &str| json!({"state": "Completed", "version": v, "image": format!("img:{v}")});
+        vec![
+            ("no version", Value::Null),
+            (
+                "bootstrapping",
+                json!({"desired": {"image": "img:4.17.0"}, "history": [{"state": "Partial", "version": "", "image": "img:4.17.0"}]}),
+            ),
+            (
+                "completed",
+                json!({"desired": {"version": "4.17.0", "image": "img:4.17.0"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "upgrading",
+                json!({"desired": {"version": "4.17.1"}, "history": [{"state": "Partial", "version": "4.17.1"}, done("4.17.0")]}),
+            ),
+            (
+                "new image only",
+                json!({"desired": {"image": "img:4.17.1"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "new version",
+                json!({"desired": {"version": "4.17.1", "image": "img:4.17.1"}, "history": [done("4.17.0"), done("4.16.2")]}),
+            ),
+            (
+                "partial without anything",
+                json!({"history": [{"state": "Partial"}, done("4.17.0")]}),
+            ),
+            (
+                "partial, desired image",
+                json!({"desired": {"image": "img:4.17.1"}, "history": [{"state": "Partial", "version": "", "image": ""}, done("4.17.0")]}),
+            ),
+            (
+                "same image, no versions",
+                json!({"desired": {"image": "img:4.17.0"}, "history": [done("4.17.0")]}),
+            ),
+            (
+                "completed without image",
+                json!({"desired": {"image": "img:9"}, "history": [{"state": "Completed", "version": "4.17.0"}]}),
+            ),
+            (
+                "completed without version first",
+                json!({"desired": {"version": "4.16.0"}, "history": [{"state": "Completed", "version": ""}, done("4.16.0")]}),
+            ),
+        ]
+    }
+
+    /// `status.controlPlaneEndpoint` variants.
+    const ENDPOINTS: [&str; 6] = [
+        "null",
+        r#"{"host": "", "port": 0}"#,
+        r#"{"host": "api.example.com", "port": 6443}"#,
+        r#"{"host": "fd00::1", "port": 6443}"#,
+        r#"{"host": "[fd00::1]", "port": 443}"#,
+        r#"{"host": "api.example.com", "port": 0}"#,
+    ];
+
+    fn status(rows: &[Row], version: &Value, endpoint: &str) -> HostedClusterStatus {
+        let conditions: Vec<Value> = rows
+            .iter()
+            .map(|[t, s, r, m]| json!({"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 2}))
+            .collect();
+        let mut status = json!({"conditions": conditions});
+        if !version.is_null() {
+            status["version"] = version.clone();
+        }
+        let endpoint: Value = serde_json::from_str(endpoint).unwrap();
+        if !endpoint.is_null() {
+            status["controlPlaneEndpoint"] = endpoint;
+        }
+        serde_json::from_value(status).unwrap()
+    }
+
+    fn show(c: &Condition) -> String {
+        format!(
+            "{} {:?} {} {:?}: {}",
+            c.type_, c.status, c.reason, c.last_transition_time, c.message
+        )
+    }
+
+    /// What the pulse reads of `status` and the two conditions it maps it to.
+    fn read(out: &mut String, label: &str, status: &HostedClusterStatus) {
+        let endpoint = status.control_plane_endpoint();
+        let version = status.completed_version();
+        let _ = writeln!(
+            out,
+            "[{label}]\nendpoint {endpoint:?} | desired {:?} {:?} | completed {version:?} | upgrade {:?}\n{}\n{}",
+            status.desired_image(),
+            status.desired_version(),
+            status.upgrade(),
+            show(&available(status, &endpoint, &version)),
+            show(&health(status)),
+        );
+    }
+
+    fn types(rows: &[Row]) -> String {
+        let types: Vec<String> = rows
+            .iter()
+            .map(|[t, s, r, _]| format!("{t}={s}/{r}"))
+            .collect();
+        types.join(", ")
+    }
+
+    #[test]
+    fn recorded_operator_states() {
+        let Some(recorded) = crate::hypershift::recorded_objects("HostedCluster") else {
+            return;
+        };
+        // Each distinct reading once, with every object that gives it.
+        let mut readings: Vec<(String, Vec<String>)> = Vec::new();
+        for (source, object) in recorded {
+            let Some(status) = object.get("status") else {
+                continue;
+            };
+            let mut text = String::new();
+            read(
+                &mut text,
+                "",
+                &serde_json::from_value(status.clone()).unwrap(),
+            );
+            match readings.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, sources)) => sources.push(source),
+                None => readings.push((text, vec![source])),
+            }
+        }
+        let mut out = String::new();
+        for (text, sources) in readings {
+            let _ = write!(out, "{}\n{text}", sources.join("\n"));
+        }
+        insta::assert_snapshot!("recorded_operator_states", out);
+    }
+
+    /// The rows themselves, field by field, in order.
+    #[test]
+    fn health_rows() {
+        insta::assert_snapshot!("health_rows", format!("{HEALTH_ROWS:#?}"));
+    }
+
+    #[test]
+    fn endpoints_and_versions() {
+        let mut out = String::new();
+        for availability in [&[][..], &[AVAILABLE], &[AVAILABLE_QUIET], &[WAITING]] {
+            for (version_label, version) in versions() {
+                for endpoint in ENDPOINTS {
+                    let s = status(availability, &version, endpoint);
+                    let label = format!("{} | {version_label} | {endpoint}", types(availability));
+                    read(&mut out, &label, &s);
+                }
+            }
+        }
+        // What the caller passes is what the message says.
+        let s = status(&[AVAILABLE], &Value::Null, "null");
+        let _ = writeln!(out, "{}", show(&available(&s, "https://h:1", "4.1.2")));
+        insta::assert_snapshot!("endpoints_and_versions", out);
+    }
+
+    #[test]
+    fn one_condition_over_availability_and_versions() {
+        let mut out = String::new();
+        let versions = versions();
+        for problem in PROBLEMS {
+            for availability in [None, Some(AVAILABLE), Some(WAITING)] {
+                for (version_label, version) in [0, 2, 3, 6].map(|i| &versions[i]) {
+                    let rows: Vec<Row> = availability.into_iter().chain([problem]).collect();
+                    let label = format!("{} | {version_label}", types(&rows));
+                    read(&mut out, &label, &status(&rows, version, "null"));
+                }
+            }
+        }
+        insta::assert_snapshot!("one_condition_grid", out);
+    }
+
+    #[test]
+    fn pairs_of_conditions() {
+        let mut out = String::new();
+        let versions = versions();
+        for (i, first) in PROBLEMS.iter().enumerate() {
+            for second in &PROBLEMS[i + 1..] {
+                for (availability, version) in [(WAITING, 0), (AVAILABLE, 3)] {
+                    let rows = [availability, *first, *second];
+                    let (version_label, version) = &versions[version];
+                    let label = format!("{} | {version_label}", types(&rows));
+                    read(&mut out, &label, &status(&rows, version, "null"));
+                }
+            }
+        }
+        // Every condition at once, in both orders, and a type written twice.
+        let mut all: Vec<Row> = PROBLEMS.to_vec();
+        for _ in 0..2 {
+            for (availability, version) in [(WAITING, 0), (AVAILABLE, 3)] {
+                let rows: Vec<Row> = [availability].into_iter().chain(all.clone()).collect();
+                let (version_label, version) = &versions[version];
+                read(
+                    &mut out,
+                    &format!("all | {version_label}"),
+                    &status(&rows, version, "null"),
+                );
+            }
+            all.reverse();
+        }
+        let twice = [WAITING, PROBLEMS[6], PROBLEMS[7], PROBLEMS[8], PROBLEMS[8]];
+        read(
+            &mut out,
+            &types(&twice),
+            &status(&twice, &Value::Null, "null"),
+        );
+        insta::assert_snapshot!("condition_pairs_grid", out);
+    }
+}
+
+/// Pins how the fed-back statuses parse, odd ones included (missing, null and wrongly typed
+/// fields, non-object entries): the value read or the error, as text.
+#[cfg(test)]
+mod parsing {
+    use std::fmt::Write as _;
+
+    use serde_json::{Value, json};
+
+    use super::HostedClusterStatus;
+    use crate::hypershift::nodepool::status::NodePoolStatus;
+
+    fn statuses() -> Vec<Value> {
+        vec![
+            json!({}),
+            json!({"conditions": []}),
+            json!({"conditions": null}),
+            json!({"conditions": ["Available"]}),
+            json!({"conditions": [{"type": "Available"}]}),
+            json!({"conditions": [{"status": "True"}]}),
+            json!({"conditions": [{"type": "Available", "status": "True"}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": null}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "2026-11-26T11:00:00Z", "observedGeneration": 3, "severity": "Info"}]}),
+            json!({"conditions": [{"type": "Ready", "status": true}]}),
+            json!({"conditions": [{"type": "Ready", "status": "True", "observedGeneration": "3"}]}),
+            json!({"controlPlaneEndpoint": {}}),
+            json!({"controlPlaneEndpoint": null}),
+            json!({"controlPlaneEndpoint": {"host": "h", "port": "6443"}}),
+            json!({"controlPlaneEndpoint": {"host": "h", "port": 6443, "extra": 1}}),
+            json!({"version": {}}),
+            json!({"version": null}),
+            json!({"version": {"desired": {}, "history": [{}]}}),
+            json!({"version": {"desired": {"version": null}}}),
+            json!({"version": {"history": [{"state": "Completed", "version": "4.17.0", "image": "i", "completionTime": null}]}}),
+            json!({"version": {"history": {}}}),
+            json!({"replicas": 3, "version": "4.17.0"}),
+            json!({"replicas": "3"}),
+            json!({"replicas": null}),
+            json!({"version": "4.17.0"}),
+            json!({"nodesInfo": {}}),
+            json!({"nodesInfo": null}),
+            json!({"nodesInfo": {"nodeVersions": [{}]}}),
+            json!({"nodesInfo": {"nodeVersions": [{"ocpVersion": "4.17.0", "kubeletVersion": "v1.30.4", "readyNodeCount": 2, "unreadyNodeCount": 1}]}}),
+            json!({"nodesInfo": {"nodeVersions": [{"readyNodeCount": -1.5}]}}),
+            json!([]),
+            json!("status"),
+        ]
+    }
+
+    #[test]
+    fn odd_statuses_parse_as_before() {
+        let mut out = String::new();
+        for status in statuses() {
+            let hc = serde_json::from_value::<HostedClusterStatus>(status.clone());
+            let np = serde_json::from_value::<NodePoolStatus>(status.clone());
+            let _ = writeln!(out, "{status}");
+            let _ = match hc {
+                Ok(s) => writeln!(out, "  HostedCluster {s:?}"),
+                Err(e) => writeln!(out, "  HostedCluster error: {e}"),
+            };
+            let _ = match np {
+                Ok(s) => writeln!(out, "  NodePool {s:?}"),
+                Err(e) => writeln!(out, "  NodePool error: {e}"),
+            };
+        }
+        insta::assert_snapshot!("odd_statuses", out);
     }
 }

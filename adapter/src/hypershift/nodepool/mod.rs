@@ -20,7 +20,7 @@
 
 use serde_json::{Value, json};
 
-use super::fields::{nonempty, present};
+use super::fields::{list_of, nonempty, present};
 use crate::hyperfleet::nodepool::{ControlPlane, GcpNodePool, NodePoolSpec, PlatformType, Scaling};
 use crate::hyperfleet::{CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 
@@ -122,12 +122,7 @@ fn gcp_platform(gcp: &GcpNodePool, placement: &Placement<'_>) -> Value {
         .or_else(|| placement.region.map(|r| format!("{r}-a")));
     let subnet = gcp.subnet.as_deref().or(placement.default_subnet);
     let email = gcp.service_account_email.as_ref();
-    let resource_labels = nonempty(&gcp.resource_labels).map(|labels| {
-        labels
-            .iter()
-            .map(|(k, v)| json!({"key": k, "value": v}))
-            .collect()
-    });
+    let resource_labels = list_of(&gcp.resource_labels, |(k, v)| json!({"key": k, "value": v}));
     let g = present([
         ("machineType", Some(json!(gcp.machine_type))),
         ("zone", zone.map(Value::from)),
@@ -139,10 +134,7 @@ fn gcp_platform(gcp: &GcpNodePool, placement: &Placement<'_>) -> Value {
             "provisioningModel",
             gcp.provisioning_model.as_deref().map(Value::from),
         ),
-        (
-            "networkTags",
-            nonempty(&gcp.network_tags).map(|tags| json!(tags)),
-        ),
+        ("networkTags", list_of(&gcp.network_tags, |tag| json!(tag))),
         ("resourceLabels", resource_labels),
     ]);
     json!({"type": "GCP", "gcp": g})
@@ -179,17 +171,12 @@ fn node_labels(gcp: &GcpNodePool) -> Option<Value> {
 
 /// `spec.taints` (HyperFleet's `platform.gcp.taints`), when there are any.
 fn taints(gcp: &GcpNodePool) -> Option<Value> {
-    nonempty(&gcp.taints).map(|taints| {
-        taints
-            .iter()
-            .map(|t| {
-                let mut taint = json!({"key": t.key, "effect": t.effect});
-                if let Some(value) = &t.value {
-                    taint["value"] = value.clone().into();
-                }
-                taint
-            })
-            .collect()
+    list_of(&gcp.taints, |t| {
+        let mut taint = json!({"key": t.key, "effect": t.effect});
+        if let Some(value) = &t.value {
+            taint["value"] = value.clone().into();
+        }
+        taint
     })
 }
 

@@ -20,12 +20,15 @@
 //! NodePool conditions are not `metav1.Condition`: `reason` may be empty and there is a
 //! `severity`.
 
-use job_report::{Condition, ConditionStatus};
+use job_report::Condition;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::duration::{friendly, is_past};
-use crate::message::{cond, no_issues, or_none, quote, redact};
+use crate::hypershift::conditions::{
+    condition_types, operator_words, ready, unavailable, unhealthy, unless_empty,
+};
+use crate::message::{no_issues, or_none, quote};
 
 /// Available reasons.
 pub const NODE_POOL_READY: &str = "NodePoolReady";
@@ -43,53 +46,33 @@ pub const MACHINES_STUCK: &str = "MachinesStuck";
 pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
 pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
 
-/// The NodePool condition types this module reads (`hypershift-api.md` §4.2), in one place:
-/// whatever carries the status back (a feedback rule per value, say) must carry these.
-pub mod types {
-    pub const READY: &str = "Ready";
-    pub const ALL_MACHINES_READY: &str = "AllMachinesReady";
-    pub const ALL_NODES_HEALTHY: &str = "AllNodesHealthy";
-    pub const VALID_GENERATED_PAYLOAD: &str = "ValidGeneratedPayload";
-    pub const REACHED_IGNITION_ENDPOINT: &str = "ReachedIgnitionEndpoint";
-    pub const IGNITION_ENDPOINT_AVAILABLE: &str = "IgnitionEndpointAvailable";
-    pub const VALID_RELEASE_IMAGE: &str = "ValidReleaseImage";
-    pub const VALID_MACHINE_CONFIG: &str = "ValidMachineConfig";
-    pub const VALID_TUNING_CONFIG: &str = "ValidTuningConfig";
-    pub const VALID_PLATFORM_IMAGE: &str = "ValidPlatformImage";
-    pub const VALID_PLATFORM_CONFIG: &str = "ValidPlatformConfig";
-    pub const VALID_ARCH_PLATFORM: &str = "ValidArchPlatform";
-    pub const UPDATE_MANAGEMENT_ENABLED: &str = "UpdateManagementEnabled";
-    pub const AUTOSCALING_ENABLED: &str = "AutoscalingEnabled";
-    pub const SUPPORTED_VERSION_SKEW: &str = "SupportedVersionSkew";
-    pub const CLUSTER_NETWORK_CIDR_CONFLICT: &str = "ClusterNetworkCIDRConflict";
-    pub const RECONCILIATION_ACTIVE: &str = "ReconciliationActive";
-    pub const UPDATING_VERSION: &str = "UpdatingVersion";
-    pub const UPDATING_CONFIG: &str = "UpdatingConfig";
-    pub const UPDATING_PLATFORM_MACHINE_TEMPLATE: &str = "UpdatingPlatformMachineTemplate";
-
-    /// Every type above.
-    pub const ALL: [&str; 20] = [
-        READY,
-        ALL_MACHINES_READY,
-        ALL_NODES_HEALTHY,
-        VALID_GENERATED_PAYLOAD,
-        REACHED_IGNITION_ENDPOINT,
-        IGNITION_ENDPOINT_AVAILABLE,
-        VALID_RELEASE_IMAGE,
-        VALID_MACHINE_CONFIG,
-        VALID_TUNING_CONFIG,
-        VALID_PLATFORM_IMAGE,
-        VALID_PLATFORM_CONFIG,
-        VALID_ARCH_PLATFORM,
-        UPDATE_MANAGEMENT_ENABLED,
-        AUTOSCALING_ENABLED,
-        SUPPORTED_VERSION_SKEW,
-        CLUSTER_NETWORK_CIDR_CONFLICT,
-        RECONCILIATION_ACTIVE,
-        UPDATING_VERSION,
-        UPDATING_CONFIG,
-        UPDATING_PLATFORM_MACHINE_TEMPLATE,
-    ];
+condition_types! {
+    /// Every NodePool condition type `hypershift-api.md` §4.2 documents for GCP and None
+    /// NodePools, in its order: what a hub without raw JSON feedback feeds back of the conditions
+    /// (each one's status, reason, message, observedGeneration and lastTransitionTime, by type). A
+    /// condition this module reads must be listed here, or the hub backend never sees it: the
+    /// named ones are [`types`] (a test checks the types named in this file).
+    READY = "Ready",
+    ALL_MACHINES_READY = "AllMachinesReady",
+    ALL_NODES_HEALTHY = "AllNodesHealthy",
+    VALID_GENERATED_PAYLOAD = "ValidGeneratedPayload",
+    REACHED_IGNITION_ENDPOINT = "ReachedIgnitionEndpoint",
+    VALID_RELEASE_IMAGE = "ValidReleaseImage",
+    VALID_MACHINE_CONFIG = "ValidMachineConfig",
+    VALID_TUNING_CONFIG = "ValidTuningConfig",
+    VALID_PLATFORM_IMAGE = "ValidPlatformImage",
+    VALID_PLATFORM_CONFIG = "ValidPlatformConfig",
+    VALID_ARCH_PLATFORM = "ValidArchPlatform",
+    IGNITION_ENDPOINT_AVAILABLE = "IgnitionEndpointAvailable",
+    SUPPORTED_VERSION_SKEW = "SupportedVersionSkew",
+    UPDATE_MANAGEMENT_ENABLED = "UpdateManagementEnabled",
+    AUTOSCALING_ENABLED = "AutoscalingEnabled",
+    "AutorepairEnabled",
+    UPDATING_VERSION = "UpdatingVersion",
+    UPDATING_CONFIG = "UpdatingConfig",
+    UPDATING_PLATFORM_MACHINE_TEMPLATE = "UpdatingPlatformMachineTemplate",
+    RECONCILIATION_ACTIVE = "ReconciliationActive",
+    CLUSTER_NETWORK_CIDR_CONFLICT = "ClusterNetworkCIDRConflict",
 }
 
 /// Conditions whose `False` means HyperShift refuses part of the NodePool (`hypershift-api.md`
@@ -104,47 +87,15 @@ pub const REFUSED: [&str; 7] = [
     types::UPDATE_MANAGEMENT_ENABLED,
 ];
 
-/// Every NodePool condition type `hypershift-api.md` §4.2 documents for GCP and None NodePools, in
-/// its order: what a hub without raw JSON feedback feeds back of the conditions (each one's status,
-/// reason, message, observedGeneration and lastTransitionTime, by type). A condition this module
-/// reads must be listed here, or the hub backend never sees it (a test checks the types named in
-/// this file).
-pub const FED_BACK_CONDITIONS: &[&str] = &[
-    "Ready",
-    "AllMachinesReady",
-    "AllNodesHealthy",
-    "ValidGeneratedPayload",
-    "ReachedIgnitionEndpoint",
-    "ValidReleaseImage",
-    "ValidMachineConfig",
-    "ValidTuningConfig",
-    "ValidPlatformImage",
-    "ValidPlatformConfig",
-    "ValidArchPlatform",
-    "IgnitionEndpointAvailable",
-    "SupportedVersionSkew",
-    "UpdateManagementEnabled",
-    "AutoscalingEnabled",
-    "AutorepairEnabled",
-    "UpdatingVersion",
-    "UpdatingConfig",
-    "UpdatingPlatformMachineTemplate",
-    "ReconciliationActive",
-    "ClusterNetworkCIDRConflict",
-];
-
 /// The subset of NodePool `status` the mapping reads.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NodePoolStatus {
     /// Available replicas of the MachineDeployment/MachineSet; always 0 for `None`.
-    #[serde(default)]
     pub replicas: i64,
     /// Release version of the applied payload.
-    #[serde(default)]
     pub version: String,
-    #[serde(default)]
     pub conditions: Vec<NodePoolCondition>,
-    #[serde(default, rename = "nodesInfo")]
     pub nodes_info: Option<NodesInfo>,
 }
 
@@ -174,14 +125,11 @@ pub struct NodesInfo {
 
 /// One `status.nodesInfo.nodeVersions[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NodeVersion {
-    #[serde(default, rename = "ocpVersion")]
     pub ocp_version: String,
-    #[serde(default, rename = "kubeletVersion")]
     pub kubelet_version: String,
-    #[serde(default, rename = "readyNodeCount")]
     pub ready_node_count: i64,
-    #[serde(default, rename = "unreadyNodeCount")]
     pub unready_node_count: i64,
 }
 
@@ -271,47 +219,30 @@ fn rollouts(status: &NodePoolStatus) -> Vec<String> {
     .collect()
 }
 
-fn state(c: Option<&NodePoolCondition>, type_: &str) -> String {
-    match c {
-        Some(c) => format!(
-            "{type_}={} ({}): {}",
-            c.status,
-            or_none(&c.reason),
-            if c.message.is_empty() {
-                quote(&c.message)
-            } else {
-                redact(&c.message)
-            }
-        ),
-        None => format!("{type_} not reported"),
-    }
+/// `Type=Status (Reason): message` of `c` ([`operator_words`]).
+fn words(c: &NodePoolCondition) -> String {
+    operator_words(&c.type_, &c.status, &c.reason, &c.message)
 }
 
-/// Available False with `reason`.
-fn unavailable(reason: &str, message: String) -> Condition {
-    cond("Available", ConditionStatus::False, reason, message)
-}
-
-/// Health False with `reason`.
-fn unhealthy(reason: &str, message: String) -> Condition {
-    cond("Health", ConditionStatus::False, reason, message)
+/// The words of the condition of `type_`, or that it is not reported.
+fn state(status: &NodePoolStatus, type_: &str) -> String {
+    status
+        .condition(type_)
+        .map_or_else(|| format!("{type_} not reported"), words)
 }
 
 /// What HyperShift refuses ([`REFUSED`], and `AutoscalingEnabled=False` `ValidationFailed`), as
 /// `Type=False (Reason): message`.
 fn refusals(status: &NodePoolStatus) -> Vec<String> {
-    let mut refused: Vec<String> = REFUSED
+    let autoscaling = status
+        .is(types::AUTOSCALING_ENABLED, "False")
+        .filter(|a| a.reason == "ValidationFailed");
+    REFUSED
         .iter()
         .filter_map(|t| status.is(t, "False"))
-        .map(|c| state(Some(c), &c.type_))
-        .collect();
-    if let Some(a) = status
-        .is(types::AUTOSCALING_ENABLED, "False")
-        .filter(|a| a.reason == "ValidationFailed")
-    {
-        refused.push(state(Some(a), types::AUTOSCALING_ENABLED));
-    }
-    refused
+        .chain(autoscaling)
+        .map(words)
+        .collect()
 }
 
 /// Available False [`BLOCKED`] naming the refusals, when there are any.
@@ -328,32 +259,15 @@ fn blocked(status: &NodePoolStatus, what: &str) -> Option<Condition> {
     })
 }
 
-/// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside).
+/// Whether the NodePool is ready by the per-platform rule of [`available`] (rollouts aside):
+/// platform None, the ignition payload is generated and its release known; GCP, `Ready=True`
+/// with the desired count reached, or nothing desired and nothing there.
 fn is_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
-    if desired.platform_none {
-        payload_ready(status)
-    } else {
-        replicas_ready(status, desired)
-    }
-}
-
-/// Platform None: the ignition payload is generated and its release known.
-fn payload_ready(status: &NodePoolStatus) -> bool {
-    status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
-}
-
-/// GCP: `Ready=True` with the desired count reached, or nothing desired and nothing there.
-fn replicas_ready(status: &NodePoolStatus, desired: &Desired) -> bool {
     let (wanted, have) = (desired.wanted(), status.replicas);
-    (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
-}
-
-/// `text()`, or nothing while `status.version` is not reported.
-fn with_version(status: &NodePoolStatus, text: impl FnOnce() -> String) -> String {
-    if status.version.is_empty() {
-        String::new()
+    if desired.platform_none {
+        status.is("ValidGeneratedPayload", "True").is_some() && !status.version.is_empty()
     } else {
-        text()
+        (status.is("Ready", "True").is_some() && have >= wanted) || (wanted == 0 && have == 0)
     }
 }
 
@@ -379,7 +293,7 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     let rollouts = rollouts(status);
     if rollouts.is_empty() {
         return if desired.platform_none {
-            payload_available(status)
+            payload_available(status, desired)
         } else {
             machines_available(status, desired)
         };
@@ -397,14 +311,16 @@ pub fn available(status: &NodePoolStatus, desired: &Desired) -> Condition {
 /// previous ignition payload (None), or the replicas available (GCP).
 fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) -> Condition {
     let serving = if desired.platform_none {
-        with_version(status, || {
+        unless_empty(&status.version, || {
             format!(
                 "; the ignition payload of release {} is served meanwhile",
                 status.version
             )
         })
     } else {
-        let version = with_version(status, || format!(" at version {}", status.version));
+        let version = unless_empty(&status.version, || {
+            format!(" at version {}", status.version)
+        });
         format!(
             "; {} of {} replicas available{version} meanwhile ({})",
             status.replicas,
@@ -424,17 +340,14 @@ fn rolling_out(status: &NodePoolStatus, desired: &Desired, rollouts: &[String]) 
 /// Available of a platform None NodePool, no rollout: True once the ignition payload is
 /// generated (saying whether a machine has fetched it), else [`BLOCKED`] by a refusal or
 /// [`PROVISIONING`].
-fn payload_available(status: &NodePoolStatus) -> Condition {
-    let payload = status.condition("ValidGeneratedPayload");
-    if payload_ready(status) {
+fn payload_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
+    if is_ready(status, desired) {
         let fetched = if status.is("ReachedIgnitionEndpoint", "True").is_some() {
             "at least one machine has fetched it".to_owned()
         } else {
             "no machine has fetched it yet: create the VMs with ignition pointing at the HostedCluster's ignition endpoint, then approve their kubelet certificate requests".to_owned()
         };
-        return cond(
-            "Available",
-            ConditionStatus::True,
+        return ready(
             NODE_POOL_READY,
             format!(
                 "The ignition payload for release {} is generated (platform None: machines are created outside HyperShift); {fetched}",
@@ -442,19 +355,12 @@ fn payload_available(status: &NodePoolStatus) -> Condition {
             ),
         );
     }
-    if let Some(blocked) = blocked(
-        status,
-        &format!(
-            "The ignition payload is not generated: {}",
-            state(payload, "ValidGeneratedPayload")
-        ),
-    ) {
+    let payload = state(status, "ValidGeneratedPayload");
+    let not_generated = format!("The ignition payload is not generated: {}", payload);
+    if let Some(blocked) = blocked(status, &not_generated) {
         return blocked;
     }
-    let mut message = format!(
-        "The ignition payload is not generated yet: {}",
-        state(payload, "ValidGeneratedPayload")
-    );
+    let mut message = format!("The ignition payload is not generated yet: {}", payload);
     message.push_str(&ignition_endpoint_wait(status));
     unavailable(PROVISIONING, message)
 }
@@ -469,11 +375,9 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
         "{have} of {wanted} replicas available ({})",
         desired.describe()
     );
-    if replicas_ready(status, desired) {
-        let version = with_version(status, || format!("; version {}", status.version));
-        return cond(
-            "Available",
-            ConditionStatus::True,
+    if is_ready(status, desired) {
+        let version = unless_empty(&status.version, || format!("; version {}", status.version));
+        return ready(
             NODE_POOL_READY,
             format!("NodePool is ready: {counts}{version}"),
         );
@@ -483,8 +387,8 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
     }
     let machines = format!(
         "{}; {}",
-        state(status.condition("Ready"), "Ready"),
-        state(status.condition("AllMachinesReady"), "AllMachinesReady")
+        state(status, "Ready"),
+        state(status, "AllMachinesReady")
     );
     let (reason, message) = if have == 0 {
         let mut message = format!("Machines are being created: {counts}; {machines}");
@@ -500,7 +404,7 @@ fn machines_available(status: &NodePoolStatus, desired: &Desired) -> Condition {
             NOT_READY,
             format!(
                 "The NodePool is not ready: {counts}; {machines}; {}",
-                state(status.condition("AllNodesHealthy"), "AllNodesHealthy")
+                state(status, "AllNodesHealthy")
             ),
         )
     };
@@ -522,21 +426,21 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
             ),
         );
     }
-    if let Some(s) = status.is("SupportedVersionSkew", "False") {
+    if status.is("SupportedVersionSkew", "False").is_some() {
         return unhealthy(
             UNSUPPORTED_VERSION_SKEW,
             format!(
                 "{}. Set the NodePool's release within the supported skew of the control plane's (not newer, at most a few minor versions older)",
-                state(Some(s), "SupportedVersionSkew")
+                state(status, "SupportedVersionSkew")
             ),
         );
     }
-    if let Some(c) = status.is("ClusterNetworkCIDRConflict", "True") {
+    if status.is("ClusterNetworkCIDRConflict", "True").is_some() {
         return unhealthy(
             CLUSTER_NETWORK_CIDR_CONFLICT,
             format!(
                 "{}. The machines' addresses collide with the cluster network: use a subnet outside the cluster network CIDR",
-                state(Some(c), "ClusterNetworkCIDRConflict")
+                state(status, "ClusterNetworkCIDRConflict")
             ),
         );
     }
@@ -555,12 +459,12 @@ pub fn health(status: &NodePoolStatus, desired: &Desired, clock: MachinesClock) 
             ),
         );
     }
-    if let Some(p) = status.is("ReconciliationActive", "False") {
+    if status.is("ReconciliationActive", "False").is_some() {
         return unhealthy(
             RECONCILIATION_PAUSED,
             format!(
                 "{}. HyperShift does not reconcile this NodePool: remove spec.pausedUntil (the adapter never sets it) or wait until it passes",
-                state(Some(p), "ReconciliationActive")
+                state(status, "ReconciliationActive")
             ),
         );
     }
@@ -585,6 +489,7 @@ mod tests {
 
     use std::time::Duration;
 
+    use job_report::ConditionStatus;
     use serde_json::json;
 
     use super::*;
@@ -1171,5 +1076,41 @@ mod pinned {
             }
         }
         insta::assert_snapshot!("available_and_health_grid", out);
+    }
+
+    /// Every NodePool status the real operator recorded, each distinct reading once with the
+    /// objects that give it.
+    #[test]
+    fn recorded_operator_states() {
+        let Some(recorded) = crate::hypershift::recorded_objects("NodePool") else {
+            return;
+        };
+        let clock = MachinesClock {
+            now: "2026-11-26T15:00:00Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(15 * 60),
+        };
+        let mut readings: Vec<(String, Vec<String>)> = Vec::new();
+        for (source, object) in recorded {
+            let Some(status) = object.get("status") else {
+                continue;
+            };
+            let status: NodePoolStatus = serde_json::from_value(status.clone()).unwrap();
+            let desired = Desired::of(&object);
+            let text = format!(
+                "{desired:?} {:?}\n{}\n{}\n",
+                status.node_versions(),
+                show(&available(&status, &desired)),
+                show(&health(&status, &desired, clock))
+            );
+            match readings.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, sources)) => sources.push(source),
+                None => readings.push((text, vec![source])),
+            }
+        }
+        let mut out = String::new();
+        for (text, sources) in readings {
+            let _ = write!(out, "{}\n{text}", sources.join("\n"));
+        }
+        insta::assert_snapshot!("recorded_operator_states", out);
     }
 }
