@@ -562,3 +562,6 @@ async fn an_expired_csr_list_restarts_once_then_is_not_checked() {
         "{findings:?}"
     );
 }
+
+/// Characterization pins through the public seams (snapshots in `tests/snapshots/`).
+mod pins;
