@@ -197,6 +197,9 @@ fn node_corpus() -> Vec<Value> {
         json!({"metadata": {"name": "f", "labels": {"a": "b"}, "managedFields": [{"manager": "kubelet"}]},
                "spec": {"unschedulable": false, "providerID": "aws:///x"},
                "status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}], "images": [{"names": ["x"], "sizeBytes": 1}]}}),
+        // Serde reads a struct from an array too (fields in order); no server sends one.
+        json!([]),
+        json!([{"name": "seq", "finalizers": ["f"]}, [true, [["k"]]], [[["Ready", "False"]]]]),
     ]);
     items
 }
@@ -289,6 +292,7 @@ async fn pin_lease_renewals_of_every_wire_shape() {
         json!({"metadata": null}),
         json!({}),
         json!({"metadata": {"name": "f"}, "spec": {"renewTime": null}}),
+        json!([{"name": "g"}, ["2026-11-25T11:00:00Z"]]),
     ];
     let mut out = page_of(items, LEASES, async |s| s.lease_page(None).await).await;
     for (what, item) in [
@@ -358,6 +362,7 @@ async fn pin_csr_summaries_of_every_wire_shape() {
         json!({"metadata": {"name": "p"}, "spec": {"signerName": SERVING, "username": null, "request": null}, "status": {"conditions": null}}),
         json!({"metadata": {"name": "q"}, "spec": {"signerName": null}, "status": {"conditions": [{"type": null, "status": "True"}, {"type": "Approved", "status": null}]}}),
         json!({}),
+        json!([{"name": "r"}, [SERVING, "system:node:worker-5", "eA=="], [[[null, null]]]]),
     ]);
     let mut out = page_of(items, CSR_PATH, async |s| s.csr_page(None).await).await;
     for (what, item) in [
@@ -395,6 +400,11 @@ async fn pin_list_envelopes() {
             r#"{"metadata": {"continue": 5}, "items": []}"#,
         ),
         ("items an object", r#"{"items": {}}"#),
+        ("an array", "[]"),
+        (
+            "an array of metadata and items",
+            r#"[{"continue": "t"}, [[], {}]]"#,
+        ),
         ("not JSON", "<html>proxy</html>"),
         ("empty body", ""),
     ] {
