@@ -357,7 +357,7 @@ mod tests {
             .iter()
             .filter_map(|l| Some((l.node.clone(), l.renewed?)))
             .collect();
-        judge::judge(&source.nodes, &leases, now(), &Thresholds::default())
+        testing::judge(&source.nodes, &leases, now(), &Thresholds::default())
     }
 
     #[tokio::test]
@@ -391,7 +391,7 @@ mod tests {
         let findings = collect(&source, now(), &Thresholds::default())
             .await
             .unwrap();
-        let csrs = judge::judge_csrs(&source.csrs, now(), &Thresholds::default());
+        let csrs = testing::judge_csrs(&source.csrs, now(), &Thresholds::default());
         assert_eq!(csrs.total, 9);
         assert_eq!(findings.certificate_requests, CsrCheck::Checked(csrs));
         let calls = source.calls.lock().unwrap().clone();

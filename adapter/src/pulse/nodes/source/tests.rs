@@ -189,7 +189,7 @@ fn expected(cluster: &[SyntheticNode]) -> judge::Findings {
         .filter_map(|n| Some((n.lease.node.clone(), n.lease.renewed?)))
         .collect();
     let summaries: Vec<NodeSummary> = cluster.iter().map(|n| n.summary.clone()).collect();
-    judge::judge(&summaries, &leases, now(), &thresholds())
+    testing::judge(&summaries, &leases, now(), &thresholds())
 }
 
 fn source(client: kube::Client, page_size: u32) -> KubeNodeSource {
@@ -480,7 +480,7 @@ async fn csrs_are_listed_page_by_page_after_the_nodes() {
     let summaries: Vec<CsrSummary> = csrs.iter().map(testing::SyntheticCsr::summary).collect();
     assert_eq!(
         findings.certificate_requests,
-        judge::CsrCheck::Checked(judge::judge_csrs(&summaries, now(), &thresholds()))
+        judge::CsrCheck::Checked(testing::judge_csrs(&summaries, now(), &thresholds()))
     );
     let requests = fake.seen.lock().unwrap().requests.clone();
     let csr_requests: Vec<(Option<String>, Option<String>)> = requests
