@@ -239,6 +239,10 @@ fn refused_nodes() -> Vec<(&'static str, Value)> {
             json!({"status": {"conditions": {}}}),
         ),
         ("metadata a string", json!({"metadata": "x"})),
+        ("item null", Value::Null),
+        ("item a number", json!(5)),
+        ("spec a string", json!({"spec": "x"})),
+        ("status a number", json!({"status": 1})),
     ]
 }
 
@@ -299,6 +303,8 @@ async fn pin_lease_renewals_of_every_wire_shape() {
         ("name null", json!({"metadata": {"name": null}})),
         ("renewTime a number", json!({"spec": {"renewTime": 5}})),
         ("spec a list", json!({"spec": []})),
+        ("item null", Value::Null),
+        ("spec a string", json!({"spec": "x"})),
     ] {
         let got = page_of(vec![item], LEASES, async |s| s.lease_page(None).await).await;
         let _ = writeln!(out, "[{what}] {got}");
@@ -373,6 +379,9 @@ async fn pin_csr_summaries_of_every_wire_shape() {
             "created garbage",
             json!({"metadata": {"name": "x", "creationTimestamp": "soon"}}),
         ),
+        ("item null", Value::Null),
+        ("spec a number", json!({"spec": 1})),
+        ("status a string", json!({"status": "x"})),
     ] {
         let got = page_of(vec![item], CSR_PATH, async |s| s.csr_page(None).await).await;
         let _ = writeln!(out, "[{what}] {got}");
@@ -856,4 +865,22 @@ async fn pin_run_reports_and_log_events() {
         events.lines().join("\n")
     );
     insta::assert_snapshot!("run", out);
+}
+
+/// `hypershift-adapter nodes --help`, short and long: the about, every flag, its env var and
+/// default, in order.
+#[test]
+fn pin_the_help() {
+    use clap::CommandFactory;
+    let mut cli = crate::cli::Cli::command();
+    // Env values are hidden: the help shows those of the environment the test runs in.
+    let nodes = cli
+        .find_subcommand_mut("nodes")
+        .unwrap()
+        .clone()
+        .mut_args(|a| a.hide_env_values(true));
+    let mut nodes = nodes;
+    let short = nodes.render_help().to_string();
+    let long = nodes.render_long_help().to_string();
+    insta::assert_snapshot!("help", format!("{short}\n----\n{long}"));
 }
