@@ -183,6 +183,8 @@ pub struct KubeNodeSource {
 }
 
 impl KubeNodeSource {
+    /// Lists `page_size` items a page (at least 1) through `client`, each call bounded by
+    /// `timeout`.
     pub fn new(client: kube::Client, page_size: u32, timeout: Duration) -> Self {
         KubeNodeSource {
             client,
