@@ -850,7 +850,7 @@ async fn five_thousand_nodes_are_checked_with_the_counts_right() {
         .iter()
         .filter_map(|n| Some((n.lease.node.clone(), n.lease.renewed?)))
         .collect();
-    let mut findings = judge::judge(
+    let mut findings = testing::judge(
         cluster.iter().map(|n| &n.summary),
         &leases,
         c.now,
@@ -858,7 +858,7 @@ async fn five_thousand_nodes_are_checked_with_the_counts_right() {
     );
     let summaries: Vec<_> = csrs.iter().map(testing::SyntheticCsr::summary).collect();
     findings.certificate_requests =
-        judge::CsrCheck::Checked(judge::judge_csrs(&summaries, c.now, &thresholds));
+        judge::CsrCheck::Checked(testing::judge_csrs(&summaries, c.now, &thresholds));
     assert!(
         findings.ready > 4800 && !findings.problems().is_empty(),
         "{findings:?}"

@@ -314,6 +314,12 @@ impl Findings {
     }
 }
 
+/// How long ago `since` was at `now`; `None` (undated) counts as "forever", so an undated problem
+/// is reported rather than silently ignored.
+fn age(now: Timestamp, since: Option<Timestamp>) -> SignedDuration {
+    since.map_or(SignedDuration::MAX, |t| now.duration_since(t))
+}
+
 /// Folds nodes one at a time into [`Findings`].
 #[derive(Debug)]
 pub struct Judge<'a> {
@@ -341,12 +347,6 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// How long ago `since` was; `None` (undated) counts as "forever", so an undated problem
-    /// is reported rather than silently ignored.
-    fn age(&self, since: Option<Timestamp>) -> SignedDuration {
-        since.map_or(SignedDuration::MAX, |t| self.now.duration_since(t))
-    }
-
     /// Judges one node.
     pub fn observe(&mut self, node: &NodeSummary) {
         let t = self.thresholds;
@@ -365,7 +365,7 @@ impl<'a> Judge<'a> {
             }
             ready => {
                 let since = ready.and_then(|r| r.since).or(node.created);
-                if self.age(since) > t.not_ready_grace {
+                if age(self.now, since) > t.not_ready_grace {
                     self.findings.not_ready.push(name());
                     false
                 } else {
@@ -381,7 +381,7 @@ impl<'a> Judge<'a> {
             .taints
             .iter()
             .filter(|taint| t.verification_taints.contains(&taint.key))
-            .filter(|taint| self.age(taint.time_added.or(node.created)) > t.verification_grace)
+            .filter(|taint| age(self.now, taint.time_added.or(node.created)) > t.verification_grace)
             .map(|taint| taint.key.clone())
             .collect();
         overdue.sort();
@@ -396,11 +396,11 @@ impl<'a> Judge<'a> {
             .get(&node.name)
             .copied()
             .or(node.ready.and_then(|r| r.heartbeat));
-        let stale = !within_grace && self.age(heartbeat) > t.stale_heartbeat_after;
+        let stale = !within_grace && age(self.now, heartbeat) > t.stale_heartbeat_after;
 
         let stuck = node
             .deleting_since
-            .is_some_and(|since| self.age(Some(since)) > t.stuck_terminating_after);
+            .is_some_and(|since| age(self.now, Some(since)) > t.stuck_terminating_after);
 
         let f = &mut self.findings;
         for (flag, list) in [
@@ -480,10 +480,7 @@ impl<'a> CsrJudge<'a> {
         if csr.state != CsrState::Pending {
             return;
         }
-        let age = csr
-            .created
-            .map_or(SignedDuration::MAX, |t| self.now.duration_since(t));
-        if age <= self.thresholds.csr_pending_grace {
+        if age(self.now, csr.created) <= self.thresholds.csr_pending_grace {
             f.pending_within_grace += 1;
             return;
         }
@@ -509,33 +506,6 @@ impl<'a> CsrJudge<'a> {
         f.pending.sort();
         f
     }
-}
-
-/// Judges a whole set of certificate signing requests at once (tests, benchmarks).
-pub fn judge_csrs<'c>(
-    csrs: impl IntoIterator<Item = &'c CsrSummary>,
-    now: Timestamp,
-    thresholds: &Thresholds,
-) -> CsrFindings {
-    let mut judge = CsrJudge::new(now, thresholds);
-    for csr in csrs {
-        judge.observe(csr);
-    }
-    judge.finish()
-}
-
-/// Judges a whole set of nodes at once (tests, benchmarks).
-pub fn judge<'n>(
-    nodes: impl IntoIterator<Item = &'n NodeSummary>,
-    leases: &HashMap<String, Timestamp>,
-    now: Timestamp,
-    thresholds: &Thresholds,
-) -> Findings {
-    let mut judge = Judge::new(now, thresholds, leases);
-    for node in nodes {
-        judge.observe(node);
-    }
-    judge.finish()
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub use csr::CsrSummary;
 pub use judge::{
     CsrCheck, CsrFindings, CsrJudge, Findings, Judge, NodeSummary, Problem, Thresholds,
 };
+use source::Resource;
 pub use source::{KubeNodeSource, LeaseRenewal, NodeSource, Page, SourceError};
 
 /// Pages a source will be asked for before the list is considered endless (a server that keeps
@@ -47,93 +48,74 @@ pub async fn collect(
     now: Timestamp,
     thresholds: &Thresholds,
 ) -> Result<Findings, SourceError> {
-    let leases = retry_expired_once(|| read_leases(source)).await?;
-    let mut findings = retry_expired_once(|| judge_nodes(source, now, thresholds, &leases)).await?;
-    findings.certificate_requests =
-        match retry_expired_once(|| judge_csrs(source, now, thresholds)).await {
-            Ok(csrs) => CsrCheck::Checked(csrs),
-            Err(err) => CsrCheck::NotChecked {
-                reason: err.reason(),
-                message: csr::cut(&err.to_string(), MAX_NOT_CHECKED_LEN),
-            },
-        };
-    Ok(findings)
-}
-
-async fn retry_expired_once<T, F, Fut>(mut f: F) -> Result<T, SourceError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, SourceError>>,
-{
-    match f().await {
-        Err(SourceError::Expired { .. }) => f().await,
-        other => other,
-    }
-}
-
-async fn read_leases(source: &impl NodeSource) -> Result<HashMap<String, Timestamp>, SourceError> {
-    let mut leases = HashMap::new();
-    let mut token: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let page = source.lease_page(token.as_deref()).await?;
-        for lease in page.items {
+    let leases = read_all(
+        Resource::Leases,
+        |token| source.lease_page(token),
+        HashMap::new,
+        |leases, lease: LeaseRenewal| {
             if let Some(renewed) = lease.renewed {
                 leases.insert(lease.node, renewed);
             }
-        }
-        token = page.continue_token;
-        if token.is_none() {
-            return Ok(leases);
-        }
-    }
-    Err(endless(source::Resource::Leases))
+        },
+    )
+    .await?;
+    let mut findings = read_all(
+        Resource::Nodes,
+        |token| source.node_page(token),
+        || Judge::new(now, thresholds, &leases),
+        |judge, node| judge.observe(&node),
+    )
+    .await?
+    .finish();
+    let csrs = read_all(
+        Resource::CertificateSigningRequests,
+        |token| source.csr_page(token),
+        || CsrJudge::new(now, thresholds),
+        |judge, csr| judge.observe(&csr),
+    )
+    .await;
+    findings.certificate_requests = match csrs {
+        Ok(judge) => CsrCheck::Checked(judge.finish()),
+        Err(err) => CsrCheck::NotChecked {
+            reason: err.reason(),
+            message: csr::cut(&err.to_string(), MAX_NOT_CHECKED_LEN),
+        },
+    };
+    Ok(findings)
 }
 
-async fn judge_nodes(
-    source: &impl NodeSource,
-    now: Timestamp,
-    thresholds: &Thresholds,
-    leases: &HashMap<String, Timestamp>,
-) -> Result<Findings, SourceError> {
-    let mut judge = Judge::new(now, thresholds, leases);
-    let mut token: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let page = source.node_page(token.as_deref()).await?;
-        for node in &page.items {
-            judge.observe(node);
+/// Folds every item of one list, page by page, into what `start` makes; a list whose continue
+/// token expired (410) is folded once more from the beginning, into a fresh start.
+async fn read_all<T, A, Fut>(
+    resource: Resource,
+    page: impl Fn(Option<String>) -> Fut,
+    start: impl Fn() -> A,
+    observe: impl Fn(&mut A, T),
+) -> Result<A, SourceError>
+where
+    Fut: Future<Output = Result<Page<T>, SourceError>>,
+{
+    let pass = async || {
+        let mut folded = start();
+        let mut token = None;
+        for _ in 0..MAX_PAGES {
+            let page = page(token).await?;
+            for item in page.items {
+                observe(&mut folded, item);
+            }
+            token = page.continue_token;
+            if token.is_none() {
+                return Ok(folded);
+            }
         }
-        token = page.continue_token;
-        if token.is_none() {
-            return Ok(judge.finish());
-        }
-    }
-    Err(endless(source::Resource::Nodes))
-}
-
-async fn judge_csrs(
-    source: &impl NodeSource,
-    now: Timestamp,
-    thresholds: &Thresholds,
-) -> Result<CsrFindings, SourceError> {
-    let mut judge = CsrJudge::new(now, thresholds);
-    let mut token: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let page = source.csr_page(token.as_deref()).await?;
-        for csr in &page.items {
-            judge.observe(csr);
-        }
-        token = page.continue_token;
-        if token.is_none() {
-            return Ok(judge.finish());
-        }
-    }
-    Err(endless(source::Resource::CertificateSigningRequests))
-}
-
-fn endless(resource: source::Resource) -> SourceError {
-    SourceError::Unreachable {
-        resource,
-        message: format!("the API server returned more than {MAX_PAGES} pages"),
+        Err(SourceError::Unreachable {
+            resource,
+            message: format!("the API server returned more than {MAX_PAGES} pages"),
+        })
+    };
+    match pass().await {
+        Err(SourceError::Expired { .. }) => pass().await,
+        other => other,
     }
 }
 
@@ -144,20 +126,14 @@ fn endless(resource: source::Resource) -> SourceError {
 pub fn failure_report(err: &SourceError, generation: Option<i64>) -> Report {
     let reason = err.reason();
     let message = crate::message::redact(&err.to_string());
+    let not_checked = |type_| {
+        let message = format!("Nodes were not checked: {message}");
+        crate::message::cond(type_, ConditionStatus::Unknown, reason, message)
+    };
     let mut report = Report::new(vec![
         crate::message::cond("Applied", ConditionStatus::False, reason, message.clone()),
-        crate::message::cond(
-            "Available",
-            ConditionStatus::Unknown,
-            reason,
-            format!("Nodes were not checked: {message}"),
-        ),
-        crate::message::cond(
-            "Health",
-            ConditionStatus::Unknown,
-            reason,
-            format!("Nodes were not checked: {message}"),
-        ),
+        not_checked("Available"),
+        not_checked("Health"),
     ]);
     report.adapter = Some(judge::ADAPTER_NAME.to_owned());
     report.observed_generation = generation;
@@ -320,12 +296,9 @@ mod tests {
             &self,
             resource: Resource,
             items: &[T],
-            token: Option<&str>,
+            token: Option<String>,
         ) -> Result<Page<T>, SourceError> {
-            self.calls
-                .lock()
-                .unwrap()
-                .push((resource, token.map(ToOwned::to_owned)));
+            self.calls.lock().unwrap().push((resource, token.clone()));
             let start: usize = token.map_or(0, |t| t.parse().unwrap());
             let mut fail = self.fail_once.lock().unwrap();
             if fail
@@ -349,15 +322,18 @@ mod tests {
     }
 
     impl NodeSource for MemorySource {
-        async fn node_page(&self, token: Option<&str>) -> Result<Page<NodeSummary>, SourceError> {
+        async fn node_page(&self, token: Option<String>) -> Result<Page<NodeSummary>, SourceError> {
             self.serve(Resource::Nodes, &self.nodes, token)
         }
 
-        async fn lease_page(&self, token: Option<&str>) -> Result<Page<LeaseRenewal>, SourceError> {
+        async fn lease_page(
+            &self,
+            token: Option<String>,
+        ) -> Result<Page<LeaseRenewal>, SourceError> {
             self.serve(Resource::Leases, &self.leases, token)
         }
 
-        async fn csr_page(&self, token: Option<&str>) -> Result<Page<CsrSummary>, SourceError> {
+        async fn csr_page(&self, token: Option<String>) -> Result<Page<CsrSummary>, SourceError> {
             self.serve(Resource::CertificateSigningRequests, &self.csrs, token)
         }
     }
@@ -381,7 +357,7 @@ mod tests {
             .iter()
             .filter_map(|l| Some((l.node.clone(), l.renewed?)))
             .collect();
-        judge::judge(&source.nodes, &leases, now(), &Thresholds::default())
+        testing::judge(&source.nodes, &leases, now(), &Thresholds::default())
     }
 
     #[tokio::test]
@@ -415,7 +391,7 @@ mod tests {
         let findings = collect(&source, now(), &Thresholds::default())
             .await
             .unwrap();
-        let csrs = judge::judge_csrs(&source.csrs, now(), &Thresholds::default());
+        let csrs = testing::judge_csrs(&source.csrs, now(), &Thresholds::default());
         assert_eq!(csrs.total, 9);
         assert_eq!(findings.certificate_requests, CsrCheck::Checked(csrs));
         let calls = source.calls.lock().unwrap().clone();
@@ -524,20 +500,23 @@ mod tests {
         impl NodeSource for TwiceExpired {
             async fn node_page(
                 &self,
-                token: Option<&str>,
+                token: Option<String>,
             ) -> Result<Page<NodeSummary>, SourceError> {
                 self.0.node_page(token).await
             }
             async fn lease_page(
                 &self,
-                _token: Option<&str>,
+                _token: Option<String>,
             ) -> Result<Page<LeaseRenewal>, SourceError> {
                 Err(SourceError::Expired {
                     resource: Resource::Leases,
                     message: "HTTP 410: too old".to_owned(),
                 })
             }
-            async fn csr_page(&self, token: Option<&str>) -> Result<Page<CsrSummary>, SourceError> {
+            async fn csr_page(
+                &self,
+                token: Option<String>,
+            ) -> Result<Page<CsrSummary>, SourceError> {
                 self.0.csr_page(token).await
             }
         }

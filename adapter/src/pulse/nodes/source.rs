@@ -25,17 +25,20 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use job_report::ConditionStatus;
-use k8s_openapi::api::core::v1::Node;
 use kube::api::ListParams;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use super::csr::{CsrFields, CsrState, CsrSummary};
 use super::judge::{NodeSummary, ReadyState, TaintSummary};
 // An error and its sources, `: `-joined (hyper's "client error (Connect)" alone says little).
 use crate::kubeconfig::error_chain;
 
-/// The namespace holding one Lease per node, renewed by the kubelet as its heartbeat.
-pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+/// The cluster-scoped list of Nodes.
+const NODES_PATH: &str = "/api/v1/nodes";
+/// The namespace `kube-node-lease`, holding one Lease per node, renewed by the kubelet as its
+/// heartbeat.
+const LEASES_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
 /// The cluster-scoped list of CertificateSigningRequests.
 pub const CSR_PATH: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 
@@ -149,24 +152,24 @@ impl SourceError {
     }
 }
 
-/// Reads nodes and node leases one page at a time.
+/// Reads nodes, node leases and certificate signing requests one page at a time.
 pub trait NodeSource {
     /// One page of Nodes, summarized; `continue_token` is `None` for the first page.
     fn node_page(
         &self,
-        continue_token: Option<&str>,
+        continue_token: Option<String>,
     ) -> impl Future<Output = Result<Page<NodeSummary>, SourceError>> + Send;
 
     /// One page of Leases in `kube-node-lease`.
     fn lease_page(
         &self,
-        continue_token: Option<&str>,
+        continue_token: Option<String>,
     ) -> impl Future<Output = Result<Page<LeaseRenewal>, SourceError>> + Send;
 
     /// One page of CertificateSigningRequests (cluster-scoped), summarized.
     fn csr_page(
         &self,
-        continue_token: Option<&str>,
+        continue_token: Option<String>,
     ) -> impl Future<Output = Result<Page<CsrSummary>, SourceError>> + Send;
 }
 
@@ -180,6 +183,8 @@ pub struct KubeNodeSource {
 }
 
 impl KubeNodeSource {
+    /// Lists `page_size` items a page (at least 1) through `client`, each call bounded by
+    /// `timeout`.
     pub fn new(client: kube::Client, page_size: u32, timeout: Duration) -> Self {
         KubeNodeSource {
             client,
@@ -207,15 +212,18 @@ impl KubeNodeSource {
         Ok(KubeNodeSource::new(client, page_size, timeout))
     }
 
-    async fn list<W: serde::de::DeserializeOwned>(
+    /// One page of the list at `path`: its items read as `W` (the fields the check reads) and
+    /// each summarized while the page is in hand.
+    async fn page<W: DeserializeOwned + Default, S>(
         &self,
         resource: Resource,
         path: &str,
-        continue_token: Option<&str>,
-    ) -> Result<WireList<W>, SourceError> {
+        continue_token: Option<String>,
+        summarize: fn(W) -> S,
+    ) -> Result<Page<S>, SourceError> {
         let mut params = ListParams::default().limit(self.page_size);
         if let Some(token) = continue_token {
-            params = params.continue_token(token);
+            params = params.continue_token(&token);
         }
         let request =
             kube::core::Request::new(path)
@@ -224,183 +232,138 @@ impl KubeNodeSource {
                     resource,
                     message: error_chain(&e),
                 })?;
-        match tokio::time::timeout(self.timeout, self.client.request::<WireList<W>>(request)).await
-        {
-            Ok(result) => result.map_err(|e| SourceError::from_kube(resource, e)),
-            Err(_elapsed) => Err(SourceError::Timeout {
+        let list = tokio::time::timeout(self.timeout, self.client.request::<WireList<W>>(request))
+            .await
+            .map_err(|_elapsed| SourceError::Timeout {
                 resource,
                 timeout: self.timeout,
-            }),
-        }
+            })?
+            .map_err(|e| SourceError::from_kube(resource, e))?;
+        Ok(list.into_page(summarize))
     }
 }
 
 pub use crate::kubeconfig::tune;
 
 impl NodeSource for KubeNodeSource {
-    async fn node_page(
-        &self,
-        continue_token: Option<&str>,
-    ) -> Result<Page<NodeSummary>, SourceError> {
-        let list: WireList<WireNode> = self
-            .list(Resource::Nodes, "/api/v1/nodes", continue_token)
-            .await?;
-        Ok(Page {
-            items: list.items.into_iter().map(WireNode::summarize).collect(),
-            continue_token: list.metadata.continue_token(),
-        })
+    async fn node_page(&self, token: Option<String>) -> Result<Page<NodeSummary>, SourceError> {
+        self.page(Resource::Nodes, NODES_PATH, token, WireNode::summarize)
+            .await
     }
 
-    async fn lease_page(
-        &self,
-        continue_token: Option<&str>,
-    ) -> Result<Page<LeaseRenewal>, SourceError> {
-        let list: WireList<WireLease> = self
-            .list(
-                Resource::Leases,
-                &format!("/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases"),
-                continue_token,
-            )
-            .await?;
-        Ok(Page {
-            items: list
-                .items
-                .into_iter()
-                .map(|l| LeaseRenewal {
-                    node: l.metadata.name,
-                    renewed: l.spec.renew_time,
-                })
-                .collect(),
-            continue_token: list.metadata.continue_token(),
-        })
+    async fn lease_page(&self, token: Option<String>) -> Result<Page<LeaseRenewal>, SourceError> {
+        self.page(Resource::Leases, LEASES_PATH, token, WireLease::summarize)
+            .await
     }
 
-    async fn csr_page(
-        &self,
-        continue_token: Option<&str>,
-    ) -> Result<Page<CsrSummary>, SourceError> {
-        let list: WireList<WireCsr> = self
-            .list(
-                Resource::CertificateSigningRequests,
-                CSR_PATH,
-                continue_token,
-            )
-            .await?;
-        Ok(Page {
-            items: list.items.into_iter().map(WireCsr::summarize).collect(),
-            continue_token: list.metadata.continue_token(),
-        })
+    async fn csr_page(&self, token: Option<String>) -> Result<Page<CsrSummary>, SourceError> {
+        self.page(
+            Resource::CertificateSigningRequests,
+            CSR_PATH,
+            token,
+            WireCsr::summarize,
+        )
+        .await
     }
 }
 
-// Wire types: the subset of NodeList / LeaseList the check reads. Unknown fields are skipped
-// by serde without allocating; `null` is accepted wherever the API may send it.
+// Wire types: the subset of NodeList / LeaseList / CertificateSigningRequestList the check
+// reads. Unknown fields are skipped by serde without allocating; a missing field is its default,
+// and an `Option` field takes `null` wherever the API may send it (read as the default too).
+// Their names are in serde's words when a page does not parse ("expected struct WireMeta").
 
-#[derive(Deserialize)]
-#[serde(bound = "T: Deserialize<'de>")]
+#[derive(Deserialize, Default)]
+#[serde(default, bound = "T: Deserialize<'de> + Default")]
 struct WireList<T> {
-    #[serde(default, deserialize_with = "null_as_default")]
-    metadata: WireListMeta,
-    #[serde(default = "Vec::new", deserialize_with = "null_as_default")]
-    items: Vec<T>,
+    metadata: Option<WireListMeta>,
+    items: Option<Vec<T>>,
+}
+
+impl<T> WireList<T> {
+    /// The items summarized, and the continue token (an empty one ends the list too).
+    fn into_page<S>(self, summarize: fn(T) -> S) -> Page<S> {
+        Page {
+            items: self
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .map(summarize)
+                .collect(),
+            continue_token: self
+                .metadata
+                .and_then(|m| m.continue_)
+                .filter(|t| !t.is_empty()),
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireListMeta {
-    #[serde(rename = "continue", default)]
+    #[serde(rename = "continue")]
     continue_: Option<String>,
 }
 
-impl WireListMeta {
-    fn continue_token(self) -> Option<String> {
-        self.continue_.filter(|t| !t.is_empty())
-    }
-}
-
-fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 struct WireMeta {
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     creation_timestamp: Option<Timestamp>,
-    #[serde(default)]
     deletion_timestamp: Option<Timestamp>,
-    #[serde(default, deserialize_with = "null_as_default")]
-    finalizers: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct WireNode {
-    #[serde(default, deserialize_with = "null_as_default")]
-    metadata: WireMeta,
-    #[serde(default, deserialize_with = "null_as_default")]
-    spec: WireNodeSpec,
-    #[serde(default, deserialize_with = "null_as_default")]
-    status: WireNodeStatus,
+    finalizers: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
-struct WireNodeSpec {
-    #[serde(default)]
-    unschedulable: Option<bool>,
-    #[serde(default, deserialize_with = "null_as_default")]
-    taints: Vec<WireTaint>,
+#[serde(default)]
+struct WireNode {
+    metadata: Option<WireMeta>,
+    spec: Option<WireNodeSpec>,
+    status: Option<WireNodeStatus>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireNodeSpec {
+    unschedulable: Option<bool>,
+    taints: Option<Vec<WireTaint>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
 struct WireTaint {
-    #[serde(default)]
     key: String,
-    #[serde(default)]
     time_added: Option<Timestamp>,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireNodeStatus {
-    #[serde(default, deserialize_with = "null_as_default")]
-    conditions: Vec<WireCondition>,
+    conditions: Option<Vec<WireCondition>>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
 struct WireCondition {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     type_: String,
-    #[serde(default)]
     status: String,
-    #[serde(default)]
     last_transition_time: Option<Timestamp>,
-    #[serde(default)]
     last_heartbeat_time: Option<Timestamp>,
 }
 
 impl WireNode {
     fn summarize(self) -> NodeSummary {
-        let conditions = self.status.conditions.iter().map(|c| Cond {
-            type_: &c.type_,
-            status: &c.status,
-            since: c.last_transition_time,
-            heartbeat: c.last_heartbeat_time,
-        });
+        let meta = self.metadata.unwrap_or_default();
+        let spec = self.spec.unwrap_or_default();
         let mut summary = NodeSummary {
-            name: self.metadata.name,
-            created: self.metadata.creation_timestamp,
-            deleting_since: self.metadata.deletion_timestamp,
-            finalizers: self.metadata.finalizers,
-            unschedulable: self.spec.unschedulable.unwrap_or(false),
-            taints: self
-                .spec
+            name: meta.name,
+            created: meta.creation_timestamp,
+            deleting_since: meta.deletion_timestamp,
+            finalizers: meta.finalizers.unwrap_or_default(),
+            unschedulable: spec.unschedulable.unwrap_or(false),
+            taints: spec
                 .taints
+                .unwrap_or_default()
                 .into_iter()
                 .map(|t| TaintSummary {
                     key: t.key,
@@ -409,76 +372,99 @@ impl WireNode {
                 .collect(),
             ..NodeSummary::default()
         };
-        apply_conditions(&mut summary, conditions);
+        for c in self.status.and_then(|s| s.conditions).unwrap_or_default() {
+            let is_true = c.status == "True";
+            match c.type_.as_str() {
+                "Ready" => {
+                    summary.ready = Some(ReadyState {
+                        // Anything but the exact True/False is treated as Unknown.
+                        status: ConditionStatus::parse(&c.status)
+                            .unwrap_or(ConditionStatus::Unknown),
+                        since: c.last_transition_time,
+                        heartbeat: c.last_heartbeat_time,
+                    });
+                }
+                "MemoryPressure" => summary.memory_pressure = is_true,
+                "DiskPressure" => summary.disk_pressure = is_true,
+                "PIDPressure" => summary.pid_pressure = is_true,
+                "NetworkUnavailable" => summary.network_unavailable = is_true,
+                _ => {}
+            }
+        }
         summary
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireLease {
-    #[serde(default, deserialize_with = "null_as_default")]
-    metadata: WireMeta,
-    #[serde(default, deserialize_with = "null_as_default")]
-    spec: WireLeaseSpec,
+    metadata: Option<WireMeta>,
+    spec: Option<WireLeaseSpec>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 struct WireLeaseSpec {
-    #[serde(default)]
     renew_time: Option<Timestamp>,
 }
 
-#[derive(Deserialize)]
+impl WireLease {
+    fn summarize(self) -> LeaseRenewal {
+        LeaseRenewal {
+            node: self.metadata.unwrap_or_default().name,
+            renewed: self.spec.and_then(|s| s.renew_time),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireCsr {
-    #[serde(default, deserialize_with = "null_as_default")]
-    metadata: WireMeta,
-    #[serde(default, deserialize_with = "null_as_default")]
-    spec: WireCsrSpec,
-    #[serde(default, deserialize_with = "null_as_default")]
-    status: WireCsrStatus,
+    metadata: Option<WireMeta>,
+    spec: Option<WireCsrSpec>,
+    status: Option<WireCsrStatus>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 struct WireCsrSpec {
-    #[serde(default, deserialize_with = "null_as_default")]
-    signer_name: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    username: String,
+    signer_name: Option<String>,
+    username: Option<String>,
     /// Base64 of the PEM text; decoded only for a pending kubelet request.
-    #[serde(default, deserialize_with = "null_as_default")]
-    request: String,
+    request: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireCsrStatus {
-    #[serde(default, deserialize_with = "null_as_default")]
-    conditions: Vec<WireCsrCondition>,
+    conditions: Option<Vec<WireCsrCondition>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct WireCsrCondition {
-    #[serde(rename = "type", default, deserialize_with = "null_as_default")]
-    type_: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    status: String,
+    #[serde(rename = "type")]
+    type_: Option<String>,
+    status: Option<String>,
 }
 
 impl WireCsr {
     fn summarize(self) -> CsrSummary {
-        let state = CsrState::from_conditions(
-            self.status
-                .conditions
-                .iter()
-                .map(|c| (c.type_.as_str(), c.status.as_str())),
-        );
+        let meta = self.metadata.unwrap_or_default();
+        let spec = self.spec.unwrap_or_default();
+        let conditions = self.status.and_then(|s| s.conditions).unwrap_or_default();
+        let state = CsrState::from_conditions(conditions.iter().map(|c| {
+            (
+                c.type_.as_deref().unwrap_or_default(),
+                c.status.as_deref().unwrap_or_default(),
+            )
+        }));
         let summary = CsrSummary::new(CsrFields {
-            name: &self.metadata.name,
-            created: self.metadata.creation_timestamp,
-            signer_name: &self.spec.signer_name,
-            username: &self.spec.username,
-            request_base64: &self.spec.request,
+            name: &meta.name,
+            created: meta.creation_timestamp,
+            signer_name: spec.signer_name.as_deref().unwrap_or_default(),
+            username: spec.username.as_deref().unwrap_or_default(),
+            request_base64: spec.request.as_deref().unwrap_or_default(),
             state,
         });
         if summary.signer.is_some() && state == CsrState::Pending && summary.node.is_none() {
@@ -490,76 +476,6 @@ impl WireCsr {
         }
         summary
     }
-}
-
-/// A borrowed view of one node condition, whatever type it was parsed into.
-struct Cond<'a> {
-    type_: &'a str,
-    status: &'a str,
-    since: Option<Timestamp>,
-    heartbeat: Option<Timestamp>,
-}
-
-fn apply_conditions<'a>(summary: &mut NodeSummary, conditions: impl Iterator<Item = Cond<'a>>) {
-    for c in conditions {
-        let is_true = c.status == "True";
-        match c.type_ {
-            "Ready" => {
-                summary.ready = Some(ReadyState {
-                    // Anything but the exact True/False is treated as Unknown.
-                    status: ConditionStatus::parse(c.status).unwrap_or(ConditionStatus::Unknown),
-                    since: c.since,
-                    heartbeat: c.heartbeat,
-                });
-            }
-            "MemoryPressure" => summary.memory_pressure = is_true,
-            "DiskPressure" => summary.disk_pressure = is_true,
-            "PIDPressure" => summary.pid_pressure = is_true,
-            "NetworkUnavailable" => summary.network_unavailable = is_true,
-            _ => {}
-        }
-    }
-}
-
-/// Summarizes a full `k8s-openapi` Node the same way the wire path does (for callers that
-/// already hold Node objects, e.g. the testbed, and to check both paths agree).
-pub fn summarize_node(node: &Node) -> NodeSummary {
-    let meta = &node.metadata;
-    let spec = node.spec.as_ref();
-    let mut summary = NodeSummary {
-        name: meta.name.clone().unwrap_or_default(),
-        created: meta.creation_timestamp.as_ref().map(|t| t.0),
-        deleting_since: meta.deletion_timestamp.as_ref().map(|t| t.0),
-        finalizers: meta.finalizers.clone().unwrap_or_default(),
-        unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
-        taints: spec
-            .and_then(|s| s.taints.as_ref())
-            .map(|taints| {
-                taints
-                    .iter()
-                    .map(|t| TaintSummary {
-                        key: t.key.clone(),
-                        time_added: t.time_added.as_ref().map(|t| t.0),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        ..NodeSummary::default()
-    };
-    let conditions = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|c| Cond {
-            type_: &c.type_,
-            status: &c.status,
-            since: c.last_transition_time.as_ref().map(|t| t.0),
-            heartbeat: c.last_heartbeat_time.as_ref().map(|t| t.0),
-        });
-    apply_conditions(&mut summary, conditions);
-    summary
 }
 
 #[cfg(test)]

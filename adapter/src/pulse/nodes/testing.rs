@@ -1,11 +1,12 @@
 //! Synthetic clusters for tests, the testbed and benchmarks: deterministic for a given seed.
 //!
-//! [`synthetic_cluster`] yields compact [`NodeSummary`]s for the pure judge; [`node_object`] and
+//! [`synthetic_cluster`] yields compact [`NodeSummary`]s for the pure judge ([`judge`] and
+//! [`judge_csrs`] judge a whole set at once); [`node_object`] and
 //! [`lease_object`] turn them into the full Kubernetes objects an API server would serve;
 //! [`csr_object`] builds a CertificateSigningRequest around a request the caller made (the
 //! testbed makes real ones with rcgen).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::{SignedDuration, Timestamp};
 use job_report::ConditionStatus;
@@ -24,7 +25,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time
 use super::csr::{
     CsrState, CsrSummary, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, KubeletSigner,
 };
-use super::judge::{NodeSummary, ReadyState, TaintSummary};
+use super::judge::{
+    CsrFindings, CsrJudge, Findings, Judge, NodeSummary, ReadyState, TaintSummary, Thresholds,
+};
 use super::source::LeaseRenewal;
 
 /// The verification taint key synthetic nodes carry.
@@ -108,6 +111,33 @@ pub fn synthetic_cluster(n: usize, seed: u64, now: Timestamp) -> Vec<SyntheticNo
             }
         })
         .collect()
+}
+
+/// Judges a whole set of certificate signing requests at once, as `collect` does page by page.
+pub fn judge_csrs<'c>(
+    csrs: impl IntoIterator<Item = &'c CsrSummary>,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> CsrFindings {
+    let mut judge = CsrJudge::new(now, thresholds);
+    for csr in csrs {
+        judge.observe(csr);
+    }
+    judge.finish()
+}
+
+/// Judges a whole set of nodes at once, as `collect` does page by page.
+pub fn judge<'n>(
+    nodes: impl IntoIterator<Item = &'n NodeSummary>,
+    leases: &HashMap<String, Timestamp>,
+    now: Timestamp,
+    thresholds: &Thresholds,
+) -> Findings {
+    let mut judge = Judge::new(now, thresholds, leases);
+    for node in nodes {
+        judge.observe(node);
+    }
+    judge.finish()
 }
 
 /// The Node an API server would serve for `summary`, with the bulk a real kubelet adds

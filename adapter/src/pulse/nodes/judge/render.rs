@@ -125,15 +125,16 @@ fn not_checked_note(f: &Findings) -> Option<String> {
     }
 }
 
-/// `(one, many)`: what a problem counts.
-fn counted(problem: Problem) -> (&'static str, &'static str) {
-    match problem {
+/// `n` of what a problem counts: "1 node", "3 kubelet certificate signing requests".
+fn counted(problem: Problem, n: usize) -> String {
+    let (one, many) = match problem {
         Problem::PendingCsr => (
             "kubelet certificate signing request",
             "kubelet certificate signing requests",
         ),
         _ => ("node", "nodes"),
-    }
+    };
+    plural(n, one, many)
 }
 
 /// "2 nodes not Ready for longer than 5m: a, b" — up to [`MESSAGE_NODE_LIMIT`] names, sorted.
@@ -182,8 +183,7 @@ fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
             first(&f.unverified).map(UnverifiedNode::describe).collect(),
         ),
     };
-    let (one, many) = counted(problem);
-    let mut message = format!("{} {head}: {}", plural(n, one, many), names.join(", "));
+    let mut message = format!("{} {head}: {}", counted(problem, n), names.join(", "));
     if n > names.len() {
         let _ = write!(message, " and {} more", n - names.len());
     }
@@ -204,8 +204,7 @@ fn short(problem: Problem, n: usize) -> String {
         Problem::StuckTerminating => "stuck terminating",
         Problem::Unverified => "unverified",
     };
-    let (one, many) = counted(problem);
-    format!("{} {what}", plural(n, one, many))
+    format!("{} {what}", counted(problem, n))
 }
 
 impl StuckNode {

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::pulse::nodes::csr::{CsrFields, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER};
-use crate::pulse::nodes::testing::{self, BOOTSTRAPPER, request_pem};
+use crate::pulse::nodes::testing::{self, BOOTSTRAPPER, judge, judge_csrs, request_pem};
 
 fn now() -> Timestamp {
     "2026-11-25T12:00:00Z".parse().unwrap()
