@@ -560,3 +560,318 @@ mod tests {
         assert!(!is_missing_namespace(&status(404, "NotFound", None)));
     }
 }
+
+/// Pins the hub backend: what [`existing_work`] makes of the `hub_manifestwork` fuzz corpus and
+/// of edited objects, the error of every API status, and every request the client sends (method,
+/// path, headers, body) with what it makes of the answers.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::{Recorder, corpus, work_line};
+
+    #[test]
+    fn hub_manifestwork_corpus() {
+        let mut out = String::new();
+        for (name, data) in corpus("hub_manifestwork") {
+            let object = serde_json::from_slice::<DynamicObject>(&data);
+            let _ = writeln!(
+                out,
+                "[{name}] {:?}",
+                object
+                    .map(|o| existing_work(&o)
+                        .as_ref()
+                        .map(work_line)
+                        .map_err(Clone::clone))
+                    .map_err(|e| e.to_string())
+            );
+        }
+        insta::assert_snapshot!("hub_manifestwork_corpus", out);
+    }
+
+    fn base() -> serde_json::Value {
+        json!({
+            "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+            "metadata": {"name": "w", "namespace": "mgmt-1", "generation": 4, "resourceVersion": "77",
+                         "labels": {"a": "b"}, "annotations": {"c": "d"}},
+            "spec": {"workload": {"manifests": [{"kind": "Namespace"}, {"kind": "HostedCluster"}]}},
+            "status": {
+                "conditions": [
+                    {"type": "Applied", "status": "True", "observedGeneration": 3, "lastTransitionTime": "t1", "reason": "r", "message": "m"},
+                    {"type": "Available", "status": "False", "observedGeneration": 4},
+                    {"type": "Degraded", "status": "False"}],
+                "resourceStatus": {"manifests": [
+                    {"resourceMeta": {"ordinal": 1, "group": "hypershift.openshift.io", "version": "v1beta1", "kind": "HostedCluster",
+                                      "resource": "hostedclusters", "namespace": "clusters", "name": "c"},
+                     "statusFeedback": {"values": [
+                        {"name": "status.conditions[type=Available].status", "fieldValue": {"type": "String", "string": "True"}},
+                        {"name": "status.conditions[type=Available].observedGeneration", "fieldValue": {"type": "Integer", "integer": 4}},
+                        {"name": "status.version.history[state=Completed].version", "fieldValue": {"type": "JsonRaw", "jsonRaw": "[\"4.19.3\",\"4.19.1\"]"}},
+                        {"name": "status.nodes[*].ready", "fieldValue": {"type": "Boolean", "boolean": true}},
+                        {"name": "generation", "fieldValue": {"type": "Integer", "integer": 4}},
+                        {"name": "finalizers", "fieldValue": {"type": "String", "string": "f"}}]},
+                     "conditions": [{"type": "Applied", "status": "True", "lastTransitionTime": "t2"}]},
+                    {"resourceMeta": {"kind": "Namespace", "name": "clusters"}, "statusFeedback": {}}]}
+            }
+        })
+    }
+
+    #[test]
+    fn edited_objects() {
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 12] = [
+            ("as is", |_| {}),
+            ("whole status kept", |w| {
+                w.pointer_mut("/status/resourceStatus/manifests/0/statusFeedback/values").unwrap().as_array_mut().unwrap().push(
+                    json!({"name": "status", "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"conditions\":[]}"}}));
+            }),
+            ("status null", |w| w["status"] = serde_json::Value::Null),
+            ("no status", |w| {
+                w.as_object_mut().unwrap().remove("status");
+            }),
+            ("status not an object", |w| w["status"] = json!("x")),
+            ("conditions not a list", |w| {
+                w["status"]["conditions"] = json!({})
+            }),
+            ("bad jsonRaw", |w| {
+                w["status"]["resourceStatus"]["manifests"][0]["statusFeedback"]["values"][2]["fieldValue"]
+                    ["jsonRaw"] = json!("[");
+            }),
+            ("deleting", |w| {
+                w["metadata"]["deletionTimestamp"] = json!("2026-11-26T03:44:21Z")
+            }),
+            ("no generation, no resourceVersion", |w| {
+                let meta = w["metadata"].as_object_mut().unwrap();
+                meta.remove("generation");
+                meta.remove("resourceVersion");
+            }),
+            ("no observedGeneration", |w| {
+                w["status"]["conditions"] = json!([{"type": "Applied", "status": "True"}])
+            }),
+            ("workload not a list", |w| {
+                w["spec"]["workload"]["manifests"] = json!({})
+            }),
+            ("only non-status scalars", |w| {
+                w["status"]["resourceStatus"]["manifests"][0]["statusFeedback"]["values"] = json!([
+                    {"name": "generation", "fieldValue": {"type": "Integer", "integer": 4}},
+                    {"name": "status.", "fieldValue": {"type": "String", "string": "x"}},
+                    {"name": "status.a[b", "fieldValue": {"type": "String", "string": "x"}}]);
+            }),
+        ];
+        let mut out = String::new();
+        for (name, edit) in edits {
+            let mut work = base();
+            edit(&mut work);
+            let object = serde_json::from_value::<DynamicObject>(work);
+            let _ = writeln!(
+                out,
+                "[{name}] {:#?}",
+                object.map(|o| existing_work(&o)).map_err(|e| e.to_string())
+            );
+        }
+        insta::assert_snapshot!("hub_edited_objects", out);
+    }
+
+    #[test]
+    fn statuses_and_patches() {
+        let mut out = String::new();
+        for code in [
+            0, 200, 301, 400, 401, 403, 404, 405, 408, 409, 410, 418, 422, 429, 499, 500, 503, 599,
+        ] {
+            for (reason, message) in [
+                ("", ""),
+                ("AlreadyExists", "m"),
+                ("Conflict", "the object has been modified"),
+                ("NotFound", "namespaces \"mgmt-1\" not found"),
+                ("Invalid", "x already exists"),
+            ] {
+                let status = kube::core::Status {
+                    code,
+                    reason: reason.to_owned(),
+                    message: message.to_owned(),
+                    ..Default::default()
+                };
+                let _ = writeln!(
+                    out,
+                    "{code} {reason:?} {message:?}: {:?} missing namespace {}",
+                    from_status("GET manifestwork mgmt-1/w", &status),
+                    is_missing_namespace(&status)
+                );
+            }
+        }
+        let serde = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        for err in [
+            kube::Error::SerdeError(serde),
+            kube::Error::LinesCodecMaxLineLengthExceeded,
+            kube::Error::Api(Box::new(kube::core::Status::failure("m", "r"))),
+        ] {
+            let _ = writeln!(
+                out,
+                "transport {:?}",
+                from_transport("DELETE manifestwork n/w", &err)
+            );
+        }
+        let work = json!({"metadata": {"name": "w", "labels": {"a": "b"}, "annotations": null}, "spec": {"x": 1}});
+        let read = |deleting: Option<&str>, rv: Option<&str>| ExistingWork {
+            deleting: deleting.map(str::to_owned),
+            resource_version: rv.map(str::to_owned),
+            ..Default::default()
+        };
+        for (work, current) in [
+            (work.clone(), read(None, Some("5"))),
+            (json!({}), read(None, Some("5"))),
+            (work.clone(), read(Some("t"), Some("5"))),
+            (work.clone(), read(None, Some(""))),
+            (work.clone(), read(None, None)),
+        ] {
+            let _ = writeln!(
+                out,
+                "patch {work} {current:?}: {:?}",
+                update_patch(&work, &current)
+            );
+        }
+        insta::assert_snapshot!("hub_statuses_and_patches", out);
+    }
+
+    /// Answers by name (the last path segment, or the body's `metadata.name` on a POST).
+    fn answer(method: &str, target: &str) -> (u16, &'static str, String) {
+        const JSON: &str = "application/json";
+        let name = target
+            .split('?')
+            .next()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap();
+        let status = |code: u16, reason: &str, kind: Option<&str>, message: &str| {
+            let mut status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                    "code": code, "reason": reason, "message": message});
+            if let Some(kind) = kind {
+                status["details"] = json!({"kind": kind, "name": "mgmt-1"});
+            }
+            (code, JSON, status.to_string())
+        };
+        match (method, name) {
+            ("GET", "w") => (200, JSON, base().to_string()),
+            (_, "missing") => status(
+                404,
+                "NotFound",
+                Some("manifestworks"),
+                "manifestworks \"missing\" not found",
+            ),
+            (_, "forbidden") => status(403, "Forbidden", None, "forbidden"),
+            (_, "unauthorized") => status(401, "Unauthorized", None, ""),
+            (_, "stale") => status(409, "Conflict", None, "the object has been modified"),
+            (_, "unavailable") => status(503, "ServiceUnavailable", None, "etcd"),
+            (_, "garbage") => (200, JSON, "{\"kind\": 5".to_owned()),
+            (_, "html") => (502, "text/html", "<html>bad gateway</html>".to_owned()),
+            ("POST", "manifestworks") => (201, JSON, base().to_string()),
+            ("PATCH" | "DELETE", _) => (200, JSON, base().to_string()),
+            _ => status(500, "InternalError", None, "unexpected"),
+        }
+    }
+
+    fn posted_answer(method: &str, target: &str) -> (u16, &'static str, String) {
+        let ns_missing = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+            "reason": "NotFound", "message": "namespaces \"mgmt-1\" not found",
+            "details": {"kind": "namespaces", "name": "mgmt-1"}});
+        let exists = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409,
+            "reason": "AlreadyExists", "message": "manifestworks \"w\" already exists"});
+        let crd_missing = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+            "reason": "NotFound", "message": "the server could not find the requested resource"});
+        match target {
+            t if t.contains("/namespaces/nons/") => {
+                (404, "application/json", ns_missing.to_string())
+            }
+            t if t.contains("/namespaces/dup/") => (409, "application/json", exists.to_string()),
+            t if t.contains("/namespaces/nocrd/") => {
+                (404, "application/json", crd_missing.to_string())
+            }
+            _ => answer(method, target),
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_and_answers() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let server = Recorder::start(posted_answer).await;
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: {}/\ncontexts:\n- name: hub\n  context:\n    cluster: hub\n    user: u\ncurrent-context: hub\nusers:\n- name: u\n  user:\n    token: hub-t0ken\n",
+                server.url
+            ),
+        )
+        .unwrap();
+        let hub = HubWorkClient::connect(Some(&kubeconfig), "mgmt-1", Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut out = String::new();
+        let log = |out: &mut String, what: String| {
+            let _ = writeln!(out, "{}\n  {:?}", server.scrub(&what), server.take());
+        };
+        for name in [
+            "w",
+            "missing",
+            "forbidden",
+            "unauthorized",
+            "unavailable",
+            "garbage",
+            "html",
+        ] {
+            let got = hub.get(name).await;
+            log(&mut out, format!("get {name}: {got:#?}"));
+        }
+        let work = |name: &str, ns: Option<&str>| {
+            let mut w = json!({"apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
+                               "metadata": {"name": name, "labels": {"a": "b"}},
+                               "spec": {"workload": {"manifests": [{"kind": "Namespace"}]}}});
+            if let Some(ns) = ns {
+                w["metadata"]["namespace"] = json!(ns);
+            }
+            w
+        };
+        for (consumer, w) in [
+            ("mgmt-1", work("w", None)),
+            ("mgmt-1", work("w", Some("mgmt-1"))),
+            ("mgmt-1", work("w", Some("other"))),
+            ("mgmt-1", json!("not an object")),
+            ("nons", work("w", None)),
+            ("dup", work("w", None)),
+            ("nocrd", work("w", None)),
+        ] {
+            let at = WorkAt::named(consumer, "w");
+            let got = hub.on(&at).create(&w).await;
+            log(&mut out, format!("create on {consumer} {w}: {got:?}"));
+        }
+        let current = ExistingWork {
+            resource_version: Some("77".into()),
+            ..Default::default()
+        };
+        for name in ["w", "stale", "missing", ""] {
+            let got = hub.update(&work(name, None), &current).await;
+            log(&mut out, format!("update {name}: {got:?}"));
+        }
+        let got = hub.update(&work("w", None), &ExistingWork::default()).await;
+        log(&mut out, format!("update unguarded: {got:?}"));
+        for name in ["w", "missing", "forbidden"] {
+            let got = hub.delete(name).await;
+            log(&mut out, format!("delete {name}: {got:?}"));
+        }
+        let plain = HubWorkClient::new(
+            kube::Client::try_from(kube::Config::new(server.url.parse().unwrap())).unwrap(),
+            "mgmt-1",
+            Duration::from_secs(5),
+        );
+        let got = plain.get("missing").await;
+        log(&mut out, format!("get without a known server: {got:?}"));
+        let _ = writeln!(out, "{hub:?}");
+        insta::assert_snapshot!("hub_requests", out);
+    }
+}

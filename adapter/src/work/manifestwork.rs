@@ -498,3 +498,128 @@ mod tests {
         assert_eq!(work["spec"]["workload"], before["spec"]["workload"]);
     }
 }
+
+/// Pins the ManifestWork built for a range of manifest sets (each delivery, with and without a
+/// generation), the hub's scalar rewrite of it, and the ownership and generation reads.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
+
+    const SPEC: ScalarStatus = ScalarStatus {
+        conditions: &["Available", "Degraded"],
+        values: &[StatusValue::First {
+            list: "nodes",
+            field: "ready",
+            kind: ValueKind::Boolean,
+        }],
+    };
+
+    fn manifest(delivery: Delivery, namespace: &str, name: &str) -> WorkManifest {
+        WorkManifest {
+            object: json!({"kind": "Thing", "metadata": {"name": name, "namespace": namespace}}),
+            identifier: ResourceIdentifier {
+                group: if namespace.is_empty() {
+                    String::new()
+                } else {
+                    "example.io".into()
+                },
+                resource: "things".into(),
+                namespace: namespace.into(),
+                name: name.into(),
+            },
+            delivery,
+        }
+    }
+
+    #[test]
+    fn works_built() {
+        let owner = Owner {
+            labels: vec![
+                ("hyperfleet.io/cluster-id", "c-1".to_owned()),
+                ("hyperfleet.io/adapter", "a".to_owned()),
+            ],
+        };
+        let sets: Vec<Vec<WorkManifest>> = vec![
+            vec![],
+            vec![manifest(Delivery::Owned, "ns", "a")],
+            vec![
+                manifest(Delivery::Shared, "", "ns"),
+                manifest(Delivery::Owned, "ns", "a"),
+            ],
+            vec![
+                manifest(Delivery::Shared, "", "ns"),
+                manifest(Delivery::Shared, "x", "s"),
+                manifest(Delivery::Owned, "ns", "a"),
+                manifest(Delivery::Owned, "", "b"),
+            ],
+        ];
+        let mut out = String::new();
+        for manifests in sets {
+            for generation in [None, Some(0), Some(7)] {
+                let mut work = manifest_work("w", "mgmt-1", &owner, generation, manifests.clone());
+                let _ = writeln!(out, "{}", serde_json::to_string_pretty(&work).unwrap());
+                use_scalar_feedback(&mut work, &SPEC);
+                let _ = writeln!(out, "scalar: {}", work["spec"]["manifestConfigs"]);
+            }
+        }
+        let mut odd = json!({"spec": {"manifestConfigs": [{}, {"feedbackRules": [{"jsonPaths": "x"}, {"jsonPaths": [{"name": "other"}]}]}]}});
+        use_scalar_feedback(&mut odd, &SPEC);
+        let mut none = json!({"spec": {}});
+        use_scalar_feedback(&mut none, &SPEC);
+        let _ = writeln!(out, "odd: {odd} {none}");
+        insta::assert_snapshot!("works_built", out);
+    }
+
+    #[test]
+    fn ownership_and_generation() {
+        let owner = Owner {
+            labels: vec![("k1", "v1".to_owned()), ("k2", "v2".to_owned())],
+        };
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} / {} / {}",
+            owner.describe(),
+            Ownership::Ours,
+            namespace("n")
+        );
+        for labels in [
+            vec![],
+            vec![("k1", "v1"), ("k2", "v2")],
+            vec![("k1", "v1"), ("k2", "v2"), ("k3", "x")],
+            vec![("k1", "v1"), ("k2", "x")],
+            vec![("k2", "v2"), ("k1", "v1"), ("k1", "other")],
+            vec![("K1", "v1"), ("k2", "v2")],
+        ] {
+            let found = ownership(labels.clone(), &owner);
+            let _ = writeln!(
+                out,
+                "{labels:?}: {found:?} {found} {}",
+                is_ours(labels.clone(), &owner)
+            );
+        }
+        for value in ["1", "0", "-1", "x", " 2", "9223372036854775807", ""] {
+            let _ = writeln!(
+                out,
+                "generation {value:?}: {:?} {:?}",
+                work_generation([(GENERATION_ANNOTATION, value)]),
+                work_generation([
+                    ("other", "1"),
+                    (GENERATION_ANNOTATION, value),
+                    (GENERATION_ANNOTATION, "5")
+                ])
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{} {}",
+            hosted_cluster_work_name("c"),
+            node_pool_work_name("n")
+        );
+        insta::assert_snapshot!("ownership_and_generation", out);
+    }
+}

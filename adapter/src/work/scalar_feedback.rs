@@ -352,3 +352,129 @@ mod tests {
         assert_eq!(rebuild(&none), None, "no status value, no status");
     }
 }
+
+/// Pins the scalar feedback rules (names, paths, kinds of every value shape) and what
+/// [`rebuild`] makes of the `work_feedback` fuzz corpus and of a grid of edge-case names.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::corpus;
+
+    const SPEC: ScalarStatus = ScalarStatus {
+        conditions: &["Available", "Degraded", "ValidReleaseImage"],
+        values: &[
+            StatusValue::Field {
+                path: "version.desired.image",
+                kind: ValueKind::String,
+            },
+            StatusValue::Field {
+                path: "replicas",
+                kind: ValueKind::Integer,
+            },
+            StatusValue::Where {
+                list: "version.history",
+                key: "state",
+                value: "Completed",
+                field: "version",
+                kind: ValueKind::String,
+            },
+            StatusValue::First {
+                list: "nodes",
+                field: "ready",
+                kind: ValueKind::Boolean,
+            },
+        ],
+    };
+
+    #[test]
+    fn rules() {
+        let mut out = String::new();
+        for value in SPEC.all() {
+            let _ = writeln!(
+                out,
+                "{:?} {} {} {:?}",
+                value,
+                value.name(),
+                value.json_path(),
+                value.kind()
+            );
+        }
+        let _ = writeln!(out, "{}", Value::Array(SPEC.json_paths()));
+        let empty = ScalarStatus {
+            conditions: &[],
+            values: &[],
+        };
+        let _ = writeln!(out, "{:?}", empty.json_paths());
+        insta::assert_snapshot!("scalar_rules", out);
+    }
+
+    fn rebuilt(values: &[(&str, Value)]) -> Option<Value> {
+        rebuild(
+            &values
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn rebuilds() {
+        let mut out = String::new();
+        let cases: Vec<Vec<(&str, Value)>> = vec![
+            vec![],
+            vec![("status", json!({"a": 1}))],
+            vec![("status.", json!(1))],
+            vec![("status.a", json!(1)), ("status.a.b", json!(2))],
+            vec![("status.a.b", json!(2)), ("status.a", json!(1))],
+            vec![("status.a[", json!(1))],
+            vec![("status.a[x]", json!(1))],
+            vec![("status.a[x].b", json!(1))],
+            vec![("status.a[*].b", json!(1)), ("status.a[*].c", json!([]))],
+            vec![
+                ("status.a[*].b", json!([1, 2])),
+                ("status.a[k=v].c", json!(3)),
+            ],
+            vec![("status.a[k=v]x", json!(1))],
+            vec![("status.a[k=v].", json!(1))],
+            vec![
+                ("status.a[k=v].c.d", json!(1)),
+                ("status.a[k=w].c", json!(2)),
+                ("status.a[k=v].e", json!(null)),
+            ],
+            vec![("status.a", json!(1)), ("status.a[k=v].c", json!(2))],
+            vec![("status.a.b", json!(1)), ("status.a.b[*].c", json!(2))],
+            vec![
+                ("status.a[k=v].c", json!(2)),
+                ("status.a[k=v].c.d", json!(3)),
+            ],
+            vec![
+                ("status.a[=v].c", json!(1)),
+                ("status.a[k=].c", json!(2)),
+                ("status.[k=v].c", json!(3)),
+            ],
+            vec![("status..a", json!(1)), ("status.a..b", json!(2))],
+            vec![
+                ("status.x", json!([[1], 2])),
+                ("status.y", json!({"o": 1})),
+                ("status.z", json!(false)),
+            ],
+            vec![("finalizers", json!("f")), ("generation", json!(3))],
+        ];
+        for case in cases {
+            let _ = writeln!(out, "{case:?}\n  {:?}", rebuilt(&case));
+        }
+        for (name, data) in corpus("work_feedback") {
+            let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&data) else {
+                continue;
+            };
+            let values: BTreeMap<String, Value> = map.into_iter().collect();
+            let _ = writeln!(out, "[{name}] {:?}", rebuild(&values));
+        }
+        insta::assert_snapshot!("scalar_rebuilds", out);
+    }
+}

@@ -526,3 +526,207 @@ mod tests {
         assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);
     }
 }
+
+/// Pins what the REST decoding makes of every recorded bundle and list, of the `maestro_bundle`
+/// and `maestro_bundle_list` fuzz corpora and of a grid of edited bundles: the decoded value
+/// (as serialized again), each [`ExistingWork`] (or its error), and each manifest's feedback.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::{corpus, digest, real, work_line};
+    use crate::work::maestro::rest::{RESOURCE_BUNDLES_PATH, decode_answer};
+
+    const BASE: &str = "http://maestro:8000";
+
+    fn bundle_lines(out: &mut String, bundle: &ResourceBundle) {
+        let serialized = serde_json::to_vec(bundle).unwrap();
+        let _ = writeln!(out, "  serialized: {}", digest(&serialized));
+        for source in [None, Some("hyperfleet-rec-1144924104".to_owned())] {
+            let work = bundle.to_existing_work(source.clone());
+            let _ = writeln!(
+                out,
+                "  work({source:?}): {:?}",
+                work.as_ref().map(work_line)
+            );
+        }
+        if let Some(status) = &bundle.status {
+            for m in &status.resource_status {
+                let _ = writeln!(
+                    out,
+                    "  manifest {}: values {:?}; status {:?}",
+                    m.describe(),
+                    m.feedback_values(),
+                    m.feedback("status")
+                );
+            }
+        }
+    }
+
+    fn decode(out: &mut String, name: &str, body: &[u8]) {
+        let list = serde_json::from_slice::<serde_json::Value>(body)
+            .is_ok_and(|v| v.get("items").is_some());
+        let url = format!("{BASE}{RESOURCE_BUNDLES_PATH}");
+        let _ = writeln!(out, "[{name}]");
+        if list {
+            match decode_answer::<ResourceBundleList>(BASE, &url, 200, body) {
+                Ok(list) => {
+                    let _ = writeln!(
+                        out,
+                        "  list {} page {} size {} total {}",
+                        list.kind, list.page, list.size, list.total
+                    );
+                    for bundle in &list.items {
+                        bundle_lines(out, bundle);
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "  list error: {e:?}");
+                }
+            }
+        }
+        match decode_answer::<ResourceBundle>(BASE, &url, 200, body) {
+            Ok(bundle) => bundle_lines(out, &bundle),
+            Err(e) => {
+                let _ = writeln!(out, "  error: {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_corpora() {
+        let mut out = String::new();
+        for target in ["maestro_bundle", "maestro_bundle_list"] {
+            for (name, body) in corpus(target) {
+                decode(&mut out, &format!("{target}/{name}"), &body);
+            }
+        }
+        insta::assert_snapshot!("bundle_corpora", out);
+    }
+
+    #[test]
+    fn recorded_bundles() {
+        let Some(real) = real() else { return };
+        let mut out = String::new();
+        for (name, answer) in real {
+            if answer["request"]["protocol"] == "http" && answer["status"] == 200 {
+                decode(&mut out, &name, answer["body"].to_string().as_bytes());
+            }
+        }
+        insta::assert_snapshot!("recorded_bundles", out);
+    }
+
+    fn base() -> serde_json::Value {
+        json!({
+            "id": "b-1", "kind": "ResourceBundle", "name": "b-1", "consumer_name": "mgmt-1", "version": 3,
+            "metadata": {"name": "w", "labels": {"a": "1", "n": 5, "o": {"x": 1}}, "annotations": {"g": "2"},
+                         "deletionTimestamp": "2026-01-02T00:00:00Z"},
+            "manifests": [{"kind": "Namespace"}],
+            "status": {
+                "ObservedVersion": 2, "SequenceID": "9",
+                "conditions": [{"type": "Applied", "status": "True", "observedGeneration": 2,
+                                "lastTransitionTime": "t", "reason": "r", "message": "m"},
+                               {"type": "Deleted", "status": "False"}],
+                "resourceStatus": [
+                    {"resourceMeta": {"ordinal": 0, "group": "g", "version": "v1", "kind": "K", "resource": "ks",
+                                      "name": "n", "namespace": "ns"},
+                     "statusFeedback": {"values": [
+                        {"name": "i", "fieldValue": {"type": "Integer", "integer": 3}},
+                        {"name": "s", "fieldValue": {"type": "String", "string": "x"}},
+                        {"name": "b", "fieldValue": {"type": "Boolean", "boolean": false}},
+                        {"name": "j", "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"z\":[1,2],\"a\":null}"}},
+                        {"name": "missing", "fieldValue": {"type": "Integer", "string": "3"}},
+                        {"name": "unknown", "fieldValue": {"type": "Float", "integer": 3}},
+                        {"name": "i", "fieldValue": {"type": "String", "string": "dup"}}]},
+                     "conditions": [{"type": "Available", "status": "True"}]},
+                    {"resourceMeta": {"kind": "Kind", "name": "only-kind"}},
+                    {}
+                ]
+            }
+        })
+    }
+
+    #[test]
+    fn edited_bundles() {
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 14] = [
+            ("as is", |_| {}),
+            ("deleted_at wins", |b| {
+                b["deleted_at"] = json!("2026-03-03T00:00:00Z")
+            }),
+            ("no deletion", |b| b["metadata"] = json!({"name": "w"})),
+            ("metadata not an object", |b| b["metadata"] = json!("x")),
+            ("deletionTimestamp not a string", |b| {
+                b["metadata"]["deletionTimestamp"] = json!(5)
+            }),
+            ("no status", |b| b["status"] = serde_json::Value::Null),
+            ("empty status", |b| b["status"] = json!({})),
+            ("no version", |b| b["version"] = serde_json::Value::Null),
+            ("bad jsonRaw", |b| {
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][3]["fieldValue"]["jsonRaw"] =
+                    json!("{");
+            }),
+            ("bad jsonRaw, resource missing", |b| {
+                b["status"]["resourceStatus"][0]["resourceMeta"]["resource"] = json!("");
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][3]["fieldValue"]["jsonRaw"] =
+                    json!("[");
+            }),
+            ("no id", |b| b["id"] = serde_json::Value::Null),
+            ("version a string", |b| b["version"] = json!("3")),
+            ("condition without status", |b| {
+                b["status"]["conditions"][1] = json!({"type": "X"})
+            }),
+            ("feedback without type", |b| {
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][0]["fieldValue"] =
+                    json!({"integer": 1});
+            }),
+        ];
+        let mut out = String::new();
+        for (name, edit) in edits {
+            let mut bundle = base();
+            edit(&mut bundle);
+            decode(&mut out, name, bundle.to_string().as_bytes());
+        }
+        let status: BundleStatus = serde_json::from_value(base()["status"].clone()).unwrap();
+        for (g, r, ns, n) in [
+            ("g", "ks", "ns", "n"),
+            ("g", "k", "ns", "n"),
+            ("g", "K", "ns", "n"),
+            ("", "kind", "", "only-kind"),
+            ("g", "x", "ns", "n"),
+        ] {
+            let _ = writeln!(
+                out,
+                "feedback {g}/{r} {ns}/{n}: {:?}",
+                status.feedback(g, r, ns, n, "j")
+            );
+        }
+        insta::assert_snapshot!("edited_bundles", out);
+    }
+
+    /// The hub layout of the status (`resourceStatus.manifests[]`).
+    #[test]
+    fn manifest_work_status() {
+        let mut out = String::new();
+        let flat = base()["status"]["resourceStatus"].clone();
+        for status in [
+            json!({}),
+            json!({"conditions": base()["status"]["conditions"], "resourceStatus": {"manifests": flat}}),
+            json!({"resourceStatus": {}}),
+            json!({"resourceStatus": {"manifests": [{"statusFeedback": {"values": [{"name": "s", "fieldValue": {"type": "JsonRaw", "jsonRaw": "nope"}}]}}]}}),
+        ] {
+            let status: ManifestWorkStatus = serde_json::from_value(status).unwrap();
+            let _ = writeln!(
+                out,
+                "{}\n  {:#?}",
+                serde_json::to_string(&status).unwrap(),
+                status.manifests()
+            );
+        }
+        insta::assert_snapshot!("manifest_work_status", out);
+    }
+}

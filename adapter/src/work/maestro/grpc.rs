@@ -90,3 +90,83 @@ impl Publisher {
         }
     }
 }
+
+/// Pins what a Publish makes of endpoints that are not a Maestro gRPC server (nothing listening,
+/// a REST server, plaintext where TLS is expected) and of bad settings.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::work::maestro::config::{BearerToken, TokenSource};
+    use crate::work::maestro::error::pin_inputs::Recorder;
+
+    fn event() -> CloudEvent {
+        CloudEvent {
+            id: "e-1".into(),
+            source: "src".into(),
+            spec_version: "1.0".into(),
+            ty: "t".into(),
+            ..CloudEvent::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn publish_failures() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", listener.local_addr().unwrap())
+        };
+        let rest = Recorder::start(|_, _| {
+            (
+                404,
+                "application/json",
+                r#"{"kind":"Error","code":"maestro-404"}"#.to_owned(),
+            )
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        std::fs::write(&ca, cert.cert.pem()).unwrap();
+        let https = rest.url.replace("http://", "https://");
+        let mut out = String::new();
+        for (url, with_ca) in [
+            (closed.clone(), false),
+            (rest.url.clone(), false),
+            (https.clone(), true),
+            (https.clone(), false),
+            ("maestro:8090".to_owned(), false),
+            ("ftp://maestro".to_owned(), false),
+            ("http://bad host".to_owned(), false),
+        ] {
+            let mut config = MaestroConfig::new(url.clone(), "http://rest", "src", "mgmt-1");
+            config.timeout = std::time::Duration::from_secs(5);
+            config.token = TokenSource::Static(BearerToken::new("t0ken"));
+            if with_ca {
+                config.ca_file = Some(ca.clone());
+            }
+            let result = match Publisher::new(Arc::new(config)) {
+                Ok(publisher) => format!("publish: {:?}", publisher.publish(&event()).await),
+                Err(e) => format!("new: {e:?}"),
+            };
+            let text = result
+                .replace(&closed, "http://CLOSED")
+                .replace(&https, "https://SERVER")
+                .replace(&ca.display().to_string(), "CA_FILE");
+            let _ = writeln!(
+                out,
+                "{} (CA {with_ca}): {}",
+                rest.scrub(
+                    &url.replace(&closed, "http://CLOSED")
+                        .replace(&https, "https://SERVER")
+                ),
+                rest.scrub(&text)
+            );
+        }
+        let _ = writeln!(out, "REST requests: {:?}", rest.take());
+        insta::assert_snapshot!("publish_failures", out);
+    }
+}

@@ -873,4 +873,123 @@ mod pinned {
         let _ = writeln!(out, "[consumer not a label]\n{bad_consumer:?}");
         insta::assert_snapshot!("spec_events_grid", out);
     }
+
+    /// The same events as protobuf messages: every attribute (key order) and the rest, as bytes.
+    #[test]
+    fn spec_events_on_the_wire() {
+        use prost::Message;
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut out = String::new();
+        for (name, action, work, resource_id) in cases() {
+            let mut builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+            if let Some(id) = resource_id {
+                builder = builder.with_resource_id(id);
+            }
+            let Ok(event) = builder.build(action, &work, "e-1", time) else {
+                continue;
+            };
+            let mut wire = event.to_proto();
+            let _ = writeln!(out, "[{name}]");
+            let mut attributes: Vec<_> = wire.attributes.drain().collect();
+            attributes.sort_by(|a, b| a.0.cmp(&b.0));
+            for (key, value) in attributes {
+                let _ = writeln!(out, "  {key} = {}", hex(&value.encode_to_vec()));
+            }
+            let _ = writeln!(out, "  rest = {}", hex(&wire.encode_to_vec()));
+        }
+        insta::assert_snapshot!("spec_events_on_the_wire", out);
+    }
+
+    /// Status events with each required extension missing or of another kind, and odd data.
+    #[test]
+    fn status_events_decoded() {
+        let base = || CloudEvent {
+            id: "s-1".into(),
+            source: "mgmt-1-work-agent".into(),
+            spec_version: "1.0".into(),
+            ty: format!("{DATA_TYPE}.status.update_request"),
+            data_content_type: Some("application/json".into()),
+            time: None,
+            extensions: [
+                ("resourceid", AttrValue::String("r-1".into())),
+                ("resourceversion", AttrValue::Integer(2)),
+                ("sequenceid", AttrValue::String("99".into())),
+                ("clustername", AttrValue::String("mgmt-1".into())),
+                ("statushash", AttrValue::String("h".into())),
+                (
+                    "metadata",
+                    AttrValue::String(r#"{"name":"w","labels":{"a":"b"},"generation":3}"#.into()),
+                ),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+            data: Some(
+                br#"{"conditions":[{"type":"Deleted","status":"True"}],"resourceStatus":[{}]}"#
+                    .to_vec(),
+            ),
+        };
+        type Edit = fn(&mut CloudEvent);
+        let edits: [(&str, Edit); 16] = [
+            ("as is", |_| {}),
+            ("spec type", |e| e.ty = SpecAction::Update.event_type()),
+            ("other type", |e| e.ty = "x.status.update_request".into()),
+            ("no resourceid", |e| {
+                e.extensions.remove("resourceid");
+            }),
+            ("integer resourceid", |e| {
+                e.extensions
+                    .insert("resourceid".into(), AttrValue::Integer(5));
+            }),
+            ("string version", |e| {
+                e.extensions
+                    .insert("resourceversion".into(), AttrValue::String(" 7 ".into()));
+            }),
+            ("bad version", |e| {
+                e.extensions
+                    .insert("resourceversion".into(), AttrValue::String("x".into()));
+            }),
+            ("no version", |e| {
+                e.extensions.remove("resourceversion");
+            }),
+            ("no sequenceid", |e| {
+                e.extensions.remove("sequenceid");
+            }),
+            ("bytes sequenceid", |e| {
+                e.extensions
+                    .insert("sequenceid".into(), AttrValue::Bytes(vec![1]));
+            }),
+            ("empty metadata", |e| {
+                e.extensions
+                    .insert("metadata".into(), AttrValue::String(String::new()));
+            }),
+            ("bad metadata", |e| {
+                e.extensions
+                    .insert("metadata".into(), AttrValue::String("{".into()));
+            }),
+            ("no optional", |e| {
+                e.extensions.remove("clustername");
+                e.extensions.remove("statushash");
+                e.extensions.remove("metadata");
+            }),
+            ("no data", |e| e.data = None),
+            ("bad data", |e| e.data = Some(b"[]".to_vec())),
+            ("not deleted", |e| {
+                e.data = Some(br#"{"conditions":[{"type":"Deleted","status":"False"}]}"#.to_vec())
+            }),
+        ];
+        let mut out = String::new();
+        for (name, edit) in edits {
+            let mut event = base();
+            edit(&mut event);
+            let status = StatusEvent::decode(&event);
+            let deleted = status.as_ref().map(StatusEvent::is_deleted);
+            let _ = writeln!(out, "[{name}] {status:?} deleted {deleted:?}");
+        }
+        for action in [SpecAction::Create, SpecAction::Update, SpecAction::Delete] {
+            let _ = writeln!(out, "{action:?}: {}", action.event_type());
+        }
+        insta::assert_snapshot!("status_events_decoded", out);
+    }
 }

@@ -246,3 +246,198 @@ pub fn bundle_or_none(
         Err(e) => Err(e),
     }
 }
+
+/// Pins every request the REST client sends (method, path, query, headers) and what it makes of
+/// the answers: bundles, lists, pages, counts, errors (texts included), transport failures.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::Recorder;
+
+    const ID: &str = "a7e844fe-9524-5d24-9a33-34edcc1457de";
+
+    fn bundle(i: usize) -> serde_json::Value {
+        serde_json::json!({"id": format!("id-{i}"), "kind": "ResourceBundle", "version": 1,
+                           "metadata": {"name": format!("w-{i}")}})
+    }
+
+    /// Answers by path: `…/{ID}` a bundle, `…/missing` maestro-7, `…/route` maestro-404,
+    /// `…/kube` a Kubernetes Status, `…/html` a 502, `…/bad` a body that is not a bundle; a
+    /// list `total` 0, 3, 401 or 900 bundles by search, paged by `page`/`size`.
+    fn answer(_method: &str, target: &str) -> (u16, &'static str, String) {
+        const JSON: &str = "application/json";
+        let path = target.split('?').next().unwrap();
+        let query: std::collections::HashMap<String, String> = target
+            .split_once('?')
+            .map(|(_, q)| {
+                q.split('&')
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        match path.rsplit('/').next().unwrap() {
+            ID => (200, JSON, bundle(0).to_string()),
+            "missing" => (404, JSON, r#"{"kind":"Error","id":"7","href":"/api/maestro/v1/errors/7","code":"maestro-7","reason":"Resource with id='missing' not found"}"#.to_owned()),
+            "route" => (404, JSON, r#"{"type":"Error","id":"404","href":"/api/maestro/v1/errors/404","code":"maestro-404","reason":"The requested resource '/x' doesn't exist"}"#.to_owned()),
+            "kube" => (403, JSON, r#"{"kind":"Status","apiVersion":"v1","status":"Failure","code":403}"#.to_owned()),
+            "html" => (502, "text/html", "<html>bad gateway</html>".to_owned()),
+            "bad" => (200, JSON, r#"{"kind":"ResourceBundle"}"#.to_owned()),
+            "resource-bundles" => {
+                let search = query.get("search").cloned().unwrap_or_default();
+                let total: usize = if search.contains("none") {
+                    0
+                } else if search.contains("many") {
+                    900
+                } else if search.contains("edge") {
+                    401
+                } else if search.contains("bad") {
+                    return (400, JSON, r#"{"kind":"Error","id":"23","href":"/api/maestro/v1/errors/23","code":"maestro-23","reason":"Failed to parse search query"}"#.to_owned());
+                } else {
+                    3
+                };
+                let page: usize = query.get("page").map_or(1, |p| p.parse().unwrap());
+                let size: usize = query.get("size").map_or(100, |s| s.parse().unwrap());
+                let items: Vec<_> = (0..total).skip((page - 1) * size).take(size).map(bundle).collect();
+                let body = serde_json::json!({"kind": "ResourceBundleList", "page": page,
+                    "size": items.len(), "total": total, "items": items});
+                (200, JSON, body.to_string())
+            }
+            _ => (500, JSON, "{}".to_owned()),
+        }
+    }
+
+    fn client(url: &str) -> RestClient {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut config = MaestroConfig::new("http://grpc:8090", url, "src", "mgmt-1");
+        config.token = super::super::config::TokenSource::Static(
+            super::super::config::BearerToken::new("t0ken"),
+        );
+        config.timeout = std::time::Duration::from_secs(5);
+        RestClient::new(Arc::new(config)).unwrap()
+    }
+
+    fn ids(items: &[ResourceBundle]) -> Vec<&str> {
+        items.iter().map(|b| b.id.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn requests_and_answers() {
+        let server = Recorder::start(answer).await;
+        let rest = client(&format!("{}/", server.url));
+        let mut out = String::new();
+        for id in [ID, "missing", "route", "kube", "html", "bad", "x y?z"] {
+            let got = rest.get(id).await.map(|b| b.map(|b| b.id));
+            let _ = writeln!(
+                out,
+                "get {id}: {}\n  {:?}",
+                server.scrub(&format!("{got:?}")),
+                server.take()
+            );
+        }
+        let queries = [
+            ListQuery::default(),
+            count_query("source='s'"),
+            ListQuery {
+                search: Some(
+                    "source='s' and payload->'metadata'->'labels'@>'{\"a\":\"b c\"}'".into(),
+                ),
+                page: Some(2),
+                size: Some(2),
+                order_by: Some("created_at asc".into()),
+            },
+            ListQuery {
+                search: Some("bad".into()),
+                ..ListQuery::default()
+            },
+        ];
+        for query in queries {
+            let got = rest
+                .list(&query)
+                .await
+                .map(|l| (l.page, l.size, l.total, ids(&l.items).join(",")));
+            let _ = writeln!(
+                out,
+                "list {query:?}: {}\n  {:?}",
+                server.scrub(&format!("{got:?}")),
+                server.take()
+            );
+        }
+        for search in ["none", "three", "edge", "many", "bad"] {
+            let all = rest.list_all(search).await.map(|items| items.len());
+            let count = rest.count(search).await;
+            let _ = writeln!(
+                out,
+                "list_all/count {search}: {all:?} {count:?}\n  {:?}",
+                server.take()
+            );
+        }
+        for (source, consumer, labels) in [
+            ("s", None, vec![]),
+            ("s", Some("c"), vec![]),
+            ("s", Some("c"), vec![("a", "b"), ("k", "v\"w")]),
+            ("s'", None, vec![]),
+            ("s", Some("c'"), vec![]),
+            ("s", None, vec![("a'", "b")]),
+            ("s", None, vec![("a", "b'")]),
+        ] {
+            let _ = writeln!(
+                out,
+                "search {source} {consumer:?} {labels:?}: {:?} / {:?}",
+                search_for(source, consumer),
+                label_search(source, consumer, &labels)
+            );
+        }
+        insta::assert_snapshot!("rest_requests", out);
+    }
+
+    #[tokio::test]
+    async fn transport_failures() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut out = String::new();
+        // Nothing listens on a port just freed.
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", listener.local_addr().unwrap())
+        };
+        // Answers anything with bytes that are not HTTP.
+        let garbage = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let garbage_url = format!("http://{}", garbage.local_addr().unwrap());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = garbage.accept().await else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let mut buf = [0u8; 1024];
+                    let _ = socket.read(&mut buf).await;
+                    let _ = socket.write_all(b"SSH-2.0-OpenSSH_9.6\r\n\r\n").await;
+                });
+            }
+        });
+        let server = Recorder::start(answer).await;
+        let https = server.url.replace("http://", "https://");
+        for url in [closed.clone(), garbage_url.clone(), https.clone()] {
+            let got = client(&url).get(ID).await;
+            let text = format!("{got:?}")
+                .replace(&closed, "http://CLOSED")
+                .replace(&garbage_url, "http://GARBAGE")
+                .replace(&https, "https://SERVER");
+            let _ = writeln!(out, "{}", server.scrub(&text));
+        }
+        for url in ["maestro:8000", "ftp://maestro", ""] {
+            let mut config = MaestroConfig::new("http://grpc:8090", url, "src", "mgmt-1");
+            config.timeout = std::time::Duration::from_secs(1);
+            let _ = writeln!(
+                out,
+                "new {url:?}: {:?}",
+                RestClient::new(Arc::new(config)).map(|_| ())
+            );
+        }
+        insta::assert_snapshot!("rest_transport_failures", out);
+    }
+}
