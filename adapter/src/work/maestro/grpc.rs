@@ -17,21 +17,19 @@ use crate::work::WorkError;
 pub struct Publisher {
     client: CloudEventServiceClient<Channel>,
     config: Arc<MaestroConfig>,
-    tls: bool,
 }
 
 impl Publisher {
     /// Creates the channel (no connection yet). `http://` = plaintext, `https://` = TLS with the CA file.
     pub fn new(config: Arc<MaestroConfig>) -> Result<Self, WorkError> {
         let url = config.grpc_url.clone();
-        let tls = url.starts_with("https://");
         let mut endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| WorkError::Config {
                 message: format!("gRPC URL {url:?}: {}", error_chain(&e)),
             })?
             .connect_timeout(config.timeout)
             .timeout(config.timeout);
-        if tls {
+        if url.starts_with("https://") {
             endpoint = endpoint
                 .tls_config(tls::tonic_client_tls(&config)?)
                 .map_err(|e| WorkError::Config {
@@ -44,11 +42,7 @@ impl Publisher {
         }
         let client = CloudEventServiceClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(config.max_decode_bytes);
-        Ok(Self {
-            client,
-            config,
-            tls,
-        })
+        Ok(Self { client, config })
     }
 
     /// One `Publish` with the per-call deadline and the current bearer token (re-read now; attached only over
@@ -58,13 +52,8 @@ impl Publisher {
             event: Some(event.to_proto()),
         });
         request.set_timeout(self.config.timeout);
-        if let Some(token) = self.bearer().await? {
-            let mut value: tonic::metadata::MetadataValue<_> = token
-                .header_value()
-                .parse()
-                .map_err(|_| WorkError::Config {
-                    message: "bearer token is not a valid header value".to_owned(),
-                })?;
+        if let Some(token) = self.config.token_for(&self.config.grpc_url).await? {
+            let mut value: tonic::metadata::AsciiMetadataValue = token.header()?;
             value.set_sensitive(true);
             request.metadata_mut().insert("authorization", value);
         }
@@ -81,18 +70,8 @@ impl Publisher {
             }),
         }
     }
-
-    async fn bearer(&self) -> Result<Option<super::config::BearerToken>, WorkError> {
-        if self.tls {
-            self.config.token.current().await
-        } else {
-            Ok(None)
-        }
-    }
 }
 
-/// Pins what a Publish makes of endpoints that are not a Maestro gRPC server (nothing listening,
-/// a REST server, plaintext where TLS is expected) and of bad settings.
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod pinned {

@@ -14,8 +14,9 @@ pub const RESOURCE_BUNDLES_PATH: &str = "/api/maestro/v1/resource-bundles";
 /// Page size the Go client uses at most (larger pages can exhaust the server's memory).
 pub const MAX_LIST_PAGE_SIZE: u32 = 400;
 
-/// Query of the paged list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Query of the paged list (absent parameters are not sent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListQuery {
     /// TSL search, e.g. `source='s' and consumer_name='c'`.
     pub search: Option<String>,
@@ -112,26 +113,14 @@ impl RestClient {
     /// `GET /resource-bundles/{id}`; `Ok(None)` on 404.
     pub async fn get(&self, id: &str) -> Result<Option<ResourceBundle>, WorkError> {
         let url = format!("{}{RESOURCE_BUNDLES_PATH}/{id}", self.base);
-        bundle_or_none(&self.base, &url, self.get_json(&url, &[]).await)
+        let answer = self.get_json(&url, &ListQuery::default()).await;
+        bundle_or_none(&self.base, &url, answer)
     }
 
     /// One page of `GET /resource-bundles?search=&page=&size=`.
     pub async fn list(&self, query: &ListQuery) -> Result<ResourceBundleList, WorkError> {
         let url = format!("{}{RESOURCE_BUNDLES_PATH}", self.base);
-        let mut params = Vec::new();
-        if let Some(s) = &query.search {
-            params.push(("search", s.clone()));
-        }
-        if let Some(p) = query.page {
-            params.push(("page", p.to_string()));
-        }
-        if let Some(s) = query.size {
-            params.push(("size", s.to_string()));
-        }
-        if let Some(o) = &query.order_by {
-            params.push(("orderBy", o.clone()));
-        }
-        self.get_json(&url, &params).await
+        self.get_json(&url, query).await
     }
 
     /// Every bundle matching `search`, fetched in pages of [`MAX_LIST_PAGE_SIZE`] ordered by creation time.
@@ -166,28 +155,17 @@ impl RestClient {
     async fn get_json<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
-        params: &[(&str, String)],
+        query: &ListQuery,
     ) -> Result<T, WorkError> {
         let operation_id = super::manifestbundle::new_event_id();
         tracing::debug!(%url, %operation_id, "maestro REST GET");
         let mut request = self
             .http
             .get(url)
-            .query(params)
+            .query(query)
             .header("accept", "application/json");
-        // Like gRPC: the token only travels over TLS.
-        let token = if self.base.starts_with("https://") {
-            self.config.token.current().await?
-        } else {
-            None
-        };
-        if let Some(token) = token {
-            let mut value =
-                reqwest::header::HeaderValue::from_str(&token.header_value()).map_err(|_| {
-                    WorkError::Config {
-                        message: "bearer token is not a valid header value".to_owned(),
-                    }
-                })?;
+        if let Some(token) = self.config.token_for(&self.base).await? {
+            let mut value: reqwest::header::HeaderValue = token.header()?;
             value.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, value);
         }
