@@ -7,7 +7,6 @@
 //! create → `AlreadyExists`, 409 on update (stale `resourceVersion`) → `Conflict`, 408/429/5xx,
 //! connect failures and timeouts → `Unavailable`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,7 +14,8 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use serde::Deserialize;
 
 use crate::kubeconfig::error_chain;
-use crate::work::maestro::bundle::ManifestWorkStatus;
+use crate::work::maestro::bundle::{ManifestWorkStatus, reported};
+use crate::work::maestro::error::from_http_status;
 use crate::work::manifestwork::STATUS_FEEDBACK_NAME;
 use crate::work::scalar_feedback;
 use crate::work::{ExistingWork, ManifestStatus, WorkAt, WorkClient, WorkError};
@@ -294,19 +294,8 @@ fn from_status(what: &str, status: &kube::core::Status) -> WorkError {
     } else {
         format!("{what}: HTTP {}: {}", status.code, status.message)
     };
-    match status.code {
-        401 => WorkError::Unauthenticated { message },
-        403 => WorkError::Forbidden { message },
-        404 => WorkError::NotFound { message },
-        409 if status.reason == "AlreadyExists" || status.message.contains("already exists") => {
-            WorkError::AlreadyExists { message }
-        }
-        409 => WorkError::Conflict { message },
-        400 | 422 => WorkError::Invalid { message },
-        408 | 429 => WorkError::Unavailable { message },
-        code if code >= 500 => WorkError::Unavailable { message },
-        _ => WorkError::Internal { message },
-    }
+    let exists = status.reason == "AlreadyExists" || status.message.contains("already exists");
+    from_http_status(status.code, exists, message)
 }
 
 fn from_transport(what: &str, err: &kube::Error) -> WorkError {
@@ -323,7 +312,6 @@ fn from_transport(what: &str, err: &kube::Error) -> WorkError {
 /// parsed again; malformed → [`WorkError::MalformedFeedback`]).
 pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> {
     let meta = &object.metadata;
-    let map = |m: &Option<BTreeMap<String, String>>| m.clone().unwrap_or_default();
     let status: ManifestWorkStatus = match object.data.get("status") {
         None | Some(serde_json::Value::Null) => ManifestWorkStatus::default(),
         Some(value) => ManifestWorkStatus::deserialize(value).map_err(|e| WorkError::Protocol {
@@ -333,27 +321,21 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
             ),
         })?,
     };
-    let observed_version = status
-        .conditions
-        .iter()
-        .filter_map(|c| c.observed_generation)
-        .max();
+    let reported = reported(&status.conditions, &status.resource_status.manifests)?;
     Ok(ExistingWork {
-        labels: map(&meta.labels),
-        annotations: map(&meta.annotations),
-        source: None,
-        manifests: status
-            .manifests()?
+        labels: meta.labels.clone().unwrap_or_default(),
+        annotations: meta.annotations.clone().unwrap_or_default(),
+        manifests: reported
+            .manifests
             .into_iter()
             .map(with_rebuilt_status)
             .collect(),
-        conditions: status
+        version: meta.generation,
+        observed_version: status
             .conditions
             .iter()
-            .map(|c| c.to_work_condition())
-            .collect(),
-        version: meta.generation,
-        observed_version,
+            .filter_map(|c| c.observed_generation)
+            .max(),
         deleting: meta.deletion_timestamp.as_ref().map(|t| t.0.to_string()),
         workload: object
             .data
@@ -362,6 +344,7 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
             .cloned()
             .unwrap_or_default(),
         resource_version: meta.resource_version.clone(),
+        ..reported
     })
 }
 

@@ -25,16 +25,13 @@ pub struct ResourceBundle {
     #[serde(default)]
     pub consumer_name: String,
     /// Current spec version (≥ 1).
-    #[serde(default)]
     pub version: Option<i64>,
     /// RFC 3339.
-    #[serde(default)]
     pub created_at: Option<String>,
     /// RFC 3339.
-    #[serde(default)]
     pub updated_at: Option<String>,
     /// RFC 3339, present only while the bundle is being deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
     /// The work ObjectMeta as sent by the source, plus `creationTimestamp`/`deletionTimestamp`.
     #[serde(default)]
@@ -49,7 +46,7 @@ pub struct ResourceBundle {
     #[serde(default)]
     pub delete_option: Value,
     /// Absent until the agent reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<BundleStatus>,
 }
 
@@ -70,25 +67,20 @@ pub struct ResourceBundleList {
 
 /// The REST `status` object; the first two keys have Go field names (no JSON tags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BundleStatus {
     /// Spec version the agent applied.
-    #[serde(rename = "ObservedVersion", default)]
+    #[serde(rename = "ObservedVersion")]
     pub observed_version: Option<i64>,
     /// Agent sequence id.
-    #[serde(rename = "SequenceID", default)]
+    #[serde(rename = "SequenceID")]
     pub sequence_id: Option<String>,
     /// The spec echoed by the agent.
-    #[serde(
-        rename = "manifestBundle",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_bundle: Option<Value>,
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Flat per-manifest status.
-    #[serde(rename = "resourceStatus", default)]
     pub resource_status: Vec<ManifestCondition>,
 }
 
@@ -117,42 +109,33 @@ pub struct Condition {
 
 /// Status of one manifest (`ManifestCondition`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestCondition {
     /// Which manifest.
-    #[serde(default)]
     pub resource_meta: ResourceMeta,
     /// Feedback values.
-    #[serde(default)]
     pub status_feedback: StatusFeedback,
     /// Per-manifest conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
 }
 
 /// `ManifestResourceMeta`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ResourceMeta {
     /// Index in `manifests`.
-    #[serde(default)]
     pub ordinal: i64,
     /// API group.
-    #[serde(default)]
     pub group: String,
     /// API version.
-    #[serde(default)]
     pub version: String,
     /// Kind.
-    #[serde(default)]
     pub kind: String,
     /// Plural resource.
-    #[serde(default)]
     pub resource: String,
     /// Name.
-    #[serde(default)]
     pub name: String,
     /// Namespace.
-    #[serde(default)]
     pub namespace: String,
 }
 
@@ -262,32 +245,6 @@ impl ManifestCondition {
             values: self.feedback_values()?,
         })
     }
-
-    /// True when this is the manifest `group`/`resource` (plural or kind)/`namespace`/`name`.
-    pub fn is(&self, group: &str, resource: &str, namespace: &str, name: &str) -> bool {
-        identity(&self.resource_meta).matches(group, resource, namespace, name)
-    }
-}
-
-impl BundleStatus {
-    /// The feedback value `feedback_name` (e.g. `status`) of one manifest, as JSON.
-    pub fn feedback(
-        &self,
-        group: &str,
-        resource: &str,
-        namespace: &str,
-        name: &str,
-        feedback_name: &str,
-    ) -> Result<Option<Value>, WorkError> {
-        match self
-            .resource_status
-            .iter()
-            .find(|m| m.is(group, resource, namespace, name))
-        {
-            Some(m) => m.feedback(feedback_name),
-            None => Ok(None),
-        }
-    }
 }
 
 impl ResourceBundle {
@@ -305,39 +262,46 @@ impl ResourceBundle {
                 })
                 .unwrap_or_default()
         };
-        let mut manifests = Vec::new();
-        let mut conditions = Vec::new();
-        let mut observed_version = None;
-        if let Some(status) = &self.status {
-            observed_version = status.observed_version;
-            for m in &status.resource_status {
-                manifests.push(m.manifest_status()?);
-            }
-            conditions = status
-                .conditions
-                .iter()
-                .map(Condition::to_work_condition)
-                .collect();
-        }
         let deleting = self.deleted_at.clone().or_else(|| {
             self.metadata
                 .get("deletionTimestamp")
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         });
+        let none = BundleStatus::default();
+        let status = self.status.as_ref().unwrap_or(&none);
         Ok(ExistingWork {
             labels: string_map("labels"),
             annotations: string_map("annotations"),
             source,
-            manifests,
-            conditions,
             version: self.version,
-            observed_version,
+            observed_version: status.observed_version,
             deleting,
             workload: self.manifests.clone(),
-            resource_version: None,
+            ..reported(&status.conditions, &status.resource_status)?
         })
     }
+}
+
+/// What a work's agent reported, its conditions and each manifest's (feedback parsed), as an
+/// [`ExistingWork`] that knows nothing else yet: the part of the view of a Maestro bundle and of
+/// a hub ManifestWork that both read alike. [`WorkError::MalformedFeedback`] for a `jsonRaw` that
+/// is not JSON.
+pub fn reported(
+    conditions: &[Condition],
+    manifests: &[ManifestCondition],
+) -> Result<ExistingWork, WorkError> {
+    Ok(ExistingWork {
+        manifests: manifests
+            .iter()
+            .map(ManifestCondition::manifest_status)
+            .collect::<Result<_, _>>()?,
+        conditions: conditions
+            .iter()
+            .map(Condition::to_work_condition)
+            .collect(),
+        ..ExistingWork::default()
+    })
 }
 
 impl Condition {
@@ -368,13 +332,11 @@ fn identity(m: &ResourceMeta) -> ResourceIdentity {
 /// `status` of a ManifestWork object (hub layout: `resourceStatus.manifests[]`), as the Go client builds it and
 /// as the OCM hub serves it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestWorkStatus {
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Per-manifest status.
-    #[serde(default)]
     pub resource_status: ManifestResourceStatus,
 }
 
@@ -430,17 +392,17 @@ mod tests {
         let status = bundle.status.as_ref().unwrap();
         assert_eq!(status.observed_version, Some(1));
         let (g, r, ns, n) = DEPLOYMENT;
-        let feedback = status.feedback(g, r, ns, n, "status").unwrap().unwrap();
-        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
-        assert_eq!(
-            status.feedback(g, "Deployment", ns, n, "status").unwrap(),
-            Some(feedback.clone())
-        );
-        assert_eq!(status.feedback(g, r, ns, "other", "status").unwrap(), None);
-
         let work = bundle
             .to_existing_work(Some("mw-client-example".into()))
             .unwrap();
+        let feedback = work.feedback_value(g, r, ns, n, "status").unwrap().clone();
+        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
+        assert_eq!(
+            work.feedback_value(g, "Deployment", ns, n, "status"),
+            Some(&feedback)
+        );
+        assert_eq!(work.feedback_value(g, r, ns, "other", "status"), None);
+
         assert_eq!(
             work.labels["maestro.resource.type"],
             "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"
@@ -691,7 +653,9 @@ mod pinned {
             edit(&mut bundle);
             decode(&mut out, name, bundle.to_string().as_bytes());
         }
-        let status: BundleStatus = serde_json::from_value(base()["status"].clone()).unwrap();
+        // Every feedback value of `base` parses: the work's lookup is the bundle status's.
+        let bundle: ResourceBundle = serde_json::from_value(base()).unwrap();
+        let work = bundle.to_existing_work(None).unwrap();
         for (g, r, ns, n) in [
             ("g", "ks", "ns", "n"),
             ("g", "k", "ns", "n"),
@@ -702,7 +666,7 @@ mod pinned {
             let _ = writeln!(
                 out,
                 "feedback {g}/{r} {ns}/{n}: {:?}",
-                status.feedback(g, r, ns, n, "j")
+                Ok::<_, WorkError>(work.feedback_value(g, r, ns, n, "j").cloned())
             );
         }
         insta::assert_snapshot!("edited_bundles", out);

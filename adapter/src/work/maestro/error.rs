@@ -226,25 +226,18 @@ pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
 pub fn from_rest_response(status: u16, body: &str) -> WorkError {
     let message =
         rest_error_text(body).unwrap_or_else(|| format!("HTTP {status}: {}", truncate(body, 512)));
-    if status >= 500 || status == 429 || status == 408 {
-        return WorkError::Unavailable {
-            message: format!("HTTP {status}: {message}"),
-        };
-    }
     match status {
-        401 => WorkError::Unauthenticated { message },
-        403 => match maestro_code(&message) {
-            Some(1) => WorkError::Unauthenticated { message },
-            _ => WorkError::Forbidden { message },
+        408 | 429 | 500.. => WorkError::Unavailable {
+            message: format!("HTTP {status}: {message}"),
         },
-        404 => WorkError::NotFound { message },
-        409 if message.to_ascii_lowercase().contains("already exists") => {
-            WorkError::AlreadyExists { message }
-        }
-        409 => WorkError::Conflict { message },
+        403 if maestro_code(&message) == Some(1) => WorkError::Unauthenticated { message },
         400 | 422 => classify_message(&message)
             .filter(|e| matches!(e, WorkError::ConsumerNotFound { .. }))
             .unwrap_or(WorkError::Invalid { message }),
+        401 | 403 | 404 | 409 => {
+            let exists = message.to_ascii_lowercase().contains("already exists");
+            from_http_status(status, exists, message)
+        }
         // Absence is a 404's to say: a not-found code under any other status is an unexpected
         // answer, not "there is no such bundle" (on which a pulse would create one). Found by
         // fuzzing (`maestro_error`): HTTP 355 with a body naming maestro-7.
@@ -255,6 +248,21 @@ pub fn from_rest_response(status: u16, body: &str) -> WorkError {
             Some(e) => e,
             None => WorkError::Internal { message },
         },
+    }
+}
+
+/// The [`WorkError`] kind an HTTP status names, alike for the Maestro REST API and a hub's API
+/// server: `exists` tells a 409 that refused a create (the object exists) from a stale version.
+pub fn from_http_status(status: u16, exists: bool, message: String) -> WorkError {
+    match status {
+        401 => WorkError::Unauthenticated { message },
+        403 => WorkError::Forbidden { message },
+        404 => WorkError::NotFound { message },
+        409 if exists => WorkError::AlreadyExists { message },
+        409 => WorkError::Conflict { message },
+        400 | 422 => WorkError::Invalid { message },
+        408 | 429 | 500.. => WorkError::Unavailable { message },
+        _ => WorkError::Internal { message },
     }
 }
 
