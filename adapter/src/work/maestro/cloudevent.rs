@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::Value;
+
 use super::proto;
 use crate::work::WorkError;
 
@@ -17,8 +19,10 @@ pub const ATTRIBUTE_PREFIX: &str = "ce-";
 /// Type of the heartbeat events on the Subscribe stream; skip them before decoding.
 pub const HEARTBEAT_TYPE: &str = "io.open-cluster-management.cloudevents.heartbeat";
 
-/// A CloudEvent attribute or extension value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A CloudEvent attribute or extension value. Its JSON form (`Serialize`) is the bare value: a
+/// string, number or boolean, bytes as a list of numbers, a timestamp in RFC 3339.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
 pub enum AttrValue {
     /// `ce_boolean`.
     Boolean(bool),
@@ -95,17 +99,6 @@ impl AttrValue {
             Attr::CeTimestamp(t) => Self::Timestamp(jiff::Timestamp::new(t.seconds, t.nanos).ok()?),
         })
     }
-
-    fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value;
-        match self {
-            Self::Boolean(b) => Value::Bool(*b),
-            Self::Integer(i) => Value::from(*i),
-            Self::String(s) | Self::Uri(s) | Self::UriRef(s) => Value::String(s.clone()),
-            Self::Bytes(b) => Value::Array(b.iter().map(|x| Value::from(*x)).collect()),
-            Self::Timestamp(t) => Value::String(t.to_string()),
-        }
-    }
 }
 
 /// A CloudEvent, independent of its encoding.
@@ -130,30 +123,38 @@ pub struct CloudEvent {
 }
 
 impl CloudEvent {
-    /// Encodes in protobuf binary mode (§2.3).
-    pub fn to_proto(&self) -> proto::CloudEvent {
-        let mut attributes = std::collections::HashMap::new();
+    /// `datacontenttype` (under `content_type_key`), `time` and every extension (under `prefix`
+    /// and their name): the attributes both encodings write besides the four required ones.
+    fn optional_attributes(
+        &self,
+        content_type_key: &str,
+        prefix: &str,
+    ) -> Vec<(String, AttrValue)> {
+        let mut out = Vec::new();
         if let Some(ct) = &self.data_content_type {
-            attributes.insert(
-                CONTENT_TYPE_KEY.to_owned(),
-                AttrValue::String(ct.clone()).to_proto(),
-            );
+            out.push((content_type_key.to_owned(), AttrValue::String(ct.clone())));
         }
         if let Some(t) = self.time {
-            attributes.insert(
-                format!("{ATTRIBUTE_PREFIX}time"),
-                AttrValue::Timestamp(t).to_proto(),
-            );
+            out.push((format!("{prefix}time"), AttrValue::Timestamp(t)));
         }
         for (name, value) in &self.extensions {
-            attributes.insert(format!("{ATTRIBUTE_PREFIX}{name}"), value.to_proto());
+            out.push((format!("{prefix}{name}"), value.clone()));
         }
+        out
+    }
+
+    /// Encodes in protobuf binary mode (§2.3).
+    pub fn to_proto(&self) -> proto::CloudEvent {
         proto::CloudEvent {
             id: self.id.clone(),
             source: self.source.clone(),
             spec_version: self.spec_version.clone(),
             r#type: self.ty.clone(),
-            attributes,
+            attributes: self
+                .optional_attributes(CONTENT_TYPE_KEY, ATTRIBUTE_PREFIX)
+                .into_iter()
+                .map(|(key, value)| (key, value.to_proto()))
+                .collect(),
             data: self.data.clone().map(proto::cloud_event::Data::BinaryData),
         }
     }
@@ -181,7 +182,7 @@ impl CloudEvent {
             .is_some_and(|ct| ct.starts_with("application/cloudevents+json"))
         {
             let bytes = data.unwrap_or_default();
-            let json: serde_json::Value = serde_json::from_slice(&bytes)
+            let json: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| protocol(&format!("structured cloudevent: {e}")))?;
             return Self::from_json(&json);
         }
@@ -217,27 +218,24 @@ impl CloudEvent {
 
     /// Reads the CloudEvents JSON (structured) form, e.g. the fixture files. Extension values keep their JSON
     /// type (string, integer, boolean).
-    pub fn from_json(json: &serde_json::Value) -> Result<Self, WorkError> {
+    pub fn from_json(json: &Value) -> Result<Self, WorkError> {
         let obj = json
             .as_object()
             .ok_or_else(|| protocol("cloudevent JSON is not an object"))?;
         let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let time = text("time")
+            .map(|t| t.parse().map_err(|e| protocol(&format!("time {t:?}: {e}"))))
+            .transpose()?;
         let mut out = Self {
             id: text("id").unwrap_or_default(),
             source: text("source").unwrap_or_default(),
             spec_version: text("specversion").unwrap_or_default(),
             ty: text("type").unwrap_or_default(),
             data_content_type: text("datacontenttype"),
-            time: match text("time") {
-                Some(t) => Some(
-                    t.parse()
-                        .map_err(|e| protocol(&format!("time {t:?}: {e}")))?,
-                ),
-                None => None,
-            },
+            time,
             extensions: BTreeMap::new(),
             data: match obj.get("data") {
-                Some(serde_json::Value::Null) | None => None,
+                Some(Value::Null) | None => None,
                 Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(&e.to_string()))?),
             },
         };
@@ -255,9 +253,9 @@ impl CloudEvent {
                 continue;
             }
             let attr = match value {
-                serde_json::Value::String(s) => AttrValue::String(s.clone()),
-                serde_json::Value::Bool(b) => AttrValue::Boolean(*b),
-                serde_json::Value::Number(n) => AttrValue::Integer(
+                Value::String(s) => AttrValue::String(s.clone()),
+                Value::Bool(b) => AttrValue::Boolean(*b),
+                Value::Number(n) => AttrValue::Integer(
                     n.as_i64()
                         .and_then(|i| i32::try_from(i).ok())
                         .ok_or_else(|| protocol(&format!("extension {key:?} is not an int32")))?,
@@ -274,28 +272,21 @@ impl CloudEvent {
     }
 
     /// Renders the CloudEvents JSON (structured) form; `data` is embedded as JSON when it parses as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(&self) -> Value {
         let mut obj = serde_json::Map::new();
         obj.insert("specversion".into(), self.spec_version.clone().into());
         obj.insert("id".into(), self.id.clone().into());
         obj.insert("source".into(), self.source.clone().into());
         obj.insert("type".into(), self.ty.clone().into());
-        if let Some(ct) = &self.data_content_type {
-            obj.insert("datacontenttype".into(), ct.clone().into());
-        }
-        if let Some(t) = self.time {
-            obj.insert("time".into(), t.to_string().into());
-        }
-        for (name, value) in &self.extensions {
-            obj.insert(name.clone(), value.to_json());
+        for (name, value) in self.optional_attributes("datacontenttype", "") {
+            obj.insert(name, serde_json::to_value(value).unwrap_or_default());
         }
         if let Some(data) = &self.data {
-            let value = serde_json::from_slice(data).unwrap_or_else(|_| {
-                serde_json::Value::String(String::from_utf8_lossy(data).into_owned())
-            });
+            let value = serde_json::from_slice(data)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(data).into_owned()));
             obj.insert("data".into(), value);
         }
-        serde_json::Value::Object(obj)
+        Value::Object(obj)
     }
 
     /// The extension `name`, if present.
