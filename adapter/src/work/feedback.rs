@@ -97,6 +97,10 @@ pub fn applied_object(manifest: Option<&ManifestStatus>) -> AppliedObject<'_> {
 /// Every manifest the agent could not apply, as `Kind namespace/name (Reason): message`; when no
 /// manifest says so but the work's `Applied` is `False`, the work's reason and message.
 pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
+    let failure = |what: &str, applied: &WorkCondition| {
+        let (reason, message) = (or_none(&applied.reason), quote(&applied.message));
+        format!("{what} ({reason}): {message}")
+    };
     let mut failures: Vec<String> = existing
         .manifests
         .iter()
@@ -113,11 +117,7 @@ pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
             } else {
                 format!("{}/{}", r.namespace, r.name)
             };
-            Some(format!(
-                "{what} {place} ({}): {}",
-                or_none(&applied.reason),
-                quote(&applied.message)
-            ))
+            Some(failure(&format!("{what} {place}"), applied))
         })
         .collect();
     if failures.is_empty()
@@ -125,11 +125,7 @@ pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
             .condition("Applied")
             .filter(|c| c.status == "False")
     {
-        failures.push(format!(
-            "ManifestWork ({}): {}",
-            or_none(&applied.reason),
-            quote(&applied.message)
-        ));
+        failures.push(failure("ManifestWork", applied));
     }
     failures
 }
@@ -160,25 +156,22 @@ impl ObjectDeletion {
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        let strings = |list: &[Value]| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        };
         let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
+            Some(Value::Array(list)) => strings(list),
             // A string holding the list's JSON, or (the hub's `.metadata.finalizers[*]`) one finalizer.
             Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
-                Ok(list @ Value::Array(_)) => list,
-                _ if raw.is_empty() => Value::Null,
-                _ => Value::Array(vec![Value::String(raw.clone())]),
+                Ok(Value::Array(list)) => strings(&list),
+                _ if raw.is_empty() => Vec::new(),
+                _ => vec![raw.clone()],
             },
-            Some(other) => other.clone(),
-            None => Value::Null,
+            _ => Vec::new(),
         };
-        let finalizers = finalizers
-            .as_array()
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
         let gone = manifest
             .condition("Available")
             .is_some_and(|c| c.status == "False");

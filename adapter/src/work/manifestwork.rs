@@ -36,28 +36,18 @@ pub fn node_pool_work_name(nodepool_id: &str) -> String {
     format!("nodepool-{nodepool_id}")
 }
 
-/// A manifest's identity as the work's `manifestConfigs` and `deleteOption` name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A manifest's identity as the work's `manifestConfigs` and `deleteOption` name it (its JSON
+/// form, without `namespace` for a cluster-scoped object).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ResourceIdentifier {
     /// API group (`""` for core).
     pub group: String,
     /// Plural resource, e.g. `hostedclusters`.
     pub resource: String,
     /// `""` for a cluster-scoped object.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     pub name: String,
-}
-
-impl ResourceIdentifier {
-    fn to_json(&self) -> Value {
-        let mut id = json!({"group": self.group, "resource": self.resource, "name": self.name});
-        if !self.namespace.is_empty()
-            && let Some(object) = id.as_object_mut()
-        {
-            object.insert("namespace".into(), self.namespace.clone().into());
-        }
-        id
-    }
 }
 
 /// How the agent treats one manifest.
@@ -113,11 +103,11 @@ pub fn manifest_work(
         .iter()
         .map(|m| match m.delivery {
             Delivery::Shared => json!({
-                "resourceIdentifier": m.identifier.to_json(),
+                "resourceIdentifier": m.identifier,
                 "updateStrategy": {"type": "CreateOnly"},
             }),
             Delivery::Owned => json!({
-                "resourceIdentifier": m.identifier.to_json(),
+                "resourceIdentifier": m.identifier,
                 "feedbackRules": [{
                     "type": "JSONPaths",
                     "jsonPaths": [
@@ -131,10 +121,10 @@ pub fn manifest_work(
             }),
         })
         .collect();
-    let orphans: Vec<Value> = manifests
+    let orphans: Vec<&ResourceIdentifier> = manifests
         .iter()
         .filter(|m| m.delivery == Delivery::Shared)
-        .map(|m| m.identifier.to_json())
+        .map(|m| &m.identifier)
         .collect();
     let delete_option = if orphans.is_empty() {
         json!({"propagationPolicy": "Foreground"})
@@ -231,11 +221,9 @@ impl std::fmt::Display for Ownership {
         match self {
             Ownership::Ours => f.write_str("labels that match (ownership was checked wrongly)"),
             Ownership::NotOurs { found } => {
-                let labels: Vec<String> = found
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("<missing>")))
-                    .collect();
-                write!(f, "labels {}", labels.join(" and "))
+                let found = found.iter().map(|(k, v)| (k.as_str(), v.as_deref()));
+                let labels = label_list(found.map(|(k, v)| (k, v.unwrap_or("<missing>"))));
+                write!(f, "labels {labels}")
             }
         }
     }
@@ -244,12 +232,14 @@ impl std::fmt::Display for Ownership {
 impl Owner {
     /// `k=v and k=v`, for messages.
     pub fn describe(&self) -> String {
-        self.labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" and ")
+        label_list(self.labels.iter().map(|(k, v)| (*k, v.as_str())))
     }
+}
+
+/// `k=v and k=v`.
+fn label_list<'a>(labels: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let labels: Vec<String> = labels.map(|(k, v)| format!("{k}={v}")).collect();
+    labels.join(" and ")
 }
 
 /// Checks the labels of an existing work against `owner`. Takes any label map (`&BTreeMap`,

@@ -75,31 +75,27 @@ pub enum StatusValue {
 impl StatusValue {
     /// The feedback rule's name.
     pub fn name(&self) -> String {
-        match self {
-            Self::Field { path, .. } => format!("{STATUS_PREFIX}{path}"),
-            Self::Where {
-                list,
-                key,
-                value,
-                field,
-                ..
-            } => format!("{STATUS_PREFIX}{list}[{key}={value}].{field}"),
-            Self::First { list, field, .. } => format!("{STATUS_PREFIX}{list}[*].{field}"),
-        }
+        self.render(STATUS_PREFIX, |key, value| format!("{key}={value}"))
     }
 
     /// The feedback rule's JSONPath, on the whole object.
     pub fn json_path(&self) -> String {
+        self.render(".status.", |key, value| format!("?(@.{key}==\"{value}\")"))
+    }
+
+    /// `prefix` and the value's place below `.status`, the element a [`Self::Where`] selects
+    /// written by `select(key, value)`.
+    fn render(&self, prefix: &str, select: fn(&str, &str) -> String) -> String {
         match self {
-            Self::Field { path, .. } => format!(".status.{path}"),
+            Self::Field { path, .. } => format!("{prefix}{path}"),
             Self::Where {
                 list,
                 key,
                 value,
                 field,
                 ..
-            } => format!(".status.{list}[?(@.{key}==\"{value}\")].{field}"),
-            Self::First { list, field, .. } => format!(".status.{list}[*].{field}"),
+            } => format!("{prefix}{list}[{}].{field}", select(key, value)),
+            Self::First { list, field, .. } => format!("{prefix}{list}[*].{field}"),
         }
     }
 
@@ -206,16 +202,21 @@ fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
     }
 }
 
+/// The object that holds the last segment of the dotted `path` (created, with its parents, when
+/// missing), and that segment; `None` when something else is on the way.
+fn parent<'a, 'p>(
+    object: &'a mut Map<String, Value>,
+    path: &'p str,
+) -> Option<(&'a mut Map<String, Value>, &'p str)> {
+    match path.rsplit_once('.') {
+        Some((parents, last)) => Some((object_at(object, parents)?, last)),
+        None => Some((object, path)),
+    }
+}
+
 /// The list at the dotted `path`, created (with its parents) when missing.
 fn list_at<'a>(object: &'a mut Map<String, Value>, path: &str) -> Option<&'a mut Vec<Value>> {
-    let (parents, last) = match path.rsplit_once('.') {
-        Some((parents, last)) => (Some(parents), last),
-        None => (None, path),
-    };
-    let parent = match parents {
-        Some(parents) => object_at(object, parents)?,
-        None => object,
-    };
+    let (parent, last) = parent(object, path)?;
     parent
         .entry(last.to_owned())
         .or_insert_with(|| Value::Array(Vec::new()))
@@ -237,23 +238,16 @@ fn object_at<'a>(
     Some(current)
 }
 
+/// Sets the dotted `path` to `value`; false when it cannot be (something else on the way, an
+/// empty last segment).
 fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> bool {
-    let (parents, last) = match path.rsplit_once('.') {
-        Some((parents, last)) => (Some(parents), last),
-        None => (None, path),
-    };
-    let parent = match parents {
-        Some(parents) => match object_at(object, parents) {
-            Some(parent) => parent,
-            None => return false,
-        },
-        None => object,
-    };
-    if last.is_empty() {
-        return false;
+    match parent(object, path) {
+        Some((parent, last)) if !last.is_empty() => {
+            parent.insert(last.to_owned(), value);
+            true
+        }
+        _ => false,
     }
-    parent.insert(last.to_owned(), value);
-    true
 }
 
 #[cfg(test)]
