@@ -66,8 +66,10 @@ impl HubWorkClient {
         }
     }
 
-    /// `what` and the hub it was sent to: `GET manifestwork ns/name on hub https://…`.
-    fn on_hub(&self, what: String) -> String {
+    /// What a `verb` of the work `name` is called in messages, with the hub it was sent to:
+    /// `GET manifestwork ns/name on hub https://…`.
+    fn what(&self, verb: &str, name: &str) -> String {
+        let what = format!("{verb} manifestwork {}/{name}", self.consumer);
         match &self.server {
             Some(server) => format!("{what} on hub {server}"),
             None => what,
@@ -97,25 +99,21 @@ impl HubWorkClient {
         Ok(hub)
     }
 
+    /// `call` (`what`, a POST into `create_in` when it creates) within the timeout, its failure
+    /// as a [`WorkError`].
     async fn timed<T>(
         &self,
         what: &str,
+        create_in: Option<&str>,
         call: impl Future<Output = Result<T, kube::Error>>,
-    ) -> Result<T, (Option<kube::core::Status>, WorkError)> {
+    ) -> Result<T, WorkError> {
         match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(kube::Error::Api(status))) => {
-                let status = *status;
-                let error = from_status(what, &status);
-                Err((Some(status), error))
-            }
-            Ok(Err(other)) => Err((None, from_transport(what, &other))),
-            Err(_elapsed) => Err((
-                None,
-                WorkError::Unavailable {
-                    message: format!("{what}: no answer within {:?}", self.timeout),
-                },
-            )),
+            Ok(Err(kube::Error::Api(status))) => Err(from_status(what, &status, create_in)),
+            Ok(Err(other)) => Err(from_transport(what, &other)),
+            Err(_elapsed) => Err(WorkError::Unavailable {
+                message: format!("{what}: no answer within {:?}", self.timeout),
+            }),
         }
     }
 }
@@ -135,11 +133,8 @@ impl WorkClient for HubWorkClient {
     }
 
     async fn get(&self, name: &str) -> Result<Option<ExistingWork>, WorkError> {
-        let what = self.on_hub(format!("GET manifestwork {}/{name}", self.consumer));
-        let object = self
-            .timed(&what, self.api.get_opt(name))
-            .await
-            .map_err(|(_, e)| e)?;
+        let what = self.what("GET", name);
+        let object = self.timed(&what, None, self.api.get_opt(name)).await?;
         object.map(|o| existing_work(&o)).transpose()
     }
 
@@ -148,40 +143,22 @@ impl WorkClient for HubWorkClient {
             serde_json::from_value(work.clone()).map_err(|e| WorkError::Invalid {
                 message: format!("the work is not a Kubernetes object: {e}"),
             })?;
-        match object.metadata.namespace.as_deref() {
-            None => object.metadata.namespace = Some(self.consumer.clone()),
-            Some(ns) if ns == self.consumer => {}
-            Some(ns) => {
-                return Err(WorkError::Invalid {
-                    message: format!(
-                        "the work's namespace {ns:?} is not the consumer {:?}",
-                        self.consumer
-                    ),
-                });
-            }
+        let namespace = object.metadata.namespace.as_deref();
+        if let Some(ns) = namespace.filter(|ns| *ns != self.consumer) {
+            return Err(WorkError::Invalid {
+                message: format!(
+                    "the work's namespace {ns:?} is not the consumer {:?}",
+                    self.consumer
+                ),
+            });
         }
-        let what = self.on_hub(format!(
-            "POST manifestwork {}/{}",
-            self.consumer,
-            object.metadata.name.as_deref().unwrap_or("")
-        ));
-        match self
-            .timed(&what, self.api.create(&PostParams::default(), &object))
+        object.metadata.namespace = Some(self.consumer.clone());
+        let what = self.what("POST", object.metadata.name.as_deref().unwrap_or(""));
+        let post = PostParams::default();
+        let create = self.api.create(&post, &object);
+        self.timed(&what, Some(&self.consumer), create)
             .await
-        {
-            Ok(_) => Ok(()),
-            Err((Some(status), WorkError::NotFound { message }))
-                if is_missing_namespace(&status) =>
-            {
-                Err(WorkError::ConsumerNotFound {
-                    message: format!(
-                        "namespace {:?} does not exist on the hub (is the managed cluster registered?): {message}",
-                        self.consumer
-                    ),
-                })
-            }
-            Err((_, e)) => Err(e),
-        }
+            .map(drop)
     }
 
     /// One JSON patch (RFC 6902) that replaces `spec`, `metadata.labels` and `metadata.annotations`
@@ -202,10 +179,11 @@ impl WorkClient for HubWorkClient {
                 message: "the work has no metadata.name".to_owned(),
             })?;
         let patch = update_patch(work, current)?;
-        let what = self.on_hub(format!("PATCH manifestwork {}/{name}", self.consumer));
-        let body = serde_json::to_vec(&patch).map_err(|e| WorkError::Invalid {
+        let what = self.what("PATCH", name);
+        let invalid = |e: &dyn std::fmt::Display| WorkError::Invalid {
             message: format!("{what}: {e}"),
-        })?;
+        };
+        let body = serde_json::to_vec(&patch).map_err(|e| invalid(&e))?;
         let request = http::Request::patch(format!(
             "/apis/{GROUP}/{VERSION}/namespaces/{}/{PLURAL}/{name}",
             self.consumer
@@ -213,23 +191,18 @@ impl WorkClient for HubWorkClient {
         .header(http::header::CONTENT_TYPE, JSON_PATCH)
         .header(http::header::ACCEPT, "application/json")
         .body(body)
-        .map_err(|e| WorkError::Invalid {
-            message: format!("{what}: {e}"),
-        })?;
-        self.timed(&what, self.client.request::<DynamicObject>(request))
-            .await
-            .map(drop)
-            .map_err(|(_, e)| e)
+        .map_err(|e| invalid(&e))?;
+        let patch = self.client.request::<DynamicObject>(request);
+        self.timed(&what, None, patch).await.map(drop)
     }
 
     /// DELETE; 404 → `NotFound`. An object with finalizers stays, with `deletionTimestamp`, until they
     /// are removed; a second DELETE of it answers 200 again.
     async fn delete(&self, name: &str) -> Result<(), WorkError> {
-        let what = self.on_hub(format!("DELETE manifestwork {}/{name}", self.consumer));
-        self.timed(&what, self.api.delete(name, &DeleteParams::default()))
-            .await
-            .map(drop)
-            .map_err(|(_, e)| e)
+        let what = self.what("DELETE", name);
+        let params = DeleteParams::default();
+        let delete = self.api.delete(name, &params);
+        self.timed(&what, None, delete).await.map(drop)
     }
 }
 
@@ -288,12 +261,24 @@ fn is_missing_namespace(status: &kube::core::Status) -> bool {
         || status.message.contains("namespaces \"")
 }
 
-fn from_status(what: &str, status: &kube::core::Status) -> WorkError {
+/// The error of an API `status` answering `what`; a 404 about the namespace of a POST into
+/// `create_in` says that consumer is not there.
+fn from_status(what: &str, status: &kube::core::Status, create_in: Option<&str>) -> WorkError {
     let message = if status.message.is_empty() {
         format!("{what}: HTTP {}", status.code)
     } else {
         format!("{what}: HTTP {}: {}", status.code, status.message)
     };
+    if let Some(consumer) = create_in
+        && status.code == 404
+        && is_missing_namespace(status)
+    {
+        return WorkError::ConsumerNotFound {
+            message: format!(
+                "namespace {consumer:?} does not exist on the hub (is the managed cluster registered?): {message}"
+            ),
+        };
+    }
     let exists = status.reason == "AlreadyExists" || status.message.contains("already exists");
     from_http_status(status.code, exists, message)
 }
@@ -472,7 +457,7 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(
-            from_status("x", &conflict),
+            from_status("x", &conflict, None),
             WorkError::Conflict { .. }
         ));
     }
@@ -522,19 +507,19 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(
-            from_status("x", &status(401, "Unauthorized", None)),
+            from_status("x", &status(401, "Unauthorized", None), None),
             WorkError::Unauthenticated { .. }
         ));
         assert!(matches!(
-            from_status("x", &status(403, "Forbidden", None)),
+            from_status("x", &status(403, "Forbidden", None), None),
             WorkError::Forbidden { .. }
         ));
         assert!(matches!(
-            from_status("x", &status(409, "AlreadyExists", None)),
+            from_status("x", &status(409, "AlreadyExists", None), None),
             WorkError::AlreadyExists { .. }
         ));
-        assert!(from_status("x", &status(503, "", None)).is_transient());
-        assert!(from_status("x", &status(429, "", None)).is_transient());
+        assert!(from_status("x", &status(503, "", None), None).is_transient());
+        assert!(from_status("x", &status(429, "", None), None).is_transient());
         assert!(is_missing_namespace(&status(
             404,
             "NotFound",
@@ -681,7 +666,7 @@ mod pinned {
                 let _ = writeln!(
                     out,
                     "{code} {reason:?} {message:?}: {:?} missing namespace {}",
-                    from_status("GET manifestwork mgmt-1/w", &status),
+                    from_status("GET manifestwork mgmt-1/w", &status, None),
                     is_missing_namespace(&status)
                 );
             }
