@@ -122,14 +122,11 @@ const NOT_HTTP1: [&str; 2] = [
 /// Wrong-endpoint failures that retrying will not fix, recognised in a transport message:
 /// `setting` is the variable that holds `url`.
 fn classify_endpoint(setting: &str, url: &str, message: &str) -> Option<WorkError> {
-    if message.contains(PLAINTEXT_PEER) && url.starts_with("https://") {
-        return Some(WorkError::Config {
-            message: format!(
-                "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
-            ),
-        });
-    }
-    None
+    (message.contains(PLAINTEXT_PEER) && url.starts_with("https://")).then(|| WorkError::Config {
+        message: format!(
+            "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
+        ),
+    })
 }
 
 /// Maps a failed gRPC call to `url` (`MAESTRO_GRPC_URL`): a server that answers but is not a gRPC
@@ -194,16 +191,8 @@ pub fn from_rest_transport(base: &str, err: &reqwest::Error) -> WorkError {
 pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
     const SETTING: &str = "MAESTRO_API_URL";
     let value: Option<serde_json::Value> = serde_json::from_str(body).ok();
-    let is_maestro = value
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|c| c.starts_with("maestro-"));
-    let is_kubernetes = value.as_ref().is_some_and(|v| {
-        v.get("kind").and_then(serde_json::Value::as_str) == Some("Status")
-            && v.get("apiVersion").and_then(serde_json::Value::as_str) == Some("v1")
-    });
-    if is_kubernetes {
+    let field = |key: &str| value.as_ref()?.get(key)?.as_str();
+    if field("kind") == Some("Status") && field("apiVersion") == Some("v1") {
         return WorkError::Config {
             message: format!(
                 "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
@@ -211,7 +200,7 @@ pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
             ),
         };
     }
-    if status == 404 && !is_maestro {
+    if status == 404 && !field("code").is_some_and(|c| c.starts_with("maestro-")) {
         return WorkError::Config {
             message: format!(
                 "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
