@@ -15,7 +15,9 @@ use serde::Deserialize;
 
 use crate::kubeconfig::error_chain;
 use crate::work::maestro::bundle::{ManifestWorkStatus, reported};
-use crate::work::maestro::error::from_http_status;
+use crate::work::maestro::error::{
+    from_http_status, invalid, misconfigured, protocol, unavailable,
+};
 use crate::work::manifestwork::STATUS_FEEDBACK_NAME;
 use crate::work::scalar_feedback;
 use crate::work::{ExistingWork, ManifestStatus, WorkAt, WorkClient, WorkError};
@@ -82,11 +84,11 @@ impl HubWorkClient {
         consumer: &str,
         timeout: Duration,
     ) -> Result<Self, WorkError> {
-        let config_error = |message: String| WorkError::Config {
-            message: match kubeconfig {
+        let config_error = |message: String| {
+            misconfigured(match kubeconfig {
                 Some(path) => format!("hub kubeconfig {}: {message}", path.display()),
                 None => format!("hub kubeconfig: {message}"),
-            },
+            })
         };
         let mut config = crate::kubeconfig::load(kubeconfig)
             .await
@@ -111,9 +113,10 @@ impl HubWorkClient {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(kube::Error::Api(status))) => Err(from_status(what, &status, create_in)),
             Ok(Err(other)) => Err(from_transport(what, &other)),
-            Err(_elapsed) => Err(WorkError::Unavailable {
-                message: format!("{what}: no answer within {:?}", self.timeout),
-            }),
+            Err(_elapsed) => Err(unavailable(format!(
+                "{what}: no answer within {:?}",
+                self.timeout
+            ))),
         }
     }
 }
@@ -139,18 +142,14 @@ impl WorkClient for HubWorkClient {
     }
 
     async fn create(&self, work: &serde_json::Value) -> Result<(), WorkError> {
-        let mut object: DynamicObject =
-            serde_json::from_value(work.clone()).map_err(|e| WorkError::Invalid {
-                message: format!("the work is not a Kubernetes object: {e}"),
-            })?;
+        let mut object: DynamicObject = serde_json::from_value(work.clone())
+            .map_err(|e| invalid(format!("the work is not a Kubernetes object: {e}")))?;
         let namespace = object.metadata.namespace.as_deref();
         if let Some(ns) = namespace.filter(|ns| *ns != self.consumer) {
-            return Err(WorkError::Invalid {
-                message: format!(
-                    "the work's namespace {ns:?} is not the consumer {:?}",
-                    self.consumer
-                ),
-            });
+            return Err(invalid(format!(
+                "the work's namespace {ns:?} is not the consumer {:?}",
+                self.consumer
+            )));
         }
         object.metadata.namespace = Some(self.consumer.clone());
         let what = self.what("POST", object.metadata.name.as_deref().unwrap_or(""));
@@ -175,15 +174,11 @@ impl WorkClient for HubWorkClient {
             .pointer("/metadata/name")
             .and_then(serde_json::Value::as_str)
             .filter(|n| !n.is_empty())
-            .ok_or_else(|| WorkError::Invalid {
-                message: "the work has no metadata.name".to_owned(),
-            })?;
+            .ok_or_else(|| invalid("the work has no metadata.name"))?;
         let patch = update_patch(work, current)?;
         let what = self.what("PATCH", name);
-        let invalid = |e: &dyn std::fmt::Display| WorkError::Invalid {
-            message: format!("{what}: {e}"),
-        };
-        let body = serde_json::to_vec(&patch).map_err(|e| invalid(&e))?;
+        let unsendable = |e: &dyn std::fmt::Display| invalid(format!("{what}: {e}"));
+        let body = serde_json::to_vec(&patch).map_err(|e| unsendable(&e))?;
         let request = http::Request::patch(format!(
             "/apis/{GROUP}/{VERSION}/namespaces/{}/{PLURAL}/{name}",
             self.consumer
@@ -191,7 +186,7 @@ impl WorkClient for HubWorkClient {
         .header(http::header::CONTENT_TYPE, JSON_PATCH)
         .header(http::header::ACCEPT, "application/json")
         .body(body)
-        .map_err(|e| invalid(&e))?;
+        .map_err(|e| unsendable(&e))?;
         let patch = self.client.request::<DynamicObject>(request);
         self.timed(&what, None, patch).await.map(drop)
     }
@@ -231,11 +226,9 @@ pub fn update_patch(
         .as_deref()
         .filter(|v| !v.is_empty())
     else {
-        return Err(WorkError::Invalid {
-            message: format!(
-                "ManifestWork {name}: no metadata.resourceVersion was read, so an update cannot be guarded by it"
-            ),
-        });
+        return Err(invalid(format!(
+            "ManifestWork {name}: no metadata.resourceVersion was read, so an update cannot be guarded by it"
+        )));
     };
     let field = |pointer: &str| {
         work.pointer(pointer)
@@ -299,11 +292,11 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
     let meta = &object.metadata;
     let status: ManifestWorkStatus = match object.data.get("status") {
         None | Some(serde_json::Value::Null) => ManifestWorkStatus::default(),
-        Some(value) => ManifestWorkStatus::deserialize(value).map_err(|e| WorkError::Protocol {
-            message: format!(
+        Some(value) => ManifestWorkStatus::deserialize(value).map_err(|e| {
+            protocol(format!(
                 "ManifestWork {} has a status this client cannot read: {e}",
                 meta.name.as_deref().unwrap_or("")
-            ),
+            ))
         })?,
     };
     let reported = reported(&status.conditions, &status.resource_status.manifests)?;

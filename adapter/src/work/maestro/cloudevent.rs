@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::error::protocol;
 use super::proto;
 use crate::work::WorkError;
 
@@ -183,7 +184,7 @@ impl CloudEvent {
         {
             let bytes = data.unwrap_or_default();
             let json: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| protocol(&format!("structured cloudevent: {e}")))?;
+                .map_err(|e| protocol(format!("structured cloudevent: {e}")))?;
             return Self::from_json(&json);
         }
         let mut out = Self {
@@ -200,9 +201,8 @@ impl CloudEvent {
             let Some(name) = key.strip_prefix(ATTRIBUTE_PREFIX) else {
                 continue;
             };
-            let value = AttrValue::from_proto(value).ok_or_else(|| {
-                protocol(&format!("attribute {key:?} has no or an invalid value"))
-            })?;
+            let value = AttrValue::from_proto(value)
+                .ok_or_else(|| protocol(format!("attribute {key:?} has no or an invalid value")))?;
             if name == "time" {
                 out.time = Some(
                     value
@@ -224,7 +224,7 @@ impl CloudEvent {
             .ok_or_else(|| protocol("cloudevent JSON is not an object"))?;
         let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
         let time = text("time")
-            .map(|t| t.parse().map_err(|e| protocol(&format!("time {t:?}: {e}"))))
+            .map(|t| t.parse().map_err(|e| protocol(format!("time {t:?}: {e}"))))
             .transpose()?;
         let mut out = Self {
             id: text("id").unwrap_or_default(),
@@ -236,7 +236,7 @@ impl CloudEvent {
             extensions: BTreeMap::new(),
             data: match obj.get("data") {
                 Some(Value::Null) | None => None,
-                Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(&e.to_string()))?),
+                Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(e.to_string()))?),
             },
         };
         for (key, value) in obj {
@@ -258,10 +258,10 @@ impl CloudEvent {
                 Value::Number(n) => AttrValue::Integer(
                     n.as_i64()
                         .and_then(|i| i32::try_from(i).ok())
-                        .ok_or_else(|| protocol(&format!("extension {key:?} is not an int32")))?,
+                        .ok_or_else(|| protocol(format!("extension {key:?} is not an int32")))?,
                 ),
                 _ => {
-                    return Err(protocol(&format!(
+                    return Err(protocol(format!(
                         "extension {key:?} has an unsupported JSON type"
                     )));
                 }
@@ -297,12 +297,6 @@ impl CloudEvent {
     /// True for the heartbeat events of the Subscribe stream.
     pub fn is_heartbeat(&self) -> bool {
         self.ty == HEARTBEAT_TYPE
-    }
-}
-
-fn protocol(message: &str) -> WorkError {
-    WorkError::Protocol {
-        message: message.to_owned(),
     }
 }
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::misconfigured;
 use crate::work::WorkError;
 
 /// Default per-call deadline for Publish and REST calls.
@@ -164,9 +165,8 @@ impl BearerToken {
 
     /// [`Self::header_value`] as a header value of either transport (`reqwest`'s, tonic's).
     pub fn header<T: TryFrom<String>>(&self) -> Result<T, WorkError> {
-        T::try_from(self.header_value()).map_err(|_| WorkError::Config {
-            message: "bearer token is not a valid header value".to_owned(),
-        })
+        T::try_from(self.header_value())
+            .map_err(|_| misconfigured("bearer token is not a valid header value"))
     }
 }
 

@@ -2,6 +2,34 @@
 
 use crate::work::WorkError;
 
+/// [`WorkError::Config`] saying `message`: a setting, a file or a URL that retrying will not fix.
+pub(crate) fn misconfigured(message: impl Into<String>) -> WorkError {
+    WorkError::Config {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Invalid`] saying `message`: a request refused (here or by the server).
+pub(crate) fn invalid(message: impl Into<String>) -> WorkError {
+    WorkError::Invalid {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Protocol`] saying `message`: an answer this client cannot decode.
+pub(crate) fn protocol(message: impl Into<String>) -> WorkError {
+    WorkError::Protocol {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Unavailable`] saying `message`: a failure worth retrying.
+pub(crate) fn unavailable(message: impl Into<String>) -> WorkError {
+    WorkError::Unavailable {
+        message: message.into(),
+    }
+}
+
 /// Extracts the numeric code of the first `maestro-<n>` in `text`.
 pub fn maestro_code(text: &str) -> Option<u32> {
     let start = text.find("maestro-")? + "maestro-".len();
@@ -48,9 +76,9 @@ pub fn classify_message(message: &str) -> Option<WorkError> {
 fn classify_tls(message: &str) -> Option<WorkError> {
     let m = message.to_owned();
     if message.contains("invalid peer certificate") {
-        return Some(WorkError::Config {
-            message: format!("TLS: server certificate not trusted (check the CA file): {m}"),
-        });
+        return Some(misconfigured(format!(
+            "TLS: server certificate not trusted (check the CA file): {m}"
+        )));
     }
     if [
         "BadCertificate",
@@ -90,9 +118,7 @@ pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
         | Code::DeadlineExceeded
         | Code::Cancelled
         | Code::ResourceExhausted
-        | Code::Aborted => WorkError::Unavailable {
-            message: format!("{:?}: {message}", status.code()),
-        },
+        | Code::Aborted => unavailable(format!("{:?}: {message}", status.code())),
         Code::Unauthenticated => WorkError::Unauthenticated { message },
         Code::PermissionDenied => WorkError::Forbidden { message },
         Code::InvalidArgument if message == "missing metadata" => {
@@ -122,11 +148,9 @@ const NOT_HTTP1: [&str; 2] = [
 /// Wrong-endpoint failures that retrying will not fix, recognised in a transport message:
 /// `setting` is the variable that holds `url`.
 fn classify_endpoint(setting: &str, url: &str, message: &str) -> Option<WorkError> {
-    (message.contains(PLAINTEXT_PEER) && url.starts_with("https://")).then(|| WorkError::Config {
-        message: format!(
+    (message.contains(PLAINTEXT_PEER) && url.starts_with("https://")).then(|| misconfigured(format!(
             "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
-        ),
-    })
+        )))
 }
 
 /// Maps a failed gRPC call to `url` (`MAESTRO_GRPC_URL`): a server that answers but is not a gRPC
@@ -144,11 +168,9 @@ pub fn from_grpc_call(url: &str, status: &tonic::Status) -> WorkError {
     if message.contains("invalid compression flag")
         || message.contains("grpc-status header missing")
     {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {url} answered, but not as a gRPC server ({message}). Expected the Maestro gRPC source endpoint (--grpc-server-bindport, 8090 by default; not the REST port, not the agent broker 8091)"
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {url} answered, but not as a gRPC server ({message}). Expected the Maestro gRPC source endpoint (--grpc-server-bindport, 8090 by default; not the REST port, not the agent broker 8091)"
+        ));
     }
     match error {
         WorkError::Unavailable { message } => {
@@ -157,9 +179,7 @@ pub fn from_grpc_call(url: &str, status: &tonic::Status) -> WorkError {
             } else {
                 ""
             };
-            WorkError::Unavailable {
-                message: format!("{SETTING} {url}: {message}{hint}"),
-            }
+            unavailable(format!("{SETTING} {url}: {message}{hint}"))
         }
         other => other,
     }
@@ -176,11 +196,9 @@ pub fn from_rest_transport(base: &str, err: &reqwest::Error) -> WorkError {
         return e;
     }
     if NOT_HTTP1.iter().any(|m| message.contains(m)) {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base}: the server does not answer HTTP/1.1 ({message}). Expected the Maestro REST API; a gRPC port (HTTP/2 only) or a TLS port called with http:// answers like this: check the port, and use https:// if the server has TLS"
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {base}: the server does not answer HTTP/1.1 ({message}). Expected the Maestro REST API; a gRPC port (HTTP/2 only) or a TLS port called with http:// answers like this: check the port, and use https:// if the server has TLS"
+        ));
     }
     error
 }
@@ -193,20 +211,16 @@ pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
     let value: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let field = |key: &str| value.as_ref()?.get(key)?.as_str();
     if field("kind") == Some("Status") && field("apiVersion") == Some("v1") {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
-                truncate(body, 512)
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
+            truncate(body, 512)
+        ));
     }
     if status == 404 && !field("code").is_some_and(|c| c.starts_with("maestro-")) {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
-                truncate(body, 512)
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
+            truncate(body, 512)
+        ));
     }
     from_rest_response(status, body)
 }
@@ -216,9 +230,7 @@ pub fn from_rest_response(status: u16, body: &str) -> WorkError {
     let message =
         rest_error_text(body).unwrap_or_else(|| format!("HTTP {status}: {}", truncate(body, 512)));
     match status {
-        408 | 429 | 500.. => WorkError::Unavailable {
-            message: format!("HTTP {status}: {message}"),
-        },
+        408 | 429 | 500.. => unavailable(format!("HTTP {status}: {message}")),
         403 if maestro_code(&message) == Some(1) => WorkError::Unauthenticated { message },
         400 | 422 => classify_message(&message)
             .filter(|e| matches!(e, WorkError::ConsumerNotFound { .. }))

@@ -6,7 +6,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::cloudevent::CloudEvent;
 use super::config::MaestroConfig;
-use super::error::{error_chain, from_grpc_call};
+use super::error::{error_chain, from_grpc_call, misconfigured, unavailable};
 use super::proto::PublishRequest;
 use super::proto::cloud_event_service_client::CloudEventServiceClient;
 use super::tls;
@@ -24,21 +24,17 @@ impl Publisher {
     pub fn new(config: Arc<MaestroConfig>) -> Result<Self, WorkError> {
         let url = config.grpc_url.clone();
         let mut endpoint = Endpoint::from_shared(url.clone())
-            .map_err(|e| WorkError::Config {
-                message: format!("gRPC URL {url:?}: {}", error_chain(&e)),
-            })?
+            .map_err(|e| misconfigured(format!("gRPC URL {url:?}: {}", error_chain(&e))))?
             .connect_timeout(config.timeout)
             .timeout(config.timeout);
         if url.starts_with("https://") {
             endpoint = endpoint
                 .tls_config(tls::tonic_client_tls(&config)?)
-                .map_err(|e| WorkError::Config {
-                    message: format!("gRPC TLS: {}", error_chain(&e)),
-                })?;
+                .map_err(|e| misconfigured(format!("gRPC TLS: {}", error_chain(&e))))?;
         } else if !url.starts_with("http://") {
-            return Err(WorkError::Config {
-                message: format!("gRPC URL must be http:// or https://: {url:?}"),
-            });
+            return Err(misconfigured(format!(
+                "gRPC URL must be http:// or https://: {url:?}"
+            )));
         }
         let client = CloudEventServiceClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(config.max_decode_bytes);
@@ -62,12 +58,10 @@ impl Publisher {
         match tokio::time::timeout(self.config.timeout, client.publish(request)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(status)) => Err(from_grpc_call(&self.config.grpc_url, &status)),
-            Err(_) => Err(WorkError::Unavailable {
-                message: format!(
-                    "Publish to {} timed out after {:?}",
-                    self.config.grpc_url, self.config.timeout
-                ),
-            }),
+            Err(_) => Err(unavailable(format!(
+                "Publish to {} timed out after {:?}",
+                self.config.grpc_url, self.config.timeout
+            ))),
         }
     }
 }

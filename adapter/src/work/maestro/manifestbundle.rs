@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::bundle::{Condition, ManifestCondition};
 use super::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
+use super::error::{invalid, protocol};
 use super::resource_id::resource_id;
 use crate::work::WorkError;
 
@@ -270,7 +271,7 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
         .and_then(|s| s.pointer("/workload/manifests"))
         .and_then(Value::as_array)
         .filter(|m| !m.is_empty())
-        .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array".to_owned()))?;
+        .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array"))?;
     check_manifests(manifests)?;
     let mut bundle = serde_json::Map::new();
     bundle.insert("manifests".into(), Value::Array(manifests.clone()));
@@ -291,11 +292,8 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
 /// [`MAX_MANIFESTS_BYTES`].
 fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
     for (i, m) in manifests.iter().enumerate() {
-        let name = m
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if name.is_empty() {
+        let name = m.pointer("/metadata/name").and_then(Value::as_str);
+        if name.is_none_or(str::is_empty) {
             return Err(invalid(format!(
                 "spec.workload.manifests[{i}].metadata.name is required"
             )));
@@ -319,16 +317,14 @@ fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
 
 /// `ManifestBundleStatus`, the data of a status event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestBundleStatus {
     /// The stored spec echoed by the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_bundle: Option<Value>,
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Flat per-manifest status.
-    #[serde(default)]
     pub resource_status: Vec<ManifestCondition>,
 }
 
@@ -362,21 +358,19 @@ impl StatusEvent {
             )));
         }
         let string = |name: &str| event.extension(name).and_then(AttrValue::as_string);
-        let resource_id = string("resourceid")
-            .ok_or_else(|| protocol("status event without resourceid".into()))?;
+        let resource_id =
+            string("resourceid").ok_or_else(|| protocol("status event without resourceid"))?;
         let resource_version = event
             .extension("resourceversion")
             .and_then(AttrValue::as_integer)
-            .ok_or_else(|| protocol("status event without an integer resourceversion".into()))?;
-        let sequence_id = string("sequenceid")
-            .ok_or_else(|| protocol("status event without sequenceid".into()))?;
-        let metadata = match string("metadata") {
-            Some(text) if !text.is_empty() => Some(
-                serde_json::from_str(&text)
-                    .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?,
-            ),
-            _ => None,
-        };
+            .ok_or_else(|| protocol("status event without an integer resourceversion"))?;
+        let sequence_id =
+            string("sequenceid").ok_or_else(|| protocol("status event without sequenceid"))?;
+        let metadata = string("metadata")
+            .filter(|text| !text.is_empty())
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?;
         let status = match &event.data {
             Some(bytes) => serde_json::from_slice(bytes)
                 .map_err(|e| protocol(format!("status data is not a ManifestBundleStatus: {e}")))?,
@@ -420,23 +414,12 @@ fn validate_label(what: &str, value: &str) -> Result<(), WorkError> {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !value.starts_with('-')
         && !value.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(format!("{what} {value:?} is not a DNS-1123 label")))
-    }
+    ok.then_some(())
+        .ok_or_else(|| invalid(format!("{what} {value:?} is not a DNS-1123 label")))
 }
 
 fn to_json_text<T: Serialize>(value: &T) -> Result<String, WorkError> {
     serde_json::to_string(value).map_err(|e| invalid(e.to_string()))
-}
-
-fn invalid(message: String) -> WorkError {
-    WorkError::Invalid { message }
-}
-
-fn protocol(message: String) -> WorkError {
-    WorkError::Protocol { message }
 }
 
 #[cfg(test)]

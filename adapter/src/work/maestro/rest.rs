@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use super::bundle::{ResourceBundle, ResourceBundleList};
 use super::config::MaestroConfig;
-use super::error::{error_chain, from_rest_answer, from_rest_transport};
+use super::error::{
+    error_chain, from_rest_answer, from_rest_transport, invalid, misconfigured, protocol,
+};
 use super::tls;
 use crate::work::WorkError;
 
@@ -33,9 +35,7 @@ pub struct ListQuery {
 pub fn search_for(source: &str, consumer: Option<&str>) -> Result<String, WorkError> {
     for value in std::iter::once(source).chain(consumer) {
         if value.contains('\'') {
-            return Err(WorkError::Invalid {
-                message: format!("search value {value:?} contains a quote"),
-            });
+            return Err(invalid(format!("search value {value:?} contains a quote")));
         }
     }
     Ok(match consumer {
@@ -60,9 +60,7 @@ pub fn label_search(
     let mut map = serde_json::Map::new();
     for (k, v) in labels {
         if k.contains('\'') || v.contains('\'') {
-            return Err(WorkError::Invalid {
-                message: format!("label {k}={v:?} contains a quote"),
-            });
+            return Err(invalid(format!("label {k}={v:?} contains a quote")));
         }
         map.insert((*k).to_owned(), (*v).into());
     }
@@ -98,14 +96,12 @@ impl RestClient {
             .timeout(config.timeout)
             .connect_timeout(config.timeout)
             .build()
-            .map_err(|e| WorkError::Config {
-                message: format!("REST client: {}", error_chain(&e)),
-            })?;
+            .map_err(|e| misconfigured(format!("REST client: {}", error_chain(&e))))?;
         let base = config.rest_url.trim_end_matches('/').to_owned();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(WorkError::Config {
-                message: format!("REST URL must be http:// or https://: {base:?}"),
-            });
+            return Err(misconfigured(format!(
+                "REST URL must be http:// or https://: {base:?}"
+            )));
         }
         Ok(Self { http, base, config })
     }
@@ -198,9 +194,8 @@ pub fn decode_answer<T: serde::de::DeserializeOwned>(
             &String::from_utf8_lossy(body),
         ));
     }
-    serde_json::from_slice(body).map_err(|e| WorkError::Protocol {
-        message: format!("GET {url}: response is not the expected JSON: {e}"),
-    })
+    serde_json::from_slice(body)
+        .map_err(|e| protocol(format!("GET {url}: response is not the expected JSON: {e}")))
 }
 
 /// The bundle a `GET url` of one resource bundle read, `None` when Maestro says there is none
@@ -216,11 +211,9 @@ pub fn bundle_or_none(
         Err(WorkError::NotFound { message }) if super::error::maestro_code(&message) == Some(7) => {
             Ok(None)
         }
-        Err(WorkError::NotFound { message }) => Err(WorkError::Config {
-            message: format!(
-                "MAESTRO_API_URL {base}: GET {url} answered 404 without the Maestro not-found code maestro-7 ({message}). Expected the Maestro REST API, serving {RESOURCE_BUNDLES_PATH}"
-            ),
-        }),
+        Err(WorkError::NotFound { message }) => Err(misconfigured(format!(
+            "MAESTRO_API_URL {base}: GET {url} answered 404 without the Maestro not-found code maestro-7 ({message}). Expected the Maestro REST API, serving {RESOURCE_BUNDLES_PATH}"
+        ))),
         Err(e) => Err(e),
     }
 }
