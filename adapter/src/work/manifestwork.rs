@@ -158,32 +158,26 @@ pub const HUB_FINALIZERS_PATH: &str = ".metadata.finalizers[*]";
 /// ([`super::scalar_feedback`]), the generation, the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
 /// timestamp. The hub backend rebuilds the `status` value from them on read.
 pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::ScalarStatus) {
-    let Some(configs) = work
+    let configs = work
         .pointer_mut("/spec/manifestConfigs")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for config in configs {
-        let Some(rules) = config
-            .get_mut("feedbackRules")
-            .and_then(Value::as_array_mut)
-        else {
+        .and_then(Value::as_array_mut);
+    let rules = configs
+        .into_iter()
+        .flatten()
+        .filter_map(|config| config.get_mut("feedbackRules")?.as_array_mut())
+        .flatten();
+    for rule in rules {
+        let whole_status = rule["jsonPaths"]
+            .as_array()
+            .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
+        if !whole_status {
             continue;
-        };
-        for rule in rules {
-            let whole_status = rule["jsonPaths"]
-                .as_array()
-                .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
-            if !whole_status {
-                continue;
-            }
-            let mut paths = status.json_paths();
-            paths.push(json!({"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH}));
-            paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
-            paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
-            rule["jsonPaths"] = Value::Array(paths);
         }
+        let mut paths = status.json_paths();
+        paths.push(json!({"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH}));
+        paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
+        paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
+        rule["jsonPaths"] = Value::Array(paths);
     }
 }
 

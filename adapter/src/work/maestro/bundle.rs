@@ -186,10 +186,11 @@ impl FieldValue {
             "Integer" => self.integer.map(Value::from),
             "String" => self.string.clone().map(Value::String),
             "Boolean" => self.boolean.map(Value::Bool),
-            "JsonRaw" => match &self.json_raw {
-                Some(raw) => Some(serde_json::from_str(raw)?),
-                None => None,
-            },
+            "JsonRaw" => self
+                .json_raw
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
             _ => None,
         })
     }

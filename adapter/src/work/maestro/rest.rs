@@ -165,16 +165,11 @@ impl RestClient {
             value.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, value);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| from_rest_transport(&self.base, &e))?;
-        let status = response.status();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| from_rest_transport(&self.base, &e))?;
-        decode_answer(&self.base, url, status.as_u16(), &body)
+        let transport = |e: reqwest::Error| from_rest_transport(&self.base, &e);
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(transport)?;
+        decode_answer(&self.base, url, status, &body)
     }
 }
 
@@ -188,11 +183,8 @@ pub fn decode_answer<T: serde::de::DeserializeOwned>(
     body: &[u8],
 ) -> Result<T, WorkError> {
     if !(200..300).contains(&status) {
-        return Err(from_rest_answer(
-            base,
-            status,
-            &String::from_utf8_lossy(body),
-        ));
+        let text = String::from_utf8_lossy(body);
+        return Err(from_rest_answer(base, status, &text));
     }
     serde_json::from_slice(body)
         .map_err(|e| protocol(format!("GET {url}: response is not the expected JSON: {e}")))

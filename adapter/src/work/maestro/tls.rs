@@ -11,8 +11,7 @@ use super::error::misconfigured;
 use crate::work::WorkError;
 
 fn read(path: &Path, kind: crate::input_file::Kind) -> Result<Vec<u8>, WorkError> {
-    kind.read(path)
-        .map_err(|message| WorkError::Config { message })
+    kind.read(path).map_err(misconfigured)
 }
 
 fn config_error(what: &str, e: impl std::fmt::Display) -> WorkError {
