@@ -159,34 +159,26 @@ pub fn rebuild(values: &BTreeMap<String, Value>) -> Option<Value> {
             Value::Null => continue,
             other => other.clone(),
         };
-        if place(&mut status, rest, value) {
-            any = true;
-        }
+        any |= place(&mut status, rest, value).is_some();
     }
     any.then_some(Value::Object(status))
 }
 
-/// Puts `value` where the name `rest` (without the prefix) says; false for a name this module
+/// Puts `value` where the name `rest` (without the prefix) says; `None` for a name this module
 /// does not write.
-fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
+fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> Option<()> {
     let Some((list, selector_and_field)) = rest.split_once('[') else {
         return set_path(status, rest, value);
     };
-    let Some((selector, field)) = selector_and_field.split_once("].") else {
-        return false;
-    };
-    let Some(items) = list_at(status, list) else {
-        return false;
-    };
+    let (selector, field) = selector_and_field.split_once("].")?;
+    let items = list_at(status, list)?;
     let element = if selector == "*" {
         if items.is_empty() {
             items.push(Value::Object(Map::new()));
         }
         &mut items[0]
     } else {
-        let Some((key, wanted)) = selector.split_once('=') else {
-            return false;
-        };
+        let (key, wanted) = selector.split_once('=')?;
         let at = items.iter().position(|e| e[key] == wanted);
         let at = at.unwrap_or_else(|| {
             let mut element = Map::new();
@@ -196,10 +188,7 @@ fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
         });
         &mut items[at]
     };
-    match element.as_object_mut() {
-        Some(object) => set_path(object, field, value),
-        None => false,
-    }
+    set_path(element.as_object_mut()?, field, value)
 }
 
 /// The object that holds the last segment of the dotted `path` (created, with its parents, when
@@ -238,16 +227,12 @@ fn object_at<'a>(
     Some(current)
 }
 
-/// Sets the dotted `path` to `value`; false when it cannot be (something else on the way, an
+/// Sets the dotted `path` to `value`; `None` when it cannot be (something else on the way, an
 /// empty last segment).
-fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> bool {
-    match parent(object, path) {
-        Some((parent, last)) if !last.is_empty() => {
-            parent.insert(last.to_owned(), value);
-            true
-        }
-        _ => false,
-    }
+fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> Option<()> {
+    let (parent, last) = parent(object, path).filter(|(_, last)| !last.is_empty())?;
+    parent.insert(last.to_owned(), value);
+    Some(())
 }
 
 #[cfg(test)]

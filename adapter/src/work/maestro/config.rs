@@ -140,7 +140,7 @@ impl TokenSource {
             Self::File(path) => {
                 let text = crate::input_file::MAESTRO_TOKEN
                     .read_text(path)
-                    .map_err(|message| WorkError::Config { message })?;
+                    .map_err(misconfigured)?;
                 let token = text.trim();
                 Ok((!token.is_empty()).then(|| BearerToken::new(token)))
             }
