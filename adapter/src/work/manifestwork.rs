@@ -2,7 +2,9 @@
 //! cluster, whatever they are: its name, its owner labels, the generation it was built from, how
 //! each manifest is applied and fed back, and the check that an existing work is ours.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
 
 pub const API_VERSION: &str = "work.open-cluster-management.io/v1";
 pub const KIND: &str = "ManifestWork";
@@ -87,17 +89,10 @@ pub fn manifest_work(
     generation: Option<i64>,
     manifests: Vec<WorkManifest>,
 ) -> Value {
-    let labels: Map<String, Value> = owner
-        .labels
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), Value::from(v.as_str())))
-        .collect();
+    let labels: BTreeMap<&str, &str> = owner.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut metadata = json!({"name": name, "namespace": consumer, "labels": labels});
-    if let (Some(generation), Some(object)) = (generation, metadata.as_object_mut()) {
-        object.insert(
-            "annotations".into(),
-            json!({GENERATION_ANNOTATION: generation.to_string()}),
-        );
+    if let Some(generation) = generation {
+        metadata["annotations"] = json!({GENERATION_ANNOTATION: generation.to_string()});
     }
     let configs: Vec<Value> = manifests
         .iter()
