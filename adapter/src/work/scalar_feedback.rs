@@ -217,14 +217,12 @@ fn object_at<'a>(
     object: &'a mut Map<String, Value>,
     path: &str,
 ) -> Option<&'a mut Map<String, Value>> {
-    let mut current = object;
-    for segment in path.split('.') {
-        current = current
+    path.split('.').try_fold(object, |current, segment| {
+        current
             .entry(segment.to_owned())
             .or_insert_with(|| Value::Object(Map::new()))
-            .as_object_mut()?;
-    }
-    Some(current)
+            .as_object_mut()
+    })
 }
 
 /// Sets the dotted `path` to `value`; `None` when it cannot be (something else on the way, an

@@ -32,12 +32,11 @@ pub(crate) fn unavailable(message: impl Into<String>) -> WorkError {
 
 /// Extracts the numeric code of the first `maestro-<n>` in `text`.
 pub fn maestro_code(text: &str) -> Option<u32> {
-    let start = text.find("maestro-")? + "maestro-".len();
-    let digits: String = text[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
+    let (_, rest) = text.split_once("maestro-")?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 /// Classifies a server error message (gRPC status message or REST `code`+`reason`) by its text.
@@ -292,21 +291,14 @@ fn rest_error_text(body: &str) -> Option<String> {
 
 /// Display of an error and all its sources, joined by `: `.
 pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    let chain: Vec<String> = std::iter::successors(Some(err), |e| e.source())
+        .map(ToString::to_string)
+        .collect();
+    chain.join(": ")
 }
 
 fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
+    let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
