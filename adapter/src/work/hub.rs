@@ -315,10 +315,8 @@ pub fn existing_work(object: &DynamicObject) -> Result<ExistingWork, WorkError> 
             .filter_map(|c| c.observed_generation)
             .max(),
         deleting: meta.deletion_timestamp.as_ref().map(|t| t.0.to_string()),
-        workload: object
-            .data
-            .pointer("/spec/workload/manifests")
-            .and_then(serde_json::Value::as_array)
+        workload: object.data["spec"]["workload"]["manifests"]
+            .as_array()
             .cloned()
             .unwrap_or_default(),
         resource_version: meta.resource_version.clone(),

@@ -253,20 +253,13 @@ impl ResourceBundle {
     /// Fails with [`WorkError::MalformedFeedback`] if any `jsonRaw` is not JSON.
     pub fn to_existing_work(&self, source: Option<String>) -> Result<ExistingWork, WorkError> {
         let string_map = |key: &str| -> BTreeMap<String, String> {
-            self.metadata
-                .get(key)
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                        .collect()
-                })
-                .unwrap_or_default()
+            let map = self.metadata[key].as_object().into_iter().flatten();
+            map.filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
         };
         let deleting = self.deleted_at.clone().or_else(|| {
-            self.metadata
-                .get("deletionTimestamp")
-                .and_then(Value::as_str)
+            self.metadata["deletionTimestamp"]
+                .as_str()
                 .map(str::to_owned)
         });
         let none = BundleStatus::default();

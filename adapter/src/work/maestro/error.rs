@@ -109,10 +109,10 @@ pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
     if let Some(tls) = classify_tls(&message) {
         return tls;
     }
-    if status.code() == tonic::Code::Unknown && status.message() == "transport error" {
-        return WorkError::Unavailable { message };
-    }
     match status.code() {
+        Code::Unknown if status.message() == "transport error" => {
+            WorkError::Unavailable { message }
+        }
         Code::Unavailable
         | Code::DeadlineExceeded
         | Code::Cancelled
