@@ -97,6 +97,10 @@ pub fn applied_object(manifest: Option<&ManifestStatus>) -> AppliedObject<'_> {
 /// Every manifest the agent could not apply, as `Kind namespace/name (Reason): message`; when no
 /// manifest says so but the work's `Applied` is `False`, the work's reason and message.
 pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
+    let failure = |what: &str, applied: &WorkCondition| {
+        let (reason, message) = (or_none(&applied.reason), quote(&applied.message));
+        format!("{what} ({reason}): {message}")
+    };
     let mut failures: Vec<String> = existing
         .manifests
         .iter()
@@ -113,11 +117,7 @@ pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
             } else {
                 format!("{}/{}", r.namespace, r.name)
             };
-            Some(format!(
-                "{what} {place} ({}): {}",
-                or_none(&applied.reason),
-                quote(&applied.message)
-            ))
+            Some(failure(&format!("{what} {place}"), applied))
         })
         .collect();
     if failures.is_empty()
@@ -125,11 +125,7 @@ pub fn apply_failures(existing: &ExistingWork) -> Vec<String> {
             .condition("Applied")
             .filter(|c| c.status == "False")
     {
-        failures.push(format!(
-            "ManifestWork ({}): {}",
-            or_none(&applied.reason),
-            quote(&applied.message)
-        ));
+        failures.push(failure("ManifestWork", applied));
     }
     failures
 }
@@ -160,25 +156,22 @@ impl ObjectDeletion {
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        let strings = |list: &[Value]| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        };
         let finalizers = match manifest.values.get(FINALIZERS_FEEDBACK_NAME) {
+            Some(Value::Array(list)) => strings(list),
             // A string holding the list's JSON, or (the hub's `.metadata.finalizers[*]`) one finalizer.
             Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
-                Ok(list @ Value::Array(_)) => list,
-                _ if raw.is_empty() => Value::Null,
-                _ => Value::Array(vec![Value::String(raw.clone())]),
+                Ok(Value::Array(list)) => strings(&list),
+                _ if raw.is_empty() => Vec::new(),
+                _ => vec![raw.clone()],
             },
-            Some(other) => other.clone(),
-            None => Value::Null,
+            _ => Vec::new(),
         };
-        let finalizers = finalizers
-            .as_array()
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
         let gone = manifest
             .condition("Available")
             .is_some_and(|c| c.status == "False");
@@ -224,4 +217,215 @@ mod tests {
         assert!(read(json!("")).is_empty());
         assert!(ObjectDeletion::from_manifest(None).finalizers.is_empty());
     }
+}
+
+/// Pins what the agent's reports are read as: [`feedback_of`] over a grid of manifest conditions
+/// and times, [`applied_object`], [`apply_failures`] and [`ObjectDeletion`] (also over the
+/// `work_feedback` fuzz corpus).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::ResourceIdentity;
+    use crate::work::maestro::error::pin_inputs::corpus;
+
+    fn condition(type_: &str, status: &str, time: &str) -> WorkCondition {
+        WorkCondition {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            reason: format!("{type_}Reason"),
+            message: format!("{type_} says \"{status}\"\nsecond line"),
+            observed_generation: Some(2),
+            last_transition_time: time.to_owned(),
+        }
+    }
+
+    fn manifest(conditions: Vec<WorkCondition>, values: &[(&str, Value)]) -> ManifestStatus {
+        ManifestStatus {
+            resource: ResourceIdentity::default(),
+            conditions,
+            values: values
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn feedback_grid() {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "none: {:?}",
+            feedback_of(None, "HostedCluster", "status")
+        );
+        let times = [
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:01Z",
+            "not a time",
+            "",
+        ];
+        for available in [None, Some("True"), Some("False"), Some("Unknown")] {
+            for synced in [None, Some("True"), Some("False")] {
+                for (at, st) in [(0, 0), (1, 0), (0, 1), (2, 0), (0, 3)] {
+                    for value in [None, Some(json!({"x": 1}))] {
+                        let mut conditions = Vec::new();
+                        if let Some(a) = available {
+                            conditions.push(condition("Available", a, times[at]));
+                        }
+                        if let Some(s) = synced {
+                            conditions.push(condition("StatusFeedbackSynced", s, times[st]));
+                        }
+                        let values: Vec<(&str, Value)> =
+                            value.iter().map(|v| ("status", v.clone())).collect();
+                        let m = manifest(conditions, &values);
+                        let _ = writeln!(
+                            out,
+                            "{available:?} {synced:?} {at}/{st} {}: {:?}",
+                            value.is_some(),
+                            feedback_of(Some(&m), "NodePool", "status")
+                        );
+                    }
+                }
+            }
+        }
+        insta::assert_snapshot!("feedback_grid", out);
+    }
+
+    #[test]
+    fn applied_failures_and_deletion() {
+        let mut out = String::new();
+        let _ = writeln!(out, "applied none: {:?}", applied_object(None));
+        for generation in [
+            json!(3),
+            json!("4"),
+            json!(" 5 "),
+            json!("x"),
+            json!(1.5),
+            json!(true),
+            json!(null),
+        ] {
+            for applied in [
+                None,
+                Some(("True", "t")),
+                Some(("True", "")),
+                Some(("False", "t")),
+            ] {
+                let conditions = applied
+                    .map(|(s, t)| condition("Applied", s, t))
+                    .into_iter()
+                    .collect();
+                let m = manifest(
+                    conditions,
+                    &[(GENERATION_FEEDBACK_NAME, generation.clone())],
+                );
+                let _ = writeln!(
+                    out,
+                    "applied {generation} {applied:?}: {:?}",
+                    applied_object(Some(&m))
+                );
+            }
+        }
+        let resource = |kind: &str, resource: &str, namespace: &str| ResourceIdentity {
+            kind: kind.to_owned(),
+            resource: resource.to_owned(),
+            namespace: namespace.to_owned(),
+            name: "n".to_owned(),
+            ..ResourceIdentity::default()
+        };
+        let failed = |r: ResourceIdentity, reason: &str| ManifestStatus {
+            resource: r,
+            conditions: vec![WorkCondition {
+                reason: reason.to_owned(),
+                ..condition("Applied", "False", "t")
+            }],
+            values: BTreeMap::new(),
+        };
+        let works = [
+            ExistingWork::default(),
+            ExistingWork {
+                conditions: vec![condition("Applied", "False", "t")],
+                ..ExistingWork::default()
+            },
+            ExistingWork {
+                conditions: vec![WorkCondition {
+                    reason: String::new(),
+                    message: String::new(),
+                    ..condition("Applied", "False", "t")
+                }],
+                manifests: vec![manifest(vec![condition("Applied", "True", "t")], &[])],
+                ..ExistingWork::default()
+            },
+            ExistingWork {
+                conditions: vec![condition("Applied", "False", "t")],
+                manifests: vec![
+                    failed(
+                        resource("HostedCluster", "hostedclusters", "clusters"),
+                        "Denied",
+                    ),
+                    failed(resource("", "namespaces", ""), ""),
+                    failed(resource("", "", "ns"), "R"),
+                    manifest(vec![condition("Applied", "Unknown", "t")], &[]),
+                ],
+                ..ExistingWork::default()
+            },
+        ];
+        for work in &works {
+            let _ = writeln!(out, "failures: {:?}", apply_failures(work));
+        }
+        let _ = writeln!(
+            out,
+            "deletion none: {:?}",
+            ObjectDeletion::from_manifest(None)
+        );
+        for (finalizers, timestamp, available) in [
+            (json!(["a", "b"]), json!("t"), Some("False")),
+            (json!("[\"a\",5]"), json!(""), Some("True")),
+            (json!("{\"a\":1}"), json!(5), None),
+            (json!(""), json!(null), Some("Unknown")),
+            (json!("one"), json!("t"), None),
+            (json!(7), json!("t"), None),
+            (json!([1, "x", null]), json!("t"), None),
+        ] {
+            let conditions = available
+                .map(|a| condition("Available", a, "t"))
+                .into_iter()
+                .collect();
+            let m = manifest(
+                conditions,
+                &[
+                    (FINALIZERS_FEEDBACK_NAME, finalizers.clone()),
+                    (DELETION_TIMESTAMP_FEEDBACK_NAME, timestamp.clone()),
+                ],
+            );
+            let _ = writeln!(
+                out,
+                "deletion {finalizers} {timestamp} {available:?}: {:?}",
+                ObjectDeletion::from_manifest(Some(&m))
+            );
+        }
+        for (name, data) in corpus("work_feedback") {
+            let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&data) else {
+                continue;
+            };
+            let m = ManifestStatus {
+                values: map.into_iter().collect(),
+                ..ManifestStatus::default()
+            };
+            let _ = writeln!(
+                out,
+                "[{name}] {:?} {:?} {:?}",
+                ObjectDeletion::from_manifest(Some(&m)),
+                applied_object(Some(&m)),
+                feedback_of(Some(&m), "HostedCluster", "status")
+            );
+        }
+        insta::assert_snapshot!("applied_failures_and_deletion", out);
+    }
+
+    use std::collections::BTreeMap;
 }

@@ -2,7 +2,9 @@
 //! cluster, whatever they are: its name, its owner labels, the generation it was built from, how
 //! each manifest is applied and fed back, and the check that an existing work is ours.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
 
 pub const API_VERSION: &str = "work.open-cluster-management.io/v1";
 pub const KIND: &str = "ManifestWork";
@@ -36,28 +38,18 @@ pub fn node_pool_work_name(nodepool_id: &str) -> String {
     format!("nodepool-{nodepool_id}")
 }
 
-/// A manifest's identity as the work's `manifestConfigs` and `deleteOption` name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A manifest's identity as the work's `manifestConfigs` and `deleteOption` name it (its JSON
+/// form, without `namespace` for a cluster-scoped object).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ResourceIdentifier {
     /// API group (`""` for core).
     pub group: String,
     /// Plural resource, e.g. `hostedclusters`.
     pub resource: String,
     /// `""` for a cluster-scoped object.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     pub name: String,
-}
-
-impl ResourceIdentifier {
-    fn to_json(&self) -> Value {
-        let mut id = json!({"group": self.group, "resource": self.resource, "name": self.name});
-        if !self.namespace.is_empty()
-            && let Some(object) = id.as_object_mut()
-        {
-            object.insert("namespace".into(), self.namespace.clone().into());
-        }
-        id
-    }
 }
 
 /// How the agent treats one manifest.
@@ -97,27 +89,20 @@ pub fn manifest_work(
     generation: Option<i64>,
     manifests: Vec<WorkManifest>,
 ) -> Value {
-    let labels: Map<String, Value> = owner
-        .labels
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), Value::from(v.as_str())))
-        .collect();
+    let labels: BTreeMap<&str, &str> = owner.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut metadata = json!({"name": name, "namespace": consumer, "labels": labels});
-    if let (Some(generation), Some(object)) = (generation, metadata.as_object_mut()) {
-        object.insert(
-            "annotations".into(),
-            json!({GENERATION_ANNOTATION: generation.to_string()}),
-        );
+    if let Some(generation) = generation {
+        metadata["annotations"] = json!({GENERATION_ANNOTATION: generation.to_string()});
     }
     let configs: Vec<Value> = manifests
         .iter()
         .map(|m| match m.delivery {
             Delivery::Shared => json!({
-                "resourceIdentifier": m.identifier.to_json(),
+                "resourceIdentifier": m.identifier,
                 "updateStrategy": {"type": "CreateOnly"},
             }),
             Delivery::Owned => json!({
-                "resourceIdentifier": m.identifier.to_json(),
+                "resourceIdentifier": m.identifier,
                 "feedbackRules": [{
                     "type": "JSONPaths",
                     "jsonPaths": [
@@ -131,10 +116,10 @@ pub fn manifest_work(
             }),
         })
         .collect();
-    let orphans: Vec<Value> = manifests
+    let orphans: Vec<&ResourceIdentifier> = manifests
         .iter()
         .filter(|m| m.delivery == Delivery::Shared)
-        .map(|m| m.identifier.to_json())
+        .map(|m| &m.identifier)
         .collect();
     let delete_option = if orphans.is_empty() {
         json!({"propagationPolicy": "Foreground"})
@@ -168,32 +153,26 @@ pub const HUB_FINALIZERS_PATH: &str = ".metadata.finalizers[*]";
 /// ([`super::scalar_feedback`]), the generation, the first finalizer ([`HUB_FINALIZERS_PATH`]) and the deletion
 /// timestamp. The hub backend rebuilds the `status` value from them on read.
 pub fn use_scalar_feedback(work: &mut Value, status: &super::scalar_feedback::ScalarStatus) {
-    let Some(configs) = work
+    let configs = work
         .pointer_mut("/spec/manifestConfigs")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for config in configs {
-        let Some(rules) = config
-            .get_mut("feedbackRules")
-            .and_then(Value::as_array_mut)
-        else {
+        .and_then(Value::as_array_mut);
+    let rules = configs
+        .into_iter()
+        .flatten()
+        .filter_map(|config| config.get_mut("feedbackRules")?.as_array_mut())
+        .flatten();
+    for rule in rules {
+        let whole_status = rule["jsonPaths"]
+            .as_array()
+            .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
+        if !whole_status {
             continue;
-        };
-        for rule in rules {
-            let whole_status = rule["jsonPaths"]
-                .as_array()
-                .is_some_and(|paths| paths.iter().any(|p| p["name"] == STATUS_FEEDBACK_NAME));
-            if !whole_status {
-                continue;
-            }
-            let mut paths = status.json_paths();
-            paths.push(json!({"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH}));
-            paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
-            paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
-            rule["jsonPaths"] = Value::Array(paths);
         }
+        let mut paths = status.json_paths();
+        paths.push(json!({"name": GENERATION_FEEDBACK_NAME, "path": GENERATION_PATH}));
+        paths.push(json!({"name": FINALIZERS_FEEDBACK_NAME, "path": HUB_FINALIZERS_PATH}));
+        paths.push(json!({"name": DELETION_TIMESTAMP_FEEDBACK_NAME, "path": ".metadata.deletionTimestamp"}));
+        rule["jsonPaths"] = Value::Array(paths);
     }
 }
 
@@ -231,11 +210,9 @@ impl std::fmt::Display for Ownership {
         match self {
             Ownership::Ours => f.write_str("labels that match (ownership was checked wrongly)"),
             Ownership::NotOurs { found } => {
-                let labels: Vec<String> = found
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("<missing>")))
-                    .collect();
-                write!(f, "labels {}", labels.join(" and "))
+                let found = found.iter().map(|(k, v)| (k.as_str(), v.as_deref()));
+                let labels = label_list(found.map(|(k, v)| (k, v.unwrap_or("<missing>"))));
+                write!(f, "labels {labels}")
             }
         }
     }
@@ -244,12 +221,14 @@ impl std::fmt::Display for Ownership {
 impl Owner {
     /// `k=v and k=v`, for messages.
     pub fn describe(&self) -> String {
-        self.labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" and ")
+        label_list(self.labels.iter().map(|(k, v)| (*k, v.as_str())))
     }
+}
+
+/// `k=v and k=v`.
+fn label_list<'a>(labels: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let labels: Vec<String> = labels.map(|(k, v)| format!("{k}={v}")).collect();
+    labels.join(" and ")
 }
 
 /// Checks the labels of an existing work against `owner`. Takes any label map (`&BTreeMap`,
@@ -536,5 +515,130 @@ mod tests {
             "no whole status on a hub"
         );
         assert_eq!(work["spec"]["workload"], before["spec"]["workload"]);
+    }
+}
+
+/// Pins the ManifestWork built for a range of manifest sets (each delivery, with and without a
+/// generation), the hub's scalar rewrite of it, and the ownership and generation reads.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use super::*;
+    use crate::work::scalar_feedback::{ScalarStatus, StatusValue, ValueKind};
+
+    const SPEC: ScalarStatus = ScalarStatus {
+        conditions: &["Available", "Degraded"],
+        values: &[StatusValue::First {
+            list: "nodes",
+            field: "ready",
+            kind: ValueKind::Boolean,
+        }],
+    };
+
+    fn manifest(delivery: Delivery, namespace: &str, name: &str) -> WorkManifest {
+        WorkManifest {
+            object: json!({"kind": "Thing", "metadata": {"name": name, "namespace": namespace}}),
+            identifier: ResourceIdentifier {
+                group: if namespace.is_empty() {
+                    String::new()
+                } else {
+                    "example.io".into()
+                },
+                resource: "things".into(),
+                namespace: namespace.into(),
+                name: name.into(),
+            },
+            delivery,
+        }
+    }
+
+    #[test]
+    fn works_built() {
+        let owner = Owner {
+            labels: vec![
+                ("hyperfleet.io/cluster-id", "c-1".to_owned()),
+                ("hyperfleet.io/adapter", "a".to_owned()),
+            ],
+        };
+        let sets: Vec<Vec<WorkManifest>> = vec![
+            vec![],
+            vec![manifest(Delivery::Owned, "ns", "a")],
+            vec![
+                manifest(Delivery::Shared, "", "ns"),
+                manifest(Delivery::Owned, "ns", "a"),
+            ],
+            vec![
+                manifest(Delivery::Shared, "", "ns"),
+                manifest(Delivery::Shared, "x", "s"),
+                manifest(Delivery::Owned, "ns", "a"),
+                manifest(Delivery::Owned, "", "b"),
+            ],
+        ];
+        let mut out = String::new();
+        for manifests in sets {
+            for generation in [None, Some(0), Some(7)] {
+                let mut work = manifest_work("w", "mgmt-1", &owner, generation, manifests.clone());
+                let _ = writeln!(out, "{}", serde_json::to_string_pretty(&work).unwrap());
+                use_scalar_feedback(&mut work, &SPEC);
+                let _ = writeln!(out, "scalar: {}", work["spec"]["manifestConfigs"]);
+            }
+        }
+        let mut odd = json!({"spec": {"manifestConfigs": [{}, {"feedbackRules": [{"jsonPaths": "x"}, {"jsonPaths": [{"name": "other"}]}]}]}});
+        use_scalar_feedback(&mut odd, &SPEC);
+        let mut none = json!({"spec": {}});
+        use_scalar_feedback(&mut none, &SPEC);
+        let _ = writeln!(out, "odd: {odd} {none}");
+        insta::assert_snapshot!("works_built", out);
+    }
+
+    #[test]
+    fn ownership_and_generation() {
+        let owner = Owner {
+            labels: vec![("k1", "v1".to_owned()), ("k2", "v2".to_owned())],
+        };
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} / {} / {}",
+            owner.describe(),
+            Ownership::Ours,
+            namespace("n")
+        );
+        for labels in [
+            vec![],
+            vec![("k1", "v1"), ("k2", "v2")],
+            vec![("k1", "v1"), ("k2", "v2"), ("k3", "x")],
+            vec![("k1", "v1"), ("k2", "x")],
+            vec![("k2", "v2"), ("k1", "v1"), ("k1", "other")],
+            vec![("K1", "v1"), ("k2", "v2")],
+        ] {
+            let found = ownership(labels.clone(), &owner);
+            let _ = writeln!(
+                out,
+                "{labels:?}: {found:?} {found} {}",
+                is_ours(labels.clone(), &owner)
+            );
+        }
+        for value in ["1", "0", "-1", "x", " 2", "9223372036854775807", ""] {
+            let _ = writeln!(
+                out,
+                "generation {value:?}: {:?} {:?}",
+                work_generation([(GENERATION_ANNOTATION, value)]),
+                work_generation([
+                    ("other", "1"),
+                    (GENERATION_ANNOTATION, value),
+                    (GENERATION_ANNOTATION, "5")
+                ])
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{} {}",
+            hosted_cluster_work_name("c"),
+            node_pool_work_name("n")
+        );
+        insta::assert_snapshot!("ownership_and_generation", out);
     }
 }

@@ -293,3 +293,73 @@ mod tests {
         assert!(!unknown.is_stuck(late), "no apply time: never stuck");
     }
 }
+
+/// Pins [`lag`] and [`Lag::describe`] over a grid of generations, condition stamps, releases and
+/// apply times.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn lags_and_descriptions() {
+        const READ: &[&str] = &["Available", "Progressing"];
+        let clock = OperatorClock {
+            now: "2026-11-26T14:45:11Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(600),
+        };
+        let stamp_sets: [&[(&str, Option<i64>)]; 6] = [
+            &[],
+            &[("Available", Some(4)), ("Progressing", Some(4))],
+            &[
+                ("Available", Some(3)),
+                ("Progressing", Some(4)),
+                ("Other", Some(1)),
+            ],
+            &[("Available", None), ("Progressing", None)],
+            &[("Available", None), ("Progressing", Some(2))],
+            &[("Other", Some(1))],
+        ];
+        let mut out = String::new();
+        for generation in [None, Some(4)] {
+            for applied_at in [
+                None,
+                Some("2026-11-26T14:35:10Z"),
+                Some("2026-11-26T14:40:00Z"),
+                Some("garbage"),
+            ] {
+                for stamps in stamp_sets {
+                    for release in [
+                        None,
+                        Some(("a", "a")),
+                        Some(("", "b")),
+                        Some(("a", "")),
+                        Some(("a", "b")),
+                    ] {
+                        let applied = AppliedObject {
+                            generation,
+                            applied_at,
+                        };
+                        let stamps = stamps.iter().map(|(t, g)| Stamp {
+                            type_: t,
+                            observed_generation: *g,
+                        });
+                        let found = lag(applied, stamps, READ, release);
+                        let _ = writeln!(
+                            out,
+                            "{generation:?} {applied_at:?} {release:?}: {found:?}{}",
+                            found.as_ref().map_or(String::new(), |l| format!(
+                                "\n  {} stuck {}",
+                                l.describe(clock),
+                                l.is_stuck(clock)
+                            ))
+                        );
+                    }
+                }
+            }
+        }
+        insta::assert_snapshot!("lags_and_descriptions", out);
+    }
+}

@@ -75,31 +75,27 @@ pub enum StatusValue {
 impl StatusValue {
     /// The feedback rule's name.
     pub fn name(&self) -> String {
-        match self {
-            Self::Field { path, .. } => format!("{STATUS_PREFIX}{path}"),
-            Self::Where {
-                list,
-                key,
-                value,
-                field,
-                ..
-            } => format!("{STATUS_PREFIX}{list}[{key}={value}].{field}"),
-            Self::First { list, field, .. } => format!("{STATUS_PREFIX}{list}[*].{field}"),
-        }
+        self.render(STATUS_PREFIX, |key, value| format!("{key}={value}"))
     }
 
     /// The feedback rule's JSONPath, on the whole object.
     pub fn json_path(&self) -> String {
+        self.render(".status.", |key, value| format!("?(@.{key}==\"{value}\")"))
+    }
+
+    /// `prefix` and the value's place below `.status`, the element a [`Self::Where`] selects
+    /// written by `select(key, value)`.
+    fn render(&self, prefix: &str, select: fn(&str, &str) -> String) -> String {
         match self {
-            Self::Field { path, .. } => format!(".status.{path}"),
+            Self::Field { path, .. } => format!("{prefix}{path}"),
             Self::Where {
                 list,
                 key,
                 value,
                 field,
                 ..
-            } => format!(".status.{list}[?(@.{key}==\"{value}\")].{field}"),
-            Self::First { list, field, .. } => format!(".status.{list}[*].{field}"),
+            } => format!("{prefix}{list}[{}].{field}", select(key, value)),
+            Self::First { list, field, .. } => format!("{prefix}{list}[*].{field}"),
         }
     }
 
@@ -163,34 +159,26 @@ pub fn rebuild(values: &BTreeMap<String, Value>) -> Option<Value> {
             Value::Null => continue,
             other => other.clone(),
         };
-        if place(&mut status, rest, value) {
-            any = true;
-        }
+        any |= place(&mut status, rest, value).is_some();
     }
     any.then_some(Value::Object(status))
 }
 
-/// Puts `value` where the name `rest` (without the prefix) says; false for a name this module
+/// Puts `value` where the name `rest` (without the prefix) says; `None` for a name this module
 /// does not write.
-fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
+fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> Option<()> {
     let Some((list, selector_and_field)) = rest.split_once('[') else {
         return set_path(status, rest, value);
     };
-    let Some((selector, field)) = selector_and_field.split_once("].") else {
-        return false;
-    };
-    let Some(items) = list_at(status, list) else {
-        return false;
-    };
+    let (selector, field) = selector_and_field.split_once("].")?;
+    let items = list_at(status, list)?;
     let element = if selector == "*" {
         if items.is_empty() {
             items.push(Value::Object(Map::new()));
         }
         &mut items[0]
     } else {
-        let Some((key, wanted)) = selector.split_once('=') else {
-            return false;
-        };
+        let (key, wanted) = selector.split_once('=')?;
         let at = items.iter().position(|e| e[key] == wanted);
         let at = at.unwrap_or_else(|| {
             let mut element = Map::new();
@@ -200,22 +188,24 @@ fn place(status: &mut Map<String, Value>, rest: &str, value: Value) -> bool {
         });
         &mut items[at]
     };
-    match element.as_object_mut() {
-        Some(object) => set_path(object, field, value),
-        None => false,
+    set_path(element.as_object_mut()?, field, value)
+}
+
+/// The object that holds the last segment of the dotted `path` (created, with its parents, when
+/// missing), and that segment; `None` when something else is on the way.
+fn parent<'a, 'p>(
+    object: &'a mut Map<String, Value>,
+    path: &'p str,
+) -> Option<(&'a mut Map<String, Value>, &'p str)> {
+    match path.rsplit_once('.') {
+        Some((parents, last)) => Some((object_at(object, parents)?, last)),
+        None => Some((object, path)),
     }
 }
 
 /// The list at the dotted `path`, created (with its parents) when missing.
 fn list_at<'a>(object: &'a mut Map<String, Value>, path: &str) -> Option<&'a mut Vec<Value>> {
-    let (parents, last) = match path.rsplit_once('.') {
-        Some((parents, last)) => (Some(parents), last),
-        None => (None, path),
-    };
-    let parent = match parents {
-        Some(parents) => object_at(object, parents)?,
-        None => object,
-    };
+    let (parent, last) = parent(object, path)?;
     parent
         .entry(last.to_owned())
         .or_insert_with(|| Value::Array(Vec::new()))
@@ -227,33 +217,20 @@ fn object_at<'a>(
     object: &'a mut Map<String, Value>,
     path: &str,
 ) -> Option<&'a mut Map<String, Value>> {
-    let mut current = object;
-    for segment in path.split('.') {
-        current = current
+    path.split('.').try_fold(object, |current, segment| {
+        current
             .entry(segment.to_owned())
             .or_insert_with(|| Value::Object(Map::new()))
-            .as_object_mut()?;
-    }
-    Some(current)
+            .as_object_mut()
+    })
 }
 
-fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> bool {
-    let (parents, last) = match path.rsplit_once('.') {
-        Some((parents, last)) => (Some(parents), last),
-        None => (None, path),
-    };
-    let parent = match parents {
-        Some(parents) => match object_at(object, parents) {
-            Some(parent) => parent,
-            None => return false,
-        },
-        None => object,
-    };
-    if last.is_empty() {
-        return false;
-    }
+/// Sets the dotted `path` to `value`; `None` when it cannot be (something else on the way, an
+/// empty last segment).
+fn set_path(object: &mut Map<String, Value>, path: &str, value: Value) -> Option<()> {
+    let (parent, last) = parent(object, path).filter(|(_, last)| !last.is_empty())?;
     parent.insert(last.to_owned(), value);
-    true
+    Some(())
 }
 
 #[cfg(test)]
@@ -350,5 +327,131 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(rebuild(&none), None, "no status value, no status");
+    }
+}
+
+/// Pins the scalar feedback rules (names, paths, kinds of every value shape) and what
+/// [`rebuild`] makes of the `work_feedback` fuzz corpus and of a grid of edge-case names.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::corpus;
+
+    const SPEC: ScalarStatus = ScalarStatus {
+        conditions: &["Available", "Degraded", "ValidReleaseImage"],
+        values: &[
+            StatusValue::Field {
+                path: "version.desired.image",
+                kind: ValueKind::String,
+            },
+            StatusValue::Field {
+                path: "replicas",
+                kind: ValueKind::Integer,
+            },
+            StatusValue::Where {
+                list: "version.history",
+                key: "state",
+                value: "Completed",
+                field: "version",
+                kind: ValueKind::String,
+            },
+            StatusValue::First {
+                list: "nodes",
+                field: "ready",
+                kind: ValueKind::Boolean,
+            },
+        ],
+    };
+
+    #[test]
+    fn rules() {
+        let mut out = String::new();
+        for value in SPEC.all() {
+            let _ = writeln!(
+                out,
+                "{:?} {} {} {:?}",
+                value,
+                value.name(),
+                value.json_path(),
+                value.kind()
+            );
+        }
+        let _ = writeln!(out, "{}", Value::Array(SPEC.json_paths()));
+        let empty = ScalarStatus {
+            conditions: &[],
+            values: &[],
+        };
+        let _ = writeln!(out, "{:?}", empty.json_paths());
+        insta::assert_snapshot!("scalar_rules", out);
+    }
+
+    fn rebuilt(values: &[(&str, Value)]) -> Option<Value> {
+        rebuild(
+            &values
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn rebuilds() {
+        let mut out = String::new();
+        let cases: Vec<Vec<(&str, Value)>> = vec![
+            vec![],
+            vec![("status", json!({"a": 1}))],
+            vec![("status.", json!(1))],
+            vec![("status.a", json!(1)), ("status.a.b", json!(2))],
+            vec![("status.a.b", json!(2)), ("status.a", json!(1))],
+            vec![("status.a[", json!(1))],
+            vec![("status.a[x]", json!(1))],
+            vec![("status.a[x].b", json!(1))],
+            vec![("status.a[*].b", json!(1)), ("status.a[*].c", json!([]))],
+            vec![
+                ("status.a[*].b", json!([1, 2])),
+                ("status.a[k=v].c", json!(3)),
+            ],
+            vec![("status.a[k=v]x", json!(1))],
+            vec![("status.a[k=v].", json!(1))],
+            vec![
+                ("status.a[k=v].c.d", json!(1)),
+                ("status.a[k=w].c", json!(2)),
+                ("status.a[k=v].e", json!(null)),
+            ],
+            vec![("status.a", json!(1)), ("status.a[k=v].c", json!(2))],
+            vec![("status.a.b", json!(1)), ("status.a.b[*].c", json!(2))],
+            vec![
+                ("status.a[k=v].c", json!(2)),
+                ("status.a[k=v].c.d", json!(3)),
+            ],
+            vec![
+                ("status.a[=v].c", json!(1)),
+                ("status.a[k=].c", json!(2)),
+                ("status.[k=v].c", json!(3)),
+            ],
+            vec![("status..a", json!(1)), ("status.a..b", json!(2))],
+            vec![
+                ("status.x", json!([[1], 2])),
+                ("status.y", json!({"o": 1})),
+                ("status.z", json!(false)),
+            ],
+            vec![("finalizers", json!("f")), ("generation", json!(3))],
+        ];
+        for case in cases {
+            let _ = writeln!(out, "{case:?}\n  {:?}", rebuilt(&case));
+        }
+        for (name, data) in corpus("work_feedback") {
+            let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&data) else {
+                continue;
+            };
+            let values: BTreeMap<String, Value> = map.into_iter().collect();
+            let _ = writeln!(out, "[{name}] {:?}", rebuild(&values));
+        }
+        insta::assert_snapshot!("scalar_rebuilds", out);
     }
 }

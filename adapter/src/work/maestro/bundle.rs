@@ -25,16 +25,13 @@ pub struct ResourceBundle {
     #[serde(default)]
     pub consumer_name: String,
     /// Current spec version (≥ 1).
-    #[serde(default)]
     pub version: Option<i64>,
     /// RFC 3339.
-    #[serde(default)]
     pub created_at: Option<String>,
     /// RFC 3339.
-    #[serde(default)]
     pub updated_at: Option<String>,
     /// RFC 3339, present only while the bundle is being deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
     /// The work ObjectMeta as sent by the source, plus `creationTimestamp`/`deletionTimestamp`.
     #[serde(default)]
@@ -49,7 +46,7 @@ pub struct ResourceBundle {
     #[serde(default)]
     pub delete_option: Value,
     /// Absent until the agent reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<BundleStatus>,
 }
 
@@ -70,25 +67,20 @@ pub struct ResourceBundleList {
 
 /// The REST `status` object; the first two keys have Go field names (no JSON tags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BundleStatus {
     /// Spec version the agent applied.
-    #[serde(rename = "ObservedVersion", default)]
+    #[serde(rename = "ObservedVersion")]
     pub observed_version: Option<i64>,
     /// Agent sequence id.
-    #[serde(rename = "SequenceID", default)]
+    #[serde(rename = "SequenceID")]
     pub sequence_id: Option<String>,
     /// The spec echoed by the agent.
-    #[serde(
-        rename = "manifestBundle",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_bundle: Option<Value>,
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Flat per-manifest status.
-    #[serde(rename = "resourceStatus", default)]
     pub resource_status: Vec<ManifestCondition>,
 }
 
@@ -117,42 +109,33 @@ pub struct Condition {
 
 /// Status of one manifest (`ManifestCondition`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestCondition {
     /// Which manifest.
-    #[serde(default)]
     pub resource_meta: ResourceMeta,
     /// Feedback values.
-    #[serde(default)]
     pub status_feedback: StatusFeedback,
     /// Per-manifest conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
 }
 
 /// `ManifestResourceMeta`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ResourceMeta {
     /// Index in `manifests`.
-    #[serde(default)]
     pub ordinal: i64,
     /// API group.
-    #[serde(default)]
     pub group: String,
     /// API version.
-    #[serde(default)]
     pub version: String,
     /// Kind.
-    #[serde(default)]
     pub kind: String,
     /// Plural resource.
-    #[serde(default)]
     pub resource: String,
     /// Name.
-    #[serde(default)]
     pub name: String,
     /// Namespace.
-    #[serde(default)]
     pub namespace: String,
 }
 
@@ -203,10 +186,11 @@ impl FieldValue {
             "Integer" => self.integer.map(Value::from),
             "String" => self.string.clone().map(Value::String),
             "Boolean" => self.boolean.map(Value::Bool),
-            "JsonRaw" => match &self.json_raw {
-                Some(raw) => Some(serde_json::from_str(raw)?),
-                None => None,
-            },
+            "JsonRaw" => self
+                .json_raw
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
             _ => None,
         })
     }
@@ -262,32 +246,6 @@ impl ManifestCondition {
             values: self.feedback_values()?,
         })
     }
-
-    /// True when this is the manifest `group`/`resource` (plural or kind)/`namespace`/`name`.
-    pub fn is(&self, group: &str, resource: &str, namespace: &str, name: &str) -> bool {
-        identity(&self.resource_meta).matches(group, resource, namespace, name)
-    }
-}
-
-impl BundleStatus {
-    /// The feedback value `feedback_name` (e.g. `status`) of one manifest, as JSON.
-    pub fn feedback(
-        &self,
-        group: &str,
-        resource: &str,
-        namespace: &str,
-        name: &str,
-        feedback_name: &str,
-    ) -> Result<Option<Value>, WorkError> {
-        match self
-            .resource_status
-            .iter()
-            .find(|m| m.is(group, resource, namespace, name))
-        {
-            Some(m) => m.feedback(feedback_name),
-            None => Ok(None),
-        }
-    }
 }
 
 impl ResourceBundle {
@@ -295,49 +253,49 @@ impl ResourceBundle {
     /// Fails with [`WorkError::MalformedFeedback`] if any `jsonRaw` is not JSON.
     pub fn to_existing_work(&self, source: Option<String>) -> Result<ExistingWork, WorkError> {
         let string_map = |key: &str| -> BTreeMap<String, String> {
-            self.metadata
-                .get(key)
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                        .collect()
-                })
-                .unwrap_or_default()
+            let map = self.metadata[key].as_object().into_iter().flatten();
+            map.filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
         };
-        let mut manifests = Vec::new();
-        let mut conditions = Vec::new();
-        let mut observed_version = None;
-        if let Some(status) = &self.status {
-            observed_version = status.observed_version;
-            for m in &status.resource_status {
-                manifests.push(m.manifest_status()?);
-            }
-            conditions = status
-                .conditions
-                .iter()
-                .map(Condition::to_work_condition)
-                .collect();
-        }
         let deleting = self.deleted_at.clone().or_else(|| {
-            self.metadata
-                .get("deletionTimestamp")
-                .and_then(Value::as_str)
+            self.metadata["deletionTimestamp"]
+                .as_str()
                 .map(str::to_owned)
         });
+        let none = BundleStatus::default();
+        let status = self.status.as_ref().unwrap_or(&none);
         Ok(ExistingWork {
             labels: string_map("labels"),
             annotations: string_map("annotations"),
             source,
-            manifests,
-            conditions,
             version: self.version,
-            observed_version,
+            observed_version: status.observed_version,
             deleting,
             workload: self.manifests.clone(),
-            resource_version: None,
+            ..reported(&status.conditions, &status.resource_status)?
         })
     }
+}
+
+/// What a work's agent reported, its conditions and each manifest's (feedback parsed), as an
+/// [`ExistingWork`] that knows nothing else yet: the part of the view of a Maestro bundle and of
+/// a hub ManifestWork that both read alike. [`WorkError::MalformedFeedback`] for a `jsonRaw` that
+/// is not JSON.
+pub fn reported(
+    conditions: &[Condition],
+    manifests: &[ManifestCondition],
+) -> Result<ExistingWork, WorkError> {
+    Ok(ExistingWork {
+        manifests: manifests
+            .iter()
+            .map(ManifestCondition::manifest_status)
+            .collect::<Result<_, _>>()?,
+        conditions: conditions
+            .iter()
+            .map(Condition::to_work_condition)
+            .collect(),
+        ..ExistingWork::default()
+    })
 }
 
 impl Condition {
@@ -368,13 +326,11 @@ fn identity(m: &ResourceMeta) -> ResourceIdentity {
 /// `status` of a ManifestWork object (hub layout: `resourceStatus.manifests[]`), as the Go client builds it and
 /// as the OCM hub serves it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestWorkStatus {
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Per-manifest status.
-    #[serde(default)]
     pub resource_status: ManifestResourceStatus,
 }
 
@@ -430,17 +386,17 @@ mod tests {
         let status = bundle.status.as_ref().unwrap();
         assert_eq!(status.observed_version, Some(1));
         let (g, r, ns, n) = DEPLOYMENT;
-        let feedback = status.feedback(g, r, ns, n, "status").unwrap().unwrap();
-        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
-        assert_eq!(
-            status.feedback(g, "Deployment", ns, n, "status").unwrap(),
-            Some(feedback.clone())
-        );
-        assert_eq!(status.feedback(g, r, ns, "other", "status").unwrap(), None);
-
         let work = bundle
             .to_existing_work(Some("mw-client-example".into()))
             .unwrap();
+        let feedback = work.feedback_value(g, r, ns, n, "status").unwrap().clone();
+        assert_eq!(feedback["conditions"][0]["reason"], "FoundNewReplicaSet");
+        assert_eq!(
+            work.feedback_value(g, "Deployment", ns, n, "status"),
+            Some(&feedback)
+        );
+        assert_eq!(work.feedback_value(g, r, ns, "other", "status"), None);
+
         assert_eq!(
             work.labels["maestro.resource.type"],
             "2d18a7dc-c731-5753-8aa9-6b2f22e3b12b"
@@ -524,5 +480,211 @@ mod tests {
         assert_eq!(feedback.len(), 1);
         assert_eq!(feedback[0].resource.kind, "Deployment");
         assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);
+    }
+}
+
+/// Pins what the REST decoding makes of every recorded bundle and list, of the `maestro_bundle`
+/// and `maestro_bundle_list` fuzz corpora and of a grid of edited bundles: the decoded value
+/// (as serialized again), each [`ExistingWork`] (or its error), and each manifest's feedback.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::{corpus, digest, real, work_line};
+    use crate::work::maestro::rest::{RESOURCE_BUNDLES_PATH, decode_answer};
+
+    const BASE: &str = "http://maestro:8000";
+
+    fn bundle_lines(out: &mut String, bundle: &ResourceBundle) {
+        let serialized = serde_json::to_vec(bundle).unwrap();
+        let _ = writeln!(out, "  serialized: {}", digest(&serialized));
+        for source in [None, Some("hyperfleet-rec-1144924104".to_owned())] {
+            let work = bundle.to_existing_work(source.clone());
+            let _ = writeln!(
+                out,
+                "  work({source:?}): {:?}",
+                work.as_ref().map(work_line)
+            );
+        }
+        if let Some(status) = &bundle.status {
+            for m in &status.resource_status {
+                let _ = writeln!(
+                    out,
+                    "  manifest {}: values {:?}; status {:?}",
+                    m.describe(),
+                    m.feedback_values(),
+                    m.feedback("status")
+                );
+            }
+        }
+    }
+
+    fn decode(out: &mut String, name: &str, body: &[u8]) {
+        let list = serde_json::from_slice::<serde_json::Value>(body)
+            .is_ok_and(|v| v.get("items").is_some());
+        let url = format!("{BASE}{RESOURCE_BUNDLES_PATH}");
+        let _ = writeln!(out, "[{name}]");
+        if list {
+            match decode_answer::<ResourceBundleList>(BASE, &url, 200, body) {
+                Ok(list) => {
+                    let _ = writeln!(
+                        out,
+                        "  list {} page {} size {} total {}",
+                        list.kind, list.page, list.size, list.total
+                    );
+                    for bundle in &list.items {
+                        bundle_lines(out, bundle);
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "  list error: {e:?}");
+                }
+            }
+        }
+        match decode_answer::<ResourceBundle>(BASE, &url, 200, body) {
+            Ok(bundle) => bundle_lines(out, &bundle),
+            Err(e) => {
+                let _ = writeln!(out, "  error: {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_corpora() {
+        let mut out = String::new();
+        for target in ["maestro_bundle", "maestro_bundle_list"] {
+            for (name, body) in corpus(target) {
+                decode(&mut out, &format!("{target}/{name}"), &body);
+            }
+        }
+        insta::assert_snapshot!("bundle_corpora", out);
+    }
+
+    #[test]
+    fn recorded_bundles() {
+        let Some(real) = real() else { return };
+        let mut out = String::new();
+        for (name, answer) in real {
+            if answer["request"]["protocol"] == "http" && answer["status"] == 200 {
+                decode(&mut out, &name, answer["body"].to_string().as_bytes());
+            }
+        }
+        insta::assert_snapshot!("recorded_bundles", out);
+    }
+
+    fn base() -> serde_json::Value {
+        json!({
+            "id": "b-1", "kind": "ResourceBundle", "name": "b-1", "consumer_name": "mgmt-1", "version": 3,
+            "metadata": {"name": "w", "labels": {"a": "1", "n": 5, "o": {"x": 1}}, "annotations": {"g": "2"},
+                         "deletionTimestamp": "2026-01-02T00:00:00Z"},
+            "manifests": [{"kind": "Namespace"}],
+            "status": {
+                "ObservedVersion": 2, "SequenceID": "9",
+                "conditions": [{"type": "Applied", "status": "True", "observedGeneration": 2,
+                                "lastTransitionTime": "t", "reason": "r", "message": "m"},
+                               {"type": "Deleted", "status": "False"}],
+                "resourceStatus": [
+                    {"resourceMeta": {"ordinal": 0, "group": "g", "version": "v1", "kind": "K", "resource": "ks",
+                                      "name": "n", "namespace": "ns"},
+                     "statusFeedback": {"values": [
+                        {"name": "i", "fieldValue": {"type": "Integer", "integer": 3}},
+                        {"name": "s", "fieldValue": {"type": "String", "string": "x"}},
+                        {"name": "b", "fieldValue": {"type": "Boolean", "boolean": false}},
+                        {"name": "j", "fieldValue": {"type": "JsonRaw", "jsonRaw": "{\"z\":[1,2],\"a\":null}"}},
+                        {"name": "missing", "fieldValue": {"type": "Integer", "string": "3"}},
+                        {"name": "unknown", "fieldValue": {"type": "Float", "integer": 3}},
+                        {"name": "i", "fieldValue": {"type": "String", "string": "dup"}}]},
+                     "conditions": [{"type": "Available", "status": "True"}]},
+                    {"resourceMeta": {"kind": "Kind", "name": "only-kind"}},
+                    {}
+                ]
+            }
+        })
+    }
+
+    #[test]
+    fn edited_bundles() {
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 14] = [
+            ("as is", |_| {}),
+            ("deleted_at wins", |b| {
+                b["deleted_at"] = json!("2026-03-03T00:00:00Z")
+            }),
+            ("no deletion", |b| b["metadata"] = json!({"name": "w"})),
+            ("metadata not an object", |b| b["metadata"] = json!("x")),
+            ("deletionTimestamp not a string", |b| {
+                b["metadata"]["deletionTimestamp"] = json!(5)
+            }),
+            ("no status", |b| b["status"] = serde_json::Value::Null),
+            ("empty status", |b| b["status"] = json!({})),
+            ("no version", |b| b["version"] = serde_json::Value::Null),
+            ("bad jsonRaw", |b| {
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][3]["fieldValue"]["jsonRaw"] =
+                    json!("{");
+            }),
+            ("bad jsonRaw, resource missing", |b| {
+                b["status"]["resourceStatus"][0]["resourceMeta"]["resource"] = json!("");
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][3]["fieldValue"]["jsonRaw"] =
+                    json!("[");
+            }),
+            ("no id", |b| b["id"] = serde_json::Value::Null),
+            ("version a string", |b| b["version"] = json!("3")),
+            ("condition without status", |b| {
+                b["status"]["conditions"][1] = json!({"type": "X"})
+            }),
+            ("feedback without type", |b| {
+                b["status"]["resourceStatus"][0]["statusFeedback"]["values"][0]["fieldValue"] =
+                    json!({"integer": 1});
+            }),
+        ];
+        let mut out = String::new();
+        for (name, edit) in edits {
+            let mut bundle = base();
+            edit(&mut bundle);
+            decode(&mut out, name, bundle.to_string().as_bytes());
+        }
+        // Every feedback value of `base` parses: the work's lookup is the bundle status's.
+        let bundle: ResourceBundle = serde_json::from_value(base()).unwrap();
+        let work = bundle.to_existing_work(None).unwrap();
+        for (g, r, ns, n) in [
+            ("g", "ks", "ns", "n"),
+            ("g", "k", "ns", "n"),
+            ("g", "K", "ns", "n"),
+            ("", "kind", "", "only-kind"),
+            ("g", "x", "ns", "n"),
+        ] {
+            let _ = writeln!(
+                out,
+                "feedback {g}/{r} {ns}/{n}: {:?}",
+                Ok::<_, WorkError>(work.feedback_value(g, r, ns, n, "j").cloned())
+            );
+        }
+        insta::assert_snapshot!("edited_bundles", out);
+    }
+
+    /// The hub layout of the status (`resourceStatus.manifests[]`).
+    #[test]
+    fn manifest_work_status() {
+        let mut out = String::new();
+        let flat = base()["status"]["resourceStatus"].clone();
+        for status in [
+            json!({}),
+            json!({"conditions": base()["status"]["conditions"], "resourceStatus": {"manifests": flat}}),
+            json!({"resourceStatus": {}}),
+            json!({"resourceStatus": {"manifests": [{"statusFeedback": {"values": [{"name": "s", "fieldValue": {"type": "JsonRaw", "jsonRaw": "nope"}}]}}]}}),
+        ] {
+            let status: ManifestWorkStatus = serde_json::from_value(status).unwrap();
+            let _ = writeln!(
+                out,
+                "{}\n  {:#?}",
+                serde_json::to_string(&status).unwrap(),
+                status.manifests()
+            );
+        }
+        insta::assert_snapshot!("manifest_work_status", out);
     }
 }

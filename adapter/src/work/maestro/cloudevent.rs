@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::Value;
+
+use super::error::protocol;
 use super::proto;
 use crate::work::WorkError;
 
@@ -17,8 +20,10 @@ pub const ATTRIBUTE_PREFIX: &str = "ce-";
 /// Type of the heartbeat events on the Subscribe stream; skip them before decoding.
 pub const HEARTBEAT_TYPE: &str = "io.open-cluster-management.cloudevents.heartbeat";
 
-/// A CloudEvent attribute or extension value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A CloudEvent attribute or extension value. Its JSON form (`Serialize`) is the bare value: a
+/// string, number or boolean, bytes as a list of numbers, a timestamp in RFC 3339.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
 pub enum AttrValue {
     /// `ce_boolean`.
     Boolean(bool),
@@ -95,17 +100,6 @@ impl AttrValue {
             Attr::CeTimestamp(t) => Self::Timestamp(jiff::Timestamp::new(t.seconds, t.nanos).ok()?),
         })
     }
-
-    fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value;
-        match self {
-            Self::Boolean(b) => Value::Bool(*b),
-            Self::Integer(i) => Value::from(*i),
-            Self::String(s) | Self::Uri(s) | Self::UriRef(s) => Value::String(s.clone()),
-            Self::Bytes(b) => Value::Array(b.iter().map(|x| Value::from(*x)).collect()),
-            Self::Timestamp(t) => Value::String(t.to_string()),
-        }
-    }
 }
 
 /// A CloudEvent, independent of its encoding.
@@ -130,30 +124,38 @@ pub struct CloudEvent {
 }
 
 impl CloudEvent {
-    /// Encodes in protobuf binary mode (§2.3).
-    pub fn to_proto(&self) -> proto::CloudEvent {
-        let mut attributes = std::collections::HashMap::new();
+    /// `datacontenttype` (under `content_type_key`), `time` and every extension (under `prefix`
+    /// and their name): the attributes both encodings write besides the four required ones.
+    fn optional_attributes(
+        &self,
+        content_type_key: &str,
+        prefix: &str,
+    ) -> Vec<(String, AttrValue)> {
+        let mut out = Vec::new();
         if let Some(ct) = &self.data_content_type {
-            attributes.insert(
-                CONTENT_TYPE_KEY.to_owned(),
-                AttrValue::String(ct.clone()).to_proto(),
-            );
+            out.push((content_type_key.to_owned(), AttrValue::String(ct.clone())));
         }
         if let Some(t) = self.time {
-            attributes.insert(
-                format!("{ATTRIBUTE_PREFIX}time"),
-                AttrValue::Timestamp(t).to_proto(),
-            );
+            out.push((format!("{prefix}time"), AttrValue::Timestamp(t)));
         }
         for (name, value) in &self.extensions {
-            attributes.insert(format!("{ATTRIBUTE_PREFIX}{name}"), value.to_proto());
+            out.push((format!("{prefix}{name}"), value.clone()));
         }
+        out
+    }
+
+    /// Encodes in protobuf binary mode (§2.3).
+    pub fn to_proto(&self) -> proto::CloudEvent {
         proto::CloudEvent {
             id: self.id.clone(),
             source: self.source.clone(),
             spec_version: self.spec_version.clone(),
             r#type: self.ty.clone(),
-            attributes,
+            attributes: self
+                .optional_attributes(CONTENT_TYPE_KEY, ATTRIBUTE_PREFIX)
+                .into_iter()
+                .map(|(key, value)| (key, value.to_proto()))
+                .collect(),
             data: self.data.clone().map(proto::cloud_event::Data::BinaryData),
         }
     }
@@ -181,8 +183,8 @@ impl CloudEvent {
             .is_some_and(|ct| ct.starts_with("application/cloudevents+json"))
         {
             let bytes = data.unwrap_or_default();
-            let json: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|e| protocol(&format!("structured cloudevent: {e}")))?;
+            let json: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| protocol(format!("structured cloudevent: {e}")))?;
             return Self::from_json(&json);
         }
         let mut out = Self {
@@ -199,9 +201,8 @@ impl CloudEvent {
             let Some(name) = key.strip_prefix(ATTRIBUTE_PREFIX) else {
                 continue;
             };
-            let value = AttrValue::from_proto(value).ok_or_else(|| {
-                protocol(&format!("attribute {key:?} has no or an invalid value"))
-            })?;
+            let value = AttrValue::from_proto(value)
+                .ok_or_else(|| protocol(format!("attribute {key:?} has no or an invalid value")))?;
             if name == "time" {
                 out.time = Some(
                     value
@@ -217,28 +218,25 @@ impl CloudEvent {
 
     /// Reads the CloudEvents JSON (structured) form, e.g. the fixture files. Extension values keep their JSON
     /// type (string, integer, boolean).
-    pub fn from_json(json: &serde_json::Value) -> Result<Self, WorkError> {
+    pub fn from_json(json: &Value) -> Result<Self, WorkError> {
         let obj = json
             .as_object()
             .ok_or_else(|| protocol("cloudevent JSON is not an object"))?;
         let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let time = text("time")
+            .map(|t| t.parse().map_err(|e| protocol(format!("time {t:?}: {e}"))))
+            .transpose()?;
         let mut out = Self {
             id: text("id").unwrap_or_default(),
             source: text("source").unwrap_or_default(),
             spec_version: text("specversion").unwrap_or_default(),
             ty: text("type").unwrap_or_default(),
             data_content_type: text("datacontenttype"),
-            time: match text("time") {
-                Some(t) => Some(
-                    t.parse()
-                        .map_err(|e| protocol(&format!("time {t:?}: {e}")))?,
-                ),
-                None => None,
-            },
+            time,
             extensions: BTreeMap::new(),
             data: match obj.get("data") {
-                Some(serde_json::Value::Null) | None => None,
-                Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(&e.to_string()))?),
+                Some(Value::Null) | None => None,
+                Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(e.to_string()))?),
             },
         };
         for (key, value) in obj {
@@ -255,15 +253,15 @@ impl CloudEvent {
                 continue;
             }
             let attr = match value {
-                serde_json::Value::String(s) => AttrValue::String(s.clone()),
-                serde_json::Value::Bool(b) => AttrValue::Boolean(*b),
-                serde_json::Value::Number(n) => AttrValue::Integer(
+                Value::String(s) => AttrValue::String(s.clone()),
+                Value::Bool(b) => AttrValue::Boolean(*b),
+                Value::Number(n) => AttrValue::Integer(
                     n.as_i64()
                         .and_then(|i| i32::try_from(i).ok())
-                        .ok_or_else(|| protocol(&format!("extension {key:?} is not an int32")))?,
+                        .ok_or_else(|| protocol(format!("extension {key:?} is not an int32")))?,
                 ),
                 _ => {
-                    return Err(protocol(&format!(
+                    return Err(protocol(format!(
                         "extension {key:?} has an unsupported JSON type"
                     )));
                 }
@@ -274,28 +272,21 @@ impl CloudEvent {
     }
 
     /// Renders the CloudEvents JSON (structured) form; `data` is embedded as JSON when it parses as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(&self) -> Value {
         let mut obj = serde_json::Map::new();
         obj.insert("specversion".into(), self.spec_version.clone().into());
         obj.insert("id".into(), self.id.clone().into());
         obj.insert("source".into(), self.source.clone().into());
         obj.insert("type".into(), self.ty.clone().into());
-        if let Some(ct) = &self.data_content_type {
-            obj.insert("datacontenttype".into(), ct.clone().into());
-        }
-        if let Some(t) = self.time {
-            obj.insert("time".into(), t.to_string().into());
-        }
-        for (name, value) in &self.extensions {
-            obj.insert(name.clone(), value.to_json());
+        for (name, value) in self.optional_attributes("datacontenttype", "") {
+            obj.insert(name, serde_json::to_value(value).unwrap_or_default());
         }
         if let Some(data) = &self.data {
-            let value = serde_json::from_slice(data).unwrap_or_else(|_| {
-                serde_json::Value::String(String::from_utf8_lossy(data).into_owned())
-            });
+            let value = serde_json::from_slice(data)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(data).into_owned()));
             obj.insert("data".into(), value);
         }
-        serde_json::Value::Object(obj)
+        Value::Object(obj)
     }
 
     /// The extension `name`, if present.
@@ -306,12 +297,6 @@ impl CloudEvent {
     /// True for the heartbeat events of the Subscribe stream.
     pub fn is_heartbeat(&self) -> bool {
         self.ty == HEARTBEAT_TYPE
-    }
-}
-
-fn protocol(message: &str) -> WorkError {
-    WorkError::Protocol {
-        message: message.to_owned(),
     }
 }
 
@@ -421,5 +406,296 @@ mod tests {
     #[test]
     fn empty_spec_version_is_rejected() {
         assert!(CloudEvent::from_proto(&proto::CloudEvent::default()).is_err());
+    }
+}
+
+/// Pins the CloudEvent codecs over the `maestro_cloudevent` fuzz corpus and the recorded real
+/// events (the adapter's requests, the Subscribe stream): each decoded event, its JSON form, its
+/// protobuf encoding (attribute by attribute, in key order, and the rest of the message as
+/// bytes) and the status event it decodes to.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use prost::Message;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::work::maestro::error::pin_inputs::{corpus, digest, real};
+    use crate::work::maestro::manifestbundle::StatusEvent;
+    use proto::cloud_event_attribute_value::Attr;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn wire_lines(out: &mut String, wire: &proto::CloudEvent) {
+        let mut keys: Vec<&String> = wire.attributes.keys().collect();
+        keys.sort();
+        for key in keys {
+            let value = &wire.attributes[key];
+            let bytes = value.encode_to_vec();
+            let encoded = if bytes.len() > 64 {
+                digest(&bytes)
+            } else {
+                hex(&bytes)
+            };
+            let _ = writeln!(out, "    {key}: {:?} = {encoded}", value.attr);
+        }
+        let rest = proto::CloudEvent {
+            attributes: std::collections::HashMap::new(),
+            ..wire.clone()
+        };
+        let _ = writeln!(out, "    rest: {}", digest(&rest.encode_to_vec()));
+    }
+
+    fn event_lines(out: &mut String, event: Result<CloudEvent, WorkError>) {
+        match event {
+            Err(e) => {
+                let _ = writeln!(out, "  refused: {e:?}");
+            }
+            Ok(event) => {
+                let shown = CloudEvent {
+                    data: event.data.as_deref().map(|d| {
+                        if d.len() > 64 {
+                            digest(d).into_bytes()
+                        } else {
+                            d.to_vec()
+                        }
+                    }),
+                    ..event.clone()
+                };
+                let _ = writeln!(out, "  event: {shown:?}");
+                let json = event.to_json().to_string();
+                let json = if json.len() > 300 {
+                    digest(json.as_bytes())
+                } else {
+                    json
+                };
+                let _ = writeln!(out, "  json: {json}");
+                let _ = writeln!(out, "  heartbeat: {}", event.is_heartbeat());
+                let _ = writeln!(out, "  wire:");
+                let wire = event.to_proto();
+                wire_lines(out, &wire);
+                let again = CloudEvent::from_proto(&wire);
+                let _ = writeln!(out, "  again: {}", again.as_ref().ok() == Some(&event));
+                let status = StatusEvent::decode(&event).map(|s| {
+                    let bundle = serde_json::to_vec(&s.status).unwrap();
+                    (
+                        s.resource_id,
+                        s.resource_version,
+                        s.sequence_id,
+                        s.cluster_name,
+                        s.status_hash,
+                        s.metadata,
+                        s.status.conditions,
+                        digest(&bundle),
+                    )
+                });
+                let _ = writeln!(out, "  status: {status:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn maestro_cloudevent_corpus() {
+        let mut out = String::new();
+        for (name, data) in corpus("maestro_cloudevent") {
+            let _ = writeln!(out, "[{name}]");
+            if data.first() == Some(&b'{') {
+                let Ok(json) = serde_json::from_slice::<Value>(&data) else {
+                    let _ = writeln!(out, "  not JSON");
+                    continue;
+                };
+                event_lines(&mut out, CloudEvent::from_json(&json));
+            } else {
+                let Ok(wire) = proto::CloudEvent::decode(data.as_slice()) else {
+                    let _ = writeln!(out, "  not protobuf");
+                    continue;
+                };
+                event_lines(&mut out, CloudEvent::from_proto(&wire));
+            }
+        }
+        insta::assert_snapshot!("cloudevent_corpus", out);
+    }
+
+    /// A recorded event (the protobuf message rendered as JSON, see the recordings' README).
+    fn recorded(event: &Value) -> proto::CloudEvent {
+        let text = |k: &str| event[k].as_str().unwrap_or_default().to_owned();
+        let attributes = event["attributes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(key, value)| {
+                let (kind, v) = value.as_object().unwrap().iter().next().unwrap();
+                let attr = match kind.as_str() {
+                    "ce_string" => Attr::CeString(v.as_str().unwrap().to_owned()),
+                    "ce_integer" => Attr::CeInteger(i32::try_from(v.as_i64().unwrap()).unwrap()),
+                    "ce_boolean" => Attr::CeBoolean(v.as_bool().unwrap()),
+                    "ce_uri" => Attr::CeUri(v.as_str().unwrap().to_owned()),
+                    "ce_timestamp" => {
+                        let t: jiff::Timestamp = v.as_str().unwrap().parse().unwrap();
+                        Attr::CeTimestamp(prost_types::Timestamp {
+                            seconds: t.as_second(),
+                            nanos: t.subsec_nanosecond(),
+                        })
+                    }
+                    other => panic!("attribute kind {other}"),
+                };
+                (
+                    key.clone(),
+                    proto::CloudEventAttributeValue { attr: Some(attr) },
+                )
+            })
+            .collect();
+        let data = match event["data_field"].as_str() {
+            Some("binary_data") => Some(proto::cloud_event::Data::BinaryData(
+                serde_json::to_vec(&event["binary_data"]).unwrap(),
+            )),
+            Some("text_data") => Some(proto::cloud_event::Data::TextData(
+                event["text_data"].as_str().unwrap().to_owned(),
+            )),
+            _ => None,
+        };
+        proto::CloudEvent {
+            id: text("id"),
+            source: text("source"),
+            spec_version: text("spec_version"),
+            r#type: text("type"),
+            attributes,
+            data,
+        }
+    }
+
+    #[test]
+    fn recorded_events() {
+        let Some(real) = real() else { return };
+        let mut out = String::new();
+        for (name, answer) in real {
+            let request = &answer["request"];
+            if let Some(event) = request.get("event_as_logged_by_server") {
+                let _ = writeln!(out, "[{name} json]");
+                event_lines(&mut out, CloudEvent::from_json(event));
+            }
+            if let Some(event) = request.get("event") {
+                let _ = writeln!(out, "[{name} request]");
+                event_lines(&mut out, CloudEvent::from_proto(&recorded(event)));
+            }
+            if let Some(events) = answer["body"].get("events") {
+                let heartbeat = &answer["body"]["heartbeats"]["first"];
+                let _ = writeln!(out, "[{name} heartbeat]");
+                event_lines(&mut out, CloudEvent::from_proto(&recorded(heartbeat)));
+                for (i, event) in events.as_array().unwrap().iter().enumerate() {
+                    let _ = writeln!(out, "[{name} event {i}]");
+                    event_lines(&mut out, CloudEvent::from_proto(&recorded(&event["event"])));
+                }
+            }
+        }
+        insta::assert_snapshot!("recorded_events", out);
+    }
+
+    /// Edited wire events: every attribute kind under every key form, structured mode, data forms.
+    #[test]
+    fn edited_wire_events() {
+        let value = |attr: Attr| proto::CloudEventAttributeValue { attr: Some(attr) };
+        let ts = prost_types::Timestamp {
+            seconds: 1_765_632_750,
+            nanos: 308_693_000,
+        };
+        let attrs = [
+            Attr::CeBoolean(true),
+            Attr::CeInteger(-3),
+            Attr::CeString("7".into()),
+            Attr::CeString("2026-01-01T00:00:00Z".into()),
+            Attr::CeBytes(vec![0, 255]),
+            Attr::CeUri("https://x".into()),
+            Attr::CeUriRef("/x".into()),
+            Attr::CeTimestamp(ts),
+            Attr::CeTimestamp(prost_types::Timestamp {
+                seconds: i64::MAX,
+                nanos: 0,
+            }),
+        ];
+        let base = proto::CloudEvent {
+            id: "1".into(),
+            source: "s".into(),
+            spec_version: "1.0".into(),
+            r#type: "t".into(),
+            attributes: std::collections::HashMap::new(),
+            data: None,
+        };
+        let mut out = String::new();
+        for key in [
+            "ce-time",
+            "ce-resourceversion",
+            "contenttype",
+            "resourceid",
+            "ce-",
+        ] {
+            for attr in &attrs {
+                let mut wire = base.clone();
+                wire.attributes.insert(key.into(), value(attr.clone()));
+                let _ = writeln!(out, "[{key} = {attr:?}]");
+                event_lines(&mut out, CloudEvent::from_proto(&wire));
+            }
+        }
+        let mut wire = base.clone();
+        wire.attributes.insert(
+            "ce-x".into(),
+            proto::CloudEventAttributeValue { attr: None },
+        );
+        let _ = writeln!(out, "[no value]");
+        event_lines(&mut out, CloudEvent::from_proto(&wire));
+        for data in [
+            Some(proto::cloud_event::Data::TextData("{\"a\":1}".into())),
+            Some(proto::cloud_event::Data::ProtoData(prost_types::Any {
+                type_url: "u".into(),
+                value: b"[1]".to_vec(),
+            })),
+            Some(proto::cloud_event::Data::BinaryData(b"not json".to_vec())),
+        ] {
+            let mut wire = base.clone();
+            wire.data = data.clone();
+            let _ = writeln!(out, "[data {data:?}]");
+            event_lines(&mut out, CloudEvent::from_proto(&wire));
+        }
+        for structured in [
+            r#"{"specversion":"1.0","id":"x","source":"s","type":"t","ext":"v","data":{"a":1}}"#,
+            "not json",
+            "",
+        ] {
+            let mut wire = base.clone();
+            wire.attributes.insert(
+                "contenttype".into(),
+                value(Attr::CeString(
+                    "application/cloudevents+json; charset=utf-8".into(),
+                )),
+            );
+            if !structured.is_empty() {
+                wire.data = Some(proto::cloud_event::Data::BinaryData(structured.into()));
+            }
+            let _ = writeln!(out, "[structured {structured}]");
+            event_lines(&mut out, CloudEvent::from_proto(&wire));
+        }
+        let mut wire = base.clone();
+        wire.spec_version = String::new();
+        let _ = writeln!(out, "[no spec version]");
+        event_lines(&mut out, CloudEvent::from_proto(&wire));
+        for json in [
+            serde_json::json!({"specversion": "1.0", "id": 5, "type": "t", "time": "2026-01-01T00:00:00.5+01:00", "b": true, "n": 3, "data": null, "data_base64": "x"}),
+            serde_json::json!({"time": "yesterday"}),
+            serde_json::json!({"n": 3_000_000_000_i64}),
+            serde_json::json!({"n": 1.5}),
+            serde_json::json!({"o": {}}),
+            serde_json::json!({"l": []}),
+            serde_json::json!({"z": null}),
+            serde_json::json!([]),
+            serde_json::json!({"data": "text", "datacontenttype": "text/plain"}),
+        ] {
+            let _ = writeln!(out, "[json {json}]");
+            event_lines(&mut out, CloudEvent::from_json(&json));
+        }
+        insta::assert_snapshot!("edited_wire_events", out);
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::misconfigured;
 use crate::work::WorkError;
 
 /// Default per-call deadline for Publish and REST calls.
@@ -15,7 +16,7 @@ pub const DEFAULT_MAX_DECODE_BYTES: usize = 16 * 1024 * 1024;
 ///
 /// URLs: `http://` = plaintext, `https://` = TLS (rustls, ring) trusting [`Self::ca_file`] (required for
 /// `https`: no system roots are compiled in), with an optional client certificate for mTLS.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct MaestroConfig {
     /// gRPC endpoint, e.g. `https://maestro-grpc:8090`.
     pub grpc_url: String,
@@ -106,27 +107,20 @@ impl MaestroConfig {
             max_decode_bytes: DEFAULT_MAX_DECODE_BYTES,
         }
     }
-}
 
-impl fmt::Debug for MaestroConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MaestroConfig")
-            .field("grpc_url", &self.grpc_url)
-            .field("rest_url", &self.rest_url)
-            .field("source_id", &self.source_id)
-            .field("consumer", &self.consumer)
-            .field("ca_file", &self.ca_file)
-            .field("client_cert_file", &self.client_cert_file)
-            .field("client_key_file", &self.client_key_file)
-            .field("token", &self.token)
-            .field("timeout", &self.timeout)
-            .field("max_decode_bytes", &self.max_decode_bytes)
-            .finish()
+    /// The bearer token to send to `url`, re-read now: only over TLS (`https://`), like the Go
+    /// client, never in plaintext.
+    pub async fn token_for(&self, url: &str) -> Result<Option<BearerToken>, WorkError> {
+        if url.starts_with("https://") {
+            self.token.current().await
+        } else {
+            Ok(None)
+        }
     }
 }
 
 /// Where the bearer token comes from.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub enum TokenSource {
     /// No token.
     #[default]
@@ -146,20 +140,10 @@ impl TokenSource {
             Self::File(path) => {
                 let text = crate::input_file::MAESTRO_TOKEN
                     .read_text(path)
-                    .map_err(|message| WorkError::Config { message })?;
+                    .map_err(misconfigured)?;
                 let token = text.trim();
                 Ok((!token.is_empty()).then(|| BearerToken::new(token)))
             }
-        }
-    }
-}
-
-impl fmt::Debug for TokenSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::None => f.write_str("None"),
-            Self::File(p) => f.debug_tuple("File").field(p).finish(),
-            Self::Static(t) => f.debug_tuple("Static").field(t).finish(),
         }
     }
 }
@@ -177,6 +161,12 @@ impl BearerToken {
     /// The `Authorization` header value, `Bearer <token>`.
     pub fn header_value(&self) -> String {
         format!("Bearer {}", self.0)
+    }
+
+    /// [`Self::header_value`] as a header value of either transport (`reqwest`'s, tonic's).
+    pub fn header<T: TryFrom<String>>(&self) -> Result<T, WorkError> {
+        T::try_from(self.header_value())
+            .map_err(|_| misconfigured("bearer token is not a valid header value"))
     }
 }
 

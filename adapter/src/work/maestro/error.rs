@@ -2,14 +2,41 @@
 
 use crate::work::WorkError;
 
+/// [`WorkError::Config`] saying `message`: a setting, a file or a URL that retrying will not fix.
+pub(crate) fn misconfigured(message: impl Into<String>) -> WorkError {
+    WorkError::Config {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Invalid`] saying `message`: a request refused (here or by the server).
+pub(crate) fn invalid(message: impl Into<String>) -> WorkError {
+    WorkError::Invalid {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Protocol`] saying `message`: an answer this client cannot decode.
+pub(crate) fn protocol(message: impl Into<String>) -> WorkError {
+    WorkError::Protocol {
+        message: message.into(),
+    }
+}
+
+/// [`WorkError::Unavailable`] saying `message`: a failure worth retrying.
+pub(crate) fn unavailable(message: impl Into<String>) -> WorkError {
+    WorkError::Unavailable {
+        message: message.into(),
+    }
+}
+
 /// Extracts the numeric code of the first `maestro-<n>` in `text`.
 pub fn maestro_code(text: &str) -> Option<u32> {
-    let start = text.find("maestro-")? + "maestro-".len();
-    let digits: String = text[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
+    let (_, rest) = text.split_once("maestro-")?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 /// Classifies a server error message (gRPC status message or REST `code`+`reason`) by its text.
@@ -48,9 +75,9 @@ pub fn classify_message(message: &str) -> Option<WorkError> {
 fn classify_tls(message: &str) -> Option<WorkError> {
     let m = message.to_owned();
     if message.contains("invalid peer certificate") {
-        return Some(WorkError::Config {
-            message: format!("TLS: server certificate not trusted (check the CA file): {m}"),
-        });
+        return Some(misconfigured(format!(
+            "TLS: server certificate not trusted (check the CA file): {m}"
+        )));
     }
     if [
         "BadCertificate",
@@ -82,17 +109,15 @@ pub fn from_grpc_status(status: &tonic::Status) -> WorkError {
     if let Some(tls) = classify_tls(&message) {
         return tls;
     }
-    if status.code() == tonic::Code::Unknown && status.message() == "transport error" {
-        return WorkError::Unavailable { message };
-    }
     match status.code() {
+        Code::Unknown if status.message() == "transport error" => {
+            WorkError::Unavailable { message }
+        }
         Code::Unavailable
         | Code::DeadlineExceeded
         | Code::Cancelled
         | Code::ResourceExhausted
-        | Code::Aborted => WorkError::Unavailable {
-            message: format!("{:?}: {message}", status.code()),
-        },
+        | Code::Aborted => unavailable(format!("{:?}: {message}", status.code())),
         Code::Unauthenticated => WorkError::Unauthenticated { message },
         Code::PermissionDenied => WorkError::Forbidden { message },
         Code::InvalidArgument if message == "missing metadata" => {
@@ -122,14 +147,9 @@ const NOT_HTTP1: [&str; 2] = [
 /// Wrong-endpoint failures that retrying will not fix, recognised in a transport message:
 /// `setting` is the variable that holds `url`.
 fn classify_endpoint(setting: &str, url: &str, message: &str) -> Option<WorkError> {
-    if message.contains(PLAINTEXT_PEER) && url.starts_with("https://") {
-        return Some(WorkError::Config {
-            message: format!(
-                "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
-            ),
-        });
-    }
-    None
+    (message.contains(PLAINTEXT_PEER) && url.starts_with("https://")).then(|| misconfigured(format!(
+            "{setting} {url}: the TLS handshake failed because the server answered without TLS ({message}); use http:// for a plaintext server, or the server's TLS port"
+        )))
 }
 
 /// Maps a failed gRPC call to `url` (`MAESTRO_GRPC_URL`): a server that answers but is not a gRPC
@@ -147,11 +167,9 @@ pub fn from_grpc_call(url: &str, status: &tonic::Status) -> WorkError {
     if message.contains("invalid compression flag")
         || message.contains("grpc-status header missing")
     {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {url} answered, but not as a gRPC server ({message}). Expected the Maestro gRPC source endpoint (--grpc-server-bindport, 8090 by default; not the REST port, not the agent broker 8091)"
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {url} answered, but not as a gRPC server ({message}). Expected the Maestro gRPC source endpoint (--grpc-server-bindport, 8090 by default; not the REST port, not the agent broker 8091)"
+        ));
     }
     match error {
         WorkError::Unavailable { message } => {
@@ -160,9 +178,7 @@ pub fn from_grpc_call(url: &str, status: &tonic::Status) -> WorkError {
             } else {
                 ""
             };
-            WorkError::Unavailable {
-                message: format!("{SETTING} {url}: {message}{hint}"),
-            }
+            unavailable(format!("{SETTING} {url}: {message}{hint}"))
         }
         other => other,
     }
@@ -179,11 +195,9 @@ pub fn from_rest_transport(base: &str, err: &reqwest::Error) -> WorkError {
         return e;
     }
     if NOT_HTTP1.iter().any(|m| message.contains(m)) {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base}: the server does not answer HTTP/1.1 ({message}). Expected the Maestro REST API; a gRPC port (HTTP/2 only) or a TLS port called with http:// answers like this: check the port, and use https:// if the server has TLS"
-            ),
-        };
+        return misconfigured(format!(
+            "{SETTING} {base}: the server does not answer HTTP/1.1 ({message}). Expected the Maestro REST API; a gRPC port (HTTP/2 only) or a TLS port called with http:// answers like this: check the port, and use https:// if the server has TLS"
+        ));
     }
     error
 }
@@ -194,30 +208,18 @@ pub fn from_rest_transport(base: &str, err: &reqwest::Error) -> WorkError {
 pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
     const SETTING: &str = "MAESTRO_API_URL";
     let value: Option<serde_json::Value> = serde_json::from_str(body).ok();
-    let is_maestro = value
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|c| c.starts_with("maestro-"));
-    let is_kubernetes = value.as_ref().is_some_and(|v| {
-        v.get("kind").and_then(serde_json::Value::as_str) == Some("Status")
-            && v.get("apiVersion").and_then(serde_json::Value::as_str) == Some("v1")
-    });
-    if is_kubernetes {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
-                truncate(body, 512)
-            ),
-        };
+    let field = |key: &str| value.as_ref()?.get(key)?.as_str();
+    if field("kind") == Some("Status") && field("apiVersion") == Some("v1") {
+        return misconfigured(format!(
+            "{SETTING} {base} answered HTTP {status} like a Kubernetes API server (a v1 Status body: {}), not like Maestro. Expected the Maestro REST API",
+            truncate(body, 512)
+        ));
     }
-    if status == 404 && !is_maestro {
-        return WorkError::Config {
-            message: format!(
-                "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
-                truncate(body, 512)
-            ),
-        };
+    if status == 404 && !field("code").is_some_and(|c| c.starts_with("maestro-")) {
+        return misconfigured(format!(
+            "{SETTING} {base} answered HTTP 404 with a body that is not a Maestro error ({}). Expected the Maestro REST API, which answers a missing resource bundle with code maestro-7",
+            truncate(body, 512)
+        ));
     }
     from_rest_response(status, body)
 }
@@ -226,25 +228,16 @@ pub fn from_rest_answer(base: &str, status: u16, body: &str) -> WorkError {
 pub fn from_rest_response(status: u16, body: &str) -> WorkError {
     let message =
         rest_error_text(body).unwrap_or_else(|| format!("HTTP {status}: {}", truncate(body, 512)));
-    if status >= 500 || status == 429 || status == 408 {
-        return WorkError::Unavailable {
-            message: format!("HTTP {status}: {message}"),
-        };
-    }
     match status {
-        401 => WorkError::Unauthenticated { message },
-        403 => match maestro_code(&message) {
-            Some(1) => WorkError::Unauthenticated { message },
-            _ => WorkError::Forbidden { message },
-        },
-        404 => WorkError::NotFound { message },
-        409 if message.to_ascii_lowercase().contains("already exists") => {
-            WorkError::AlreadyExists { message }
-        }
-        409 => WorkError::Conflict { message },
+        408 | 429 | 500.. => unavailable(format!("HTTP {status}: {message}")),
+        403 if maestro_code(&message) == Some(1) => WorkError::Unauthenticated { message },
         400 | 422 => classify_message(&message)
             .filter(|e| matches!(e, WorkError::ConsumerNotFound { .. }))
             .unwrap_or(WorkError::Invalid { message }),
+        401 | 403 | 404 | 409 => {
+            let exists = message.to_ascii_lowercase().contains("already exists");
+            from_http_status(status, exists, message)
+        }
         // Absence is a 404's to say: a not-found code under any other status is an unexpected
         // answer, not "there is no such bundle" (on which a pulse would create one). Found by
         // fuzzing (`maestro_error`): HTTP 355 with a body naming maestro-7.
@@ -255,6 +248,21 @@ pub fn from_rest_response(status: u16, body: &str) -> WorkError {
             Some(e) => e,
             None => WorkError::Internal { message },
         },
+    }
+}
+
+/// The [`WorkError`] kind an HTTP status names, alike for the Maestro REST API and a hub's API
+/// server: `exists` tells a 409 that refused a create (the object exists) from a stale version.
+pub fn from_http_status(status: u16, exists: bool, message: String) -> WorkError {
+    match status {
+        401 => WorkError::Unauthenticated { message },
+        403 => WorkError::Forbidden { message },
+        404 => WorkError::NotFound { message },
+        409 if exists => WorkError::AlreadyExists { message },
+        409 => WorkError::Conflict { message },
+        400 | 422 => WorkError::Invalid { message },
+        408 | 429 | 500.. => WorkError::Unavailable { message },
+        _ => WorkError::Internal { message },
     }
 }
 
@@ -283,21 +291,14 @@ fn rest_error_text(body: &str) -> Option<String> {
 
 /// Display of an error and all its sources, joined by `: `.
 pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    let chain: Vec<String> = std::iter::successors(Some(err), |e| e.source())
+        .map(ToString::to_string)
+        .collect();
+    chain.join(": ")
 }
 
 fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
+    let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
@@ -590,5 +591,410 @@ mod tests {
         assert_eq!(maestro_code("x: maestro-404: y"), Some(404));
         assert_eq!(maestro_code("maestro-"), None);
         assert_eq!(maestro_code("no code"), None);
+    }
+}
+
+/// Helpers of the characterization tests (`pinned` modules) of `work/`: the fuzz corpora (in
+/// the repository) and the recorded real Maestro answers (team folder, skipped when absent).
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) mod pin_inputs {
+    use std::path::{Path, PathBuf};
+
+    /// Every file of `fuzz/corpus/<target>`, sorted by name: `(name, bytes)`.
+    pub(crate) fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/corpus")
+            .join(target);
+        files(&dir)
+    }
+
+    /// Every recorded real answer (`fixtures/maestro/real/*.json`) as JSON, sorted by name;
+    /// `None` (one line on stderr) without the team folder.
+    pub(crate) fn real() -> Option<Vec<(String, serde_json::Value)>> {
+        let dir =
+            job_report::team_folder::find(env!("CARGO_MANIFEST_DIR"), "fixtures/maestro/real")?;
+        Some(
+            files(&dir)
+                .into_iter()
+                .filter(|(name, _)| name.ends_with(".json"))
+                .map(|(name, bytes)| (name, serde_json::from_slice(&bytes).unwrap()))
+                .collect(),
+        )
+    }
+
+    /// A plain-HTTP server that records every request (`METHOD path?query`, the headers named
+    /// in [`RECORDED_HEADERS`], the body) and answers each from `answer`: `(status, content
+    /// type, body)`.
+    pub(crate) struct Recorder {
+        pub(crate) url: String,
+        requests: Log,
+    }
+
+    /// The request headers a [`Recorder`] writes down.
+    pub(crate) const RECORDED_HEADERS: [&str; 4] =
+        ["accept", "authorization", "content-type", "x-operation-id"];
+
+    type Answer = Box<dyn Fn(&str, &str) -> (u16, &'static str, String) + Send + Sync>;
+    type Log = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+    impl Recorder {
+        /// Serves on 127.0.0.1 until the test's runtime ends; `answer(method, path and query)`.
+        pub(crate) async fn start(
+            answer: impl Fn(&str, &str) -> (u16, &'static str, String) + Send + Sync + 'static,
+        ) -> Self {
+            use axum::extract::State;
+            let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let state: (Log, std::sync::Arc<Answer>) =
+                (requests.clone(), std::sync::Arc::new(Box::new(answer)));
+            let app = axum::Router::new()
+                .fallback(
+                    |State((log, answer)): State<(Log, std::sync::Arc<Answer>)>,
+                     method: axum::http::Method,
+                     uri: axum::http::Uri,
+                     headers: axum::http::HeaderMap,
+                     body: String| async move {
+                        let target = uri.path_and_query().map_or("", |p| p.as_str()).to_owned();
+                        let mut line = format!("{method} {target}");
+                        for name in RECORDED_HEADERS {
+                            if let Some(v) = headers.get(name) {
+                                line.push_str(&format!(" [{name}: {}]", v.to_str().unwrap()));
+                            }
+                        }
+                        if !body.is_empty() {
+                            line.push_str(&format!(" body {body}"));
+                        }
+                        log.lock().unwrap().push(line);
+                        let (status, content_type, body) = answer(method.as_str(), &target);
+                        (
+                            axum::http::StatusCode::from_u16(status).unwrap(),
+                            [(axum::http::header::CONTENT_TYPE, content_type)],
+                            body,
+                        )
+                    },
+                )
+                .with_state(state);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}", listener.local_addr().unwrap());
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            Self { url, requests }
+        }
+
+        /// The requests recorded since the last call.
+        pub(crate) fn take(&self) -> Vec<String> {
+            std::mem::take(&mut *self.requests.lock().unwrap())
+        }
+
+        /// `text` with this server's URL (and its port) replaced by `SERVER`/`PORT`.
+        pub(crate) fn scrub(&self, text: &str) -> String {
+            let port = self.url.rsplit(':').next().unwrap();
+            text.replace(&self.url, "http://SERVER")
+                .replace(&format!(":{port}"), ":PORT")
+        }
+    }
+
+    /// FNV-1a (64 bit) of `bytes`, in hex: large outputs are pinned by their digest.
+    pub(crate) fn digest(bytes: &[u8]) -> String {
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{hash:016x}")
+    }
+
+    /// `work` in one line, its workload (the manifests, pinned elsewhere) by digest.
+    pub(crate) fn work_line(work: &crate::work::ExistingWork) -> String {
+        let workload = serde_json::to_vec(&work.workload).unwrap();
+        let rest = crate::work::ExistingWork {
+            workload: Vec::new(),
+            ..work.clone()
+        };
+        format!("{rest:?} workload {}", digest(&workload))
+    }
+
+    fn files(dir: &PathBuf) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&path).unwrap())
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Pins what every classifier makes of a grid of gRPC statuses, REST answers (status × body),
+/// the recorded real error answers and the `maestro_error` fuzz corpus: each [`WorkError`]'s
+/// variant and message text.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod pinned {
+    use std::fmt::Write as _;
+
+    use tonic::{Code, Status};
+
+    use super::pin_inputs::{corpus, real};
+    use super::*;
+    use crate::work::maestro::bundle::ResourceBundle;
+    use crate::work::maestro::rest::{RESOURCE_BUNDLES_PATH, bundle_or_none, decode_answer};
+
+    const BASE: &str = "http://maestro:8000";
+    const URLS: [&str; 3] = [
+        "http://maestro-grpc:8090",
+        "https://maestro-grpc:8090",
+        "maestro-grpc:8090",
+    ];
+
+    fn messages() -> Vec<String> {
+        let mut out: Vec<String> = [
+            "",
+            "transport error",
+            "missing metadata",
+            "Missing Metadata",
+            "invalid token",
+            "token not authenticated",
+            "unauthorized to publish the event from source hyperfleet-adapter",
+            "unauthorized to subscribe the event from source hyperfleet-adapter",
+            "resource cannot be empty",
+            "unsupported action delete_everything",
+            "failed to create resource: maestro-6: This Resource already exists",
+            "failed to create resource: maestro-6: THIS RESOURCE ALREADY EXISTS",
+            "failed to update resource: maestro-6: the resource version is not the latest, the latest version: 3",
+            "failed to update resource: maestro-6: the resource is under deletion, id: 55c61e54",
+            "failed to get resource: maestro-7: Resource with id='55c61e54' not found",
+            "failed to create resource: maestro-8: the manifest bundle in the resource is invalid, manifests: Required value",
+            "failed to create resource: maestro-9: Unable to create Resource: ERROR: insert or update on table \"resources\" violates foreign key constraint \"fk_resources_consumers\" (SQLSTATE 23503)",
+            "ERROR: violates FOREIGN KEY constraint",
+            "maestro-1: Invalid token provided",
+            "maestro-4: Forbidden to perform this action",
+            "maestro-10: HTTP Method not implemented",
+            "maestro-11: Account is unauthorized",
+            "maestro-15: Account authentication could not be verified",
+            "maestro-17: Unable to read request body",
+            "maestro-21: Bad request",
+            "maestro-23: Failed to parse search query",
+            "maestro-26: Database advisory lock error",
+            "maestro-404: The requested resource '/x' doesn't exist",
+            "maestro-99999999999999: overflow",
+            "maestro-: no digits",
+            "x maestro-7 and maestro-6 already exists",
+            "invalid peer certificate: UnknownIssuer",
+            "received fatal alert: BadCertificate",
+            "received fatal alert: CertificateRequired",
+            "received fatal alert: UnknownCA",
+            "received fatal alert: CertificateUnknown",
+            "received fatal alert: HandshakeFailure",
+            "received corrupt message of type InvalidContentType",
+            "protocol error: received message with invalid compression flag: 123 (valid flags are 0 and 1) while receiving response with status: 404 Not Found",
+            "grpc-status header missing, mapped from HTTP status code 404",
+            "tcp connect error: Connection refused (os error 111)",
+            "connection error: broken pipe",
+            "invalid HTTP version parsed",
+            "ünïcödé maestro-6 already exists",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        out.push("y".repeat(600));
+        out
+    }
+
+    fn bodies() -> Vec<String> {
+        let error = |code: &str, reason: &str| {
+            format!(
+                r#"{{"kind":"Error","id":"{code}","href":"/api/maestro/v1/errors/{code}","code":"maestro-{code}","reason":"{reason}","operation_id":"op"}}"#
+            )
+        };
+        let mut out = vec![
+            error("1", "Invalid token provided"),
+            error("4", "Forbidden to perform this action"),
+            error("6", "An entity with the specified unique values already exists"),
+            error("6", "the resource version is not the latest"),
+            error("7", "Resource with id='abc' not found"),
+            error("8", "General validation failure"),
+            error("9", "Unable to create Resource: violates foreign key constraint \\\"fk_resources_consumers\\\""),
+            error("10", "HTTP Method not implemented"),
+            error("11", "Account is unauthorized"),
+            error("15", "Account authentication could not be verified"),
+            error("17", "Unable to read request body"),
+            error("21", "Bad request"),
+            error("23", "Failed to parse search query"),
+            error("26", "Database advisory lock error"),
+            r#"{"type":"Error","id":"404","href":"/api/maestro/v1/errors/404","code":"maestro-404","reason":"The requested resource '/x' doesn't exist"}"#.to_owned(),
+            r#"{"code":"maestro-7"}"#.to_owned(),
+            r#"{"code":"maestro-7","reason":5}"#.to_owned(),
+            r#"{"code":"other-7","reason":"r"}"#.to_owned(),
+            r#"{"code":7,"reason":"r"}"#.to_owned(),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden","reason":"Forbidden","code":403}"#.to_owned(),
+            r#"{"kind":"Status","apiVersion":"v2"}"#.to_owned(),
+            r#"{"kind":"Status","apiVersion":"v1","code":"maestro-7","reason":"both"}"#.to_owned(),
+            "404 page not found".to_owned(),
+            String::new(),
+            "<html>bad gateway</html>".to_owned(),
+            "null".to_owned(),
+            "[]".to_owned(),
+            r#"conditions"maestro-7","href":"/api/maestro/v1/errors/7","id":"7","kind":"Error","reason":"Resource with id='d7d}"#.to_owned(),
+            "token not authenticated".to_owned(),
+            "ERROR: violates foreign key constraint".to_owned(),
+        ];
+        // A long body whose 512th byte falls inside a multi-byte character.
+        out.push(format!("{}é{}", "x".repeat(511), "z".repeat(100)));
+        out
+    }
+
+    const STATUSES: [u16; 24] = [
+        100, 204, 301, 302, 355, 400, 401, 403, 404, 405, 407, 408, 409, 410, 418, 422, 429, 451,
+        499, 500, 502, 503, 504, 599,
+    ];
+
+    fn codes() -> impl Iterator<Item = Code> {
+        (0..=17).map(Code::from)
+    }
+
+    #[test]
+    fn grpc_statuses() {
+        let mut out = String::new();
+        for message in messages() {
+            let _ = writeln!(out, "[{message}]");
+            for code in codes() {
+                let status = Status::new(code, message.clone());
+                let _ = writeln!(out, "  {code:?}: {:?}", from_grpc_status(&status));
+                for url in URLS {
+                    let _ = writeln!(out, "    {url}: {:?}", from_grpc_call(url, &status));
+                }
+            }
+        }
+        // A transport failure keeps its cause in the source chain.
+        for (message, cause) in [
+            ("transport error", "received fatal alert: BadCertificate"),
+            ("transport error", "tcp connect error"),
+            (
+                "error trying to connect",
+                "invalid peer certificate: UnknownIssuer",
+            ),
+            ("already says tcp connect error", "tcp connect error"),
+        ] {
+            let status =
+                Status::from_error(Box::new(Chained(message, std::io::Error::other(cause))));
+            let _ = writeln!(out, "[sourced {message}] {:?}", from_grpc_status(&status));
+            for url in URLS {
+                let _ = writeln!(out, "  {url}: {:?}", from_grpc_call(url, &status));
+            }
+        }
+        insta::assert_snapshot!("grpc_statuses", out);
+    }
+
+    /// An error `.0` caused by an error `.1`.
+    #[derive(Debug)]
+    struct Chained(&'static str, std::io::Error);
+
+    impl std::fmt::Display for Chained {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Chained {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn rest_answers() {
+        let url = format!("{BASE}{RESOURCE_BUNDLES_PATH}/a7e844fe-9524-5d24-9a33-34edcc1457de");
+        let mut out = String::new();
+        for body in bodies() {
+            let _ = writeln!(out, "[{body}]");
+            for status in STATUSES {
+                let answer = from_rest_answer(BASE, status, &body);
+                let read = bundle_or_none(BASE, &url, Err(answer.clone()));
+                let _ = writeln!(
+                    out,
+                    "  {status}: {answer:?}\n    response: {:?}\n    get: {read:?}",
+                    from_rest_response(status, &body)
+                );
+            }
+        }
+        for message in messages() {
+            let _ = writeln!(
+                out,
+                "[classify {message}] {:?} / code {:?}",
+                classify_message(&message),
+                maestro_code(&message)
+            );
+        }
+        insta::assert_snapshot!("rest_answers", out);
+    }
+
+    /// The fuzz target `maestro_error`'s path, over its corpus.
+    #[test]
+    fn maestro_error_corpus() {
+        let url = format!("{BASE}{RESOURCE_BUNDLES_PATH}/a7e844fe-9524-5d24-9a33-34edcc1457de");
+        let mut out = String::new();
+        for (name, data) in corpus("maestro_error") {
+            let [hi, lo, code, body @ ..] = data.as_slice() else {
+                continue;
+            };
+            let status = u16::from_be_bytes([*hi, *lo]);
+            let answer: Result<ResourceBundle, WorkError> = decode_answer(BASE, &url, status, body);
+            let summary = answer.as_ref().map(|b| b.id.clone()).map_err(Clone::clone);
+            let read = bundle_or_none(BASE, &url, answer);
+            let message = String::from_utf8_lossy(body);
+            let code = Code::from(i32::from(*code % 17));
+            let grpc = from_grpc_call(URLS[0], &Status::new(code, message.as_ref()));
+            let _ = writeln!(
+                out,
+                "[{name}] HTTP {status}: {summary:?}\n  get: {:?}\n  {code:?}: {grpc:?}",
+                read.map(|b| b.map(|b| b.id))
+            );
+        }
+        insta::assert_snapshot!("maestro_error_corpus", out);
+    }
+
+    /// The recorded real error answers: REST non-2xx bodies and gRPC Publish failures.
+    #[test]
+    fn real_error_answers() {
+        let Some(real) = real() else { return };
+        let mut out = String::new();
+        for (name, answer) in real {
+            let request = &answer["request"];
+            match request["protocol"].as_str() {
+                Some("http") => {
+                    let status = u16::try_from(answer["status"].as_u64().unwrap()).unwrap();
+                    let body = match &answer["body"] {
+                        serde_json::Value::Null => String::new(),
+                        body => body.to_string(),
+                    };
+                    let path = request["path"].as_str().unwrap();
+                    let url = format!("{BASE}{path}");
+                    let answer: Result<ResourceBundle, WorkError> =
+                        decode_answer(BASE, &url, status, body.as_bytes());
+                    let read = bundle_or_none(BASE, &url, answer);
+                    let _ = writeln!(
+                        out,
+                        "[{name}] HTTP {status}: {:?}",
+                        read.map(|b| b.map(|b| b.id))
+                    );
+                    if !(200..300).contains(&status) {
+                        let _ =
+                            writeln!(out, "  response: {:?}", from_rest_response(status, &body));
+                    }
+                }
+                Some("grpc") if answer["status"] != "OK" => {
+                    let code =
+                        Code::from(i32::try_from(answer["grpc_code"].as_i64().unwrap()).unwrap());
+                    let message = answer["body"]["message"].as_str().unwrap();
+                    let status = Status::new(code, message);
+                    let _ = writeln!(out, "[{name}] {code:?}: {:?}", from_grpc_status(&status));
+                    for url in URLS {
+                        let _ = writeln!(out, "  {url}: {:?}", from_grpc_call(url, &status));
+                    }
+                }
+                _ => {}
+            }
+        }
+        insta::assert_snapshot!("real_error_answers", out);
     }
 }

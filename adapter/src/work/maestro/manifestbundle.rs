@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::bundle::{Condition, ManifestCondition};
 use super::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
+use super::error::{invalid, protocol};
 use super::resource_id::resource_id;
 use crate::work::WorkError;
 
@@ -270,7 +271,7 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
         .and_then(|s| s.pointer("/workload/manifests"))
         .and_then(Value::as_array)
         .filter(|m| !m.is_empty())
-        .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array".to_owned()))?;
+        .ok_or_else(|| invalid("spec.workload.manifests must be a non-empty array"))?;
     check_manifests(manifests)?;
     let mut bundle = serde_json::Map::new();
     bundle.insert("manifests".into(), Value::Array(manifests.clone()));
@@ -291,11 +292,8 @@ fn manifest_bundle(work: &Value) -> Result<Vec<u8>, WorkError> {
 /// [`MAX_MANIFESTS_BYTES`].
 fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
     for (i, m) in manifests.iter().enumerate() {
-        let name = m
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if name.is_empty() {
+        let name = m.pointer("/metadata/name").and_then(Value::as_str);
+        if name.is_none_or(str::is_empty) {
             return Err(invalid(format!(
                 "spec.workload.manifests[{i}].metadata.name is required"
             )));
@@ -319,16 +317,14 @@ fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
 
 /// `ManifestBundleStatus`, the data of a status event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ManifestBundleStatus {
     /// The stored spec echoed by the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_bundle: Option<Value>,
     /// Work-level conditions.
-    #[serde(default)]
     pub conditions: Vec<Condition>,
     /// Flat per-manifest status.
-    #[serde(default)]
     pub resource_status: Vec<ManifestCondition>,
 }
 
@@ -362,21 +358,19 @@ impl StatusEvent {
             )));
         }
         let string = |name: &str| event.extension(name).and_then(AttrValue::as_string);
-        let resource_id = string("resourceid")
-            .ok_or_else(|| protocol("status event without resourceid".into()))?;
+        let resource_id =
+            string("resourceid").ok_or_else(|| protocol("status event without resourceid"))?;
         let resource_version = event
             .extension("resourceversion")
             .and_then(AttrValue::as_integer)
-            .ok_or_else(|| protocol("status event without an integer resourceversion".into()))?;
-        let sequence_id = string("sequenceid")
-            .ok_or_else(|| protocol("status event without sequenceid".into()))?;
-        let metadata = match string("metadata") {
-            Some(text) if !text.is_empty() => Some(
-                serde_json::from_str(&text)
-                    .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?,
-            ),
-            _ => None,
-        };
+            .ok_or_else(|| protocol("status event without an integer resourceversion"))?;
+        let sequence_id =
+            string("sequenceid").ok_or_else(|| protocol("status event without sequenceid"))?;
+        let metadata = string("metadata")
+            .filter(|text| !text.is_empty())
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?;
         let status = match &event.data {
             Some(bytes) => serde_json::from_slice(bytes)
                 .map_err(|e| protocol(format!("status data is not a ManifestBundleStatus: {e}")))?,
@@ -420,23 +414,12 @@ fn validate_label(what: &str, value: &str) -> Result<(), WorkError> {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !value.starts_with('-')
         && !value.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(format!("{what} {value:?} is not a DNS-1123 label")))
-    }
+    ok.then_some(())
+        .ok_or_else(|| invalid(format!("{what} {value:?} is not a DNS-1123 label")))
 }
 
 fn to_json_text<T: Serialize>(value: &T) -> Result<String, WorkError> {
     serde_json::to_string(value).map_err(|e| invalid(e.to_string()))
-}
-
-fn invalid(message: String) -> WorkError {
-    WorkError::Invalid { message }
-}
-
-fn protocol(message: String) -> WorkError {
-    WorkError::Protocol { message }
 }
 
 #[cfg(test)]
@@ -872,5 +855,124 @@ mod pinned {
         );
         let _ = writeln!(out, "[consumer not a label]\n{bad_consumer:?}");
         insta::assert_snapshot!("spec_events_grid", out);
+    }
+
+    /// The same events as protobuf messages: every attribute (key order) and the rest, as bytes.
+    #[test]
+    fn spec_events_on_the_wire() {
+        use prost::Message;
+        let time: jiff::Timestamp = "2026-01-02T03:04:05.5Z".parse().unwrap();
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut out = String::new();
+        for (name, action, work, resource_id) in cases() {
+            let mut builder = SpecEventBuilder::new(SOURCE, CONSUMER);
+            if let Some(id) = resource_id {
+                builder = builder.with_resource_id(id);
+            }
+            let Ok(event) = builder.build(action, &work, "e-1", time) else {
+                continue;
+            };
+            let mut wire = event.to_proto();
+            let _ = writeln!(out, "[{name}]");
+            let mut attributes: Vec<_> = wire.attributes.drain().collect();
+            attributes.sort_by(|a, b| a.0.cmp(&b.0));
+            for (key, value) in attributes {
+                let _ = writeln!(out, "  {key} = {}", hex(&value.encode_to_vec()));
+            }
+            let _ = writeln!(out, "  rest = {}", hex(&wire.encode_to_vec()));
+        }
+        insta::assert_snapshot!("spec_events_on_the_wire", out);
+    }
+
+    /// Status events with each required extension missing or of another kind, and odd data.
+    #[test]
+    fn status_events_decoded() {
+        let base = || CloudEvent {
+            id: "s-1".into(),
+            source: "mgmt-1-work-agent".into(),
+            spec_version: "1.0".into(),
+            ty: format!("{DATA_TYPE}.status.update_request"),
+            data_content_type: Some("application/json".into()),
+            time: None,
+            extensions: [
+                ("resourceid", AttrValue::String("r-1".into())),
+                ("resourceversion", AttrValue::Integer(2)),
+                ("sequenceid", AttrValue::String("99".into())),
+                ("clustername", AttrValue::String("mgmt-1".into())),
+                ("statushash", AttrValue::String("h".into())),
+                (
+                    "metadata",
+                    AttrValue::String(r#"{"name":"w","labels":{"a":"b"},"generation":3}"#.into()),
+                ),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+            data: Some(
+                br#"{"conditions":[{"type":"Deleted","status":"True"}],"resourceStatus":[{}]}"#
+                    .to_vec(),
+            ),
+        };
+        type Edit = fn(&mut CloudEvent);
+        let edits: [(&str, Edit); 16] = [
+            ("as is", |_| {}),
+            ("spec type", |e| e.ty = SpecAction::Update.event_type()),
+            ("other type", |e| e.ty = "x.status.update_request".into()),
+            ("no resourceid", |e| {
+                e.extensions.remove("resourceid");
+            }),
+            ("integer resourceid", |e| {
+                e.extensions
+                    .insert("resourceid".into(), AttrValue::Integer(5));
+            }),
+            ("string version", |e| {
+                e.extensions
+                    .insert("resourceversion".into(), AttrValue::String(" 7 ".into()));
+            }),
+            ("bad version", |e| {
+                e.extensions
+                    .insert("resourceversion".into(), AttrValue::String("x".into()));
+            }),
+            ("no version", |e| {
+                e.extensions.remove("resourceversion");
+            }),
+            ("no sequenceid", |e| {
+                e.extensions.remove("sequenceid");
+            }),
+            ("bytes sequenceid", |e| {
+                e.extensions
+                    .insert("sequenceid".into(), AttrValue::Bytes(vec![1]));
+            }),
+            ("empty metadata", |e| {
+                e.extensions
+                    .insert("metadata".into(), AttrValue::String(String::new()));
+            }),
+            ("bad metadata", |e| {
+                e.extensions
+                    .insert("metadata".into(), AttrValue::String("{".into()));
+            }),
+            ("no optional", |e| {
+                e.extensions.remove("clustername");
+                e.extensions.remove("statushash");
+                e.extensions.remove("metadata");
+            }),
+            ("no data", |e| e.data = None),
+            ("bad data", |e| e.data = Some(b"[]".to_vec())),
+            ("not deleted", |e| {
+                e.data = Some(br#"{"conditions":[{"type":"Deleted","status":"False"}]}"#.to_vec())
+            }),
+        ];
+        let mut out = String::new();
+        for (name, edit) in edits {
+            let mut event = base();
+            edit(&mut event);
+            let status = StatusEvent::decode(&event);
+            let deleted = status.as_ref().map(StatusEvent::is_deleted);
+            let _ = writeln!(out, "[{name}] {status:?} deleted {deleted:?}");
+        }
+        for action in [SpecAction::Create, SpecAction::Update, SpecAction::Delete] {
+            let _ = writeln!(out, "{action:?}: {}", action.event_type());
+        }
+        insta::assert_snapshot!("status_events_decoded", out);
     }
 }

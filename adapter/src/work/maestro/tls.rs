@@ -7,17 +7,15 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::config::MaestroConfig;
+use super::error::misconfigured;
 use crate::work::WorkError;
 
 fn read(path: &Path, kind: crate::input_file::Kind) -> Result<Vec<u8>, WorkError> {
-    kind.read(path)
-        .map_err(|message| WorkError::Config { message })
+    kind.read(path).map_err(misconfigured)
 }
 
 fn config_error(what: &str, e: impl std::fmt::Display) -> WorkError {
-    WorkError::Config {
-        message: format!("{what}: {e}"),
-    }
+    misconfigured(format!("{what}: {e}"))
 }
 
 /// PEM bytes of a client certificate chain and its key.
@@ -39,9 +37,9 @@ pub fn pem_material(
         )),
         (None, None) => None,
         _ => {
-            return Err(WorkError::Config {
-                message: "client certificate and client key must be given together".to_owned(),
-            });
+            return Err(misconfigured(
+                "client certificate and client key must be given together",
+            ));
         }
     };
     Ok((ca, identity))
@@ -84,9 +82,7 @@ pub fn tonic_client_tls(
     config: &MaestroConfig,
 ) -> Result<tonic::transport::ClientTlsConfig, WorkError> {
     let (ca, identity) = pem_material(config)?;
-    let ca = ca.ok_or_else(|| WorkError::Config {
-        message: "an https gRPC URL requires a CA file".to_owned(),
-    })?;
+    let ca = ca.ok_or_else(|| misconfigured("an https gRPC URL requires a CA file"))?;
     let mut tls = tonic::transport::ClientTlsConfig::new()
         .ca_certificate(tonic::transport::Certificate::from_pem(ca));
     if let Some((cert, key)) = identity {
