@@ -175,4 +175,21 @@ mod tests {
             PathBuf::from("/o/b.json")
         );
     }
+
+    /// `hypershift-adapter nodes --help`, short and long: the about, every flag, its env var and
+    /// default, in order.
+    #[test]
+    fn nodes_help_is_pinned() {
+        let mut cli = Cli::command();
+        // Env values are hidden: the help shows those of the environment the test runs in.
+        let nodes = cli
+            .find_subcommand_mut("nodes")
+            .unwrap()
+            .clone()
+            .mut_args(|a| a.hide_env_values(true));
+        let mut nodes = nodes;
+        let short = nodes.render_help().to_string();
+        let long = nodes.render_long_help().to_string();
+        insta::assert_snapshot!("nodes_help", format!("{short}\n----\n{long}"));
+    }
 }
