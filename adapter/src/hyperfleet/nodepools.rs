@@ -63,20 +63,15 @@ impl NodePools {
     /// `a (id), b (id, deleting since …)`, at most 10, then `and N more`.
     pub fn names(&self) -> String {
         const MAX: usize = 10;
-        let mut text = self
+        let mut names: Vec<String> = self
             .items
             .iter()
             .take(MAX)
             .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        let shown = self.items.len().min(MAX);
-        if self.total > shown {
-            if !text.is_empty() {
-                text.push_str(", ");
-            }
-            text.push_str(&format!("and {} more", self.total - shown));
+            .collect();
+        if self.total > names.len() {
+            names.push(format!("and {} more", self.total - names.len()));
         }
-        text
+        names.join(", ")
     }
 }

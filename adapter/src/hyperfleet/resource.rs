@@ -31,7 +31,7 @@ pub enum InputError {
 }
 
 /// A HyperFleet resource as the adapter reads it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Resource {
     pub id: Option<String>,
     pub name: Option<String>,
@@ -62,12 +62,8 @@ impl Resource {
         };
         if !matches!(object.get("spec"), Some(Value::Object(_))) {
             return Ok(Resource {
-                id: None,
-                name: None,
-                generation: None,
-                deleted_time: None,
-                owner_id: None,
                 spec: object,
+                ..Resource::default()
             });
         }
         let field = |field: &'static str, expected: &'static str, v: &Value| InputError::Field {

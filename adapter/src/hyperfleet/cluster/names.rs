@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::hyperfleet::spec::SpecViolation;
 use crate::hyperfleet::spec::shapes::{ShapeKeys, Written, spec_names};
+use crate::hyperfleet::spec::{Checker, SpecViolation};
 
 /// The two shapes of a cluster `spec` the adapter reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,15 +164,10 @@ pub fn spec_shape(spec: &Map<String, Value>) -> Result<SpecShape, Vec<SpecViolat
 /// The names of `spec`'s fields in `shape`: the nested shape's PSC subnet is `subnet` unless
 /// `privateServiceConnectSubnet` is given.
 pub fn names_of(shape: SpecShape, spec: &Map<String, Value>) -> &'static SpecNames {
-    let explicit_psc = || {
-        spec.get("platform")
-            .and_then(|p| p.get("gcp"))
-            .and_then(|g| g.get("privateServiceConnectSubnet"))
-            .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
-    };
+    let explicit_psc = Checker::new(spec).given(flat_key(NESTED.psc_subnet));
     match shape {
         SpecShape::Flat => &FLAT,
-        SpecShape::Nested if explicit_psc() => &NESTED,
+        SpecShape::Nested if explicit_psc => &NESTED,
         SpecShape::Nested => &NESTED_PSC_FROM_SUBNET,
     }
 }

@@ -104,7 +104,7 @@ fn placement(
     hc: &ControlPlane,
     refuse: &mut impl FnMut(&'static str, String),
 ) {
-    let zone_field = shape.zone_field();
+    let zone_field = shape.keys().zone;
     match (&gcp.zone, &hc.region) {
         (Some(zone), Some(region)) if !zone.starts_with(&format!("{region}-")) => {
             let zone = quoted(zone);

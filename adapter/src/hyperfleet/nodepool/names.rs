@@ -98,11 +98,6 @@ impl Shape {
         }
     }
 
-    /// The spec field of the zone (`platform.gcp.zones` / `platform.gcp.zone`).
-    pub fn zone_field(self) -> &'static str {
-        self.keys().zone
-    }
-
     /// The spec field of the upgrade type (`management.upgradeType` /
     /// `management.upgrade_type`).
     pub fn upgrade_type_field(self) -> &'static str {

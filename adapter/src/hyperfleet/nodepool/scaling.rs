@@ -43,13 +43,7 @@ pub(super) fn flat(c: &mut Checker<'_>) -> Read<Scaling> {
             let required = "is required with autoscaling (at least 1: scaling from zero is not supported for GCP and None NodePools)";
             let min = c.require("autoscaling.min", min, required);
             let max = c.require("autoscaling.max", max, required);
-            let (min, max) = (min?, max?);
-            if max < min {
-                return c.refuse(
-                    "autoscaling.max",
-                    format!("must be at least autoscaling.min ({min}), got {max}"),
-                );
-            }
+            let (min, max) = bounds(c, ("autoscaling.min", "autoscaling.max"), (min, max))?;
             Ok(Scaling::Autoscaling { min, max })
         }
     }
@@ -138,13 +132,8 @@ fn autoscaler(
         max,
         "is required with autoscaling.enabled true (at least autoscaling.minNodes)",
     );
-    let (min, max) = (min?, max?);
-    if max < min {
-        return c.refuse(
-            "autoscaling.maxNodes",
-            format!("must be at least autoscaling.minNodes ({min}), got {max}"),
-        );
-    }
+    let fields = ("autoscaling.minNodes", "autoscaling.maxNodes");
+    let (min, max) = bounds(c, fields, (min, max))?;
     match count? {
         Some(n) if !(min..=max).contains(&n) => c.refuse(
             count_field,
@@ -154,4 +143,21 @@ fn autoscaler(
         ),
         _ => Ok(Scaling::Autoscaling { min, max }),
     }
+}
+
+/// The autoscaler's bounds (`fields` names them), when both are read and the maximum is at least
+/// the minimum.
+fn bounds(
+    c: &mut Checker<'_>,
+    (min_field, max_field): (&'static str, &'static str),
+    (min, max): (Read<i64>, Read<i64>),
+) -> Read<(i64, i64)> {
+    let (min, max) = (min?, max?);
+    if max < min {
+        return c.refuse(
+            max_field,
+            format!("must be at least {min_field} ({min}), got {max}"),
+        );
+    }
+    Ok((min, max))
 }
