@@ -11,7 +11,7 @@
 
 use hypershift_adapter::work::WorkError;
 use hypershift_adapter::work::maestro::cloudevent::{CONTENT_TYPE_KEY, CloudEvent};
-use hypershift_adapter::work::maestro::manifestbundle::StatusEvent;
+use hypershift_adapter::work::maestro::testing::StatusEvent;
 use hypershift_adapter::work::maestro::proto;
 use libfuzzer_sys::fuzz_target;
 use prost::Message;

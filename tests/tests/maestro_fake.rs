@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use hypershift_adapter::work::maestro::cloudevent::{AttrValue, CloudEvent};
-use hypershift_adapter::work::maestro::manifestbundle::{SpecEventBuilder, StatusEvent};
+use hypershift_adapter::work::maestro::manifestbundle::SpecEventBuilder;
 use hypershift_adapter::work::maestro::proto::cloud_event_service_client::CloudEventServiceClient;
 use hypershift_adapter::work::maestro::proto::{self, PublishRequest, SubscriptionRequest};
+use hypershift_adapter::work::maestro::testing::StatusEvent;
 use serde_json::{Value, json};
 use testbed::maestro::{FakeMaestro, FakeOptions};
 use tonic::transport::Channel;

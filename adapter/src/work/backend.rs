@@ -196,17 +196,6 @@ impl WorkArgs {
         self.consumer.as_deref().unwrap_or_default()
     }
 
-    /// `(MAESTRO_API_URL, MAESTRO_GRPC_URL)` with the Maestro backend, for failure messages.
-    pub fn maestro_urls(&self) -> Option<(&str, &str)> {
-        (self.backend == Backend::Maestro).then(|| {
-            (
-                self.maestro_api_url.as_deref().unwrap_or_default(),
-                self.maestro_grpc_url.as_deref().unwrap_or_default(),
-            )
-        })
-    }
-
-    /// The backend as failure reports name it.
     /// The backend as reports name it.
     pub fn transport(&self) -> Transport {
         Transport {
@@ -217,18 +206,6 @@ impl WorkArgs {
             ),
             kubeconfig: self.kubeconfig.clone(),
             retry_budget: self.retry_budget,
-        }
-    }
-
-    pub fn backend_ref(&self) -> super::failure::BackendRef<'_> {
-        match self.backend {
-            Backend::Maestro => super::failure::BackendRef::Maestro {
-                api: self.maestro_api_url.as_deref().unwrap_or_default(),
-                grpc: self.maestro_grpc_url.as_deref().unwrap_or_default(),
-            },
-            Backend::Hub => super::failure::BackendRef::Hub {
-                kubeconfig: self.kubeconfig.as_deref(),
-            },
         }
     }
 
@@ -281,6 +258,7 @@ mod tests {
     use clap::{CommandFactory, Parser};
 
     use super::*;
+    use crate::work::failure::BackendRef;
 
     #[derive(Debug, Parser)]
     struct Cli {
@@ -300,12 +278,18 @@ mod tests {
             .work;
         let err = args.check().unwrap_err();
         assert!(err.to_string().contains("MAESTRO_API_URL"), "{err}");
-        assert_eq!(args.maestro_urls(), Some(("", "")));
+        assert!(matches!(
+            args.transport().backend_ref(),
+            BackendRef::Maestro { api: "", grpc: "" }
+        ));
         let hub = Cli::try_parse_from(["x", "--consumer", "mgmt-1", "--backend", "hub"])
             .unwrap()
             .work;
         assert_eq!(hub.check(), Ok(()));
-        assert_eq!(hub.maestro_urls(), None);
+        assert!(matches!(
+            hub.transport().backend_ref(),
+            BackendRef::Hub { kubeconfig: None }
+        ));
         let blank = Cli::try_parse_from(["x", "--consumer", " ", "--backend", "hub"])
             .unwrap()
             .work;

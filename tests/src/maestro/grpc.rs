@@ -4,12 +4,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures::Stream;
-use hypershift_adapter::work::maestro::cloudevent::{
-    AttrValue, CloudEvent, HEARTBEAT_TYPE, SPEC_VERSION,
-};
+use hypershift_adapter::work::maestro::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
 use hypershift_adapter::work::maestro::manifestbundle::new_event_id;
 use hypershift_adapter::work::maestro::proto::cloud_event_service_server::CloudEventService;
 use hypershift_adapter::work::maestro::proto::{self, PublishRequest, SubscriptionRequest};
+use hypershift_adapter::work::maestro::testing::HEARTBEAT_TYPE;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;

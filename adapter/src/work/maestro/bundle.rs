@@ -342,17 +342,6 @@ pub struct ManifestResourceStatus {
     pub manifests: Vec<ManifestCondition>,
 }
 
-impl ManifestWorkStatus {
-    /// Conditions and feedback of every manifest in the status (`jsonRaw` parsed).
-    pub fn manifests(&self) -> Result<Vec<ManifestStatus>, WorkError> {
-        self.resource_status
-            .manifests
-            .iter()
-            .map(ManifestCondition::manifest_status)
-            .collect()
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -476,7 +465,9 @@ mod tests {
             return;
         };
         let status: ManifestWorkStatus = serde_json::from_value(work["status"].clone()).unwrap();
-        let feedback = status.manifests().unwrap();
+        let feedback = reported(&status.conditions, &status.resource_status.manifests)
+            .unwrap()
+            .manifests;
         assert_eq!(feedback.len(), 1);
         assert_eq!(feedback[0].resource.kind, "Deployment");
         assert_eq!(feedback[0].values["status"]["observedGeneration"], 1);
@@ -682,7 +673,8 @@ mod pinned {
                 out,
                 "{}\n  {:#?}",
                 serde_json::to_string(&status).unwrap(),
-                status.manifests()
+                reported(&status.conditions, &status.resource_status.manifests)
+                    .map(|r| r.manifests)
             );
         }
         insta::assert_snapshot!("manifest_work_status", out);

@@ -46,8 +46,8 @@ impl<A: BundleApi> BundleApi for &A {
 /// The Maestro server: its REST API and its gRPC source API.
 #[derive(Debug, Clone)]
 pub struct MaestroApi {
-    rest: RestClient,
-    publisher: Publisher,
+    pub(super) rest: RestClient,
+    pub(super) publisher: Publisher,
 }
 
 impl BundleApi for MaestroApi {
@@ -68,8 +68,8 @@ impl BundleApi for MaestroApi {
 /// [`on`](WorkClient::on) a work found or placed).
 #[derive(Debug, Clone)]
 pub struct MaestroWorkClient<A = MaestroApi> {
-    api: A,
-    events: SpecEventBuilder,
+    pub(super) api: A,
+    pub(super) events: SpecEventBuilder,
     /// The bundle id addressed, when it is not the one derived from source, consumer and name.
     id: Option<String>,
 }
@@ -83,16 +83,6 @@ impl MaestroWorkClient {
             publisher: Publisher::new(config.clone())?,
         };
         Ok(Self::over(api, &config.source_id, &config.consumer))
-    }
-
-    /// The REST client (for list queries).
-    pub fn rest(&self) -> &RestClient {
-        &self.api.rest
-    }
-
-    /// The gRPC publisher (for update/delete requests built with [`SpecEventBuilder`]).
-    pub fn publisher(&self) -> &Publisher {
-        &self.api.publisher
     }
 }
 
@@ -113,11 +103,6 @@ impl<A: BundleApi> MaestroWorkClient<A> {
             Some(id) => id.clone(),
             None => resource_id(self.events.source_id(), self.events.consumer(), name).to_string(),
         }
-    }
-
-    /// The spec event builder of this source/consumer.
-    pub fn events(&self) -> &SpecEventBuilder {
-        &self.events
     }
 
     fn source(&self) -> String {

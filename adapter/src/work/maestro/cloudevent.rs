@@ -1,15 +1,12 @@
-//! CloudEvents ⇄ protobuf binding in binary mode (protocol §2.3), plus reading the CloudEvents JSON form.
+//! CloudEvents → protobuf binding in binary mode (protocol §2.3), as the adapter publishes them
+//! (reading them back, and their JSON form, only the tests need: `testing.rs`).
 //!
 //! Wire rules: `datacontenttype` travels as `attributes["contenttype"]` (no prefix); `time` as `ce-time`; every
 //! other optional attribute and every extension as `ce-<name>`; data as raw JSON bytes in `binary_data`.
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use super::error::protocol;
 use super::proto;
-use crate::work::WorkError;
 
 /// CloudEvents spec version sent and accepted.
 pub const SPEC_VERSION: &str = "1.0";
@@ -17,8 +14,6 @@ pub const SPEC_VERSION: &str = "1.0";
 pub const CONTENT_TYPE_KEY: &str = "contenttype";
 /// Prefix of all other attribute/extension keys.
 pub const ATTRIBUTE_PREFIX: &str = "ce-";
-/// Type of the heartbeat events on the Subscribe stream; skip them before decoding.
-pub const HEARTBEAT_TYPE: &str = "io.open-cluster-management.cloudevents.heartbeat";
 
 /// A CloudEvent attribute or extension value. Its JSON form (`Serialize`) is the bare value: a
 /// string, number or boolean, bytes as a list of numbers, a timestamp in RFC 3339.
@@ -42,35 +37,6 @@ pub enum AttrValue {
 }
 
 impl AttrValue {
-    /// The value as an integer: native `ce_integer` or a string holding a decimal integer (CE `ToInteger`).
-    pub fn as_integer(&self) -> Option<i64> {
-        match self {
-            Self::Integer(i) => Some(i64::from(*i)),
-            Self::String(s) => s.trim().parse().ok(),
-            _ => None,
-        }
-    }
-
-    /// The value as a string (CE `ToString` for the textual kinds; integers and booleans are rendered).
-    pub fn as_string(&self) -> Option<String> {
-        match self {
-            Self::String(s) | Self::Uri(s) | Self::UriRef(s) => Some(s.clone()),
-            Self::Integer(i) => Some(i.to_string()),
-            Self::Boolean(b) => Some(b.to_string()),
-            Self::Timestamp(t) => Some(t.to_string()),
-            Self::Bytes(_) => None,
-        }
-    }
-
-    /// The value as a timestamp: native `ce_timestamp` or an RFC 3339 string (CE `ToTime`).
-    pub fn as_timestamp(&self) -> Option<jiff::Timestamp> {
-        match self {
-            Self::Timestamp(t) => Some(*t),
-            Self::String(s) => s.parse().ok(),
-            _ => None,
-        }
-    }
-
     fn to_proto(&self) -> proto::CloudEventAttributeValue {
         use proto::cloud_event_attribute_value::Attr;
         let attr = match self {
@@ -86,19 +52,6 @@ impl AttrValue {
             }),
         };
         proto::CloudEventAttributeValue { attr: Some(attr) }
-    }
-
-    fn from_proto(value: &proto::CloudEventAttributeValue) -> Option<Self> {
-        use proto::cloud_event_attribute_value::Attr;
-        Some(match value.attr.as_ref()? {
-            Attr::CeBoolean(b) => Self::Boolean(*b),
-            Attr::CeInteger(i) => Self::Integer(*i),
-            Attr::CeString(s) => Self::String(s.clone()),
-            Attr::CeBytes(b) => Self::Bytes(b.clone()),
-            Attr::CeUri(s) => Self::Uri(s.clone()),
-            Attr::CeUriRef(s) => Self::UriRef(s.clone()),
-            Attr::CeTimestamp(t) => Self::Timestamp(jiff::Timestamp::new(t.seconds, t.nanos).ok()?),
-        })
     }
 }
 
@@ -126,7 +79,7 @@ pub struct CloudEvent {
 impl CloudEvent {
     /// `datacontenttype` (under `content_type_key`), `time` and every extension (under `prefix`
     /// and their name): the attributes both encodings write besides the four required ones.
-    fn optional_attributes(
+    pub(super) fn optional_attributes(
         &self,
         content_type_key: &str,
         prefix: &str,
@@ -158,145 +111,6 @@ impl CloudEvent {
                 .collect(),
             data: self.data.clone().map(proto::cloud_event::Data::BinaryData),
         }
-    }
-
-    /// Decodes a protobuf binary-mode event the way Maestro's reader does (§2.3): keys without the `ce-` prefix
-    /// other than `contenttype` are ignored; `ce-time` is the time attribute; `text_data` is accepted as bytes.
-    /// Structured mode (`contenttype` = `application/cloudevents+json`) is decoded from the JSON in the data.
-    pub fn from_proto(event: &proto::CloudEvent) -> Result<Self, WorkError> {
-        if event.spec_version.is_empty() {
-            return Err(protocol("cloudevent without spec_version"));
-        }
-        let content_type = event
-            .attributes
-            .get(CONTENT_TYPE_KEY)
-            .and_then(AttrValue::from_proto)
-            .and_then(|v| v.as_string());
-        let data = match &event.data {
-            Some(proto::cloud_event::Data::BinaryData(b)) => Some(b.clone()),
-            Some(proto::cloud_event::Data::TextData(t)) => Some(t.clone().into_bytes()),
-            Some(proto::cloud_event::Data::ProtoData(any)) => Some(any.value.clone()),
-            None => None,
-        };
-        if content_type
-            .as_deref()
-            .is_some_and(|ct| ct.starts_with("application/cloudevents+json"))
-        {
-            let bytes = data.unwrap_or_default();
-            let json: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| protocol(format!("structured cloudevent: {e}")))?;
-            return Self::from_json(&json);
-        }
-        let mut out = Self {
-            id: event.id.clone(),
-            source: event.source.clone(),
-            spec_version: event.spec_version.clone(),
-            ty: event.r#type.clone(),
-            data_content_type: content_type,
-            time: None,
-            extensions: BTreeMap::new(),
-            data,
-        };
-        for (key, value) in &event.attributes {
-            let Some(name) = key.strip_prefix(ATTRIBUTE_PREFIX) else {
-                continue;
-            };
-            let value = AttrValue::from_proto(value)
-                .ok_or_else(|| protocol(format!("attribute {key:?} has no or an invalid value")))?;
-            if name == "time" {
-                out.time = Some(
-                    value
-                        .as_timestamp()
-                        .ok_or_else(|| protocol("ce-time is not a timestamp"))?,
-                );
-            } else {
-                out.extensions.insert(name.to_owned(), value);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Reads the CloudEvents JSON (structured) form, e.g. the fixture files. Extension values keep their JSON
-    /// type (string, integer, boolean).
-    pub fn from_json(json: &Value) -> Result<Self, WorkError> {
-        let obj = json
-            .as_object()
-            .ok_or_else(|| protocol("cloudevent JSON is not an object"))?;
-        let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-        let time = text("time")
-            .map(|t| t.parse().map_err(|e| protocol(format!("time {t:?}: {e}"))))
-            .transpose()?;
-        let mut out = Self {
-            id: text("id").unwrap_or_default(),
-            source: text("source").unwrap_or_default(),
-            spec_version: text("specversion").unwrap_or_default(),
-            ty: text("type").unwrap_or_default(),
-            data_content_type: text("datacontenttype"),
-            time,
-            extensions: BTreeMap::new(),
-            data: match obj.get("data") {
-                Some(Value::Null) | None => None,
-                Some(v) => Some(serde_json::to_vec(v).map_err(|e| protocol(e.to_string()))?),
-            },
-        };
-        for (key, value) in obj {
-            if matches!(
-                key.as_str(),
-                "id" | "source"
-                    | "specversion"
-                    | "type"
-                    | "datacontenttype"
-                    | "time"
-                    | "data"
-                    | "data_base64"
-            ) {
-                continue;
-            }
-            let attr = match value {
-                Value::String(s) => AttrValue::String(s.clone()),
-                Value::Bool(b) => AttrValue::Boolean(*b),
-                Value::Number(n) => AttrValue::Integer(
-                    n.as_i64()
-                        .and_then(|i| i32::try_from(i).ok())
-                        .ok_or_else(|| protocol(format!("extension {key:?} is not an int32")))?,
-                ),
-                _ => {
-                    return Err(protocol(format!(
-                        "extension {key:?} has an unsupported JSON type"
-                    )));
-                }
-            };
-            out.extensions.insert(key.clone(), attr);
-        }
-        Ok(out)
-    }
-
-    /// Renders the CloudEvents JSON (structured) form; `data` is embedded as JSON when it parses as JSON.
-    pub fn to_json(&self) -> Value {
-        let mut obj = serde_json::Map::new();
-        obj.insert("specversion".into(), self.spec_version.clone().into());
-        obj.insert("id".into(), self.id.clone().into());
-        obj.insert("source".into(), self.source.clone().into());
-        obj.insert("type".into(), self.ty.clone().into());
-        for (name, value) in self.optional_attributes("datacontenttype", "") {
-            obj.insert(name, serde_json::to_value(value).unwrap_or_default());
-        }
-        if let Some(data) = &self.data {
-            let value = serde_json::from_slice(data)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(data).into_owned()));
-            obj.insert("data".into(), value);
-        }
-        Value::Object(obj)
-    }
-
-    /// The extension `name`, if present.
-    pub fn extension(&self, name: &str) -> Option<&AttrValue> {
-        self.extensions.get(name)
-    }
-
-    /// True for the heartbeat events of the Subscribe stream.
-    pub fn is_heartbeat(&self) -> bool {
-        self.ty == HEARTBEAT_TYPE
     }
 }
 
@@ -422,8 +236,9 @@ mod pinned {
     use serde_json::Value;
 
     use super::*;
+    use crate::work::WorkError;
     use crate::work::maestro::error::pin_inputs::{corpus, digest, real};
-    use crate::work::maestro::manifestbundle::StatusEvent;
+    use crate::work::maestro::testing::StatusEvent;
     use proto::cloud_event_attribute_value::Attr;
 
     fn hex(bytes: &[u8]) -> String {

@@ -1,14 +1,13 @@
-//! ManifestWork ⇄ ManifestBundle CloudEvents (protocol §3): spec requests a source publishes, and the status
-//! events a source receives.
+//! ManifestWork → ManifestBundle CloudEvents (protocol §3): the spec requests a source publishes (the
+//! status events a source receives only the tests decode: `testing.rs`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bundle::{Condition, ManifestCondition};
 use super::cloudevent::{AttrValue, CloudEvent, SPEC_VERSION};
-use super::error::{invalid, protocol};
+use super::error::invalid;
 use super::resource_id::resource_id;
 use crate::work::WorkError;
 
@@ -315,87 +314,6 @@ fn check_manifests(manifests: &[Value]) -> Result<(), WorkError> {
     Ok(())
 }
 
-/// `ManifestBundleStatus`, the data of a status event.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ManifestBundleStatus {
-    /// The stored spec echoed by the server.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub manifest_bundle: Option<Value>,
-    /// Work-level conditions.
-    pub conditions: Vec<Condition>,
-    /// Flat per-manifest status.
-    pub resource_status: Vec<ManifestCondition>,
-}
-
-/// A decoded status event (server → source), §3.5/§3.8.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatusEvent {
-    /// `resourceid`.
-    pub resource_id: String,
-    /// `resourceversion`: the spec version the agent applied (int or string on the wire).
-    pub resource_version: i64,
-    /// `sequenceid`.
-    pub sequence_id: String,
-    /// `clustername`, if present.
-    pub cluster_name: Option<String>,
-    /// `statushash`, if present.
-    pub status_hash: Option<String>,
-    /// The spec metadata (`metadata` extension), if present.
-    pub metadata: Option<WorkMeta>,
-    /// The data.
-    pub status: ManifestBundleStatus,
-}
-
-impl StatusEvent {
-    /// Decodes a status event; `resourceid`, `resourceversion` and `sequenceid` are required.
-    pub fn decode(event: &CloudEvent) -> Result<Self, WorkError> {
-        let prefix = format!("{DATA_TYPE}.status.");
-        if !event.ty.starts_with(&prefix) {
-            return Err(protocol(format!(
-                "not a manifestbundle status event: type {:?}",
-                event.ty
-            )));
-        }
-        let string = |name: &str| event.extension(name).and_then(AttrValue::as_string);
-        let resource_id =
-            string("resourceid").ok_or_else(|| protocol("status event without resourceid"))?;
-        let resource_version = event
-            .extension("resourceversion")
-            .and_then(AttrValue::as_integer)
-            .ok_or_else(|| protocol("status event without an integer resourceversion"))?;
-        let sequence_id =
-            string("sequenceid").ok_or_else(|| protocol("status event without sequenceid"))?;
-        let metadata = string("metadata")
-            .filter(|text| !text.is_empty())
-            .map(|text| serde_json::from_str(&text))
-            .transpose()
-            .map_err(|e| protocol(format!("metadata extension is not JSON: {e}")))?;
-        let status = match &event.data {
-            Some(bytes) => serde_json::from_slice(bytes)
-                .map_err(|e| protocol(format!("status data is not a ManifestBundleStatus: {e}")))?,
-            None => ManifestBundleStatus::default(),
-        };
-        Ok(Self {
-            resource_id,
-            resource_version,
-            sequence_id,
-            cluster_name: string("clustername"),
-            status_hash: string("statushash"),
-            metadata,
-            status,
-        })
-    }
-
-    /// True when the agent reported the work deleted (`Deleted=True`): the final event for this resource.
-    pub fn is_deleted(&self) -> bool {
-        self.status
-            .conditions
-            .iter()
-            .any(|c| c.type_ == "Deleted" && c.status == "True")
-    }
-}
-
 /// A random (v4) event id.
 pub fn new_event_id() -> String {
     let mut bytes = [0u8; 16];
@@ -428,6 +346,7 @@ mod tests {
     use super::*;
     use crate::work::maestro::proto::cloud_event_attribute_value::Attr;
     use crate::work::maestro::test_fixtures::fixture;
+    use crate::work::maestro::testing::StatusEvent;
 
     const SOURCE: &str = "mw-client-example";
     const CONSUMER: &str = "7ff1a8f4-8811-49b4-8c19-9271bc51975e";
@@ -659,6 +578,7 @@ mod pinned {
     use serde_json::json;
 
     use super::*;
+    use crate::work::maestro::testing::StatusEvent;
 
     const SOURCE: &str = "hyperfleet-hypershift";
     const CONSUMER: &str = "mgmt-1";

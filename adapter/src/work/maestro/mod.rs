@@ -40,6 +40,8 @@ pub mod grpc;
 pub mod manifestbundle;
 pub mod resource_id;
 pub mod rest;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tls;
 
 /// Generated protobuf/tonic types of `io.cloudevents.v1` (`proto/cloudevents.proto`).
