@@ -866,21 +866,3 @@ async fn pin_run_reports_and_log_events() {
     );
     insta::assert_snapshot!("run", out);
 }
-
-/// `hypershift-adapter nodes --help`, short and long: the about, every flag, its env var and
-/// default, in order.
-#[test]
-fn pin_the_help() {
-    use clap::CommandFactory;
-    let mut cli = crate::cli::Cli::command();
-    // Env values are hidden: the help shows those of the environment the test runs in.
-    let nodes = cli
-        .find_subcommand_mut("nodes")
-        .unwrap()
-        .clone()
-        .mut_args(|a| a.hide_env_values(true));
-    let mut nodes = nodes;
-    let short = nodes.render_help().to_string();
-    let long = nodes.render_long_help().to_string();
-    insta::assert_snapshot!("help", format!("{short}\n----\n{long}"));
-}
