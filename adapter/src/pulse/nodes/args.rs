@@ -1,7 +1,6 @@
 //! Flags of `hypershift-adapter nodes`; every one can also be set through its env var.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use jiff::SignedDuration;
 
@@ -108,11 +107,6 @@ impl Args {
             expected_nodes: self.expected_nodes,
             csr_pending_grace: self.csr_pending_grace,
         }
-    }
-
-    /// `--request-timeout` as a std duration.
-    pub fn request_timeout_std(&self) -> Duration {
-        self.request_timeout.unsigned_abs()
     }
 }
 

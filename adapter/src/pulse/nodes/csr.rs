@@ -70,23 +70,17 @@ impl CsrState {
     /// `False` or `Unknown`: objects written before `status` existed on these conditions have
     /// none, and the API server only allows `True` on `Approved` and `Denied`.
     pub fn from_conditions<'a>(conditions: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let (mut approved, mut denied, mut failed) = (false, false, false);
-        for (type_, status) in conditions {
-            if matches!(status, "False" | "Unknown") {
-                continue;
-            }
-            match type_ {
-                "Approved" => approved = true,
-                "Denied" => denied = true,
-                "Failed" => failed = true,
-                _ => {}
-            }
-        }
-        if denied {
+        let held: Vec<&str> = conditions
+            .into_iter()
+            .filter(|(_, status)| !matches!(*status, "False" | "Unknown"))
+            .map(|(type_, _)| type_)
+            .collect();
+        let has = |type_| held.contains(&type_);
+        if has("Denied") {
             CsrState::Denied
-        } else if failed {
+        } else if has("Failed") {
             CsrState::Failed
-        } else if approved {
+        } else if has("Approved") {
             CsrState::Approved
         } else {
             CsrState::Pending

@@ -1,9 +1,9 @@
 //! The pure part of the `nodes` check: compact node and certificate signing request summaries
 //! in, findings and a report out.
 //!
-//! Nothing here talks to the world. [`Judge`] folds one [`NodeSummary`] at a time (so a caller
-//! streaming pages never holds more than one page of nodes), [`CsrJudge`] one [`CsrSummary`],
-//! and [`report`] (in `render.rs`) turns the [`Findings`] into a [`Report`](job_report::Report).
+//! Nothing here talks to the world. [`Judge`] judges one [`NodeSummary`] or [`CsrSummary`] at a
+//! time into the findings (so a caller streaming pages never holds more than one page), and
+//! [`report`] (in `render.rs`) turns the [`Findings`] into a [`Report`](job_report::Report).
 //!
 //! # Severity ordering
 //!
@@ -127,21 +127,6 @@ pub struct Thresholds {
     pub csr_pending_grace: SignedDuration,
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            not_ready_grace: SignedDuration::from_mins(5),
-            stuck_terminating_after: SignedDuration::from_mins(30),
-            stale_heartbeat_after: SignedDuration::from_mins(2),
-            verification_taints: Vec::new(),
-            verification_grace: SignedDuration::from_mins(15),
-            min_ready_nodes: 1,
-            expected_nodes: None,
-            csr_pending_grace: SignedDuration::from_mins(10),
-        }
-    }
-}
-
 impl Thresholds {
     /// The number of Ready nodes Available requires, and the flag that sets it.
     pub fn required_ready(&self) -> (u32, &'static str) {
@@ -220,10 +205,18 @@ pub struct PendingCsr {
 pub struct CsrFindings {
     /// Requests seen, of any signer and state.
     pub total: usize,
-    /// Kubelet requests pending past the grace, sorted by name after [`CsrJudge::finish`].
+    /// Kubelet requests pending past the grace, sorted by name after [`CsrFindings::sorted`].
     pub pending: Vec<PendingCsr>,
     /// Kubelet requests pending, but for no longer than the grace.
     pub pending_within_grace: usize,
+}
+
+impl CsrFindings {
+    /// The pending requests sorted by name.
+    pub fn sorted(mut self) -> Self {
+        self.pending.sort();
+        self
+    }
 }
 
 /// Whether certificate signing requests were checked.
@@ -253,7 +246,7 @@ impl CsrCheck {
     }
 }
 
-/// What the check found. After [`Judge::finish`] every list is sorted by node name.
+/// What the check found. After [`Findings::sorted`] every list is sorted by node name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Findings {
     pub total: usize,
@@ -276,6 +269,24 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// Every list sorted by node name.
+    pub fn sorted(mut self) -> Self {
+        for list in [
+            &mut self.not_ready,
+            &mut self.memory_pressure,
+            &mut self.disk_pressure,
+            &mut self.pid_pressure,
+            &mut self.network_unavailable,
+            &mut self.cordoned,
+            &mut self.stale_heartbeat,
+        ] {
+            list.sort();
+        }
+        self.unverified.sort();
+        self.stuck_terminating.sort();
+        self
+    }
+
     /// The problems present, worst first.
     pub fn problems(&self) -> Vec<Problem> {
         Problem::ALL
@@ -320,38 +331,23 @@ fn age(now: Timestamp, since: Option<Timestamp>) -> SignedDuration {
     since.map_or(SignedDuration::MAX, |t| now.duration_since(t))
 }
 
-/// Folds nodes one at a time into [`Findings`].
-#[derive(Debug)]
+/// Judges nodes and certificate signing requests one at a time, as of `now`, into the
+/// [`Findings`] and [`CsrFindings`] a caller folds them into (so a caller streaming pages never
+/// holds more than one page).
+#[derive(Debug, Clone, Copy)]
 pub struct Judge<'a> {
-    now: Timestamp,
-    thresholds: &'a Thresholds,
-    leases: &'a HashMap<String, Timestamp>,
-    findings: Findings,
+    pub now: Timestamp,
+    pub thresholds: &'a Thresholds,
+    /// A node name to its Lease's `renewTime`.
+    pub leases: &'a HashMap<String, Timestamp>,
 }
 
-impl<'a> Judge<'a> {
-    /// `leases` maps a node name to its Lease's `renewTime`.
-    pub fn new(
-        now: Timestamp,
-        thresholds: &'a Thresholds,
-        leases: &'a HashMap<String, Timestamp>,
-    ) -> Self {
-        Judge {
-            now,
-            thresholds,
-            leases,
-            findings: Findings {
-                leases: leases.len(),
-                ..Findings::default()
-            },
-        }
-    }
-
-    /// Judges one node.
-    pub fn observe(&mut self, node: &NodeSummary) {
+impl Judge<'_> {
+    /// Judges one node into `f`.
+    pub fn node(&self, f: &mut Findings, node: &NodeSummary) {
         let t = self.thresholds;
         let name = || node.name.clone();
-        self.findings.total += 1;
+        f.total += 1;
 
         // Ready. Not Ready is measured from the condition's last transition, or from the
         // node's creation when it never reported one.
@@ -360,16 +356,16 @@ impl<'a> Judge<'a> {
                 status: ConditionStatus::True,
                 ..
             }) => {
-                self.findings.ready += 1;
+                f.ready += 1;
                 false
             }
             ready => {
                 let since = ready.and_then(|r| r.since).or(node.created);
                 if age(self.now, since) > t.not_ready_grace {
-                    self.findings.not_ready.push(name());
+                    f.not_ready.push(name());
                     false
                 } else {
-                    self.findings.not_ready_within_grace += 1;
+                    f.not_ready_within_grace += 1;
                     true
                 }
             }
@@ -402,7 +398,6 @@ impl<'a> Judge<'a> {
             .deleting_since
             .is_some_and(|since| age(self.now, Some(since)) > t.stuck_terminating_after);
 
-        let f = &mut self.findings;
         for (flag, list) in [
             (node.memory_pressure, &mut f.memory_pressure),
             (node.disk_pressure, &mut f.disk_pressure),
@@ -431,48 +426,10 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// Sorts every list and returns the findings.
-    pub fn finish(self) -> Findings {
-        let mut f = self.findings;
-        for list in [
-            &mut f.not_ready,
-            &mut f.memory_pressure,
-            &mut f.disk_pressure,
-            &mut f.pid_pressure,
-            &mut f.network_unavailable,
-            &mut f.cordoned,
-            &mut f.stale_heartbeat,
-        ] {
-            list.sort();
-        }
-        f.unverified.sort();
-        f.stuck_terminating.sort();
-        f
-    }
-}
-
-/// Folds certificate signing requests one at a time into [`CsrFindings`]. Only the pending
-/// kubelet requests past the grace are kept, and of them only what names them.
-#[derive(Debug)]
-pub struct CsrJudge<'a> {
-    now: Timestamp,
-    thresholds: &'a Thresholds,
-    findings: CsrFindings,
-}
-
-impl<'a> CsrJudge<'a> {
-    pub fn new(now: Timestamp, thresholds: &'a Thresholds) -> Self {
-        CsrJudge {
-            now,
-            thresholds,
-            findings: CsrFindings::default(),
-        }
-    }
-
-    /// Judges one request. Pending is measured from its creation; an undated one counts as
-    /// pending forever.
-    pub fn observe(&mut self, csr: &CsrSummary) {
-        let f = &mut self.findings;
+    /// Judges one request into `f`: only a pending kubelet request past the grace is kept, and
+    /// of it only what names it. Pending is measured from its creation; an undated one counts
+    /// as pending forever.
+    pub fn csr(&self, f: &mut CsrFindings, csr: &CsrSummary) {
         f.total += 1;
         let Some(signer) = csr.signer else {
             return;
@@ -498,13 +455,6 @@ impl<'a> CsrJudge<'a> {
             node: csr.node.clone(),
             requested_by,
         });
-    }
-
-    /// Sorts the pending requests by name and returns the findings.
-    pub fn finish(self) -> CsrFindings {
-        let mut f = self.findings;
-        f.pending.sort();
-        f
     }
 }
 

@@ -22,9 +22,7 @@ use job_report::{ConditionStatus, Report};
 
 pub use args::{Args, LogFormat};
 pub use csr::CsrSummary;
-pub use judge::{
-    CsrCheck, CsrFindings, CsrJudge, Findings, Judge, NodeSummary, Problem, Thresholds,
-};
+pub use judge::{CsrCheck, CsrFindings, Findings, Judge, NodeSummary, Problem, Thresholds};
 use source::Resource;
 pub use source::{KubeNodeSource, LeaseRenewal, NodeSource, Page, SourceError};
 
@@ -37,7 +35,7 @@ const MAX_PAGES: usize = 10_000;
 const MAX_NOT_CHECKED_LEN: usize = 2048;
 
 /// Reads every node lease, then streams the nodes page by page through a [`Judge`], then the
-/// certificate signing requests through a [`CsrJudge`]. At most one page is held at a time.
+/// certificate signing requests. At most one page is held at a time.
 /// A list whose continue token expired (410) is restarted once from the beginning.
 ///
 /// Only the node and lease lists can fail the whole check: when the certificate signing
@@ -59,23 +57,29 @@ pub async fn collect(
         },
     )
     .await?;
+    let judge = Judge {
+        now,
+        thresholds,
+        leases: &leases,
+    };
     let mut findings = read_all(
         Resource::Nodes,
         |token| source.node_page(token),
-        || Judge::new(now, thresholds, &leases),
-        |judge, node| judge.observe(&node),
+        Findings::default,
+        |findings, node| judge.node(findings, &node),
     )
     .await?
-    .finish();
+    .sorted();
+    findings.leases = leases.len();
     let csrs = read_all(
         Resource::CertificateSigningRequests,
         |token| source.csr_page(token),
-        || CsrJudge::new(now, thresholds),
-        |judge, csr| judge.observe(&csr),
+        CsrFindings::default,
+        |findings, csr| judge.csr(findings, &csr),
     )
     .await;
     findings.certificate_requests = match csrs {
-        Ok(judge) => CsrCheck::Checked(judge.finish()),
+        Ok(csrs) => CsrCheck::Checked(csrs.sorted()),
         Err(err) => CsrCheck::NotChecked {
             reason: err.reason(),
             message: csr::cut(&err.to_string(), MAX_NOT_CHECKED_LEN),
@@ -231,7 +235,7 @@ pub async fn run_with_kube(args: Args) -> anyhow::Result<()> {
     let source = KubeNodeSource::connect(
         args.kubeconfig.as_deref(),
         args.page_size,
-        args.request_timeout_std(),
+        args.request_timeout.unsigned_abs(),
     )
     .await;
     run(&args, &results_path, source, Timestamp::now()).await?;

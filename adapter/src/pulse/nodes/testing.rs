@@ -26,12 +26,28 @@ use super::csr::{
     CsrState, CsrSummary, KUBELET_CLIENT_SIGNER, KUBELET_SERVING_SIGNER, KubeletSigner,
 };
 use super::judge::{
-    CsrFindings, CsrJudge, Findings, Judge, NodeSummary, ReadyState, TaintSummary, Thresholds,
+    CsrFindings, Findings, Judge, NodeSummary, ReadyState, TaintSummary, Thresholds,
 };
 use super::source::LeaseRenewal;
 
 /// The verification taint key synthetic nodes carry.
 pub const SYNTHETIC_TAINT: &str = "node.example.com/unverified";
+
+/// The limits at the flags' defaults (the `args` tests check that they agree).
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            not_ready_grace: SignedDuration::from_mins(5),
+            stuck_terminating_after: SignedDuration::from_mins(30),
+            stale_heartbeat_after: SignedDuration::from_mins(2),
+            verification_taints: Vec::new(),
+            verification_grace: SignedDuration::from_mins(15),
+            min_ready_nodes: 1,
+            expected_nodes: None,
+            csr_pending_grace: SignedDuration::from_mins(10),
+        }
+    }
+}
 
 /// A synthetic node and its lease.
 #[derive(Debug, Clone)]
@@ -119,11 +135,16 @@ pub fn judge_csrs<'c>(
     now: Timestamp,
     thresholds: &Thresholds,
 ) -> CsrFindings {
-    let mut judge = CsrJudge::new(now, thresholds);
+    let judge = Judge {
+        now,
+        thresholds,
+        leases: &HashMap::new(),
+    };
+    let mut findings = CsrFindings::default();
     for csr in csrs {
-        judge.observe(csr);
+        judge.csr(&mut findings, csr);
     }
-    judge.finish()
+    findings.sorted()
 }
 
 /// Judges a whole set of nodes at once, as `collect` does page by page.
@@ -133,11 +154,17 @@ pub fn judge<'n>(
     now: Timestamp,
     thresholds: &Thresholds,
 ) -> Findings {
-    let mut judge = Judge::new(now, thresholds, leases);
+    let judge = Judge {
+        now,
+        thresholds,
+        leases,
+    };
+    let mut findings = Findings::default();
     for node in nodes {
-        judge.observe(node);
+        judge.node(&mut findings, node);
     }
-    judge.finish()
+    findings.leases = leases.len();
+    findings.sorted()
 }
 
 /// The Node an API server would serve for `summary`, with the bulk a real kubelet adds

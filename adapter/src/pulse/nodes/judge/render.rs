@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use jiff::SignedDuration;
+use jiff::fmt::friendly::{Spacing, SpanPrinter};
 use job_report::{Condition, ConditionStatus, Report};
 use serde_json::{Map, Value, json};
 
@@ -183,11 +184,7 @@ fn describe(problem: Problem, f: &Findings, t: &Thresholds) -> String {
             first(&f.unverified).map(UnverifiedNode::describe).collect(),
         ),
     };
-    let mut message = format!("{} {head}: {}", counted(problem, n), names.join(", "));
-    if n > names.len() {
-        let _ = write!(message, " and {} more", n - names.len());
-    }
-    message
+    format!("{} {head}: {}", counted(problem, n), listed(&names, n))
 }
 
 fn first<T>(list: &[T]) -> impl Iterator<Item = &T> {
@@ -207,25 +204,24 @@ fn short(problem: Problem, n: usize) -> String {
     format!("{} {what}", counted(problem, n))
 }
 
+/// `shown` joined by commas, then "and N more" when they are the first of `total`.
+fn listed<S: std::borrow::Borrow<str>>(shown: &[S], total: usize) -> String {
+    let mut listed = shown.join(", ");
+    if total > shown.len() {
+        let _ = write!(listed, " and {} more", total - shown.len());
+    }
+    listed
+}
+
 impl StuckNode {
     /// `worker-e (finalizers: a, b)`: up to [`MESSAGE_FINALIZER_LIMIT`] of them, then a count.
     fn describe(&self) -> String {
         if self.finalizers.is_empty() {
             return format!("{} (no finalizers)", self.name);
         }
-        let shown: Vec<&str> = self
-            .finalizers
-            .iter()
-            .take(MESSAGE_FINALIZER_LIMIT)
-            .map(String::as_str)
-            .collect();
-        let more = self.finalizers.len() - shown.len();
-        let more = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        format!("{} (finalizers: {}{more})", self.name, shown.join(", "))
+        let shown = &self.finalizers[..self.finalizers.len().min(MESSAGE_FINALIZER_LIMIT)];
+        let finalizers = listed(shown, self.finalizers.len());
+        format!("{} (finalizers: {finalizers})", self.name)
     }
 }
 
@@ -351,23 +347,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// A duration as people write it in flags, and as [`super::super::args::parse_duration`] reads
 /// it back: `30s`, `5m`, `1h30m`, `48h` (no days: jiff does not parse them as a fixed length).
 pub fn human(d: SignedDuration) -> String {
-    let total = d.as_secs();
-    if total == 0 {
-        return match d.as_millis() {
-            0 => "0s".to_owned(),
-            ms => format!("{ms}ms"),
-        };
-    }
-    let mut out = String::new();
-    if total < 0 {
-        out.push('-');
-    }
-    let mut rest = total.unsigned_abs();
-    for (unit, secs) in [("h", 3_600), ("m", 60), ("s", 1)] {
-        if rest >= secs {
-            let _ = write!(out, "{}{unit}", rest / secs);
-            rest %= secs;
-        }
-    }
-    out
+    // Whole seconds, or whole milliseconds under one second.
+    let d = match d.as_secs() {
+        0 => SignedDuration::from_millis(d.subsec_millis().into()),
+        secs => SignedDuration::from_secs(secs),
+    };
+    SpanPrinter::new()
+        .spacing(Spacing::None)
+        .duration_to_string(&d)
 }
