@@ -520,6 +520,96 @@ async fn cluster_from_the_hyperfleet_api_with_a_bearer_token() {
     server.abort();
 }
 
+/// An unsigned JWT whose `exp` is `exp` (what the adapter reads of a projected token).
+fn jwt(exp: i64) -> String {
+    use base64::Engine as _;
+    let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let claims = json!({"aud": ["hyperfleet-api"], "exp": exp, "sub": "system:serviceaccount:hyperfleet-system:hypershift-adapter"});
+    format!("{}.{}.c2ln", b64(&json!({"alg": "RS256"})), b64(&claims))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_goes_with_the_configured_scheme_and_a_bad_one_is_reported_not_sent() {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::get;
+    use std::sync::{Arc, Mutex};
+
+    // A recording HyperFleet API: every Authorization header it gets; it answers 404.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let api = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/api/hyperfleet/v1/clusters/{id}",
+        get(move |headers: HeaderMap| async move {
+            let value = headers
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_owned());
+            record.lock().unwrap().push(value.unwrap_or_default());
+            (StatusCode::NOT_FOUND, r#"{"reason":"recorded"}"#)
+        }),
+    );
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let maestro = maestro().await;
+    let pod = Pod::new();
+    let now = jiff::Timestamp::now().as_second();
+    let token = pod.file("hf-token", &format!("{}\n", jwt(now + 600)));
+    let file = token.display().to_string();
+    let env: Vec<(String, String)> = pod
+        .maestro_env(&maestro)
+        .into_iter()
+        .filter(|(k, _)| k != "CLUSTER_SPEC_FILE")
+        .collect();
+    let env = with(
+        env,
+        &[
+            ("HYPERFLEET_API_URL", &api),
+            ("HYPERFLEET_API_TOKEN_FILE", &file),
+            ("CLUSTER_ID", ID),
+        ],
+    );
+
+    // Bearer by default, ServiceAccount when configured; the token itself is never logged.
+    for (scheme, sent) in [(None, "Bearer"), (Some("ServiceAccount"), "ServiceAccount")] {
+        let env = match scheme {
+            Some(s) => with(env.clone(), &[("HYPERFLEET_API_AUTH_SCHEME", s)]),
+            None => env.clone(),
+        };
+        let pulse = pod.run(&env).await;
+        assert_eq!(pulse.reasons(), error_row("ClusterSpecUnavailable"));
+        let last = seen.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last, format!("{sent} {}", jwt(now + 600)));
+        assert!(!pulse.logs.contains(&jwt(now + 600)), "token in logs");
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2);
+
+    // Expired, empty, missing: a report naming the file and what to do, and nothing sent.
+    std::fs::write(&token, jwt(now - 5)).unwrap();
+    let expired = pod.run(&env).await;
+    std::fs::write(&token, "\n").unwrap();
+    let empty = pod.run(&env).await;
+    std::fs::remove_file(&token).unwrap();
+    let missing = pod.run(&env).await;
+    for (pulse, says) in [
+        (expired, "expired"),
+        (empty, "is empty"),
+        (missing, "cannot read"),
+    ] {
+        assert_eq!(pulse.reasons(), error_row("ClusterSpecUnavailable"));
+        let message = pulse.message("Applied");
+        for part in [says, file.as_str(), "projected ServiceAccount token"] {
+            assert!(message.contains(part), "{part:?} not in {message}");
+        }
+        assert!(
+            !message.contains("c2ln") && !pulse.logs.contains("c2ln"),
+            "token shown"
+        );
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2, "a bad token was sent");
+    assert_eq!(maestro.publishes(), 0);
+    server.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hub_backend_creates_the_work_then_reads_its_feedback() {
     let server = ApiServer::start().await;

@@ -727,9 +727,12 @@ fn no_secret_material_is_inline() {
                     .flatten()
                     .find(|v| v.name == mount.name)
                     .unwrap();
+                let token = volume.projected.as_ref().and_then(|p| p.sources.as_ref());
+                let token =
+                    token.is_some_and(|s| s.iter().all(|s| s.service_account_token.is_some()));
                 assert!(
-                    volume.secret.is_some(),
-                    "{}: {path} is not from a Secret",
+                    volume.secret.is_some() || token,
+                    "{}: {path} is neither from a Secret nor a projected ServiceAccount token",
                     e.name
                 );
             }
@@ -1467,9 +1470,10 @@ fn kind_overlay_swaps_only_the_backend_and_its_inputs() {
             .iter()
             .find(|v| v["name"] == volume.as_str())
             .unwrap_or_else(|| panic!("job.yaml has no volume {volume}"));
+        let token = base["projected"]["sources"][0].get("serviceAccountToken");
         assert!(
-            base.get("secret").is_some(),
-            "only Secret volumes are dropped"
+            base.get("secret").is_some() || token.is_some(),
+            "only credential volumes (Secrets, the projected token) are dropped"
         );
     }
     let env = |name: &str| {

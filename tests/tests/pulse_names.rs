@@ -220,6 +220,7 @@ fn nodepool_job(generation: i32) -> Job {
             "https://maestro-grpc.maestro.svc:8090".to_owned(),
         ),
         ("imageTag", "0.1.0".to_owned()),
+        ("hyperfleetApiAuthScheme", "Bearer".to_owned()),
     ] {
         rendered = rendered.replace(&format!("{{{{ .{placeholder} }}}}"), &value);
     }

@@ -106,9 +106,9 @@ pub struct Common {
     #[arg(long, env = "HYPERFLEET_API_URL", value_name = "URL", value_parser = parse_url)]
     pub hyperfleet_api: String,
 
-    /// File holding the bearer token for the HyperFleet API (needs read access only).
-    #[arg(long, env = "HYPERFLEET_API_TOKEN_FILE", value_name = "FILE")]
-    pub hyperfleet_token_file: Option<PathBuf>,
+    /// The HyperFleet API token and its scheme.
+    #[command(flatten)]
+    pub hyperfleet_auth: crate::hyperfleet::api::Auth,
 
     /// Kubeconfig of the framework's cluster (where the pulse Jobs run); without it
     /// `~/.kube/config` or in-cluster.
@@ -265,7 +265,7 @@ pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
     let timeout = common.timeout_per_system.max(Duration::from_millis(100));
     let hyperfleet = HyperfleetReader {
         base_url: common.hyperfleet_api.clone(),
-        token_file: common.hyperfleet_token_file.clone(),
+        auth: common.hyperfleet_auth.clone(),
         timeout,
     };
     let hyperfleet_reads = async {

@@ -6,7 +6,7 @@
 //! A read that fails is a [`Failure`]: the HTTP status when there was one, and the server's or
 //! transport's words (connection refused, timed out, not JSON), credentials removed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ pub async fn within<T>(timeout: Duration, read: impl Future<Output = Read<T>>) -
 #[derive(Debug, Clone)]
 pub struct HyperfleetReader {
     pub base_url: String,
-    pub token_file: Option<PathBuf>,
+    pub auth: crate::hyperfleet::api::Auth,
     pub timeout: Duration,
 }
 
@@ -84,10 +84,7 @@ impl HyperfleetReader {
     pub async fn get(&self, path: &str) -> Read<Value> {
         let base = self.base_url.trim_end_matches('/');
         let url = format!("{base}{CLUSTERS_PATH}{path}");
-        let token = match &self.token_file {
-            Some(file) => Some(read_token(file)?),
-            None => None,
-        };
+        let authorization = self.auth.header().map_err(|e| Failure::new(None, &e))?;
         let http = reqwest::Client::builder()
             .timeout(self.timeout)
             .connect_timeout(self.timeout)
@@ -96,8 +93,8 @@ impl HyperfleetReader {
         let mut request = http
             .get(&url)
             .header(reqwest::header::ACCEPT, "application/json");
-        if let Some(token) = token.filter(|t| !t.is_empty()) {
-            request = request.bearer_auth(token);
+        if let Some(value) = authorization {
+            request = request.header(reqwest::header::AUTHORIZATION, value);
         }
         let transport = |e: reqwest::Error| {
             let what = if e.is_timeout() {
@@ -134,14 +131,6 @@ impl HyperfleetReader {
         serde_json::from_str(&text)
             .map_err(|e| Failure::new(None, &format!("GET {url}: the answer is not JSON: {e}")))
     }
-}
-
-/// The token in `file`, trimmed; a missing or oversized file is a failure naming the setting.
-fn read_token(file: &Path) -> Read<String> {
-    crate::input_file::HYPERFLEET_TOKEN
-        .read_text(file)
-        .map(|t| t.trim().to_owned())
-        .map_err(|message| Failure::new(None, &message))
 }
 
 /// What the framework's Kubernetes API holds for one object: this adapter's pulse Jobs and
@@ -304,10 +293,11 @@ mod tests {
 
     #[test]
     fn a_missing_token_file_is_a_failure_naming_the_setting() {
-        let failure = read_token(Path::new("/nonexistent/hyperfleet-token")).unwrap_err();
-        assert!(
-            failure.detail.contains("HYPERFLEET_API_TOKEN_FILE"),
-            "{failure}"
-        );
+        let auth = crate::hyperfleet::api::Auth {
+            token_file: Some("/nonexistent/hyperfleet-token".into()),
+            ..Default::default()
+        };
+        let failure = auth.header().unwrap_err();
+        assert!(failure.contains("HYPERFLEET_API_TOKEN_FILE"), "{failure}");
     }
 }

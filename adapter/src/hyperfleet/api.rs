@@ -1,10 +1,12 @@
 //! Reading from the HyperFleet API: a cluster (`GET {base}/api/hyperfleet/v1/clusters/{id}`),
 //! for a cluster being deleted its NodePools (`GET …/clusters/{id}/nodepools`), and one NodePool
-//! (`GET …/clusters/{id}/nodepools/{nodepool_id}`), with an optional bearer token read from a
-//! file.
+//! (`GET …/clusters/{id}/nodepools/{nodepool_id}`), with an optional token read from a file
+//! before every request ([`Auth`]).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
+
+use reqwest::header::HeaderValue;
 
 use crate::hyperfleet::cluster::{ClusterInput, InputError};
 use crate::hyperfleet::nodepool::NodePoolInput;
@@ -17,6 +19,86 @@ pub const CLUSTERS_PATH: &str = "/api/hyperfleet/v1/clusters";
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest response body read.
 const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// The `Authorization` scheme of the HyperFleet API token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthScheme {
+    #[default]
+    #[value(name = "Bearer")]
+    Bearer,
+    /// The framework's scheme after its v0.3.1 (HYPERFLEET-1480), for gateways that expect it.
+    #[value(name = "ServiceAccount")]
+    ServiceAccount,
+}
+
+/// The HyperFleet API credentials: the flags of every subcommand that reads the API.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Auth {
+    /// File holding the HyperFleet API token: the Job's projected ServiceAccount token (audience
+    /// hyperfleet-api) or a Secret's; re-read before every request; never logged.
+    #[arg(
+        long = "hyperfleet-token-file",
+        env = "HYPERFLEET_API_TOKEN_FILE",
+        value_name = "FILE"
+    )]
+    pub token_file: Option<PathBuf>,
+
+    /// How the token is sent: `Authorization: <scheme> <token>`.
+    #[arg(
+        long = "hyperfleet-auth-scheme",
+        env = "HYPERFLEET_API_AUTH_SCHEME",
+        value_enum,
+        default_value_t,
+        ignore_case = true
+    )]
+    pub scheme: AuthScheme,
+}
+
+impl Auth {
+    /// The `Authorization` header (`None` without a token file), read now. A missing, empty or
+    /// expired token (a JWT's `exp`, read unverified, not after now) is an error naming the file
+    /// and the fix: an expired token is never sent.
+    pub fn header(&self) -> Result<Option<HeaderValue>, String> {
+        let Some(path) = &self.token_file else {
+            return Ok(None);
+        };
+        let fix = "mount the projected ServiceAccount token there (a pod's serviceAccountToken volume, audience hyperfleet-api) or the Secret hypershift-adapter-hyperfleet-api (docs/helm.md)";
+        let file = crate::input_file::HYPERFLEET_TOKEN;
+        let text = file.read_text(path).map_err(|e| format!("{e}; {fix}"))?;
+        let token = text.trim();
+        let shown = path.display();
+        if token.is_empty() {
+            return Err(format!("the {} {shown} is empty; {fix}", file.what));
+        }
+        let now = jiff::Timestamp::now().as_second();
+        if let Some(exp) = jwt_expiry(token).filter(|exp| *exp <= now) {
+            return Err(format!(
+                "the token in {shown} expired {} s ago (exp {exp}), so it is not sent: the kubelet refreshes a projected ServiceAccount token at 80% of its expirationSeconds, so check that the volume is a serviceAccountToken projection and the node's kubelet and clock; a static token must be replaced in the Secret hypershift-adapter-hyperfleet-api",
+                now - exp
+            ));
+        }
+        let scheme = match self.scheme {
+            AuthScheme::Bearer => "Bearer",
+            AuthScheme::ServiceAccount => "ServiceAccount",
+        };
+        let mut value = HeaderValue::from_str(&format!("{scheme} {token}"))
+            .map_err(|_| format!("the token in {shown} holds characters a header cannot carry"))?;
+        value.set_sensitive(true);
+        Ok(Some(value))
+    }
+}
+
+/// A JWT's `exp` (seconds since the epoch), read without verifying it; `None` for another token.
+fn jwt_expiry(token: &str) -> Option<i64> {
+    use base64::Engine as _;
+    let payload = token
+        .split('.')
+        .nth(1)
+        .filter(|_| token.split('.').count() == 3)?;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes = engine.decode(payload.trim_end_matches('=')).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["exp"].as_i64()
+}
 
 /// Why the cluster could not be read from the HyperFleet API.
 #[derive(Debug, thiserror::Error)]
@@ -57,10 +139,10 @@ impl FetchError {
 pub async fn fetch_cluster(
     base_url: &str,
     cluster_id: &str,
-    token_file: Option<&Path>,
+    auth: &Auth,
     timeout: Duration,
 ) -> Result<ClusterInput, FetchError> {
-    let (url, text) = get(base_url, cluster_id, "", token_file, timeout).await?;
+    let (url, text) = get(base_url, cluster_id, "", auth, timeout).await?;
     ClusterInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
 }
 
@@ -70,11 +152,11 @@ pub async fn fetch_nodepool(
     base_url: &str,
     cluster_id: &str,
     nodepool_id: &str,
-    token_file: Option<&Path>,
+    auth: &Auth,
     timeout: Duration,
 ) -> Result<NodePoolInput, FetchError> {
     let suffix = format!("/nodepools/{nodepool_id}");
-    let (url, text) = get(base_url, cluster_id, &suffix, token_file, timeout).await?;
+    let (url, text) = get(base_url, cluster_id, &suffix, auth, timeout).await?;
     NodePoolInput::from_json(&text).map_err(|source| FetchError::Input { url, source })
 }
 
@@ -84,10 +166,10 @@ pub async fn fetch_nodepool(
 pub async fn fetch_nodepools(
     base_url: &str,
     cluster_id: &str,
-    token_file: Option<&Path>,
+    auth: &Auth,
     timeout: Duration,
 ) -> Result<NodePools, FetchError> {
-    let (url, text) = get(base_url, cluster_id, "/nodepools", token_file, timeout).await?;
+    let (url, text) = get(base_url, cluster_id, "/nodepools", auth, timeout).await?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| FetchError::NotAList {
             url: url.clone(),
@@ -104,14 +186,14 @@ async fn get(
     base_url: &str,
     cluster_id: &str,
     suffix: &str,
-    token_file: Option<&Path>,
+    auth: &Auth,
     timeout: Duration,
 ) -> Result<(String, String), FetchError> {
     get_path(
         base_url,
         &format!("{CLUSTERS_PATH}/{cluster_id}{suffix}"),
         &[],
-        token_file,
+        auth,
         timeout,
     )
     .await
@@ -122,7 +204,7 @@ pub async fn get_path(
     base_url: &str,
     path: &str,
     query: &[(&str, String)],
-    token_file: Option<&Path>,
+    auth: &Auth,
     timeout: Duration,
 ) -> Result<(String, String), FetchError> {
     let base = base_url.trim_end_matches('/');
@@ -140,15 +222,9 @@ pub async fn get_path(
             message: "must start with http:// or https://".to_owned(),
         });
     }
-    let token = match token_file {
-        Some(path) => {
-            let text = crate::input_file::HYPERFLEET_TOKEN
-                .read_text(path)
-                .map_err(|message| FetchError::TokenFile { message })?;
-            Some(text.trim().to_owned()).filter(|t| !t.is_empty())
-        }
-        None => None,
-    };
+    let authorization = auth
+        .header()
+        .map_err(|message| FetchError::TokenFile { message })?;
     let transport = |e: reqwest::Error| FetchError::Transport {
         url: url.clone(),
         message: error_chain(&e),
@@ -161,8 +237,8 @@ pub async fn get_path(
     let mut request = http
         .get(&url)
         .header(reqwest::header::ACCEPT, "application/json");
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
+    if let Some(value) = authorization {
+        request = request.header(reqwest::header::AUTHORIZATION, value);
     }
     let response = request.send().await.map_err(transport)?;
     let status = response.status();

@@ -93,7 +93,7 @@ impl Inventory for FileInventory {
 #[derive(Debug, Clone)]
 pub struct ApiInventory {
     pub base_url: String,
-    pub token_file: Option<PathBuf>,
+    pub auth: crate::hyperfleet::api::Auth,
 }
 
 impl ApiInventory {
@@ -110,7 +110,7 @@ impl ApiInventory {
                 &self.base_url,
                 MANAGEMENT_CLUSTERS_PATH,
                 &query,
-                self.token_file.as_deref(),
+                &self.auth,
                 TIMEOUT,
             )
             .await
@@ -316,7 +316,7 @@ mod tests {
         .await;
         let inventory = ApiInventory {
             base_url: url,
-            token_file: None,
+            auth: Default::default(),
         };
         let found = inventory.candidates("us-east1").await.unwrap();
         assert_eq!(found.len(), 250);
@@ -359,7 +359,7 @@ mod tests {
             .await;
             let inventory = ApiInventory {
                 base_url: url,
-                token_file: None,
+                auth: Default::default(),
             };
             let err = inventory.candidates("us-east1").await.unwrap_err();
             assert!(
@@ -379,7 +379,7 @@ mod tests {
         .await;
         let err = ApiInventory {
             base_url: url,
-            token_file: None,
+            auth: Default::default(),
         }
         .candidates("us-east1")
         .await

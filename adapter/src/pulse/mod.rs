@@ -133,11 +133,11 @@ pub fn finish<C: std::error::Error>(
     })
 }
 
-/// The management cluster inventory of `work`'s placement mode (`api`, `token_file`: the
+/// The management cluster inventory of `work`'s placement mode (`api`, `auth`: the
 /// HyperFleet API's); `None` in static mode.
 pub fn inventory(
     work: &crate::work::backend::WorkArgs,
-    (api, token_file): (Option<&str>, Option<&Path>),
+    (api, auth): (Option<&str>, &crate::hyperfleet::api::Auth),
 ) -> Option<crate::placement::inventory::AnyInventory> {
     use crate::placement::inventory::{AnyInventory, ApiInventory, FileInventory};
     use crate::work::backend::Placement;
@@ -147,7 +147,7 @@ pub fn inventory(
         })),
         Ok(Placement::FromApi) => Some(AnyInventory::Api(ApiInventory {
             base_url: api.unwrap_or_default().to_owned(),
-            token_file: token_file.map(Path::to_path_buf),
+            auth: auth.clone(),
         })),
         Ok(Placement::Static(_)) | Err(_) => None,
     }

@@ -76,6 +76,7 @@ pub(super) fn job(bed: &Bed, pulse: &Pulse, cli: &Cli) -> anyhow::Result<Value> 
         ("maestroApiUrl", maestro_api),
         ("maestroGrpcUrl", maestro_grpc),
         ("imageTag", "local".to_owned()),
+        ("hyperfleetApiAuthScheme", "Bearer".to_owned()),
     ];
     let template = if pulse.adapter == Adapter::NodePool {
         values.push(("nodepoolId", crate::ids::NODEPOOL_ID.to_owned()));

@@ -63,6 +63,7 @@ pub fn render_job(bed: &PlacementBed, cluster: &Cluster, generation: i64) -> any
             bed.real.var("MAESTRO_GRPC_URL").to_owned(),
         ),
         ("{{ .imageTag }}", "real-placement".to_owned()),
+        ("{{ .hyperfleetApiAuthScheme }}", "Bearer".to_owned()),
     ]
     .iter()
     .fold(text, |text, (placeholder, value)| {

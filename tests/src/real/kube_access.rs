@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount, ServiceAccountTokenProjection};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use serde_json::{Value, json};
@@ -138,6 +138,57 @@ pub async fn service_account_token(
         bail!("TokenRequest for {namespace}/{name} returned no token");
     }
     Ok(token)
+}
+
+/// The token a kubelet writes for a projected `source` of a pod running as ServiceAccount
+/// `namespace/account`: a TokenRequest with the source's audience and `expirationSeconds` (the
+/// kubelet's default 3600 when unset), bound to the pod `(name, uid)` when given, as the kubelet's
+/// token manager asks.
+///
+/// # Errors
+/// When the API server refuses the request.
+pub async fn projected_token(
+    client: &kube::Client,
+    (namespace, account): (&str, &str),
+    source: &ServiceAccountTokenProjection,
+    pod: Option<(&str, &str)>,
+) -> anyhow::Result<String> {
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: source.audience.iter().cloned().collect(),
+            expiration_seconds: Some(source.expiration_seconds.unwrap_or(3600)),
+            bound_object_ref: pod.map(|(name, uid)| BoundObjectReference {
+                api_version: Some("v1".to_owned()),
+                kind: Some("Pod".to_owned()),
+                name: Some(name.to_owned()),
+                uid: Some(uid.to_owned()),
+            }),
+        },
+        ..Default::default()
+    };
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let answer = accounts
+        .create_token_request(account, &PostParams::default(), &request)
+        .await
+        .with_context(|| format!("TokenRequest for {namespace}/{account} ({pod:?})"))?;
+    let token = answer.status.map(|s| s.token).unwrap_or_default();
+    if token.is_empty() {
+        bail!("TokenRequest for {namespace}/{account} returned no token");
+    }
+    Ok(token)
+}
+
+/// A JWT's payload (claims), decoded without verifying the signature.
+///
+/// # Errors
+/// When `token` is not three base64url parts with a JSON payload.
+pub fn jwt_claims(token: &str) -> anyhow::Result<Value> {
+    use base64::Engine as _;
+    let [_, payload, _] = token.split('.').collect::<Vec<_>>()[..] else {
+        bail!("not a JWT");
+    };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload)?;
+    Ok(serde_json::from_slice(&bytes)?)
 }
 
 /// Writes `bytes` to `path` readable by the owner only (it holds a token).

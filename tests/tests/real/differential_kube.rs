@@ -463,6 +463,7 @@ pub fn pulse_job(cluster_id: &str) -> Value {
         ("maestroApiUrl", "https://maestro:8000"),
         ("maestroGrpcUrl", "https://maestro-grpc:8090"),
         ("imageTag", "dev"),
+        ("hyperfleetApiAuthScheme", "Bearer"),
     ] {
         text = text.replace(&format!("{{{{ .{name} }}}}"), value);
     }

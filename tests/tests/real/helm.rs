@@ -41,6 +41,11 @@ fn kit() -> Option<(&'static RealSystems, Helm)> {
     Some((real, helm))
 }
 
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// The adapter's release in `namespace`: the chart's values, ours, the site's, and the two files.
 fn adapter_release(adapter: &Adapter, namespace: &str, site: impl Into<PathBuf>) -> Release {
     Release::new(adapter.release, UPSTREAM, namespace)
@@ -50,12 +55,12 @@ fn adapter_release(adapter: &Adapter, namespace: &str, site: impl Into<PathBuf>)
         .set_file("adapterTaskConfig.yaml", repo_path(adapter.task_config))
 }
 
-/// hypershift-adapter-base in `namespace` with the site's Secrets.
+/// hypershift-adapter-base in `namespace` with the site's Secrets: none for the HyperFleet API,
+/// whose token is the projected ServiceAccount token (the default).
 fn base_release(namespace: &str, site: &SiteFiles) -> Release {
     Release::new("hypershift-adapter-base", BASE, namespace)
         .set_file("secrets.maestro.token", &site.maestro_token)
         .set_file("secrets.maestro.caCrt", &site.maestro_ca)
-        .set_file("secrets.hyperfleetApi.token", &site.api_token)
         .set_file("secrets.rabbitmqUrl", &site.rabbitmq_url)
 }
 
@@ -129,16 +134,20 @@ fn the_base_chart_renders_the_loose_rbac_and_the_jobs_secrets() {
     let docs = documents(&helm.template(&own).unwrap()).unwrap();
     assert!(docs.iter().all(|d| d["kind"] != "Secret"));
 
-    // Refusals: a Secret value missing, a misspelled key.
-    let mut missing = release.clone();
-    missing
-        .set_files
-        .retain(|(k, _)| k != "secrets.hyperfleetApi.token");
-    let refused = checks::refusal(&helm.try_template(&missing).unwrap());
+    // The static token, the other way: its Secret, holding the file; without the file, refused.
+    let static_token = release.clone().set("hyperfleetApi.auth.enabled", "false");
+    let refused = checks::refusal(&helm.try_template(&static_token).unwrap());
     assert!(
         refused.contains("secrets.hyperfleetApi.token is required"),
         "{refused}"
     );
+    let static_token = static_token.set_file("secrets.hyperfleetApi.token", &site.api_token);
+    let docs = documents(&helm.template(&static_token).unwrap()).unwrap();
+    let secret = find(&docs, "Secret", "hypershift-adapter-hyperfleet-api").unwrap();
+    let token = std::fs::read(&site.api_token).unwrap();
+    assert_eq!(secret["data"]["token"], json!(base64_encode(&token)));
+
+    // A misspelled key.
     let typo = release.set("secret.create", "false");
     let refused = checks::refusal(&helm.try_template(&typo).unwrap());
     assert!(

@@ -23,3 +23,4 @@ mod observed_generation;
 mod placement;
 mod played_operator;
 mod pulse;
+mod token;

@@ -208,10 +208,7 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
             match args.work.connect().await {
                 Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
                     &args.work,
-                    (
-                        args.hyperfleet_api.as_deref(),
-                        args.hyperfleet_token_file.as_deref(),
-                    ),
+                    (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
                 ) {
                     Some(inventory) => {
                         let lock = placement_lock(args).await;
@@ -276,7 +273,7 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
     crate::hyperfleet::api::fetch_cluster(
         url,
         cluster_id,
-        args.hyperfleet_token_file.as_deref(),
+        &args.hyperfleet_auth,
         crate::hyperfleet::api::TIMEOUT,
     )
     .await
@@ -308,7 +305,7 @@ pub async fn load_nodepools(args: &Args, object_id: Option<&str>) -> Result<Node
         (Some(url), Some(cluster_id)) => crate::hyperfleet::api::fetch_nodepools(
             url,
             cluster_id,
-            args.hyperfleet_token_file.as_deref(),
+            &args.hyperfleet_auth,
             crate::hyperfleet::api::TIMEOUT,
         )
         .await

@@ -47,9 +47,9 @@ pub struct Args {
     )]
     pub hyperfleet_api: Option<String>,
 
-    /// File holding the bearer token for the HyperFleet API (re-read on every run).
-    #[arg(long, env = "HYPERFLEET_API_TOKEN_FILE", value_name = "FILE")]
-    pub hyperfleet_token_file: Option<PathBuf>,
+    /// The HyperFleet API token and its scheme.
+    #[command(flatten)]
+    pub hyperfleet_auth: crate::hyperfleet::api::Auth,
 
     /// Where to write the report; when neither this nor `RESULTS_OUTPUT_PATH` is set,
     /// `RESULTS_PATH` (the status-reporter's name), then `/results/adapter-report.json`.

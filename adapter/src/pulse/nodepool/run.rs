@@ -178,10 +178,7 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
         Ok(input) => match args.work.connect().await {
             Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
                 &args.work,
-                (
-                    args.hyperfleet_api.as_deref(),
-                    args.hyperfleet_token_file.as_deref(),
-                ),
+                (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
             ) {
                 Some(inventory) => {
                     let deps = (&maestro, &inventory);
@@ -229,7 +226,7 @@ async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Input> {
         url,
         cluster_id,
         nodepool_id,
-        args.hyperfleet_token_file.as_deref(),
+        &args.hyperfleet_auth,
         crate::hyperfleet::api::TIMEOUT,
     )
     .await

@@ -196,26 +196,44 @@ pub fn rendered_adapter(
     token_mount(&adapter_config, pod, c)
 }
 
-/// The framework's API token: the Secret the pulse Jobs mount, at adapter-config.yaml's path.
+/// The framework's API token: the chart's projected ServiceAccount token at adapter-config.yaml's
+/// path, with the same audience, expiry and file as both pulse Jobs' `hyperfleet-api-token`.
 fn token_mount(adapter_config: &Value, pod: &Value, c: &Value) -> anyhow::Result<()> {
     let path = adapter_config["clients"]["hyperfleet_api"]["auth"]["token_path"]
         .as_str()
         .context("auth.token_path")?;
-    let (dir, file) = path.rsplit_once('/').context("token_path")?;
-    let mount = c["volumeMounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["mountPath"] == dir)
-        .with_context(|| format!("nothing mounted at {dir}"))?;
-    let volume = pod["volumes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|v| v["name"] == mount["name"])
-        .context("the token volume")?;
-    ensure!(volume["secret"]["secretName"] == "hypershift-adapter-hyperfleet-api");
-    ensure!(volume["secret"]["items"] == json!([{"key": "token", "path": file}]));
+    let (dir, _) = path.rsplit_once('/').context("token_path")?;
+    let volume_at = |pod: &Value, c: &Value| -> anyhow::Result<Value> {
+        let mount = c["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["mountPath"] == dir)
+            .with_context(|| format!("nothing mounted at {dir}"))?;
+        let volume = pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == mount["name"])
+            .context("the token volume")?;
+        Ok(volume["projected"]["sources"].clone())
+    };
+    let framework = volume_at(pod, c)?;
+    for job in ["manifests/job.yaml", "manifests/nodepool-job.yaml"] {
+        let spec = &yaml(job)["spec"]["template"]["spec"];
+        let adapter = &spec["containers"][0];
+        ensure!(
+            volume_at(spec, adapter)? == framework,
+            "{job}'s HyperFleet API token {} differs from the framework's {framework}",
+            volume_at(spec, adapter)?
+        );
+    }
+    ensure!(
+        framework
+            == json!([{"serviceAccountToken": {
+                "audience": "hyperfleet-api", "expirationSeconds": 600, "path": "token"}}]),
+        "{framework}"
+    );
     Ok(())
 }
 
@@ -270,14 +288,11 @@ pub fn rendered_base(docs: &[Value], namespace: &str, site: &SiteFiles) -> anyho
             }
         }
     }
+    // The projected ServiceAccount token by default: no static HyperFleet API token Secret.
+    ensure!(find(docs, "Secret", "hypershift-adapter-hyperfleet-api").is_err());
     let files = [
         ("hypershift-adapter-maestro", "token", &site.maestro_token),
         ("hypershift-adapter-maestro", "ca.crt", &site.maestro_ca),
-        (
-            "hypershift-adapter-hyperfleet-api",
-            "token",
-            &site.api_token,
-        ),
     ];
     for (name, key, file) in files {
         ensure!(

@@ -9,8 +9,9 @@
 //! directory of the test and rewrites every argument and env value that names a mounted path to
 //! that directory; in-cluster access becomes a kubeconfig with a token of the Pod's
 //! ServiceAccount from the real TokenRequest API (`HYPERFLEET_KUBERNETES_KUBE_CONFIG_PATH`), and
-//! the API token file the adapter config names (`auth.token_path`, inside the Secret's mount)
-//! becomes `HYPERFLEET_API_AUTH_TOKEN_PATH` to the same file written from the stored Secret.
+//! the API token file the adapter config names (`auth.token_path`, inside the chart's projected
+//! ServiceAccount token mount) becomes `HYPERFLEET_API_AUTH_TOKEN_PATH` to the same file, holding a
+//! token the real TokenRequest API minted with the volume's audience and expiry.
 //! Everything else is the stored objects as they are.
 
 use std::collections::BTreeMap;
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 use testbed::real::framework::{Framework, FrameworkSpec};
 use testbed::real::helm::{Helm, Release, repo_path};
 use testbed::real::hyperfleet_api::HyperfleetApi;
-use testbed::real::kube_access::service_account_kubeconfig;
+use testbed::real::kube_access::{projected_token, service_account_kubeconfig};
 use testbed::real::sentinel::{Resources, Sentinel, SentinelSpec};
 use testbed::real::wait::eventually;
 use testbed::real::{RealSystems, unique};
@@ -48,7 +49,8 @@ type Items = Vec<(String, String)>;
 ///
 /// # Errors
 /// When the Deployment uses something a kubelet would have to provide that this does not
-/// (a fieldRef, a volume kind other than projected ConfigMaps, ConfigMaps and Secrets), or the
+/// (a fieldRef, a volume kind other than projected ConfigMaps and ServiceAccount tokens, ConfigMaps and
+/// Secrets), or the
 /// chart's command or argument shape changed.
 pub async fn kubelet_view(
     real: &RealSystems,
@@ -79,7 +81,8 @@ pub async fn kubelet_view(
             .iter()
             .find(|v| v.name == mount.name)
             .with_context(|| format!("no volume {}", mount.name))?;
-        let files = volume_files(client, ns, volume).await?;
+        let account = pod.service_account_name.as_deref().unwrap_or("default");
+        let files = volume_files(client, (ns, account), volume).await?;
         let local = dir.join(&mount.name);
         std::fs::create_dir_all(&local)?;
         for (file, content) in &files {
@@ -136,7 +139,7 @@ pub async fn kubelet_view(
         "HYPERFLEET_KUBERNETES_KUBE_CONFIG_PATH".into(),
         kubeconfig.to_string_lossy().into_owned(),
     );
-    // The API token file the adapter config names, inside its Secret's mount.
+    // The API token file the adapter config names, inside its projected token's mount.
     let adapter_config: Value = serde_saphyr::from_str(&std::fs::read_to_string(&config)?)?;
     let token_path = adapter_config["clients"]["hyperfleet_api"]["auth"]["token_path"]
         .as_str()
@@ -201,12 +204,22 @@ async fn container_env(
     Ok(env)
 }
 
-/// The files a volume puts in its mount.
-async fn volume_files(client: &kube::Client, ns: &str, volume: &Volume) -> anyhow::Result<Files> {
+/// The files a volume puts in its mount (a projected ServiceAccount token as the kubelet asks for
+/// it, for the pod's ServiceAccount `account`).
+async fn volume_files(
+    client: &kube::Client,
+    (ns, account): (&str, &str),
+    volume: &Volume,
+) -> anyhow::Result<Files> {
     let mut files = Files::new();
     let config_maps: Vec<(String, Option<Items>)> = if let Some(projected) = &volume.projected {
         let mut sources = Vec::new();
         for source in projected.sources.iter().flatten() {
+            if let Some(token) = &source.service_account_token {
+                let minted = projected_token(client, (ns, account), token, None).await?;
+                files.insert(token.path.clone(), minted.into_bytes());
+                continue;
+            }
             let cm = source
                 .config_map
                 .as_ref()

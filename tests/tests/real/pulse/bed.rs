@@ -126,6 +126,7 @@ impl Bed {
                 self.real.var("MAESTRO_GRPC_URL").to_owned(),
             ),
             ("imageTag", "dev".to_owned()),
+            ("hyperfleetApiAuthScheme", "Bearer".to_owned()),
         ];
         let mut job = testbed::pulse_job::render_template(&text, &values).unwrap();
         job["metadata"]["namespace"] = json!(self.ns);
