@@ -101,7 +101,7 @@ pub use crate::work::outcome::{
 };
 pub use args::{Args, ConfigError};
 pub use object::ControlPlane;
-pub use run::{Placer, PulseInputs, RunError, execute, run, run_placed, run_with};
+pub use run::{PulseInputs, RunError, execute, run, run_with};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";

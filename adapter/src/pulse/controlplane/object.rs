@@ -9,7 +9,6 @@ use super::{
     hosted_cluster_object, manifest_work_for, owner, report, report_created, report_observed,
 };
 use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
-use crate::hyperfleet::spec::SpecViolation;
 use crate::hypershift::immutable::ImmutableChange;
 use crate::hypershift::{find_in, hostedcluster, place_in};
 use crate::message::Conditions;
@@ -49,16 +48,8 @@ impl Object for ControlPlane {
         &spec.gcp.region
     }
 
-    fn fits(_: &ClusterSpec, (): &()) -> Vec<SpecViolation> {
-        Vec::new()
-    }
-
     fn manifest(pulse: &Pulse<ClusterSpec>, spec: &ClusterSpec, consumer: &str, (): &()) -> Value {
         manifest_work_for(pulse.transport.backend, spec, consumer, pulse.generation)
-    }
-
-    fn held_changes(_: &ExistingWork, _: &ClusterSpec) -> Vec<ImmutableChange> {
-        Vec::new()
     }
 
     /// Immutable fields of the work's HostedCluster that `manifest` would change. A work without
@@ -107,12 +98,10 @@ impl Object for ControlPlane {
     }
 
     fn report(
-        pulse: &Pulse<ClusterSpec>,
         generation: Option<i64>,
         conditions: Conditions,
-        _: bool,
+        _: Option<&Pulse<ClusterSpec>>,
     ) -> Report {
-        let _ = pulse;
         report(generation, conditions, "", "")
     }
 

@@ -116,10 +116,6 @@ impl Object for NodePool {
         })
     }
 
-    fn region(_: &NodePoolSpec) -> &str {
-        ""
-    }
-
     fn fits(spec: &NodePoolSpec, gate: &HostedCluster) -> Vec<SpecViolation> {
         spec.check_against(&gate.facts)
     }
@@ -172,10 +168,6 @@ impl Object for NodePool {
         }
     }
 
-    fn holds_deletion(_: &Pulse<NodePoolSpec>) -> bool {
-        false
-    }
-
     /// The NodePool the work holds; else the adapter's HostedCluster namespace and the name it
     /// would build (`<name>-<clusterId>`, or the NodePool's id without a name).
     fn place(pulse: &Pulse<NodePoolSpec>, work: Option<&ExistingWork>) -> (String, String) {
@@ -196,12 +188,11 @@ impl Object for NodePool {
     }
 
     fn report(
-        pulse: &Pulse<NodePoolSpec>,
         generation: Option<i64>,
         conditions: Conditions,
-        asked: bool,
+        asked: Option<&Pulse<NodePoolSpec>>,
     ) -> Report {
-        let desired = asked.then(|| spec_desired(pulse)).flatten();
+        let desired = asked.and_then(spec_desired);
         report(generation, conditions, desired.as_ref(), None)
     }
 
