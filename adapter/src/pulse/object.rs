@@ -7,11 +7,23 @@ use serde_json::Value;
 
 use super::step::{Deletion, Ids, Pulse};
 use crate::hyperfleet::spec::SpecViolation;
+use crate::hypershift::find_in;
 use crate::hypershift::immutable::ImmutableChange;
 use crate::message::Conditions;
 use crate::work::ExistingWork;
+use crate::work::feedback::ObjectDeletion;
 use crate::work::manifestwork::Owner;
 use crate::work::outcome::{ObjectRef, WorkRef};
+
+/// The object of `kind` the work `current` holds and the one `manifest` carries, when both do.
+pub fn held_and_new<'a>(
+    current: &'a ExistingWork,
+    manifest: &'a Value,
+    kind: &str,
+) -> Option<(&'a Value, &'a Value)> {
+    let new = manifest["spec"]["workload"]["manifests"].as_array()?;
+    Some((find_in(&current.workload, kind)?, find_in(new, kind)?))
+}
 
 /// One kind of object a pulse ships in a work.
 pub trait Object {
@@ -84,6 +96,14 @@ pub trait Object {
 
     /// The object at `(namespace, name)` as messages and the work's status name it.
     fn object<'a>(place: (&'a str, &'a str)) -> ObjectRef<'a>;
+
+    /// What the agent fed back of the deletion of the object at `place` in `work`.
+    fn object_deletion(work: Option<&ExistingWork>, place: (&str, &str)) -> ObjectDeletion {
+        let object = Self::object(place);
+        let manifest =
+            work.and_then(|w| w.manifest(object.group, object.resource, place.0, place.1));
+        ObjectDeletion::from_manifest(manifest)
+    }
 
     /// A report with `conditions` and the object's `data` (`asked`: with what the spec of this
     /// pulse asks for).

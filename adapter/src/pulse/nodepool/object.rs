@@ -18,11 +18,10 @@ use crate::hypershift::nodepool::status::{Desired, MachinesClock};
 use crate::hypershift::nodepool::{self, Placement};
 use crate::hypershift::{find_in, place_in};
 use crate::message::{Conditions, or_none, quote};
-use crate::pulse::object::Object;
+use crate::pulse::object::{Object, held_and_new};
 use crate::pulse::step::{Asked, Deletion, Ids, Pulse};
 use crate::work::ExistingWork;
-use crate::work::deletion::{self as work_deletion, Progress};
-use crate::work::feedback::ObjectDeletion;
+use crate::work::deletion::Progress;
 use crate::work::manifestwork::{self, Owner, Ownership};
 use crate::work::observed::OperatorClock;
 use crate::work::outcome::{self, ObjectRef, Observed, WorkRef};
@@ -159,13 +158,9 @@ impl Object for NodePool {
         manifest: &Value,
         spec: &NodePoolSpec,
     ) -> Vec<ImmutableChange> {
-        let new = manifest["spec"]["workload"]["manifests"]
-            .as_array()
-            .and_then(|m| find_in(m, nodepool::KIND));
-        match (find_in(&current.workload, nodepool::KIND), new) {
-            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new, spec.shape),
-            _ => Vec::new(),
-        }
+        held_and_new(current, manifest, nodepool::KIND).map_or_else(Vec::new, |(old, new)| {
+            nodepool::immutable::immutable_changes(old, new, spec.shape)
+        })
     }
 
     /// The NodePool the work holds; else the adapter's HostedCluster namespace and the name it
@@ -235,14 +230,6 @@ impl Object for NodePool {
     }
 
     fn deletion(pulse: &Pulse<NodePoolSpec>, work: WorkRef<'_>, deletion: &Deletion) -> Report {
-        let deleted_time = pulse.deleted_time().unwrap_or_default();
-        let stuck = work_deletion::is_late(
-            deleted_time,
-            work_deletion::Clock {
-                now: pulse.now,
-                stuck_after: pulse.bounds.deletion_stuck_after,
-            },
-        );
         let (existing, progress) = match deletion {
             Deletion::Gone(w) => (w.as_ref(), None),
             Deletion::Requested { now, work } => (Some(work), Some(*now)),
@@ -254,10 +241,7 @@ impl Object for NodePool {
         let progress = match progress {
             None => Progress::Gone,
             Some(now) => {
-                let manifest = existing.and_then(|w| {
-                    w.manifest(nodepool::GROUP, nodepool::RESOURCE, &namespace, &name)
-                });
-                let object = ObjectDeletion::from_manifest(manifest);
+                let object = Self::object_deletion(existing, (&namespace, &name));
                 Progress::Requested { now, object }
             }
         };
@@ -265,8 +249,8 @@ impl Object for NodePool {
             work,
             (&namespace, &name),
             &progress,
-            deleted_time,
-            stuck,
+            pulse.deleted_time().unwrap_or_default(),
+            pulse.deletion_late(),
             pulse.generation,
         )
     }
