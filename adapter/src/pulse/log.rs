@@ -10,32 +10,19 @@ use crate::placement as rows;
 use crate::work::deletion::FINALIZED;
 use crate::work::manifestwork::work_generation;
 
-/// The reason a failure is reported with (the decision of a failed pulse).
-fn failure_reason<O: Object>(
-    pulse: &Pulse<O::Spec>,
-    outcome: &Outcome,
-    failure: &crate::work::Failure,
-) -> String {
-    let context = crate::work::failure::FailureContext {
-        work: crate::work::outcome::WorkRef {
-            consumer: &outcome.at.consumer,
-            name: &outcome.at.name,
-        },
-        object_kind: O::KIND,
-        retry_budget: pulse.transport.retry_budget,
-        backend: pulse.transport.backend_ref(),
-    };
-    crate::work::failure::failure(&context, failure)
-        .0
-        .to_owned()
-}
-
 /// The decision's name, as the log and the condition tables call it.
 pub fn decision<O: Object>(pulse: &Pulse<O::Spec>, outcome: &Outcome, report: &Report) -> String {
     let reason = |t: &str| report.condition(t).map_or("", |c| c.reason.as_str());
     match &outcome.decision {
         Decision::Invalid(_) | Decision::Unfit { .. } => O::INVALID,
-        Decision::Failed(failure) => return failure_reason::<O>(pulse, outcome, failure),
+        Decision::Failed(failure) => {
+            let at = &outcome.at;
+            let work = crate::work::outcome::WorkRef {
+                consumer: &at.consumer,
+                name: &at.name,
+            };
+            super::report::failure_conditions::<O>(pulse, work, failure).0
+        }
         Decision::NotOurs(_) => "OwnershipConflict",
         Decision::Created => "ManifestWorkCreated",
         Decision::Observed(_) | Decision::NotSentDeleting(_) | Decision::UpdatedMeanwhile(_) => {

@@ -76,6 +76,124 @@ where
     report
 }
 
+/// One pulse of `O` on the management cluster of the static mode (`--consumer`).
+pub async fn run_static<O: object::Object>(
+    work: &impl crate::work::WorkClient,
+    pulse: &step::Pulse<O::Spec>,
+    retry_budget: std::time::Duration,
+    shutdown: impl Future<Output = ()>,
+) -> Report {
+    use crate::placement::{inventory::FileInventory, lease::KubeLeases};
+    let deps: act::Deps<'_, _, FileInventory, KubeLeases> = act::Deps {
+        work,
+        inventory: None,
+        lock: None,
+        retry_budget,
+    };
+    run::<O, _, _, _>(&deps, pulse, shutdown).await
+}
+
+/// The process edge a subcommand's flags give: the work backend, the HyperFleet API (the
+/// inventory of `--management-clusters-from-api`), the placement lease of a placing object, and
+/// what the log lines name.
+#[derive(Debug, Clone, Copy)]
+pub struct Edge<'a> {
+    pub work: &'a crate::work::backend::WorkArgs,
+    /// The HyperFleet API URL and its credentials.
+    pub api: (Option<&'a str>, &'a crate::hyperfleet::api::Auth),
+    /// The placement lease's namespace, holder (`POD_NAME`) and wait; `None`: the object places
+    /// nothing (a NodePool follows its control plane).
+    pub lease: Option<(&'a str, Option<&'a str>, std::time::Duration)>,
+    pub ids: LogIds<'a>,
+    pub generation: Option<i64>,
+}
+
+impl Edge<'_> {
+    /// The pulse of `O` (`pulse` builds it for where its works live) on the backend the flags
+    /// choose: in a placement mode (Maestro with an inventory) wherever placement finds or puts
+    /// the work, else on the static management cluster. A backend client that cannot be built is
+    /// reported `AdapterMisconfigured`.
+    pub async fn run<O: object::Object, C>(
+        &self,
+        pulse: impl FnOnce(step::Where) -> Result<step::Pulse<O::Spec>, C>,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, C> {
+        use crate::work::backend::AnyWorkClient;
+        let budget = self.work.retry_budget;
+        let fixed = || step::Where::Static(self.work.static_consumer().to_owned());
+        let (cluster_id, nodepool_id) = self.ids;
+        Ok(match self.work.connect().await {
+            Ok(AnyWorkClient::Maestro(maestro)) => match inventory(self.work, self.api) {
+                Some(inventory) => {
+                    let lock = match self.lease {
+                        Some(lease) => Some(self.placement_lock(lease).await),
+                        None => None,
+                    };
+                    let deps = act::Deps {
+                        work: &maestro,
+                        inventory: Some(&inventory),
+                        lock: lock.as_ref(),
+                        retry_budget: budget,
+                    };
+                    run::<O, _, _, _>(&deps, &pulse(step::Where::Placed)?, shutdown).await
+                }
+                None => run_static::<O>(&maestro, &pulse(fixed())?, budget, shutdown).await,
+            },
+            Ok(AnyWorkClient::Hub(hub)) => {
+                run_static::<O>(&hub, &pulse(fixed())?, budget, shutdown).await
+            }
+            Err(e) => {
+                let generation = self.generation;
+                tracing::error!(cluster_id, nodepool_id, generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
+                let conditions = crate::work::failure::adapter_misconfigured(&e.to_string());
+                O::report(generation, conditions, None)
+            }
+        })
+    }
+
+    /// The placement lease client of the inventory modes (no request is made until a new
+    /// placement needs it; a client that cannot be built is reported then, as
+    /// `PlacementLockUnavailable`).
+    async fn placement_lock(
+        &self,
+        (namespace, pod_name, wait): (&str, Option<&str>, std::time::Duration),
+    ) -> crate::placement::lease::PlacementLock<crate::placement::lease::KubeLeases> {
+        use crate::placement::lease::{KubeLeases, PlacementLock, holder_identity};
+        let api = KubeLeases::connect(self.work.kubeconfig.as_deref(), namespace).await;
+        let holder = holder_identity(pod_name);
+        tracing::debug!(namespace, holder, "placement lease settings");
+        PlacementLock { api, holder, wait }
+    }
+
+    /// Writes the subcommand's `report` to `path` (see [`finish`]).
+    pub fn finish<C: std::error::Error>(
+        &self,
+        path: &Path,
+        report: Report,
+    ) -> Result<(), RunError<C>> {
+        finish(path, report, self.work.static_consumer(), self.ids)
+    }
+}
+
+/// Why a subcommand's HyperFleet resource could not be read.
+#[derive(Debug)]
+pub enum Unread {
+    /// File unreadable, API unreachable or refusing: retry next pulse.
+    Unavailable(String),
+    /// The input is not the resource's object or spec.
+    Invalid(String),
+}
+
+impl From<crate::hyperfleet::api::FetchError> for Unread {
+    fn from(e: crate::hyperfleet::api::FetchError) -> Self {
+        if e.is_bad_input() {
+            Unread::Invalid(e.to_string())
+        } else {
+            Unread::Unavailable(e.to_string())
+        }
+    }
+}
+
 /// Why a subcommand's `execute` could not end with a written report: its configuration error
 /// `C` (exit 2) or the report could not be written (exit 1).
 #[derive(Debug, thiserror::Error)]

@@ -7,11 +7,23 @@ use serde_json::Value;
 
 use super::step::{Deletion, Ids, Pulse};
 use crate::hyperfleet::spec::SpecViolation;
+use crate::hypershift::find_in;
 use crate::hypershift::immutable::ImmutableChange;
 use crate::message::Conditions;
 use crate::work::ExistingWork;
+use crate::work::feedback::ObjectDeletion;
 use crate::work::manifestwork::Owner;
 use crate::work::outcome::{ObjectRef, WorkRef};
+
+/// The object of `kind` the work `current` holds and the one `manifest` carries, when both do.
+pub fn held_and_new<'a>(
+    current: &'a ExistingWork,
+    manifest: &'a Value,
+    kind: &str,
+) -> Option<(&'a Value, &'a Value)> {
+    let new = manifest["spec"]["workload"]["manifests"].as_array()?;
+    Some((find_in(&current.workload, kind)?, find_in(new, kind)?))
+}
 
 /// One kind of object a pulse ships in a work.
 pub trait Object {
@@ -43,11 +55,16 @@ pub trait Object {
         control_plane: Option<&ExistingWork>,
     ) -> Result<Self::Gate, String>;
 
-    /// The region placement chooses a management cluster in.
-    fn region(spec: &Self::Spec) -> &str;
+    /// The region placement chooses a management cluster in (an object placement does not
+    /// place has none).
+    fn region(_spec: &Self::Spec) -> &str {
+        ""
+    }
 
-    /// The spec's violations against what the control plane offers.
-    fn fits(spec: &Self::Spec, gate: &Self::Gate) -> Vec<SpecViolation>;
+    /// The spec's violations against what the control plane offers (none by default).
+    fn fits(_spec: &Self::Spec, _gate: &Self::Gate) -> Vec<SpecViolation> {
+        Vec::new()
+    }
 
     /// The work to send for `spec` on `consumer`.
     fn manifest(
@@ -58,15 +75,20 @@ pub trait Object {
     ) -> Value;
 
     /// Immutable fields `spec` would change on the object the work holds, known before the
-    /// control plane is read (a change needs a person whatever it offers).
-    fn held_changes(work: &ExistingWork, spec: &Self::Spec) -> Vec<ImmutableChange>;
+    /// control plane is read (a change needs a person whatever it offers; none by default).
+    fn held_changes(_work: &ExistingWork, _spec: &Self::Spec) -> Vec<ImmutableChange> {
+        Vec::new()
+    }
 
     /// Immutable fields of the object `current` holds that `manifest` would change.
     fn changes(current: &ExistingWork, manifest: &Value, spec: &Self::Spec)
     -> Vec<ImmutableChange>;
 
-    /// Whether a deletion must wait (the cluster's NodePools are listed, or cannot be).
-    fn holds_deletion(pulse: &Pulse<Self::Spec>) -> bool;
+    /// Whether a deletion must wait (the cluster's NodePools are listed, or cannot be; never by
+    /// default).
+    fn holds_deletion(_pulse: &Pulse<Self::Spec>) -> bool {
+        false
+    }
 
     /// The object's `(namespace, name)` for messages: from the spec, the work's manifest, or what
     /// the pulse would build.
@@ -75,12 +97,20 @@ pub trait Object {
     /// The object at `(namespace, name)` as messages and the work's status name it.
     fn object<'a>(place: (&'a str, &'a str)) -> ObjectRef<'a>;
 
-    /// A report with `conditions` and the object's `data` (`asked`: with what the spec asks for).
+    /// What the agent fed back of the deletion of the object at `place` in `work`.
+    fn object_deletion(work: Option<&ExistingWork>, place: (&str, &str)) -> ObjectDeletion {
+        let object = Self::object(place);
+        let manifest =
+            work.and_then(|w| w.manifest(object.group, object.resource, place.0, place.1));
+        ObjectDeletion::from_manifest(manifest)
+    }
+
+    /// A report with `conditions` and the object's `data` (`asked`: with what the spec of this
+    /// pulse asks for).
     fn report(
-        pulse: &Pulse<Self::Spec>,
         generation: Option<i64>,
         conditions: Conditions,
-        asked: bool,
+        asked: Option<&Pulse<Self::Spec>>,
     ) -> Report;
 
     /// The report of a work created now.

@@ -41,16 +41,22 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
     let unnamed = O::object(("", ""));
     let held = |w: &ExistingWork| work_generation(&w.annotations);
     let observed = |w: &ExistingWork| O::observed(pulse, work, w, held(w));
+    let plain = |conditions| O::report(generation, conditions, None);
+    let not_ours = |found| {
+        plain(outcome::ownership_conflict(
+            work,
+            &O::owner(&pulse.ids),
+            found,
+        ))
+    };
     match decision {
-        Decision::Invalid(violations) => {
-            let conditions = super::invalid_spec_conditions(violations, unnamed.source, O::INVALID);
-            O::report(pulse, generation, conditions, false)
-        }
-        Decision::Failed(failure) => failed::<O>(pulse, work, failure),
-        Decision::NotOurs(found) => {
-            let conditions = outcome::ownership_conflict(work, &O::owner(&pulse.ids), found);
-            O::report(pulse, generation, conditions, false)
-        }
+        Decision::Invalid(violations) => plain(super::invalid_spec_conditions(
+            violations,
+            unnamed.source,
+            O::INVALID,
+        )),
+        Decision::Failed(failure) => plain(failure_conditions::<O>(pulse, work, failure).1),
+        Decision::NotOurs(found) => not_ours(found),
         Decision::Created => O::created(pulse, work),
         Decision::Observed(w) => observed(w),
         Decision::Stale {
@@ -87,7 +93,7 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
             outcome::immutable_change(work, &unnamed, report, changes, generation, held(w))
         }
         Decision::Waiting { why, work: None } => {
-            O::report(pulse, generation, waiting(unnamed.kind, why), true)
+            O::report(generation, waiting(unnamed.kind, why), Some(pulse))
         }
         Decision::Waiting { why, work: Some(w) } => {
             update_waiting(observed(w), unnamed, why, (generation, held(w)))
@@ -102,40 +108,37 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
             (generation, held(w)),
         ),
         Decision::Deleting(Deletion::Failed(failure)) => {
-            with_finalized_unconfirmed(failed::<O>(pulse, work, failure))
+            with_finalized_unconfirmed(plain(failure_conditions::<O>(pulse, work, failure).1))
         }
-        Decision::Deleting(Deletion::NotOurs(found)) => {
-            let conditions = outcome::ownership_conflict(work, &O::owner(&pulse.ids), found);
-            with_finalized_unconfirmed(O::report(pulse, generation, conditions, false))
-        }
+        Decision::Deleting(Deletion::NotOurs(found)) => with_finalized_unconfirmed(not_ours(found)),
         Decision::Deleting(deletion) => O::deletion(pulse, work, deletion),
         Decision::NoManagementCluster { region, passed } => {
             let message = crate::placement::select::none_available_message(region, passed);
-            let conditions = rows::no_management_cluster_conditions(message);
-            O::report(pulse, generation, conditions, false)
+            plain(rows::no_management_cluster_conditions(message))
         }
         Decision::InventoryUnavailable(error) => {
-            let conditions = rows::inventory_unavailable_conditions(error);
-            O::report(pulse, generation, conditions, false)
+            plain(rows::inventory_unavailable_conditions(error))
         }
         Decision::LockUnavailable(error) => {
-            let conditions = rows::placement_lock_unavailable_conditions(error);
-            O::report(pulse, generation, conditions, false)
+            plain(rows::placement_lock_unavailable_conditions(error))
         }
     }
 }
 
-/// The report when the backend did not answer usefully (retry budget spent, shutdown, or a
-/// failure retrying cannot fix).
-fn failed<O: Object>(pulse: &Pulse<O::Spec>, work: WorkRef<'_>, failure: &Failure) -> Report {
+/// The reason and conditions of a backend that did not answer usefully about `work` (retry
+/// budget spent, shutdown, or a failure retrying cannot fix).
+pub fn failure_conditions<O: Object>(
+    pulse: &Pulse<O::Spec>,
+    work: WorkRef<'_>,
+    failure: &Failure,
+) -> (&'static str, crate::message::Conditions) {
     let context = FailureContext {
         work,
         object_kind: O::KIND,
         retry_budget: pulse.transport.retry_budget,
         backend: pulse.transport.backend_ref(),
     };
-    let (_, conditions) = crate::work::failure::failure(&context, failure);
-    O::report(pulse, pulse.generation, conditions, false)
+    crate::work::failure::failure(&context, failure)
 }
 
 /// Nothing was sent: the cluster's control plane is not there yet (`why` says what is missing).

@@ -82,6 +82,17 @@ impl<S> Pulse<S> {
         }
     }
 
+    /// Whether the deletion has lasted longer than allowed: `deleted_time` +
+    /// `--deletion-stuck-after` before the pulse's clock (never when `deleted_time` is unknown or
+    /// unparsable).
+    pub fn deletion_late(&self) -> bool {
+        let clock = crate::work::deletion::Clock {
+            now: self.now,
+            stuck_after: self.bounds.deletion_stuck_after,
+        };
+        crate::work::deletion::is_late(self.deleted_time().unwrap_or_default(), clock)
+    }
+
     /// The management cluster of the static mode (`""` when placed).
     pub fn static_consumer(&self) -> &str {
         match &self.placement {

@@ -80,7 +80,7 @@ pub fn report_deletion(
         ),
         Stage::Gone => work_deletion::stage(&deleting, &Progress::Gone),
     };
-    with_finalized(report(generation, conditions, "", ""), finalized)
+    with_finalized(report(generation, conditions), finalized)
 }
 
 /// The HyperFleet API still lists the cluster's NodePools: nothing was deleted.

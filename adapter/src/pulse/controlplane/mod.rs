@@ -101,7 +101,7 @@ pub use crate::work::outcome::{
 };
 pub use args::{Args, ConfigError};
 pub use object::ControlPlane;
-pub use run::{Placer, PulseInputs, RunError, execute, run, run_placed, run_with};
+pub use run::{PulseInputs, RunError, execute, run, run_with};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-controlplane";
@@ -253,8 +253,6 @@ pub fn report_created(work: WorkRef<'_>, generation: Option<i64>) -> Report {
             ),
             no_issues("No degradation detected"),
         ],
-        "",
-        "",
     )
 }
 
@@ -273,12 +271,7 @@ pub fn report_found(
     generation: Option<i64>,
 ) -> Report {
     let Some(feedback) = feedback else {
-        return report(
-            generation,
-            outcome::awaiting(work, &unnamed(), None),
-            "",
-            "",
-        );
+        return report(generation, outcome::awaiting(work, &unnamed(), None));
     };
     let status = match parse_feedback(feedback) {
         Ok(status) => status,
@@ -309,7 +302,7 @@ pub fn report_observed(
                 None => report_status(work, &status, generation),
             }
         }
-        Observed::Decided(conditions) => report(generation, conditions, "", ""),
+        Observed::Decided(conditions) => report(generation, conditions),
         Observed::ApplyFailed {
             applied,
             available,
@@ -338,7 +331,7 @@ pub fn report_observed(
                 );
                 return report;
             }
-            report(generation, [applied, available, health], "", "")
+            report(generation, [applied, available, health])
         }
     }
 }
@@ -429,8 +422,6 @@ pub fn report_invalid_feedback(
     report(
         generation,
         outcome::invalid_feedback(work, &unnamed(), error),
-        "",
-        "",
     )
 }
 
@@ -439,8 +430,6 @@ pub fn report_invalid_spec(violations: &[SpecViolation], generation: Option<i64>
     report(
         generation,
         super::invalid_spec_conditions(violations, "cluster", "InvalidClusterSpec"),
-        "",
-        "",
     )
 }
 
@@ -454,8 +443,6 @@ pub fn report_cluster_unavailable(detail: &str, generation: Option<i64>) -> Repo
     report(
         generation,
         crate::message::error_conditions("ClusterSpecUnavailable", applied, other),
-        "",
-        "",
     )
 }
 
@@ -465,19 +452,12 @@ pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Re
     report(
         generation,
         crate::work::failure::adapter_misconfigured(detail),
-        "",
-        "",
     )
 }
 
-/// A report with `data` `control_plane_endpoint` and `version` (the others `""`).
-pub(super) fn report(
-    generation: Option<i64>,
-    conditions: Conditions,
-    endpoint: &str,
-    version: &str,
-) -> Report {
-    report_versions(generation, conditions, endpoint, version, "")
+/// A report of no HostedCluster status: its `data` keys all `""`.
+pub(super) fn report(generation: Option<i64>, conditions: Conditions) -> Report {
+    report_versions(generation, conditions, "", "", "")
 }
 
 /// A report with `data` `control_plane_endpoint`, `version` (completed) and `desired_version`.
@@ -563,8 +543,6 @@ mod tests {
         report(
             generation,
             outcome::ownership_conflict(work, &owner(cluster_id), found),
-            "",
-            "",
         )
     }
 
@@ -573,8 +551,6 @@ mod tests {
         report(
             generation,
             crate::work::failure::maestro_unavailable(consumer, detail),
-            "",
-            "",
         )
     }
 
@@ -583,8 +559,6 @@ mod tests {
         report(
             generation,
             crate::work::failure::maestro_auth_failed(detail),
-            "",
-            "",
         )
     }
 
@@ -593,8 +567,6 @@ mod tests {
         report(
             generation,
             crate::work::failure::consumer_not_found(consumer, hostedcluster::KIND),
-            "",
-            "",
         )
     }
 
@@ -603,8 +575,6 @@ mod tests {
         report(
             generation,
             crate::work::failure::work_failed(consumer, detail),
-            "",
-            "",
         )
     }
 

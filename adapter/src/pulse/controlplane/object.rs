@@ -9,14 +9,12 @@ use super::{
     hosted_cluster_object, manifest_work_for, owner, report, report_created, report_observed,
 };
 use crate::hyperfleet::cluster::{ClusterSpec, HOSTED_CLUSTER_NAMESPACE};
-use crate::hyperfleet::spec::SpecViolation;
 use crate::hypershift::immutable::ImmutableChange;
-use crate::hypershift::{find_in, hostedcluster, place_in};
+use crate::hypershift::{hostedcluster, place_in};
 use crate::message::Conditions;
-use crate::pulse::object::Object;
+use crate::pulse::object::{Object, held_and_new};
 use crate::pulse::step::{Asked, Deletion, Ids, Pulse};
 use crate::work::ExistingWork;
-use crate::work::feedback::ObjectDeletion;
 use crate::work::manifestwork::{self, Owner};
 use crate::work::observed::OperatorClock;
 use crate::work::outcome::{ObjectRef, WorkRef};
@@ -49,16 +47,8 @@ impl Object for ControlPlane {
         &spec.gcp.region
     }
 
-    fn fits(_: &ClusterSpec, (): &()) -> Vec<SpecViolation> {
-        Vec::new()
-    }
-
     fn manifest(pulse: &Pulse<ClusterSpec>, spec: &ClusterSpec, consumer: &str, (): &()) -> Value {
         manifest_work_for(pulse.transport.backend, spec, consumer, pulse.generation)
-    }
-
-    fn held_changes(_: &ExistingWork, _: &ClusterSpec) -> Vec<ImmutableChange> {
-        Vec::new()
     }
 
     /// Immutable fields of the work's HostedCluster that `manifest` would change. A work without
@@ -68,15 +58,9 @@ impl Object for ControlPlane {
         manifest: &Value,
         spec: &ClusterSpec,
     ) -> Vec<ImmutableChange> {
-        let new = manifest["spec"]["workload"]["manifests"]
-            .as_array()
-            .and_then(|m| find_in(m, hostedcluster::KIND));
-        match (find_in(&current.workload, hostedcluster::KIND), new) {
-            (Some(old), Some(new)) => {
-                hostedcluster::immutable::immutable_changes(old, new, spec.names)
-            }
-            _ => Vec::new(),
-        }
+        held_and_new(current, manifest, hostedcluster::KIND).map_or_else(Vec::new, |(old, new)| {
+            hostedcluster::immutable::immutable_changes(old, new, spec.names)
+        })
     }
 
     /// NodePools listed, or a list that cannot be read, hold the deletion.
@@ -107,13 +91,11 @@ impl Object for ControlPlane {
     }
 
     fn report(
-        pulse: &Pulse<ClusterSpec>,
         generation: Option<i64>,
         conditions: Conditions,
-        _: bool,
+        _: Option<&Pulse<ClusterSpec>>,
     ) -> Report {
-        let _ = pulse;
-        report(generation, conditions, "", "")
+        report(generation, conditions)
     }
 
     fn created(pulse: &Pulse<ClusterSpec>, work: WorkRef<'_>) -> Report {
@@ -135,50 +117,23 @@ impl Object for ControlPlane {
     }
 
     fn deletion(pulse: &Pulse<ClusterSpec>, work: WorkRef<'_>, deletion: &Deletion) -> Report {
-        let deleted_time = pulse.deleted_time().unwrap_or_default();
-        let stuck = deletion::is_stuck(
-            deleted_time,
-            deletion::Clock {
-                now: pulse.now,
-                stuck_after: pulse.bounds.deletion_stuck_after,
-            },
-        );
         let existing = match deletion {
             Deletion::Requested { work, .. } | Deletion::Held { work, .. } => Some(work),
             Deletion::Gone(_) | Deletion::Failed(_) | Deletion::NotOurs(_) => None,
         };
         let (namespace, name) = Self::place(pulse, existing);
-        let hc_deletion = || {
-            let manifest = existing.and_then(|w| {
-                w.manifest(
-                    hostedcluster::GROUP,
-                    hostedcluster::RESOURCE,
-                    &namespace,
-                    &name,
-                )
-            });
-            ObjectDeletion::from_manifest(manifest)
-        };
         let (stage, observed) = match deletion {
-            Deletion::Requested { now, .. } => (
-                Stage::Requested {
-                    now: *now,
-                    hc: hc_deletion(),
-                },
-                None,
-            ),
+            Deletion::Requested { now, .. } => {
+                let hc = Self::object_deletion(existing, (&namespace, &name));
+                (Stage::Requested { now: *now, hc }, None)
+            }
             Deletion::Held { work: w, nodepools } => {
-                let observed = Self::observed(
-                    pulse,
-                    work,
-                    w,
-                    manifestwork::work_generation(&w.annotations),
-                );
+                let held = manifestwork::work_generation(&w.annotations);
                 let stage = match nodepools {
                     Err(why) => Stage::NodePoolsUnknown(why.clone()),
                     Ok(pools) => Stage::NodePoolsExist(pools.clone()),
                 };
-                (stage, Some(observed))
+                (stage, Some(Self::observed(pulse, work, w, held)))
             }
             Deletion::Gone(_) | Deletion::Failed(_) | Deletion::NotOurs(_) => (Stage::Gone, None),
         };
@@ -187,8 +142,8 @@ impl Object for ControlPlane {
             (&namespace, &name),
             &stage,
             observed.as_ref(),
-            deleted_time,
-            stuck,
+            pulse.deleted_time().unwrap_or_default(),
+            pulse.deletion_late(),
             pulse.generation,
         )
     }

@@ -1,7 +1,7 @@
-//! The `controlplane` pulse's inputs and edge: [`run`], [`run_with`] and [`run_placed`] build the
-//! [`Pulse`] from the flags and the cluster and run the pipeline ([`crate::pulse::run`]) on the
-//! backend they are given; [`execute`] is the process edge: it reads the cluster (and a deleting
-//! cluster's NodePools), builds the backend client, listens for SIGTERM, runs and writes the
+//! The `controlplane` pulse's inputs and edge: [`run`] and [`run_with`] build the [`Pulse`] from
+//! the flags and the cluster and run the pipeline ([`crate::pulse::run`]) on the backend they are
+//! given; [`execute`] is the process edge: it reads the cluster (and a deleting cluster's
+//! NodePools), then the shared edge ([`Edge`]) builds the backend client, runs, and writes the
 //! report.
 
 use std::future::Future;
@@ -12,15 +12,12 @@ use serde_json::Value;
 
 use super::args::{Args, ConfigError};
 use super::object::ControlPlane;
-use super::{report_adapter_misconfigured, report_cluster_unavailable, report_invalid_spec};
+use super::{report_cluster_unavailable, report_invalid_spec};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec, SecretSettings, SpecViolation};
 use crate::hyperfleet::nodepools::NodePools;
-use crate::placement::inventory::{FileInventory, Inventory};
-use crate::placement::lease::{KubeLeases, LeaseApi, PlacementLock};
-use crate::pulse::act::Deps;
 use crate::pulse::step::{Asked, Bounds, Ids, Pulse, Where};
+use crate::pulse::{Edge, Unread};
 use crate::work::WorkClient;
-use crate::work::backend::AnyWorkClient;
 
 /// Why `execute` could not end with a written report.
 pub type RunError = super::super::RunError<ConfigError>;
@@ -65,43 +62,8 @@ pub async fn run_with(
 ) -> Result<Report, ConfigError> {
     let placement = Where::Static(args.work.static_consumer().to_owned());
     let pulse = pulse(args, cluster, inputs, placement)?;
-    let deps: Deps<'_, _, FileInventory, KubeLeases> = Deps {
-        work,
-        inventory: None,
-        lock: None,
-        retry_budget: args.work.retry_budget,
-    };
-    Ok(crate::pulse::run::<ControlPlane, _, _, _>(&deps, &pulse, shutdown).await)
-}
-
-/// What a placed pulse talks to besides the work backend.
-#[derive(Debug)]
-pub struct Placer<'a, W, I, L> {
-    /// The work backend (it finds works on every management cluster).
-    pub work: &'a W,
-    /// The management clusters.
-    pub inventory: &'a I,
-    /// The placement lease (only a new placement uses it).
-    pub lock: &'a PlacementLock<L>,
-}
-
-/// The pulse of `cluster` in an inventory mode (`--management-clusters-file`,
-/// `--management-clusters-from-api`; docs/placement.md): the work found wherever it is, or placed.
-pub async fn run_placed<W: WorkClient, I: Inventory + Sync, L: LeaseApi>(
-    args: &Args,
-    placer: Placer<'_, W, I, L>,
-    cluster: ClusterInput,
-    inputs: &PulseInputs,
-    shutdown: impl Future<Output = ()>,
-) -> Result<Report, ConfigError> {
-    let pulse = pulse(args, cluster, inputs, Where::Placed)?;
-    let deps = Deps {
-        work: placer.work,
-        inventory: Some(placer.inventory),
-        lock: Some(placer.lock),
-        retry_budget: args.work.retry_budget,
-    };
-    Ok(crate::pulse::run::<ControlPlane, _, _, _>(&deps, &pulse, shutdown).await)
+    let budget = args.work.retry_budget;
+    Ok(crate::pulse::run_static::<ControlPlane>(work, &pulse, budget, shutdown).await)
 }
 
 /// The pulse's inputs: the ids, generation and spec (validated unless the cluster is being
@@ -183,12 +145,27 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
     args.check()?;
     let results_path = args.results_path(std::env::var_os("RESULTS_PATH"));
     let generation = args.generation;
+    let namespace = args.job_namespace.as_deref().unwrap_or_default();
+    let edge = Edge {
+        work: &args.work,
+        api: (
+            args.hyperfleet_api.as_deref(),
+            &args.hyperfleet_auth,
+        ),
+        lease: Some((
+            namespace,
+            args.pod_name.as_deref(),
+            args.placement_lock_wait,
+        )),
+        ids: (args.cluster_id.as_deref(), None),
+        generation,
+    };
     let report = match load_cluster(args).await {
-        Err(Input::Unavailable(detail)) => {
+        Err(Unread::Unavailable(detail)) => {
             tracing::warn!(cluster_id = args.cluster_id, generation, decision = "ClusterSpecUnavailable", error = %detail, "cannot read the cluster");
             report_cluster_unavailable(&detail, generation)
         }
-        Err(Input::Invalid(detail)) => {
+        Err(Unread::Invalid(detail)) => {
             tracing::warn!(cluster_id = args.cluster_id, generation, decision = "InvalidClusterSpec", error = %detail, "the cluster input is not a cluster");
             let violation = SpecViolation {
                 field: "cluster",
@@ -205,68 +182,23 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                 },
                 now: jiff::Timestamp::now(),
             };
-            match args.work.connect().await {
-                Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
-                    &args.work,
-                    (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
-                ) {
-                    Some(inventory) => {
-                        let lock = placement_lock(args).await;
-                        let placer = Placer {
-                            work: &maestro,
-                            inventory: &inventory,
-                            lock: &lock,
-                        };
-                        run_placed(args, placer, cluster, &inputs, shutdown).await?
-                    }
-                    None => run_with(args, &maestro, cluster, &inputs, shutdown).await?,
-                },
-                Ok(AnyWorkClient::Hub(hub)) => {
-                    run_with(args, &hub, cluster, &inputs, shutdown).await?
-                }
-                Err(e) => {
-                    tracing::error!(cluster_id = args.cluster_id, generation = args.generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
-                    report_adapter_misconfigured(&e.to_string(), args.generation)
-                }
-            }
+            let build = |placement| pulse(args, cluster, &inputs, placement);
+            edge.run::<ControlPlane, _>(build, shutdown).await?
         }
     };
-    let ids = (args.cluster_id.as_deref(), None);
-    super::super::finish(&results_path, report, args.work.static_consumer(), ids)
+    edge.finish(&results_path, report)
 }
 
-/// The placement lease client of the inventory modes (no request is made until a new placement
-/// needs it; a client that cannot be built is reported then, as `PlacementLockUnavailable`).
-async fn placement_lock(args: &Args) -> PlacementLock<KubeLeases> {
-    let namespace = args.job_namespace.clone().unwrap_or_default();
-    let api = KubeLeases::connect(args.work.kubeconfig.as_deref(), &namespace).await;
-    let holder = crate::placement::lease::holder_identity(args.pod_name.as_deref());
-    tracing::debug!(namespace, holder, "placement lease settings");
-    PlacementLock {
-        api,
-        holder,
-        wait: args.placement_lock_wait,
-    }
-}
-
-/// Why the cluster could not be read.
-enum Input {
-    /// File unreadable, API unreachable or refusing: retry next pulse.
-    Unavailable(String),
-    /// The input is not a cluster object or spec.
-    Invalid(String),
-}
-
-async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
+async fn load_cluster(args: &Args) -> Result<ClusterInput, Unread> {
     if let Some(path) = &args.cluster_spec {
         let text = crate::input_file::CLUSTER_SPEC
             .read_text(path)
-            .map_err(Input::Unavailable)?;
+            .map_err(Unread::Unavailable)?;
         return ClusterInput::from_json(&text)
-            .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
+            .map_err(|e| Unread::Invalid(format!("{}: {e}", path.display())));
     }
     let (Some(url), Some(cluster_id)) = (&args.hyperfleet_api, &args.cluster_id) else {
-        return Err(Input::Unavailable(
+        return Err(Unread::Unavailable(
             "neither --cluster-spec nor --hyperfleet-api with --cluster-id is set".to_owned(),
         ));
     };
@@ -277,13 +209,7 @@ async fn load_cluster(args: &Args) -> Result<ClusterInput, Input> {
         crate::hyperfleet::api::TIMEOUT,
     )
     .await
-    .map_err(|e| {
-        if e.is_bad_input() {
-            Input::Invalid(e.to_string())
-        } else {
-            Input::Unavailable(e.to_string())
-        }
-    })
+    .map_err(Unread::from)
 }
 
 /// The NodePools of a deleting cluster: from the HyperFleet API when the cluster came from it,

@@ -69,7 +69,7 @@ pub mod table;
 
 pub use args::{Args, ConfigError};
 pub use object::NodePool;
-pub use run::{execute, run, run_placed};
+pub use run::{execute, run};
 
 /// `adapter` field of every report this module builds.
 pub const ADAPTER_NAME: &str = "hypershift-nodepool";
@@ -390,16 +390,6 @@ pub fn report_nodepool_unavailable(detail: &str, generation: Option<i64>) -> Rep
     )
 }
 
-/// The backend settings are unusable.
-pub fn report_adapter_misconfigured(detail: &str, generation: Option<i64>) -> Report {
-    report(
-        generation,
-        crate::work::failure::adapter_misconfigured(detail),
-        None,
-        None,
-    )
-}
-
 /// The report of a deleting NodePool at `progress`.
 pub fn report_deletion(
     work: WorkRef<'_>,
@@ -429,29 +419,11 @@ fn report(
     desired: Option<&Desired>,
     status: Option<&NodePoolStatus>,
 ) -> Report {
-    let mut data = Map::new();
     let (replicas, autoscaling) = desired.map_or((None, None), |d| (d.replicas, d.autoscaling));
     let (replicas, autoscaling) = match autoscaling {
         Some(_) => (None, autoscaling),
         None => (replicas, None),
     };
-    data.insert(DATA_DESIRED_REPLICAS.into(), json!(replicas));
-    data.insert(
-        DATA_CURRENT_REPLICAS.into(),
-        json!(status.map_or(0, |s| s.replicas)),
-    );
-    data.insert(
-        DATA_AUTOSCALING_MIN.into(),
-        json!(autoscaling.map(|(min, _)| min)),
-    );
-    data.insert(
-        DATA_AUTOSCALING_MAX.into(),
-        json!(autoscaling.map(|(_, max)| max)),
-    );
-    data.insert(
-        DATA_VERSION.into(),
-        json!(status.map_or("", |s| s.version.as_str())),
-    );
     let versions = status.map_or(&[][..], NodePoolStatus::node_versions);
     let list: Vec<Value> = versions
         .iter()
@@ -464,15 +436,30 @@ fn report(
             })
         })
         .collect();
-    data.insert(DATA_NODE_VERSIONS.into(), Value::Array(list));
-    data.insert(
-        DATA_READY_NODES.into(),
-        json!(versions.iter().map(|v| v.ready_node_count).sum::<i64>()),
-    );
-    data.insert(
-        DATA_UNREADY_NODES.into(),
-        json!(versions.iter().map(|v| v.unready_node_count).sum::<i64>()),
-    );
+    let ready: i64 = versions.iter().map(|v| v.ready_node_count).sum();
+    let unready: i64 = versions.iter().map(|v| v.unready_node_count).sum();
+    let data = Map::from_iter([
+        (DATA_DESIRED_REPLICAS.into(), json!(replicas)),
+        (
+            DATA_CURRENT_REPLICAS.into(),
+            json!(status.map_or(0, |s| s.replicas)),
+        ),
+        (
+            DATA_AUTOSCALING_MIN.into(),
+            json!(autoscaling.map(|(min, _)| min)),
+        ),
+        (
+            DATA_AUTOSCALING_MAX.into(),
+            json!(autoscaling.map(|(_, max)| max)),
+        ),
+        (
+            DATA_VERSION.into(),
+            json!(status.map_or("", |s| s.version.as_str())),
+        ),
+        (DATA_NODE_VERSIONS.into(), Value::Array(list)),
+        (DATA_READY_NODES.into(), json!(ready)),
+        (DATA_UNREADY_NODES.into(), json!(unready)),
+    ]);
     let mut report = Report::new(conditions.into());
     report.adapter = Some(ADAPTER_NAME.to_owned());
     report.observed_generation = generation;

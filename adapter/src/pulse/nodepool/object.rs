@@ -18,11 +18,10 @@ use crate::hypershift::nodepool::status::{Desired, MachinesClock};
 use crate::hypershift::nodepool::{self, Placement};
 use crate::hypershift::{find_in, place_in};
 use crate::message::{Conditions, or_none, quote};
-use crate::pulse::object::Object;
+use crate::pulse::object::{Object, held_and_new};
 use crate::pulse::step::{Asked, Deletion, Ids, Pulse};
 use crate::work::ExistingWork;
-use crate::work::deletion::{self as work_deletion, Progress};
-use crate::work::feedback::ObjectDeletion;
+use crate::work::deletion::Progress;
 use crate::work::manifestwork::{self, Owner, Ownership};
 use crate::work::observed::OperatorClock;
 use crate::work::outcome::{self, ObjectRef, Observed, WorkRef};
@@ -116,10 +115,6 @@ impl Object for NodePool {
         })
     }
 
-    fn region(_: &NodePoolSpec) -> &str {
-        ""
-    }
-
     fn fits(spec: &NodePoolSpec, gate: &HostedCluster) -> Vec<SpecViolation> {
         spec.check_against(&gate.facts)
     }
@@ -163,17 +158,9 @@ impl Object for NodePool {
         manifest: &Value,
         spec: &NodePoolSpec,
     ) -> Vec<ImmutableChange> {
-        let new = manifest["spec"]["workload"]["manifests"]
-            .as_array()
-            .and_then(|m| find_in(m, nodepool::KIND));
-        match (find_in(&current.workload, nodepool::KIND), new) {
-            (Some(old), Some(new)) => nodepool::immutable::immutable_changes(old, new, spec.shape),
-            _ => Vec::new(),
-        }
-    }
-
-    fn holds_deletion(_: &Pulse<NodePoolSpec>) -> bool {
-        false
+        held_and_new(current, manifest, nodepool::KIND).map_or_else(Vec::new, |(old, new)| {
+            nodepool::immutable::immutable_changes(old, new, spec.shape)
+        })
     }
 
     /// The NodePool the work holds; else the adapter's HostedCluster namespace and the name it
@@ -196,12 +183,11 @@ impl Object for NodePool {
     }
 
     fn report(
-        pulse: &Pulse<NodePoolSpec>,
         generation: Option<i64>,
         conditions: Conditions,
-        asked: bool,
+        asked: Option<&Pulse<NodePoolSpec>>,
     ) -> Report {
-        let desired = asked.then(|| spec_desired(pulse)).flatten();
+        let desired = asked.and_then(spec_desired);
         report(generation, conditions, desired.as_ref(), None)
     }
 
@@ -244,14 +230,6 @@ impl Object for NodePool {
     }
 
     fn deletion(pulse: &Pulse<NodePoolSpec>, work: WorkRef<'_>, deletion: &Deletion) -> Report {
-        let deleted_time = pulse.deleted_time().unwrap_or_default();
-        let stuck = work_deletion::is_late(
-            deleted_time,
-            work_deletion::Clock {
-                now: pulse.now,
-                stuck_after: pulse.bounds.deletion_stuck_after,
-            },
-        );
         let (existing, progress) = match deletion {
             Deletion::Gone(w) => (w.as_ref(), None),
             Deletion::Requested { now, work } => (Some(work), Some(*now)),
@@ -263,10 +241,7 @@ impl Object for NodePool {
         let progress = match progress {
             None => Progress::Gone,
             Some(now) => {
-                let manifest = existing.and_then(|w| {
-                    w.manifest(nodepool::GROUP, nodepool::RESOURCE, &namespace, &name)
-                });
-                let object = ObjectDeletion::from_manifest(manifest);
+                let object = Self::object_deletion(existing, (&namespace, &name));
                 Progress::Requested { now, object }
             }
         };
@@ -274,8 +249,8 @@ impl Object for NodePool {
             work,
             (&namespace, &name),
             &progress,
-            deleted_time,
-            stuck,
+            pulse.deleted_time().unwrap_or_default(),
+            pulse.deletion_late(),
             pulse.generation,
         )
     }

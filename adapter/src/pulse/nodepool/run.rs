@@ -1,7 +1,7 @@
-//! The `nodepool` pulse's inputs and edge: [`run`] and [`run_placed`] build the [`Pulse`] from
-//! the flags and the NodePool and run the pipeline ([`crate::pulse::run`]) on the backend they
-//! are given; [`execute`] is the process edge: it reads the NodePool, builds the backend client,
-//! listens for SIGTERM, runs and writes the report.
+//! The `nodepool` pulse's inputs and edge: [`run`] builds the [`Pulse`] from the flags and the
+//! NodePool and runs the pipeline ([`crate::pulse::run`]) on the backend it is given; [`execute`]
+//! is the process edge: it reads the NodePool, then the shared edge ([`Edge`]) builds the backend
+//! client, runs, and writes the report.
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -10,15 +10,12 @@ use job_report::Report;
 
 use super::args::{Args, ConfigError};
 use super::object::NodePool;
-use super::{report_adapter_misconfigured, report_invalid_spec, report_nodepool_unavailable};
+use super::{report_invalid_spec, report_nodepool_unavailable};
 use crate::hyperfleet::nodepool::{NodePoolInput, NodePoolSpec};
 use crate::hyperfleet::spec::SpecViolation;
-use crate::placement::inventory::{FileInventory, Inventory};
-use crate::placement::lease::KubeLeases;
-use crate::pulse::act::Deps;
 use crate::pulse::step::{Asked, Bounds, Ids, Pulse, Where};
+use crate::pulse::{Edge, Unread};
 use crate::work::WorkClient;
-use crate::work::backend::AnyWorkClient;
 
 /// Why `execute` could not end with a written report.
 pub type RunError = super::super::RunError<ConfigError>;
@@ -38,38 +35,13 @@ pub async fn run(
 ) -> Result<Report, ConfigError> {
     let placement = Where::Static(args.work.static_consumer().to_owned());
     let pulse = pulse(args, input, now, placement)?;
-    let deps: Deps<'_, _, FileInventory, KubeLeases> = Deps {
-        work,
-        inventory: None,
-        lock: None,
-        retry_budget: args.work.retry_budget,
-    };
-    Ok(crate::pulse::run::<NodePool, _, _, _>(&deps, &pulse, shutdown).await)
-}
-
-/// Placement (`--management-clusters-file`, `--management-clusters-from-api`): the NodePool goes
-/// where its cluster's control plane is (found by one search on every management cluster); an
-/// Unavailable management cluster gives Health False `ManagementClusterUnavailable`.
-pub async fn run_placed<W: WorkClient, I: Inventory + Sync>(
-    args: &Args,
-    (work, inventory): (&W, &I),
-    input: NodePoolInput,
-    now: jiff::Timestamp,
-    shutdown: impl Future<Output = ()>,
-) -> Result<Report, ConfigError> {
-    let pulse = pulse(args, input, now, Where::Placed)?;
-    let deps: Deps<'_, _, _, KubeLeases> = Deps {
-        work,
-        inventory: Some(inventory),
-        lock: None,
-        retry_budget: args.work.retry_budget,
-    };
-    Ok(crate::pulse::run::<NodePool, _, _, _>(&deps, &pulse, shutdown).await)
+    let budget = args.work.retry_budget;
+    Ok(crate::pulse::run_static::<NodePool>(work, &pulse, budget, shutdown).await)
 }
 
 /// The pulse's inputs: the ids, generation and spec (validated unless the NodePool is being
 /// deleted) of `input`, with the flags.
-fn pulse(
+pub(super) fn pulse(
     args: &Args,
     input: NodePoolInput,
     now: jiff::Timestamp,
@@ -160,12 +132,22 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
     args.check()?;
     let results_path = args.results_path(std::env::var_os("RESULTS_PATH"));
     let generation = args.generation;
+    let edge = Edge {
+        work: &args.work,
+        api: (
+            args.hyperfleet_api.as_deref(),
+            &args.hyperfleet_auth,
+        ),
+        lease: None,
+        ids: (args.cluster_id.as_deref(), args.nodepool_id.as_deref()),
+        generation,
+    };
     let report = match load_nodepool(args).await {
-        Err(Input::Unavailable(detail)) => {
+        Err(Unread::Unavailable(detail)) => {
             tracing::warn!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation, decision = super::NODE_POOL_SPEC_UNAVAILABLE, error = %detail, "cannot read the NodePool");
             report_nodepool_unavailable(&detail, generation)
         }
-        Err(Input::Invalid(detail)) => {
+        Err(Unread::Invalid(detail)) => {
             tracing::warn!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation, decision = super::INVALID_NODE_POOL_SPEC, error = %detail, "the NodePool input is not a NodePool");
             report_invalid_spec(
                 &[SpecViolation {
@@ -175,50 +157,26 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
                 generation,
             )
         }
-        Ok(input) => match args.work.connect().await {
-            Ok(AnyWorkClient::Maestro(maestro)) => match super::super::inventory(
-                &args.work,
-                (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
-            ) {
-                Some(inventory) => {
-                    let deps = (&maestro, &inventory);
-                    run_placed(args, deps, input, jiff::Timestamp::now(), shutdown).await?
-                }
-                None => run(args, &maestro, input, jiff::Timestamp::now(), shutdown).await?,
-            },
-            Ok(AnyWorkClient::Hub(hub)) => {
-                run(args, &hub, input, jiff::Timestamp::now(), shutdown).await?
-            }
-            Err(e) => {
-                tracing::error!(cluster_id = args.cluster_id, nodepool_id = args.nodepool_id, generation, decision = "AdapterMisconfigured", error = %e, "cannot build the work backend client");
-                report_adapter_misconfigured(&e.to_string(), generation)
-            }
-        },
+        Ok(input) => {
+            let build = |placement| pulse(args, input, jiff::Timestamp::now(), placement);
+            edge.run::<NodePool, _>(build, shutdown).await?
+        }
     };
-    let ids = (args.cluster_id.as_deref(), args.nodepool_id.as_deref());
-    super::super::finish(&results_path, report, args.work.static_consumer(), ids)
+    edge.finish(&results_path, report)
 }
 
-/// Why the NodePool could not be read.
-enum Input {
-    /// File unreadable, API unreachable or refusing: retry next pulse.
-    Unavailable(String),
-    /// The input is not a NodePool object or spec.
-    Invalid(String),
-}
-
-async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Input> {
+async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Unread> {
     if let Some(path) = &args.nodepool_spec {
         let text = crate::input_file::NODEPOOL_SPEC
             .read_text(path)
-            .map_err(Input::Unavailable)?;
+            .map_err(Unread::Unavailable)?;
         return NodePoolInput::from_json(&text)
-            .map_err(|e| Input::Invalid(format!("{}: {e}", path.display())));
+            .map_err(|e| Unread::Invalid(format!("{}: {e}", path.display())));
     }
     let (Some(url), Some(cluster_id), Some(nodepool_id)) =
         (&args.hyperfleet_api, &args.cluster_id, &args.nodepool_id)
     else {
-        return Err(Input::Unavailable(
+        return Err(Unread::Unavailable(
             "neither --nodepool-spec nor --hyperfleet-api with --cluster-id and --nodepool-id is set".to_owned(),
         ));
     };
@@ -230,11 +188,5 @@ async fn load_nodepool(args: &Args) -> Result<NodePoolInput, Input> {
         crate::hyperfleet::api::TIMEOUT,
     )
     .await
-    .map_err(|e| {
-        if e.is_bad_input() {
-            Input::Invalid(e.to_string())
-        } else {
-            Input::Unavailable(e.to_string())
-        }
-    })
+    .map_err(Unread::from)
 }

@@ -161,37 +161,24 @@ fn update<O: Object>(
 ) -> Stage {
     let at = &target.at;
     let work = || existing.clone();
+    let immutable = |changes| {
+        let work = work();
+        Ok(done(at, Decision::Immutable { work, changes }))
+    };
     let changes = O::held_changes(existing, spec);
     if !changes.is_empty() {
-        return Ok(done(
-            at,
-            Decision::Immutable {
-                work: work(),
-                changes,
-            },
-        ));
+        return immutable(changes);
     }
     let gate = gate::<O>(seen, target, Some(existing))?;
     let violations = O::fits(spec, &gate);
     if !violations.is_empty() {
-        return Ok(done(
-            at,
-            Decision::Unfit {
-                work: work(),
-                violations,
-            },
-        ));
+        let work = work();
+        return Ok(done(at, Decision::Unfit { work, violations }));
     }
     let manifest = O::manifest(seen.pulse, spec, &at.consumer, &gate);
     let changes = O::changes(existing, &manifest, spec);
     if !changes.is_empty() {
-        return Ok(done(
-            at,
-            Decision::Immutable {
-                work: work(),
-                changes,
-            },
-        ));
+        return immutable(changes);
     }
     let send = || Write::Update {
         at: at.clone(),
@@ -235,13 +222,8 @@ fn after_conflict<O: Object>(
     }
     let changes = O::changes(fresh, manifest, spec);
     if !changes.is_empty() {
-        return Ok(done(
-            &fresh_at,
-            Decision::Immutable {
-                work: work(),
-                changes,
-            },
-        ));
+        let work = work();
+        return Ok(done(&fresh_at, Decision::Immutable { work, changes }));
     }
     let send = || Write::Update {
         at: fresh_at.clone(),

@@ -68,7 +68,36 @@ impl Inventory for FakeInventory {
     }
 }
 
-/// [`super::run_placed`], with the pulse recorded in the oracle ([`crate::testing`]): every
+/// What a placed pulse talks to besides the work backend.
+struct Placer<'a, W, I, L> {
+    /// The work backend (it finds works on every management cluster).
+    work: &'a W,
+    /// The management clusters.
+    inventory: &'a I,
+    /// The placement lease (only a new placement uses it).
+    lock: &'a PlacementLock<L>,
+}
+
+/// The pulse of `cluster` in an inventory mode, as [`super::execute`] runs it: the work found
+/// wherever it is, or placed.
+async fn run_placed_on<W: WorkClient, I: Inventory + Sync, L: LeaseApi>(
+    args: &Args,
+    placer: Placer<'_, W, I, L>,
+    cluster: ClusterInput,
+    inputs: &PulseInputs,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Report, ConfigError> {
+    let pulse = super::pulse(args, cluster, inputs, Where::Placed)?;
+    let deps = crate::pulse::act::Deps {
+        work: placer.work,
+        inventory: Some(placer.inventory),
+        lock: Some(placer.lock),
+        retry_budget: args.work.retry_budget,
+    };
+    Ok(crate::pulse::run::<ControlPlane, _, _, _>(&deps, &pulse, shutdown).await)
+}
+
+/// [`run_placed_on`], with the pulse recorded in the oracle ([`crate::testing`]): every
 /// request to Maestro, the Lease API and the inventory, in order.
 async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
     args: &Args,
@@ -107,7 +136,7 @@ async fn run_placed<A: BundleApi, I: Inventory + Sync, L: LeaseApi>(
         inventory: &inventory,
         lock: &lock,
     };
-    let result = super::run_placed(args, traced, cluster, inputs, shutdown).await;
+    let result = run_placed_on(args, traced, cluster, inputs, shutdown).await;
     let outcome = result.as_ref().map_err(ToString::to_string);
     check("controlplane-placed", outcome, &trace.requests(), &log);
     result

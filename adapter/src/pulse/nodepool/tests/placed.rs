@@ -1,5 +1,5 @@
 //! NodePools follow their cluster's control plane in the placement modes
-//! ([`super::run::run_placed`]), against the in-memory Maestro.
+//! ([`run_placed_on`]), against the in-memory Maestro.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Mutex;
@@ -92,7 +92,28 @@ async fn pulse(maestro: &FakeMaestro, records: &Records) -> Report {
     .unwrap()
 }
 
-/// [`super::run::run_placed`], with the pulse recorded in the oracle ([`crate::testing`]).
+/// Placement (`--management-clusters-file`, `--management-clusters-from-api`), as
+/// [`super::execute`] runs it: the NodePool goes where its cluster's control plane is (found by
+/// one search on every management cluster).
+async fn run_placed_on<W: crate::work::WorkClient, I: Inventory + Sync>(
+    args: &Args,
+    (work, inventory): (&W, &I),
+    input: NodePoolInput,
+    now: jiff::Timestamp,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Report, super::args::ConfigError> {
+    let pulse = super::run::pulse(args, input, now, crate::pulse::step::Where::Placed)?;
+    let deps: crate::pulse::act::Deps<'_, _, _, crate::placement::lease::KubeLeases> =
+        crate::pulse::act::Deps {
+            work,
+            inventory: Some(inventory),
+            lock: None,
+            retry_budget: args.work.retry_budget,
+        };
+    Ok(crate::pulse::run::<super::NodePool, _, _, _>(&deps, &pulse, shutdown).await)
+}
+
+/// [`run_placed_on`], with the pulse recorded in the oracle ([`crate::testing`]).
 async fn run_placed<A: crate::work::maestro::BundleApi, I: Inventory + Sync>(
     args: &Args,
     (api, inventory): (&A, &I),
@@ -112,7 +133,7 @@ async fn run_placed<A: crate::work::maestro::BundleApi, I: Inventory + Sync>(
         trace: &trace,
     };
     let work = MaestroWorkClient::over(&api, SOURCE, "");
-    let result = super::run::run_placed(args, (&work, &inventory), input, now, shutdown).await;
+    let result = run_placed_on(args, (&work, &inventory), input, now, shutdown).await;
     let outcome = result.as_ref().map_err(ToString::to_string);
     check("nodepool-placed", outcome, &trace.requests(), &log);
     result
