@@ -223,6 +223,18 @@ impl ApiServer {
 
     // ---- seeding and inspection -------------------------------------------------------------
 
+    /// A TokenReview of `token` for `audience`: the user a token minted by the TokenRequest API
+    /// for that audience authenticates as; `None` for any other token.
+    pub fn review_token(&self, token: &str, audience: &str) -> Option<String> {
+        let store = self.store();
+        let audiences = store.audiences.get(token)?;
+        audiences
+            .iter()
+            .any(|a| a == audience)
+            .then(|| store.tokens.get(token).cloned())
+            .flatten()
+    }
+
     fn store(&self) -> MutexGuard<'_, Store> {
         lock(&self.handle.shared.store)
     }

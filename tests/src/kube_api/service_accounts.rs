@@ -108,6 +108,15 @@ pub fn request_token(store: &mut Store, address: &Address, body: &[u8]) -> Resul
         fastrand::u64(..),
         fastrand::u64(..)
     );
+    let audiences = request["spec"]["audiences"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    store.audiences.insert(token.clone(), audiences);
     store.tokens.insert(
         token.clone(),
         format!("system:serviceaccount:{namespace}:{account}"),

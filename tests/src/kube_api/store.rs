@@ -72,6 +72,8 @@ pub struct Store {
     events: broadcast::Sender<Arc<Event>>,
     /// Tokens minted by the TokenRequest API, with the user each authenticates as.
     pub tokens: HashMap<String, String>,
+    /// The audiences (`spec.audiences`) each minted token was requested for.
+    pub audiences: HashMap<String, Vec<String>>,
     /// The cluster CA (PEM) `kube-root-ca.crt` publishes.
     pub root_ca: String,
 }
@@ -85,6 +87,7 @@ impl Default for Store {
             history: VecDeque::new(),
             events: broadcast::channel(HISTORY).0,
             tokens: HashMap::new(),
+            audiences: HashMap::new(),
             root_ca: String::new(),
         }
     }

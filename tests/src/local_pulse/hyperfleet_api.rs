@@ -30,9 +30,12 @@ impl FakeHyperfleetApi {
     /// Serves `cluster` (a HyperFleet cluster object with `id`, `name`, `generation`, `spec`),
     /// without NodePools, to callers presenting `token`.
     pub async fn start(cluster: Value, token: &str) -> anyhow::Result<FakeHyperfleetApi> {
-        let api =
-            fake_api::FakeHyperfleetApi::start(Config::recorded().with_token(token), Clock::wall())
-                .await?;
+        Self::start_with(cluster, Config::recorded().with_token(token)).await
+    }
+
+    /// The same with the server's `config` (e.g. a token review besides the token).
+    pub async fn start_with(cluster: Value, config: Config) -> anyhow::Result<FakeHyperfleetApi> {
+        let api = fake_api::FakeHyperfleetApi::start(config, Clock::wall()).await?;
         let mut cluster = cluster;
         cluster["kind"] = "Cluster".into();
         let cluster_id = cluster["id"].as_str().unwrap_or_default().to_owned();

@@ -282,7 +282,18 @@ impl Bed {
         let hyperfleet_token_value = pod::HYPERFLEET_TOKEN;
         let hyperfleet_token = secrets.join("hyperfleet").join("token");
         std::fs::write(&hyperfleet_token, hyperfleet_token_value)?;
-        let hyperfleet = FakeHyperfleetApi::start(cluster_object(), hyperfleet_token_value).await?;
+        // The Jobs present their projected ServiceAccount token (audience hyperfleet-api), which
+        // the API's gateway checks by TokenReview; diagnose presents the static token.
+        let review = server.clone();
+        let config = crate::hyperfleet::fake_api::Config::recorded()
+            .with_token(hyperfleet_token_value)
+            .with_review(move |token| {
+                review.review_token(token, "hyperfleet-api")
+                    == Some(format!(
+                        "system:serviceaccount:{NAMESPACE}:hypershift-adapter"
+                    ))
+            });
+        let hyperfleet = FakeHyperfleetApi::start_with(cluster_object(), config).await?;
 
         let closed_url = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;

@@ -70,12 +70,25 @@ impl Entity {
     }
 }
 
+/// Tokens the server accepts besides [`Config::token`], as a gateway's TokenReview decides
+/// (e.g. the kube fake's ServiceAccount tokens for audience `hyperfleet-api`).
+#[derive(Clone)]
+pub struct TokenReview(pub Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for TokenReview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenReview")
+    }
+}
+
 /// What the server is configured with.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub entities: Vec<Entity>,
-    /// `Some`: every request must carry `Authorization: Bearer <token>`.
+    /// `Some`: every request must carry `Authorization: Bearer <token>` (or a token `review`
+    /// accepts).
     pub token: Option<String>,
+    pub review: Option<TokenReview>,
 }
 
 impl Config {
@@ -108,12 +121,19 @@ impl Config {
                 ),
             ],
             token: None,
+            review: None,
         }
     }
 
     /// The same, requiring `token`.
     pub fn with_token(mut self, token: &str) -> Config {
         self.token = Some(token.to_owned());
+        self
+    }
+
+    /// The same, also accepting the tokens `review` accepts.
+    pub fn with_review(mut self, review: impl Fn(&str) -> bool + Send + Sync + 'static) -> Config {
+        self.review = Some(TokenReview(Arc::new(review)));
         self
     }
 
@@ -663,7 +683,18 @@ impl Shared {
             None => {
                 Some(self.problem(Problem::NoCredentials, "missing authorization header", path))
             }
-            Some(v) if v.strip_prefix("Bearer ") == Some(token.as_str()) => None,
+            Some(v)
+                if v.strip_prefix("Bearer ").is_some_and(|presented| {
+                    presented == token
+                        || self
+                            .config
+                            .review
+                            .as_ref()
+                            .is_some_and(|r| (r.0)(presented))
+                }) =>
+            {
+                None
+            }
             Some(_) => Some(self.problem(Problem::BadCredentials, "invalid JWT token", path)),
         }
     }
