@@ -68,6 +68,21 @@ impl Link {
         Link::new(id, Mark::Ok, evidence, "", "")
     }
 
+    /// A ✗ link: `meaning` says what is broken, `action` what to do.
+    pub fn broken(
+        id: &'static str,
+        evidence: impl Into<String>,
+        meaning: impl Into<String>,
+        action: impl Into<String>,
+    ) -> Link {
+        Link::new(id, Mark::Broken, evidence, meaning, action)
+    }
+
+    /// A link with evidence only: what it means and what to do are another link's.
+    pub fn bare(id: &'static str, mark: Mark, evidence: impl Into<String>) -> Link {
+        Link::new(id, mark, evidence, "", "")
+    }
+
     /// A link with every text bounded and credentials removed.
     pub fn new(
         id: &'static str,
@@ -84,6 +99,11 @@ impl Link {
             action: line(&action.into()),
         }
     }
+}
+
+/// A number, or `?` when it is not known.
+pub fn known(n: Option<i64>) -> String {
+    n.map_or_else(|| "?".to_owned(), |n| n.to_string())
 }
 
 /// `text` on one line, credentials removed, at most [`MAX_LINE`] bytes.
@@ -138,42 +158,31 @@ pub struct Diagnosis {
 /// The verdict of `links`: the first ✗ or ? decides (✗ → stuck, ? → could not read); with none,
 /// the first … (in progress); with none of those, healthy.
 pub fn verdict(links: &[Link]) -> (Verdict, u8) {
-    let decide = |link: &Link, status: Status, what: &str| Verdict {
+    let first = |marks: &[Mark]| links.iter().find(|l| marks.contains(&l.mark));
+    let decided = match first(&[Mark::Broken, Mark::Unknown]) {
+        Some(l) if l.mark == Mark::Broken => Some((l, Status::Stuck, "stuck", EXIT_STUCK)),
+        Some(l) => Some((l, Status::Unreadable, "could not read", EXIT_UNREADABLE)),
+        None => first(&[Mark::Waiting])
+            .map(|l| (l, Status::InProgress, "in progress", EXIT_IN_PROGRESS)),
+    };
+    let Some((link, status, what, code)) = decided else {
+        let healthy = Verdict {
+            status: Status::Healthy,
+            link: None,
+            summary: "healthy: every link holds".to_owned(),
+            meaning: String::new(),
+            action: String::new(),
+        };
+        return (healthy, EXIT_HEALTHY);
+    };
+    let verdict = Verdict {
         status,
         link: Some(link.id),
         summary: line(&format!("{what} at {}: {}", link.id, link.evidence)),
         meaning: link.meaning.clone(),
         action: link.action.clone(),
     };
-    if let Some(link) = links
-        .iter()
-        .find(|l| matches!(l.mark, Mark::Broken | Mark::Unknown))
-    {
-        return if link.mark == Mark::Broken {
-            (decide(link, Status::Stuck, "stuck"), EXIT_STUCK)
-        } else {
-            (
-                decide(link, Status::Unreadable, "could not read"),
-                EXIT_UNREADABLE,
-            )
-        };
-    }
-    if let Some(link) = links.iter().find(|l| l.mark == Mark::Waiting) {
-        return (
-            decide(link, Status::InProgress, "in progress"),
-            EXIT_IN_PROGRESS,
-        );
-    }
-    (
-        Verdict {
-            status: Status::Healthy,
-            link: None,
-            summary: "healthy: every link holds".to_owned(),
-            meaning: String::new(),
-            action: String::new(),
-        },
-        EXIT_HEALTHY,
-    )
+    (verdict, code)
 }
 
 impl Diagnosis {
@@ -201,33 +210,34 @@ impl Diagnosis {
 
     /// `-o text`: a header, one line per link (mark, id, evidence), then the verdict.
     pub fn text(&self) -> String {
-        let mut out = format!("diagnose {} {}", self.kind, self.id);
-        if self.kind == "nodepool" {
-            out.push_str(&format!(" (cluster {})", self.cluster_id));
-        }
-        match self.generation {
-            Some(g) => out.push_str(&format!(", generation {g}")),
-            None => out.push_str(", generation unknown"),
-        }
-        if let Some(consumer) = &self.consumer {
-            out.push_str(&format!(", consumer {consumer}"));
-        }
-        out.push('\n');
+        let cluster = match self.kind {
+            "nodepool" => format!(" (cluster {})", self.cluster_id),
+            _ => String::new(),
+        };
+        let generation = self
+            .generation
+            .map_or_else(|| "unknown".to_owned(), |g| g.to_string());
+        let consumer = self
+            .consumer
+            .as_ref()
+            .map_or_else(String::new, |c| format!(", consumer {c}"));
+        let mut out = format!(
+            "diagnose {} {}{cluster}, generation {generation}{consumer}\n",
+            self.kind, self.id
+        );
         let width = self.links.iter().map(|l| l.id.len()).max().unwrap_or(0);
         for link in &self.links {
-            out.push_str(&format!(
-                "{} {:width$}  {}\n",
-                link.mark.symbol(),
-                link.id,
-                link.evidence
-            ));
+            let (mark, id, evidence) = (link.mark.symbol(), link.id, &link.evidence);
+            out.push_str(&format!("{mark} {id:width$}  {evidence}\n"));
         }
         out.push_str(&format!("verdict: {}\n", self.verdict.summary));
-        if !self.verdict.meaning.is_empty() {
-            out.push_str(&format!("  meaning: {}\n", self.verdict.meaning));
-        }
-        if !self.verdict.action.is_empty() {
-            out.push_str(&format!("  action: {}\n", self.verdict.action));
+        for (label, text) in [
+            ("meaning", &self.verdict.meaning),
+            ("action", &self.verdict.action),
+        ] {
+            if !text.is_empty() {
+                out.push_str(&format!("  {label}: {text}\n"));
+            }
         }
         out
     }

@@ -9,8 +9,9 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
-use super::chain::{Link, Mark};
+use super::chain::{Link, Mark, known};
 use super::read::{Failure, Pulses, Read};
+use crate::hypershift::{hostedcluster, nodepool};
 use crate::message::or_none;
 
 /// The Job annotation naming the generation it was created for (the task configs' `metadata`).
@@ -36,6 +37,14 @@ impl Kind {
         match self {
             Kind::Cluster => crate::pulse::controlplane::table::TABLE,
             Kind::NodePool => crate::pulse::nodepool::table::TABLE,
+        }
+    }
+
+    /// The id of the link of the object as fed back, and the object's kind.
+    pub fn object(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Cluster => ("hypershift.hostedcluster", hostedcluster::KIND),
+            Kind::NodePool => ("hypershift.nodepool", nodepool::KIND),
         }
     }
 
@@ -81,6 +90,35 @@ pub struct Observations {
     pub works: Read<Vec<crate::work::maestro::bundle::ResourceBundle>>,
 }
 
+impl Observations {
+    /// The object's generation, when it was read.
+    pub fn generation(&self) -> Option<i64> {
+        self.object.as_ref().ok()?["generation"].as_i64()
+    }
+
+    /// The object's `deleted_time`, when it was read and is being deleted.
+    pub fn deleted_time(&self) -> Option<&str> {
+        self.object.as_ref().ok().and_then(deleted_time)
+    }
+
+    /// The pulse Job that decides ([`newest_job`] for the object's generation), when the Jobs
+    /// were read.
+    pub fn job(&self) -> Option<&Job> {
+        newest_job(&self.pulses.as_ref().ok()?.jobs, self.generation()).0
+    }
+
+    /// The stored status of `adapter` in `…/statuses`, when they were read.
+    pub fn stored(&self, adapter: &str) -> Option<&Value> {
+        let items = self.statuses.as_ref().ok()?["items"].as_array()?;
+        items
+            .iter()
+            .find(|s| s["adapter"].as_str() == Some(adapter))
+    }
+}
+
+/// What a condition says: its `(status, reason, message)`.
+pub type Said<'a> = (&'a str, &'a str, &'a str);
+
 /// The condition `type_` of a HyperFleet object or status (`status.conditions[]` or `conditions[]`).
 pub fn hf_condition<'a>(conditions: &'a Value, type_: &str) -> Option<&'a Value> {
     conditions
@@ -89,19 +127,22 @@ pub fn hf_condition<'a>(conditions: &'a Value, type_: &str) -> Option<&'a Value>
         .find(|c| c["type"].as_str() == Some(type_))
 }
 
-/// `Type=Status Reason` of a HyperFleet condition, with its generation when present.
+/// What a HyperFleet condition says.
+pub fn hf_said(c: &Value) -> Said<'_> {
+    let text = |key: &str| c[key].as_str().unwrap_or_default();
+    (text("status"), text("reason"), text("message"))
+}
+
+/// `Type=Status Reason` of a HyperFleet condition, with its generation and message when present.
 fn hf_describe(c: &Value) -> String {
-    let mut text = format!(
-        "{}={} {}",
-        c["type"].as_str().unwrap_or_default(),
-        c["status"].as_str().unwrap_or_default(),
-        or_none(c["reason"].as_str().unwrap_or_default())
-    );
+    let (status, reason, message) = hf_said(c);
+    let type_ = c["type"].as_str().unwrap_or_default();
+    let mut text = format!("{type_}={status} {}", or_none(reason));
     if let Some(g) = c["observed_generation"].as_i64() {
         text.push_str(&format!(" at generation {g}"));
     }
-    if let Some(m) = c["message"].as_str().filter(|m| !m.is_empty()) {
-        text.push_str(&format!(" ({m})"));
+    if !message.is_empty() {
+        text.push_str(&format!(" ({message})"));
     }
     text
 }
@@ -143,9 +184,10 @@ pub fn unreadable(id: &'static str, what: &str, setting: &str, failure: &Failure
     Link::new(id, Mark::Unknown, failure.to_string(), meaning, action)
 }
 
-/// The object's `generation`.
-pub fn generation(object: &Value) -> Option<i64> {
-    object["generation"].as_i64()
+/// A link of the HyperFleet API that could not be read.
+pub fn hyperfleet_unreadable(id: &'static str, failure: &Failure) -> Link {
+    let setting = "HYPERFLEET_API_URL / HYPERFLEET_API_TOKEN_FILE";
+    unreadable(id, "the HyperFleet API", setting, failure)
 }
 
 /// The object's `deleted_time`, when it is being deleted.
@@ -153,51 +195,35 @@ pub fn deleted_time(object: &Value) -> Option<&str> {
     object["deleted_time"].as_str().filter(|t| !t.is_empty())
 }
 
-/// This adapter's stored status in a `…/statuses` list.
-pub fn stored_status<'a>(statuses: &'a Value, adapter: &str) -> Option<&'a Value> {
-    statuses["items"]
-        .as_array()?
-        .iter()
-        .find(|s| s["adapter"].as_str() == Some(adapter))
-}
-
 /// `hyperfleet.object`: the object is readable; its generation, deletion and aggregated
 /// conditions as evidence.
 pub fn object_link(s: &Settings, obs: &Observations) -> Link {
+    const ID: &str = "hyperfleet.object";
     let object = match &obs.object {
         Ok(object) => object,
-        Err(f) => {
-            return unreadable(
-                "hyperfleet.object",
-                "the HyperFleet API",
-                "HYPERFLEET_API_URL / HYPERFLEET_API_TOKEN_FILE",
-                f,
-            );
-        }
+        Err(f) => return hyperfleet_unreadable(ID, f),
     };
-    let Some(g) = generation(object) else {
+    let Some(g) = obs.generation() else {
         return Link::new(
-            "hyperfleet.object",
+            ID,
             Mark::Unknown,
             format!("the {} has no integer `generation`", s.kind.name()),
             "the answer is not a HyperFleet object",
             "check HYPERFLEET_API_URL: it must be the HyperFleet API",
         );
     };
-    let mut evidence = format!("generation {g}");
-    match deleted_time(object) {
-        Some(t) => evidence.push_str(&format!(", deleted at {t}")),
-        None => evidence.push_str(", not deleted"),
-    }
-    let conditions = &object["status"]["conditions"];
+    let mut evidence = match deleted_time(object) {
+        Some(t) => format!("generation {g}, deleted at {t}"),
+        None => format!("generation {g}, not deleted"),
+    };
     let own = successful_type(&s.adapter);
     for type_ in ["Reconciled", "LastKnownReconciled", own.as_str()] {
-        match hf_condition(conditions, type_) {
+        match hf_condition(&object["status"]["conditions"], type_) {
             Some(c) => evidence.push_str(&format!("; {}", hf_describe(c))),
             None => evidence.push_str(&format!("; no {type_}")),
         }
     }
-    Link::ok("hyperfleet.object", evidence)
+    Link::ok(ID, evidence)
 }
 
 /// `hyperfleet.preconditions`: every precondition adapter reports `Available=True` at the
@@ -205,55 +231,26 @@ pub fn object_link(s: &Settings, obs: &Observations) -> Link {
 pub fn preconditions_link(s: &Settings, obs: &Observations) -> Link {
     const ID: &str = "hyperfleet.preconditions";
     let Ok(object) = &obs.object else {
-        return Link::new(ID, Mark::Unknown, "the object was not read", "", "");
+        return Link::bare(ID, Mark::Unknown, "the object was not read");
     };
-    let Some(g) = generation(object) else {
-        return Link::new(ID, Mark::Unknown, "the object has no generation", "", "");
+    let Some(g) = obs.generation() else {
+        return Link::bare(ID, Mark::Unknown, "the object has no generation");
     };
     if deleted_time(object).is_some() {
-        return Link::ok(
-            ID,
-            "deleting: the task config skips the preconditions (isDeleting)",
-        );
+        let evidence = "deleting: the task config skips the preconditions (isDeleting)";
+        return Link::ok(ID, evidence);
     }
-    let conditions = &object["status"]["conditions"];
-    let mut unmet = Vec::new();
-    for adapter in &s.preconditions {
-        let type_ = successful_type(adapter);
-        let met = hf_condition(conditions, &type_).is_some_and(|c| {
-            c["status"] == "True" && c["observed_generation"].as_i64().unwrap_or(0) == g
-        });
-        if met {
-            continue;
-        }
-        let seen =
-            hf_condition(conditions, &type_).map_or_else(|| format!("no {type_}"), hf_describe);
-        let stored = match &obs.statuses {
-            Ok(list) => match stored_status(list, adapter) {
-                Some(st) => format!(
-                    "; its report: generation {}, {}",
-                    st["observed_generation"],
-                    hf_condition(&st["conditions"], "Available")
-                        .map_or_else(|| "no Available".to_owned(), hf_describe)
-                ),
-                None => "; it has never reported".to_owned(),
-            },
-            Err(_) => String::new(),
-        };
-        unmet.push(format!("{adapter}: {seen}{stored}"));
-    }
+    let unmet: Vec<String> = s
+        .preconditions
+        .iter()
+        .filter_map(|adapter| unmet(obs, object, adapter, g))
+        .collect();
     if unmet.is_empty() {
-        return Link::ok(
-            ID,
-            format!(
-                "{} report Available=True at generation {g}",
-                s.preconditions.join(", ")
-            ),
-        );
+        let met = s.preconditions.join(", ");
+        return Link::ok(ID, format!("{met} report Available=True at generation {g}"));
     }
-    Link::new(
+    Link::broken(
         ID,
-        Mark::Broken,
         format!("not met at generation {g}: {}", unmet.join(" | ")),
         format!(
             "the framework creates no pulse Job and sends nothing until these adapters report Available=True at generation {g}"
@@ -262,24 +259,36 @@ pub fn preconditions_link(s: &Settings, obs: &Observations) -> Link {
     )
 }
 
-/// The generation a pulse Job was created for.
-pub fn job_generation(job: &Job) -> Option<i64> {
-    job.metadata
-        .annotations
-        .as_ref()?
-        .get(GENERATION_ANNOTATION)?
-        .parse()
-        .ok()
+/// Why the precondition `adapter` is not met at generation `g`: its condition on the object, and
+/// its own report; `None` when it is met.
+fn unmet(obs: &Observations, object: &Value, adapter: &str, g: i64) -> Option<String> {
+    let type_ = successful_type(adapter);
+    let condition = hf_condition(&object["status"]["conditions"], &type_);
+    let at_g = |c: &&Value| c["observed_generation"].as_i64().unwrap_or(0) == g;
+    if condition
+        .filter(at_g)
+        .is_some_and(|c| c["status"] == "True")
+    {
+        return None;
+    }
+    let seen = condition.map_or_else(|| format!("no {type_}"), hf_describe);
+    let stored = match (&obs.statuses, obs.stored(adapter)) {
+        (Err(_), _) => String::new(),
+        (Ok(_), None) => "; it has never reported".to_owned(),
+        (Ok(_), Some(st)) => format!(
+            "; its report: generation {}, {}",
+            st["observed_generation"],
+            hf_condition(&st["conditions"], "Available")
+                .map_or_else(|| "no Available".to_owned(), hf_describe)
+        ),
+    };
+    Some(format!("{adapter}: {seen}{stored}"))
 }
 
-/// The generation the Job's report describes (the status-reporter's annotation).
-pub fn job_reported_generation(job: &Job) -> Option<i64> {
-    job.metadata
-        .annotations
-        .as_ref()?
-        .get(OBSERVED_GENERATION_ANNOTATION)?
-        .parse()
-        .ok()
+/// An integer annotation of a pulse Job: [`GENERATION_ANNOTATION`], the generation it was created
+/// for; [`OBSERVED_GENERATION_ANNOTATION`], the one its report describes.
+pub fn job_annotation(job: &Job, key: &str) -> Option<i64> {
+    job.metadata.annotations.as_ref()?.get(key)?.parse().ok()
 }
 
 fn job_name(job: &Job) -> &str {
@@ -295,7 +304,7 @@ fn created(job: &Job) -> Option<Timestamp> {
 pub fn newest_job(jobs: &[Job], generation: Option<i64>) -> (Option<&Job>, usize) {
     let candidates: Vec<&Job> = jobs
         .iter()
-        .filter(|j| generation.is_none() || job_generation(j) == generation)
+        .filter(|j| generation.is_none() || job_annotation(j, GENERATION_ANNOTATION) == generation)
         .collect();
     let count = candidates.len();
     let newest = candidates
@@ -320,16 +329,12 @@ pub fn job_link(s: &Settings, obs: &Observations, preconditions: &Link) -> Link 
             return link;
         }
     };
-    let g = obs.object.as_ref().ok().and_then(generation);
-    let (job, count) = newest_job(&pulses.jobs, g);
+    let g = obs.generation();
     let at = g.map_or_else(String::new, |g| format!(" for generation {g}"));
+    let (ns, (job, count)) = (&s.namespace, newest_job(&pulses.jobs, g));
     if let Some(job) = job {
-        let mut evidence = format!(
-            "Job {}/{}{at}, created {}",
-            s.namespace,
-            job_name(job),
-            created(job).map_or_else(|| "at an unknown time".to_owned(), |t| t.to_string())
-        );
+        let when = created(job).map_or_else(|| "at an unknown time".to_owned(), |t| t.to_string());
+        let mut evidence = format!("Job {ns}/{}{at}, created {when}", job_name(job));
         if count > 1 {
             evidence.push_str(&format!(
                 "; {count} Jobs for this generation, the newest is read"
@@ -337,48 +342,35 @@ pub fn job_link(s: &Settings, obs: &Observations, preconditions: &Link) -> Link 
         }
         return Link::ok(ID, evidence);
     }
+    let stored = obs.stored(&s.adapter);
+    let stored = stored.and_then(|st| st["observed_generation"].as_i64());
+    if let Some(stored) = stored.filter(|stored| g.is_some_and(|g| *stored >= g)) {
+        return Link::ok(
+            ID,
+            format!(
+                "no Job{at} in {ns} (a finished Job is deleted 60 s after it ends); the API holds this adapter's report at generation {stored}"
+            ),
+        );
+    }
+    if preconditions.mark != Mark::Ok {
+        let evidence = format!("no Job{at}: the framework waits on the preconditions");
+        return Link::bare(ID, Mark::Waiting, evidence);
+    }
     let newest = newest_job(&pulses.jobs, None).0.map_or_else(
         || "none".to_owned(),
         |j| {
             format!(
                 "{} for generation {}",
                 job_name(j),
-                job_generation(j).map_or_else(|| "?".to_owned(), |g| g.to_string())
+                known(job_annotation(j, GENERATION_ANNOTATION))
             )
         },
     );
-    let stored = obs
-        .statuses
-        .as_ref()
-        .ok()
-        .and_then(|l| stored_status(l, &s.adapter))
-        .and_then(|st| st["observed_generation"].as_i64());
-    if let (Some(g), Some(stored)) = (g, stored)
-        && stored >= g
-    {
-        return Link::ok(
-            ID,
-            format!(
-                "no Job{at} in {} (a finished Job is deleted 60 s after it ends); the API holds this adapter's report at generation {stored}",
-                s.namespace
-            ),
-        );
-    }
-    if preconditions.mark != Mark::Ok {
-        return Link::new(
-            ID,
-            Mark::Waiting,
-            format!("no Job{at}: the framework waits on the preconditions"),
-            "",
-            "",
-        );
-    }
-    Link::new(
+    Link::broken(
         ID,
-        Mark::Broken,
         format!(
-            "no Job labelled {}{at} in {} (newest: {newest})",
-            s.selector, s.namespace
+            "no Job labelled {}{at} in {ns} (newest: {newest})",
+            s.selector
         ),
         "the framework has not created this generation's pulse Job: it receives no events for this object, or it may not create Jobs here",
         "read the framework Deployment's logs for this id; check its broker subscription and its Role (manifests/hyperfleet/rbac.yaml)",
@@ -404,21 +396,18 @@ const STUCK_WAITING: [&str; 5] = [
     "CreateContainerError",
 ];
 
-/// The Job's condition `type_` as `(status, reason, message)`.
-pub fn job_condition<'a>(job: &'a Job, type_: &str) -> Option<(&'a str, &'a str, &'a str)> {
-    job.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| {
-            (
-                c.status.as_str(),
-                c.reason.as_deref().unwrap_or_default(),
-                c.message.as_deref().unwrap_or_default(),
-            )
-        })
+/// What the Job's condition `type_` says.
+pub fn job_condition<'a>(job: &'a Job, type_: &str) -> Option<Said<'a>> {
+    let conditions = job.status.as_ref()?.conditions.as_ref()?;
+    let c = conditions.iter().find(|c| c.type_ == type_)?;
+    let text = |t: &'a Option<String>| t.as_deref().unwrap_or_default();
+    Some((c.status.as_str(), text(&c.reason), text(&c.message)))
+}
+
+/// ` (text)`, or nothing when `text` is empty.
+fn aside(text: Option<&str>) -> String {
+    text.filter(|t| !t.is_empty())
+        .map_or_else(String::new, |t| format!(" ({t})"))
 }
 
 /// The container states of the Job's Pods, one phrase each, and whether one waits for good.
@@ -427,15 +416,18 @@ fn pod_states(job: &Job, pods: &Read<Vec<Pod>>) -> (String, bool) {
         Ok(pods) => pods,
         Err(f) => return (format!("Pods not read ({f})"), false),
     };
-    let name = job_name(job);
+    let name = Some(job_name(job));
+    let labelled = |p: &Pod, key: &str| {
+        p.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(key))
+            .map(String::as_str)
+            == name
+    };
     let mine: Vec<&Pod> = pods
         .iter()
-        .filter(|p| {
-            p.metadata.labels.as_ref().is_some_and(|l| {
-                l.get("batch.kubernetes.io/job-name").map(String::as_str) == Some(name)
-                    || l.get("job-name").map(String::as_str) == Some(name)
-            })
-        })
+        .filter(|p| labelled(p, "batch.kubernetes.io/job-name") || labelled(p, "job-name"))
         .collect();
     if mine.is_empty() {
         return (
@@ -443,36 +435,29 @@ fn pod_states(job: &Job, pods: &Read<Vec<Pod>>) -> (String, bool) {
             false,
         );
     }
-    let mut phrases = Vec::new();
-    let mut stuck = false;
-    for pod in mine {
-        let statuses = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.container_statuses.as_ref());
-        for cs in statuses.into_iter().flatten() {
-            let state = cs.state.as_ref();
-            if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
-                let mut p = format!("{} exited {}", cs.name, t.exit_code);
-                if let Some(r) = t.reason.as_deref().filter(|r| !r.is_empty()) {
-                    p.push_str(&format!(" {r}"));
-                }
-                if let Some(m) = t.message.as_deref().filter(|m| !m.is_empty()) {
-                    p.push_str(&format!(" ({})", m.trim()));
-                }
-                phrases.push(p);
-            } else if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
-                let reason = w.reason.as_deref().unwrap_or_default();
-                stuck |= STUCK_WAITING.contains(&reason);
-                let mut p = format!("{} waiting {}", cs.name, or_none(reason));
-                if let Some(m) = w.message.as_deref().filter(|m| !m.is_empty()) {
-                    p.push_str(&format!(" ({m})"));
-                }
-                phrases.push(p);
-            } else {
-                phrases.push(format!("{} running", cs.name));
-            }
-        }
+    let (mut phrases, mut stuck) = (Vec::new(), false);
+    let containers = mine
+        .iter()
+        .filter_map(|p| p.status.as_ref()?.container_statuses.as_ref());
+    for cs in containers.flatten() {
+        let state = cs.state.as_ref();
+        phrases.push(if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+            let reason = t.reason.as_deref().filter(|r| !r.is_empty());
+            let reason = reason.map_or_else(String::new, |r| format!(" {r}"));
+            let message = aside(t.message.as_deref().map(str::trim));
+            format!("{} exited {}{reason}{message}", cs.name, t.exit_code)
+        } else if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
+            let reason = w.reason.as_deref().unwrap_or_default();
+            stuck |= STUCK_WAITING.contains(&reason);
+            format!(
+                "{} waiting {}{}",
+                cs.name,
+                or_none(reason),
+                aside(w.message.as_deref())
+            )
+        } else {
+            format!("{} running", cs.name)
+        });
     }
     if phrases.is_empty() {
         phrases.push("Pod without container states yet".to_owned());
@@ -506,66 +491,18 @@ fn reporter_failure_help(reason: &str) -> (&'static str, &'static str) {
 pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
     const ID: &str = "job.report";
     let Ok(pulses) = &obs.pulses else {
-        return Link::new(ID, Mark::Unknown, "the Jobs were not read", "", "");
+        return Link::bare(ID, Mark::Unknown, "the Jobs were not read");
     };
-    let g = obs.object.as_ref().ok().and_then(generation);
-    let Some(job) = newest_job(&pulses.jobs, g).0 else {
-        if let Some(link) = stored_refusal(s, obs, g) {
-            return link;
-        }
+    let Some(job) = obs.job() else {
         let mark = if job_link.mark == Mark::Ok {
             Mark::Ok
         } else {
             Mark::Waiting
         };
-        return Link::new(ID, mark, "no Job to read", "", "");
+        return stored_refusal(s, obs).unwrap_or_else(|| Link::bare(ID, mark, "no Job to read"));
     };
-    let (pods, image_stuck) = pod_states(job, &pulses.pods);
-    let name = job_name(job);
-    if let Some((_, reason, message)) =
-        job_condition(job, "Available").filter(|(_, reason, _)| REPORTER_FAILURES.contains(reason))
-    {
-        let (meaning, action) = reporter_failure_help(reason);
-        return Link::new(
-            ID,
-            Mark::Broken,
-            format!("Job {name}: Available {reason}: {message}; {pods}"),
-            meaning,
-            action,
-        );
-    }
-    let reported = job_condition(job, "Applied").is_some();
-    let failed = job_condition(job, "Failed").filter(|(status, _, _)| *status == "True");
-    if let Some((_, reason, message)) = failed.filter(|_| !reported) {
-        return Link::new(
-            ID,
-            Mark::Broken,
-            format!("Job {name} failed without a report: {reason}: {message}; {pods}"),
-            if reason == "DeadlineExceeded" {
-                "the Job ran past its activeDeadlineSeconds before the status-reporter wrote anything"
-            } else {
-                "the Job failed before the status-reporter wrote anything"
-            },
-            "the Pods' container states say why (image pull, crash); the framework reports JobFailedWithoutReport",
-        );
-    }
-    if image_stuck {
-        return Link::new(
-            ID,
-            Mark::Broken,
-            format!("Job {name}: {pods}"),
-            "a container of the pulse Job cannot start",
-            "check the image reference and the pull secret of the Job template; the next pulse reports JobFailedWithoutReport",
-        );
-    }
-    if !reported {
-        return Link::new(
-            ID,
-            Mark::Waiting,
-            format!("Job {name} is running, no report yet; {pods}"),
-            "the pulse has not finished",
-            "wait for the Job to end (activeDeadlineSeconds)",
-        );
+    if let Some(link) = unreported(job, &pulses.pods) {
+        return link;
     }
     let conditions: Vec<String> = ["Applied", "Available", "Health", "Finalized"]
         .into_iter()
@@ -573,29 +510,75 @@ pub fn report_link(s: &Settings, obs: &Observations, job_link: &Link) -> Link {
             job_condition(job, t).map(|(status, reason, _)| format!("{t}={status} {reason}"))
         })
         .collect();
-    let at = job_reported_generation(job)
+    let at = job_annotation(job, OBSERVED_GENERATION_ANNOTATION)
         .map_or_else(|| "no generation".to_owned(), |g| format!("generation {g}"));
-    let evidence = format!("Job {name} reported {at}: {}", conditions.join(", "));
-    if let Some((_, reason, message)) =
-        job_condition(job, "Applied").filter(|(status, reason, _)| is_refusal(s, status, reason))
-    {
-        return refusal(s, format!("{evidence}; Applied: {message}"), reason);
+    let evidence = format!(
+        "Job {} reported {at}: {}",
+        job_name(job),
+        conditions.join(", ")
+    );
+    match job_condition(job, "Applied").filter(|said| is_refusal(s, *said)) {
+        Some((_, reason, message)) => refusal(s, format!("{evidence}; Applied: {message}"), reason),
+        None => Link::ok(ID, evidence),
     }
-    Link::ok(ID, evidence)
 }
 
-/// An `Applied` condition in which the adapter refused or could not act: False for a reason that
-/// is not the transport's (those, the management-cluster links diagnose better; the condition
-/// table says which).
-fn is_refusal(s: &Settings, status: &str, reason: &str) -> bool {
+/// `job.report` of a Job without a report: a reporter failure, a Job failed before the reporter
+/// wrote anything, a container that cannot start, or still running; `None` once it reported.
+fn unreported(job: &Job, pods: &Read<Vec<Pod>>) -> Option<Link> {
+    const ID: &str = "job.report";
+    let (pods, image_stuck) = pod_states(job, pods);
+    let name = job_name(job);
+    let failure = job_condition(job, "Available").filter(|(_, r, _)| REPORTER_FAILURES.contains(r));
+    if let Some((_, reason, message)) = failure {
+        let (meaning, action) = reporter_failure_help(reason);
+        let evidence = format!("Job {name}: Available {reason}: {message}; {pods}");
+        return Some(Link::broken(ID, evidence, meaning, action));
+    }
+    let reported = job_condition(job, "Applied").is_some();
+    let failed = job_condition(job, "Failed").filter(|(status, _, _)| *status == "True");
+    if let Some((_, reason, message)) = failed.filter(|_| !reported) {
+        return Some(Link::broken(
+            ID,
+            format!("Job {name} failed without a report: {reason}: {message}; {pods}"),
+            if reason == "DeadlineExceeded" {
+                "the Job ran past its activeDeadlineSeconds before the status-reporter wrote anything"
+            } else {
+                "the Job failed before the status-reporter wrote anything"
+            },
+            "the Pods' container states say why (image pull, crash); the framework reports JobFailedWithoutReport",
+        ));
+    }
+    if image_stuck {
+        return Some(Link::broken(
+            ID,
+            format!("Job {name}: {pods}"),
+            "a container of the pulse Job cannot start",
+            "check the image reference and the pull secret of the Job template; the next pulse reports JobFailedWithoutReport",
+        ));
+    }
+    (!reported).then(|| {
+        Link::new(
+            ID,
+            Mark::Waiting,
+            format!("Job {name} is running, no report yet; {pods}"),
+            "the pulse has not finished",
+            "wait for the Job to end (activeDeadlineSeconds)",
+        )
+    })
+}
+
+/// An `Applied` in which the adapter refused or could not act: False for a reason that is not the
+/// transport's (those, the management-cluster links diagnose better; the condition table says
+/// which).
+fn is_refusal(s: &Settings, (status, reason, _): Said<'_>) -> bool {
     status == "False" && !s.kind.table().is_transport(reason)
 }
 
 /// `job.report` broken by the adapter's refusal (`reason`), `evidence` quoting it.
 fn refusal(s: &Settings, evidence: String, reason: &str) -> Link {
-    Link::new(
+    Link::broken(
         "job.report",
-        Mark::Broken,
         evidence,
         format!("the adapter refused or could not act ({reason})"),
         format!(
@@ -609,28 +592,23 @@ fn refusal(s: &Settings, evidence: String, reason: &str) -> Link {
 /// the HyperFleet API stores it decides in its place, when it is at the object's generation and
 /// says the adapter refused (e.g. `NoManagementClusterAvailable`): without this, the chain would
 /// go on to blame the missing work, which the adapter never meant to create.
-fn stored_refusal(s: &Settings, obs: &Observations, generation: Option<i64>) -> Option<Link> {
-    let stored = stored_status(obs.statuses.as_ref().ok()?, &s.adapter)?;
+fn stored_refusal(s: &Settings, obs: &Observations) -> Option<Link> {
+    let stored = obs.stored(&s.adapter)?;
     let at = stored["observed_generation"].as_i64()?;
-    if generation.is_some_and(|g| at < g) {
+    if obs.generation().is_some_and(|g| at < g) {
         return None;
     }
-    let applied = hf_condition(&stored["conditions"], "Applied")?;
-    let (status, reason) = (
-        applied["status"].as_str().unwrap_or_default(),
-        applied["reason"].as_str().unwrap_or_default(),
-    );
-    if !is_refusal(s, status, reason) {
-        return None;
-    }
-    let message = applied["message"].as_str().unwrap_or_default();
-    Some(refusal(
-        s,
-        format!(
-            "no Job to read (a finished Job is deleted 60 s after it ends); the API's stored report at generation {at}: Applied=False {reason}: {message}"
-        ),
-        reason,
-    ))
+    let applied = hf_said(hf_condition(&stored["conditions"], "Applied")?);
+    let (_, reason, message) = applied;
+    is_refusal(s, applied).then(|| {
+        refusal(
+            s,
+            format!(
+                "no Job to read (a finished Job is deleted 60 s after it ends); the API's stored report at generation {at}: Applied=False {reason}: {message}"
+            ),
+            reason,
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,17 +1,24 @@
 //! The links of the management cluster and of the way back: the work in Maestro (on whatever
-//! consumer it is), the agent applying it, the HostedCluster / NodePool as fed back (read with
-//! the adapter's own condition tables), and the status HyperFleet stored. Pure.
+//! consumer it is), the agent applying it, the HostedCluster / NodePool as fed back, and the
+//! status HyperFleet stored. Pure. The object's conditions are the pulse's own report of the work
+//! ([`super::plan::Pulsed::observed`], its condition tables); what diagnose adds is how long a
+//! state has lasted (`--agent-stale-after`, `--machines-stuck-after`, `--deletion-stuck-after`).
 
-use job_report::{ConditionStatus, Report};
-use serde_json::Value;
+use std::collections::BTreeSet;
 
-use super::chain::{Link, Mark};
+use job_report::{Condition, ConditionStatus, OBSERVED_GENERATION_ANNOTATION, Report};
+use k8s_openapi::api::batch::v1::Job;
+
+use super::chain::{Link, Mark, known};
 use super::judge::{
-    Kind, Observations, Settings, deleted_time, generation, hf_condition, job_condition,
-    job_reported_generation, newest_job, stored_status, unreadable,
+    Observations, Settings, hf_condition, hf_said, hyperfleet_unreadable, job_annotation,
+    job_condition, unreadable,
 };
+use super::plan::Pulsed;
+use super::read::Failure;
 use crate::duration::{friendly, is_past};
-use crate::hypershift::{hostedcluster, nodepool as np_object, place_in};
+use crate::hyperfleet::nodepools::NodePools;
+use crate::hypershift::place_in;
 use crate::placement::MANAGEMENT_CLUSTER_UNAVAILABLE;
 use crate::work::ExistingWork;
 use crate::work::feedback::{ObjectDeletion, apply_failures};
@@ -26,206 +33,192 @@ pub fn current_work(works: &[ResourceBundle]) -> Option<&ResourceBundle> {
         .max_by_key(|b| (b.deleted_at.is_none(), b.created_at.clone()))
 }
 
-/// The work's name (its `metadata.name`; the bundle's `name` is its id for gRPC-created works).
-fn work_name(bundle: &ResourceBundle) -> &str {
-    bundle.metadata["name"]
-        .as_str()
-        .unwrap_or(bundle.name.as_str())
+/// The work the links of the management cluster judge.
+#[derive(Debug)]
+pub struct Work<'a> {
+    /// The bundle that decides ([`current_work`]).
+    pub bundle: &'a ResourceBundle,
+    /// The bundle as a pulse reads its work; `None` when its status cannot be read.
+    pub existing: Option<ExistingWork>,
 }
 
-/// The adapter reason of the newest pulse Job's `Applied`, when it names the transport.
-fn job_transport_reason<'a>(s: &Settings, obs: &'a Observations) -> Option<(&'a str, &'a str)> {
-    let pulses = obs.pulses.as_ref().ok()?;
-    let g = obs.object.as_ref().ok().and_then(generation);
-    let job = newest_job(&pulses.jobs, g).0?;
-    job_condition(job, "Applied")
-        .filter(|(status, reason, _)| *status == "False" && s.kind.table().is_transport(reason))
-        .map(|(_, reason, message)| (reason, message))
-}
-
-/// `maestro.work`: the work exists, and where (its consumer).
-pub fn work_link(s: &Settings, obs: &Observations, report: &Link) -> Link {
-    const ID: &str = "maestro.work";
-    let deleting = obs.object.as_ref().ok().and_then(deleted_time).is_some();
-    let works = match &obs.works {
-        Ok(works) => works,
-        Err(f) => {
-            if let Some((reason, message)) = job_transport_reason(s, obs)
-                .filter(|(r, _)| matches!(*r, "MaestroUnavailable" | "MaestroAuthFailed"))
-            {
-                return Link::new(
-                    ID,
-                    Mark::Broken,
-                    format!(
-                        "the pulse reported {reason}: {message}; Maestro not read from here either: {f}"
-                    ),
-                    "the pulse Job cannot reach Maestro either",
-                    "check the Maestro server (MAESTRO_API_URL, MAESTRO_GRPC_URL) and the Job's Maestro credentials",
-                );
-            }
-            return unreadable(
-                ID,
-                "Maestro",
-                "MAESTRO_API_URL / the Maestro TLS and token flags",
-                f,
-            );
-        }
-    };
-    let Some(work) = current_work(works) else {
-        if deleting {
-            return Link::ok(
-                ID,
-                format!(
-                    "no work labelled {} under source {}: deleted",
-                    s.selector, s.source
-                ),
-            );
-        }
-        if let Some((reason, message)) = job_transport_reason(s, obs) {
-            let meaning = if reason == "ConsumerNotFound" {
-                "the management cluster the adapter targets is not registered in Maestro"
-            } else {
-                "the pulse could not create the work"
-            };
-            return Link::new(
-                ID,
-                Mark::Broken,
-                format!(
-                    "no work under source {}; the pulse reported {reason}: {message}",
-                    s.source
-                ),
-                meaning,
-                "check MANAGEMENT_CLUSTER_CONSUMER of the Job against Maestro's consumers (GET /api/maestro/v1/consumers)",
-            );
-        }
-        let mark = if report.mark == Mark::Ok {
-            Mark::Broken
-        } else {
-            Mark::Waiting
-        };
-        return Link::new(
-            ID,
-            mark,
-            format!("no work labelled {} under source {}", s.selector, s.source),
-            "the pulse has not created the work: see job.report",
-            "check MAESTRO_SOURCE_ID: it must be the Job's",
-        );
-    };
-    let mut evidence = format!(
-        "work {} on consumer {} (bundle {}), version {}, generation {}",
-        work_name(work),
-        work.consumer_name,
-        work.id,
-        work.version
-            .map_or_else(|| "?".to_owned(), |v| v.to_string()),
-        work_gen(work).map_or_else(|| "?".to_owned(), |g| g.to_string())
-    );
-    if let Some(at) = &work.deleted_at {
-        evidence.push_str(&format!(", deleting since {at}"));
+impl<'a> Work<'a> {
+    /// The work Maestro holds for the object, when it was read and holds one.
+    pub fn of(s: &Settings, obs: &'a Observations) -> Option<Work<'a>> {
+        let bundle = current_work(obs.works.as_ref().ok()?)?;
+        let existing = bundle.to_existing_work(Some(s.source.clone())).ok();
+        Some(Work { bundle, existing })
     }
-    let consumers: std::collections::BTreeSet<&str> = works
-        .iter()
-        .filter(|b| b.deleted_at.is_none())
-        .map(|b| b.consumer_name.as_str())
-        .collect();
-    if consumers.len() > 1 {
-        evidence.push_str(&format!(
-            "; works on {} consumers: {}",
-            consumers.len(),
-            consumers.into_iter().collect::<Vec<_>>().join(", ")
-        ));
+
+    /// The work's name (its `metadata.name`; the bundle's `name` is its id for gRPC-created
+    /// works).
+    fn name(&self) -> &str {
+        let name = self.bundle.metadata["name"].as_str();
+        name.unwrap_or(self.bundle.name.as_str())
     }
-    let g = obs.object.as_ref().ok().and_then(generation);
-    if let (Some(g), Some(held), false) = (g, work_gen(work), deleting)
-        && held < g
-    {
-        return Link::new(
-            ID,
-            if report.mark == Mark::Ok {
-                Mark::Broken
-            } else {
-                Mark::Waiting
-            },
-            format!("{evidence}; the object is at generation {g}"),
-            "the work still holds an older generation: the pulse has not updated it",
-            "see job.report: the pulse of this generation says why",
-        );
+
+    /// The generation the work holds (its `hyperfleet.io/generation` annotation).
+    fn generation(&self) -> Option<i64> {
+        let annotations = self.bundle.metadata["annotations"].as_object()?;
+        work_generation(
+            annotations
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+        )
     }
-    Link::ok(ID, evidence)
-}
 
-/// The id of the agent link ([`agent_link`]).
-const AGENT_LINK: &str = "agent.applied";
+    /// When the agent last said something about the work, or when it was created/updated.
+    fn last_change(&self) -> &str {
+        let (updated, created) = (&self.bundle.updated_at, &self.bundle.created_at);
+        updated
+            .as_deref()
+            .or(created.as_deref())
+            .unwrap_or_default()
+    }
 
-fn work_gen(work: &ResourceBundle) -> Option<i64> {
-    let annotations = work.metadata["annotations"].as_object()?;
-    work_generation(
-        annotations
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
-    )
-}
-
-/// When the agent last said something about `work`, or when the work was created/updated.
-fn last_change(work: &ResourceBundle) -> &str {
-    work.updated_at
-        .as_deref()
-        .or(work.created_at.as_deref())
-        .unwrap_or_default()
+    /// Whether `limit` has passed since the work last changed.
+    fn unchanged_for(&self, s: &Settings, limit: std::time::Duration) -> bool {
+        is_past(self.last_change(), limit, s.now)
+    }
 }
 
 /// The evidence of a link after `maestro.work` when Maestro could not be read: not "no work",
 /// which would say there is none.
 pub const WORK_NOT_READ: &str = "the work was not read (see maestro.work)";
 
-/// `agent.applied`: the work agent applied the work's current version.
-pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWork>) -> Link {
-    const ID: &str = AGENT_LINK;
-    let Some(work) = obs.works.as_ref().ok().and_then(|w| current_work(w)) else {
-        return if obs.works.is_err() {
-            Link::new(ID, Mark::Unknown, WORK_NOT_READ, "", "")
+/// The id of `maestro.work` ([`work_link`]).
+const WORK_LINK: &str = "maestro.work";
+
+/// `maestro.work`: the work exists, and where (its consumer); judged after `job.report`
+/// (`report`): what the pulse has yet to do is broken once the report holds, else in progress.
+pub fn work_link(s: &Settings, obs: &Observations, work: Option<&Work>, report: &Link) -> Link {
+    const ID: &str = WORK_LINK;
+    let works = match &obs.works {
+        Ok(works) => works,
+        Err(failure) => return maestro_unread(s, obs, failure),
+    };
+    let pending = if report.mark == Mark::Ok {
+        Mark::Broken
+    } else {
+        Mark::Waiting
+    };
+    let Some(work) = work else {
+        return no_work(s, obs, pending);
+    };
+    let bundle = work.bundle;
+    let mut evidence = format!(
+        "work {} on consumer {} (bundle {}), version {}, generation {}",
+        work.name(),
+        bundle.consumer_name,
+        bundle.id,
+        known(bundle.version),
+        known(work.generation())
+    );
+    if let Some(at) = &bundle.deleted_at {
+        evidence.push_str(&format!(", deleting since {at}"));
+    }
+    let consumers: BTreeSet<&str> = works
+        .iter()
+        .filter(|b| b.deleted_at.is_none())
+        .map(|b| b.consumer_name.as_str())
+        .collect();
+    if consumers.len() > 1 {
+        let names = consumers.iter().copied().collect::<Vec<_>>().join(", ");
+        evidence.push_str(&format!(
+            "; works on {} consumers: {names}",
+            consumers.len()
+        ));
+    }
+    match (obs.generation(), work.generation()) {
+        (Some(g), Some(held)) if held < g && obs.deleted_time().is_none() => Link::new(
+            ID,
+            pending,
+            format!("{evidence}; the object is at generation {g}"),
+            "the work still holds an older generation: the pulse has not updated it",
+            "see job.report: the pulse of this generation says why",
+        ),
+        _ => Link::ok(ID, evidence),
+    }
+}
+
+/// The reason and message of the newest pulse Job's `Applied`, when it names the transport (the
+/// condition table says which reasons do).
+fn job_transport_reason<'a>(s: &Settings, obs: &'a Observations) -> Option<(&'a str, &'a str)> {
+    job_condition(obs.job()?, "Applied")
+        .filter(|(status, reason, _)| *status == "False" && s.kind.table().is_transport(reason))
+        .map(|(_, reason, message)| (reason, message))
+}
+
+/// Maestro could not be read from here: broken when the pulse could not reach it either.
+fn maestro_unread(s: &Settings, obs: &Observations, failure: &Failure) -> Link {
+    let Some((reason, message)) = job_transport_reason(s, obs)
+        .filter(|(r, _)| matches!(*r, "MaestroUnavailable" | "MaestroAuthFailed"))
+    else {
+        let setting = "MAESTRO_API_URL / the Maestro TLS and token flags";
+        return unreadable(WORK_LINK, "Maestro", setting, failure);
+    };
+    Link::broken(
+        WORK_LINK,
+        format!(
+            "the pulse reported {reason}: {message}; Maestro not read from here either: {failure}"
+        ),
+        "the pulse Job cannot reach Maestro either",
+        "check the Maestro server (MAESTRO_API_URL, MAESTRO_GRPC_URL) and the Job's Maestro credentials",
+    )
+}
+
+/// No work: deleted, the pulse's transport failed, or the pulse has not created it (`pending`).
+fn no_work(s: &Settings, obs: &Observations, pending: Mark) -> Link {
+    let none = format!("no work labelled {} under source {}", s.selector, s.source);
+    if obs.deleted_time().is_some() {
+        return Link::ok(WORK_LINK, format!("{none}: deleted"));
+    }
+    let Some((reason, message)) = job_transport_reason(s, obs) else {
+        let meaning = "the pulse has not created the work: see job.report";
+        let action = "check MAESTRO_SOURCE_ID: it must be the Job's";
+        return Link::new(WORK_LINK, pending, none, meaning, action);
+    };
+    Link::broken(
+        WORK_LINK,
+        format!(
+            "no work under source {}; the pulse reported {reason}: {message}",
+            s.source
+        ),
+        if reason == "ConsumerNotFound" {
+            "the management cluster the adapter targets is not registered in Maestro"
         } else {
-            Link::new(ID, Mark::Ok, "no work to apply", "", "")
+            "the pulse could not create the work"
+        },
+        "check MANAGEMENT_CLUSTER_CONSUMER of the Job against Maestro's consumers (GET /api/maestro/v1/consumers)",
+    )
+}
+
+/// The id of `agent.applied` ([`agent_link`]).
+const AGENT_LINK: &str = "agent.applied";
+
+/// `agent.applied`: the work agent applied the work's current version.
+pub fn agent_link(s: &Settings, obs: &Observations, work: Option<&Work>) -> Link {
+    const ID: &str = AGENT_LINK;
+    let Some(work) = work else {
+        return match obs.works {
+            Err(_) => Link::bare(ID, Mark::Unknown, WORK_NOT_READ),
+            Ok(_) => Link::ok(ID, "no work to apply"),
         };
     };
-    let Some(existing) = existing else {
-        return Link::new(
-            ID,
-            Mark::Unknown,
-            "the work's status could not be read (malformed feedback)",
-            "",
-            "",
-        );
+    let Some(existing) = &work.existing else {
+        let evidence = "the work's status could not be read (malformed feedback)";
+        return Link::bare(ID, Mark::Unknown, evidence);
     };
-    let consumer = &work.consumer_name;
-    let late = is_past(last_change(work), s.agent_stale_after, s.now);
-    let limit = friendly(s.agent_stale_after);
-    let agent_down = (
-        format!(
-            "the work agent of {consumer} is not applying: it is down, or disconnected from Maestro"
-        ),
-        format!(
-            "check the work agent on management cluster {consumer} (its Deployment, logs, and its connection to Maestro)"
-        ),
-    );
+    let (consumer, since) = (&work.bundle.consumer_name, work.last_change());
     let Some(applied) = existing.condition("Applied") else {
-        let evidence = format!(
-            "no Applied from the agent of {consumer} since {}",
-            last_change(work)
-        );
-        return late_or_waiting(
-            evidence,
-            late,
-            &limit,
-            &agent_down,
-            format!("the agent has {limit} to apply"),
-        );
+        let evidence = format!("no Applied from the agent of {consumer} since {since}");
+        let waiting = format!("the agent has {} to apply", friendly(s.agent_stale_after));
+        return not_applied_yet(s, work, evidence, waiting);
     };
     let failures = apply_failures(existing);
     if !failures.is_empty() {
-        return Link::new(
+        return Link::broken(
             ID,
-            Mark::Broken,
             format!(
                 "the agent of {consumer} could not apply: {}",
                 failures.join("; ")
@@ -239,42 +232,51 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
         && o < v
     {
         let evidence = format!(
-            "the agent of {consumer} applied version {o}, the work is at {v} since {}",
-            last_change(work)
+            "the agent of {consumer} applied version {o}, the work is at {v} since {since}"
         );
-        return late_or_waiting(
-            evidence,
-            late,
-            &limit,
-            &agent_down,
-            "the agent has not applied the newest version yet".to_owned(),
-        );
+        let waiting = "the agent has not applied the newest version yet".to_owned();
+        return not_applied_yet(s, work, evidence, waiting);
     }
     let evidence = format!(
-        "Applied={} {} at version {}; last status from the agent at {}",
+        "Applied={} {} at version {}; last status from the agent at {since}",
         applied.status,
         applied.reason,
-        observed
-            .or(version)
-            .map_or_else(|| "?".to_owned(), |v| v.to_string()),
-        last_change(work)
+        known(observed.or(version)),
     );
-    if let Some(message) = management_cluster_outage(s, obs) {
-        return Link::new(
-            ID,
-            Mark::Broken,
-            format!(
-                "{evidence}; the pulse reports Health=False {MANAGEMENT_CLUSTER_UNAVAILABLE}: {message}"
-            ),
-            format!(
-                "management cluster {consumer} is unavailable: the status fed back is the last its work agent sent before the outage"
-            ),
-            format!(
-                "restore management cluster {consumer} or its work agent; the report recovers by itself"
-            ),
-        );
+    let Some(message) = management_cluster_outage(s, obs) else {
+        return Link::ok(ID, evidence);
+    };
+    Link::broken(
+        ID,
+        format!(
+            "{evidence}; the pulse reports Health=False {MANAGEMENT_CLUSTER_UNAVAILABLE}: {message}"
+        ),
+        format!(
+            "management cluster {consumer} is unavailable: the status fed back is the last its work agent sent before the outage"
+        ),
+        format!(
+            "restore management cluster {consumer} or its work agent; the report recovers by itself"
+        ),
+    )
+}
+
+/// The agent has not applied the work yet: in progress (… with `waiting` as its meaning) until
+/// `--agent-stale-after` after the work last changed, then broken (agent down).
+fn not_applied_yet(s: &Settings, work: &Work, evidence: String, waiting: String) -> Link {
+    if !work.unchanged_for(s, s.agent_stale_after) {
+        return Link::new(AGENT_LINK, Mark::Waiting, evidence, waiting, "");
     }
-    Link::ok(ID, evidence)
+    let (consumer, limit) = (&work.bundle.consumer_name, friendly(s.agent_stale_after));
+    Link::broken(
+        AGENT_LINK,
+        format!("{evidence} (more than {limit})"),
+        format!(
+            "the work agent of {consumer} is not applying: it is down, or disconnected from Maestro"
+        ),
+        format!(
+            "check the work agent on management cluster {consumer} (its Deployment, logs, and its connection to Maestro)"
+        ),
+    )
 }
 
 /// The message of the pulse's `Health=False ManagementClusterUnavailable` (the management cluster
@@ -282,151 +284,67 @@ pub fn agent_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWo
 /// the newest pulse Job for the object's generation that reported, else this adapter's stored
 /// status in HyperFleet (the Job gone with its TTL).
 fn management_cluster_outage(s: &Settings, obs: &Observations) -> Option<String> {
-    let g = obs.object.as_ref().ok().and_then(generation);
-    let job = obs
-        .pulses
-        .as_ref()
-        .ok()
-        .and_then(|p| newest_job(&p.jobs, g).0)
-        .filter(|job| job_condition(job, "Health").is_some());
-    let (status, reason, message) = match job {
-        Some(job) => job_condition(job, "Health")?,
-        None => {
-            let stored = stored_status(obs.statuses.as_ref().ok()?, &s.adapter)?;
-            let health = hf_condition(&stored["conditions"], "Health")?;
-            (
-                health["status"].as_str()?,
-                health["reason"].as_str()?,
-                health["message"].as_str().unwrap_or_default(),
-            )
-        }
+    let health = match obs.job().and_then(|job| job_condition(job, "Health")) {
+        Some(health) => health,
+        None => hf_said(hf_condition(
+            &obs.stored(&s.adapter)?["conditions"],
+            "Health",
+        )?),
     };
+    let (status, reason, message) = health;
     (status == "False" && reason == MANAGEMENT_CLUSTER_UNAVAILABLE).then(|| message.to_owned())
 }
 
-/// `Type=Status Reason` of a report condition.
-/// The agent link when the agent has not done something yet: ✗ (agent down) once `late`, with the
-/// limit in the evidence, else … with `waiting` as its meaning.
-fn late_or_waiting(
-    evidence: String,
-    late: bool,
-    limit: &str,
-    agent_down: &(String, String),
-    waiting: String,
-) -> Link {
-    if late {
-        Link::new(
-            AGENT_LINK,
-            Mark::Broken,
-            format!("{evidence} (more than {limit})"),
-            agent_down.0.as_str(),
-            agent_down.1.as_str(),
-        )
-    } else {
-        Link::new(AGENT_LINK, Mark::Waiting, evidence, waiting, "")
+/// `hypershift.hostedcluster` / `hypershift.nodepool`: the object as fed back, as the pulse's own
+/// tables read it (a pulse of the work's generation on its management cluster); while deleting,
+/// what holds the deletion and for how long.
+pub fn object_link(s: &Settings, obs: &Observations, work: Option<&Work>) -> Link {
+    let (id, kind) = s.kind.object();
+    if let Some(deleted) = obs.deleted_time() {
+        return deletion_link(s, obs, deleted, work);
     }
-}
-
-fn describe(report: &Report, type_: &str) -> Option<(ConditionStatus, String, String)> {
-    report
-        .conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status, c.reason.clone(), c.message.clone()))
-}
-
-/// The report the adapter's own tables give for `existing` (a pulse of the work's generation,
-/// on the work's management cluster).
-fn interpret(
-    s: &Settings,
-    obs: &Observations,
-    work: &ResourceBundle,
-    existing: &ExistingWork,
-) -> Report {
-    let work_ref = WorkRef {
-        consumer: &work.consumer_name,
-        name: work_name(work),
-    };
-    let pulsed = super::plan::Pulsed::of(s, obs, &work.consumer_name);
-    pulsed.observed(work_ref, existing, work_gen(work))
-}
-
-/// `hypershift.hostedcluster` / `hypershift.nodepool`: the object as fed back, read with the
-/// adapter's condition tables; while deleting, what holds the deletion and for how long.
-pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingWork>) -> Link {
-    let id = match s.kind {
-        Kind::Cluster => "hypershift.hostedcluster",
-        Kind::NodePool => "hypershift.nodepool",
-    };
-    let kind = match s.kind {
-        Kind::Cluster => hostedcluster::KIND,
-        Kind::NodePool => np_object::KIND,
-    };
-    let work = obs.works.as_ref().ok().and_then(|w| current_work(w));
-    if let Some(deleted) = obs.object.as_ref().ok().and_then(deleted_time) {
-        return deletion_link(s, obs, id, kind, deleted, work.zip(existing));
+    if obs.works.is_err() {
+        return Link::bare(id, Mark::Unknown, WORK_NOT_READ);
     }
-    let (Some(work), Some(existing)) = (work, existing) else {
-        if obs.works.is_err() {
-            return Link::new(id, Mark::Unknown, WORK_NOT_READ, "", "");
-        }
-        let mark = if work.is_some() && existing.is_none() {
-            Mark::Unknown
-        } else {
-            Mark::Waiting
-        };
-        return Link::new(id, mark, format!("no {kind} status to read"), "", "");
+    let no_status = format!("no {kind} status to read");
+    let Some(work) = work else {
+        return Link::bare(id, Mark::Waiting, no_status);
     };
-    let report = interpret(s, obs, work, existing);
+    let Some(existing) = &work.existing else {
+        return Link::bare(id, Mark::Unknown, no_status);
+    };
+    let consumer = &work.bundle.consumer_name;
+    let at = WorkRef {
+        consumer,
+        name: work.name(),
+    };
+    let report = Pulsed::of(s, obs, consumer).observed(at, existing, work.generation());
     let (Some(available), Some(health)) =
-        (describe(&report, "Available"), describe(&report, "Health"))
+        (report.condition("Available"), report.condition("Health"))
     else {
-        return Link::new(
-            id,
-            Mark::Unknown,
-            "the adapter's tables gave no Available/Health",
-            "",
-            "",
-        );
+        let evidence = "the adapter's tables gave no Available/Health";
+        return Link::bare(id, Mark::Unknown, evidence);
     };
-    let mut evidence = format!(
-        "Available={} {}: {}; Health={} {}",
-        available.0.as_str(),
-        available.1,
-        available.2,
-        health.0.as_str(),
-        health.1
-    );
-    let data = |key: &str| {
-        report
-            .data
-            .as_ref()
-            .and_then(|d| d.get(key))
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-    };
-    if let Some(version) = data("version") {
-        evidence.push_str(&format!("; version {version}"));
-        if let Some(desired) = data("desired_version").filter(|d| *d != version) {
-            evidence.push_str(&format!(" → {desired}"));
-        }
+    let evidence = fed_back(&report, available, health);
+    let tables = s.kind.condition_tables();
+    if available.status == ConditionStatus::False && available.reason == AWAITING_OPERATOR {
+        return operator_lag_link(s, evidence, health);
     }
-    if available.0 == ConditionStatus::False && available.1 == AWAITING_OPERATOR {
-        return operator_lag_link(id, kind, s.kind.condition_tables(), evidence, &health);
-    }
-    if health.0 == ConditionStatus::False {
-        return Link::new(
+    if health.status == ConditionStatus::False {
+        return Link::broken(
             id,
-            Mark::Broken,
-            format!("Health=False {}: {}", health.1, health.2),
-            format!("the {kind}'s operator reports a problem ({})", health.1),
+            format!("Health=False {}: {}", health.reason, health.message),
             format!(
-                "the message quotes the operator's condition and says what to do; {}: condition reasons and what to do",
-                s.kind.condition_tables()
+                "the {kind}'s operator reports a problem ({})",
+                health.reason
+            ),
+            format!(
+                "the message quotes the operator's condition and says what to do; {tables}: condition reasons and what to do"
             ),
         );
     }
-    match available.0 {
+    let reason = &available.reason;
+    match available.status {
         ConditionStatus::True => Link::ok(id, evidence),
         ConditionStatus::Unknown => Link::new(
             id,
@@ -435,159 +353,151 @@ pub fn object_link(s: &Settings, obs: &Observations, existing: Option<&ExistingW
             "the agent's feedback cannot be used",
             "check the work agent's status feedback for this work",
         ),
-        ConditionStatus::False => {
-            let reason = available.1.as_str();
-            if matches!(
-                reason,
-                "Provisioning"
-                    | "Upgrading"
-                    | "Updating"
-                    | "AwaitingFeedback"
-                    | "Scaling"
-                    | "NotReady"
-            ) && !is_past(last_change(work), s.machines_stuck_after, s.now)
-            {
-                Link::new(
-                    id,
-                    Mark::Waiting,
-                    evidence,
-                    format!("the {kind} is not ready yet ({reason})"),
-                    "",
-                )
-            } else {
-                Link::new(
-                    id,
-                    Mark::Broken,
-                    evidence,
-                    format!("the {kind} is not available ({reason})"),
-                    format!(
-                        "{}: condition reasons and what to do",
-                        s.kind.condition_tables()
-                    ),
-                )
-            }
+        // No problem reported (Health holds): on its way, until `--machines-stuck-after`.
+        ConditionStatus::False if !work.unchanged_for(s, s.machines_stuck_after) => {
+            let meaning = format!("the {kind} is not ready yet ({reason})");
+            Link::new(id, Mark::Waiting, evidence, meaning, "")
+        }
+        ConditionStatus::False => Link::broken(
+            id,
+            evidence,
+            format!("the {kind} is not available ({reason})"),
+            format!("{tables}: condition reasons and what to do"),
+        ),
+    }
+}
+
+/// `Available=… reason: message; Health=… reason`, and the version (→ the desired one).
+fn fed_back(report: &Report, available: &Condition, health: &Condition) -> String {
+    let mut evidence = format!(
+        "Available={} {}: {}; Health={} {}",
+        available.status.as_str(),
+        available.reason,
+        available.message,
+        health.status.as_str(),
+        health.reason
+    );
+    let data = |key: &str| {
+        let value = report.data.as_ref()?.get(key)?.as_str();
+        value.filter(|v| !v.is_empty())
+    };
+    if let Some(version) = data("version") {
+        evidence.push_str(&format!("; version {version}"));
+        if let Some(desired) = data("desired_version").filter(|d| *d != version) {
+            evidence.push_str(&format!(" → {desired}"));
         }
     }
+    evidence
 }
 
 /// The object's operator has not observed the spec the agent applied: in progress (…) within
-/// `--operator-stuck-after`, held on the operator (✗) past it (the adapter's Health False
+/// `--operator-stuck-after`, held on the operator (✗) past it (the pulse's Health False
 /// [`OPERATOR_NOT_RECONCILING`]).
-fn operator_lag_link(
-    id: &'static str,
-    kind: &str,
-    tables: &str,
-    evidence: String,
-    health: &(ConditionStatus, String, String),
-) -> Link {
-    if health.0 == ConditionStatus::False && health.1 == OPERATOR_NOT_RECONCILING {
-        Link::new(
-            id,
-            Mark::Broken,
-            evidence,
-            format!(
-                "the HyperShift operator has not observed the {kind} the agent applied, for longer than --operator-stuck-after"
-            ),
-            format!(
-                "check that the HyperShift operator runs on the management cluster and read its log for this object; {tables}: AwaitingOperator"
-            ),
-        )
-    } else {
-        Link::new(
-            id,
-            Mark::Waiting,
-            evidence,
-            format!("the HyperShift operator has not yet observed the {kind} the agent applied"),
-            "",
-        )
+fn operator_lag_link(s: &Settings, evidence: String, health: &Condition) -> Link {
+    let (id, kind) = s.kind.object();
+    if health.status != ConditionStatus::False || health.reason != OPERATOR_NOT_RECONCILING {
+        let meaning =
+            format!("the HyperShift operator has not yet observed the {kind} the agent applied");
+        return Link::new(id, Mark::Waiting, evidence, meaning, "");
     }
+    Link::broken(
+        id,
+        evidence,
+        format!(
+            "the HyperShift operator has not observed the {kind} the agent applied, for longer than --operator-stuck-after"
+        ),
+        format!(
+            "check that the HyperShift operator runs on the management cluster and read its log for this object; {}: AwaitingOperator",
+            s.kind.condition_tables()
+        ),
+    )
 }
 
-fn deletion_link(
-    s: &Settings,
-    obs: &Observations,
-    id: &'static str,
-    kind: &str,
-    deleted: &str,
-    work: Option<(&ResourceBundle, &ExistingWork)>,
-) -> Link {
-    let late = is_past(deleted, s.deletion_stuck_after, s.now);
-    let limit = friendly(s.deletion_stuck_after);
-    let held = |evidence: String, what: &str, action: &str| {
-        if late {
-            Link::new(
-                id,
-                Mark::Broken,
-                format!("{evidence}; deleted at {deleted}, more than {limit} ago"),
-                format!("the deletion is held by {what}"),
-                action,
-            )
-        } else {
-            Link::new(
-                id,
-                Mark::Waiting,
-                format!("{evidence}; deleted at {deleted}"),
-                "the deletion is in progress",
-                "",
-            )
+/// The object link of an object deleted at `deleted`: what holds the deletion (the NodePools
+/// HyperFleet still lists, else what the work holds), in progress until `--deletion-stuck-after`.
+fn deletion_link(s: &Settings, obs: &Observations, deleted: &str, work: Option<&Work>) -> Link {
+    let (id, kind) = s.kind.object();
+    let (evidence, by, action) = match (listed_nodepools(obs), work) {
+        (Some(ids), _) => (
+            format!(
+                "the API still lists {} NodePools ({}): NodePoolsExist",
+                ids.len(),
+                ids.join(", ")
+            ),
+            "the cluster's NodePools".to_owned(),
+            "diagnose each NodePool: diagnose nodepool <id> --cluster-id <cluster-id>".to_owned(),
+        ),
+        (
+            None,
+            Some(
+                work @ Work {
+                    existing: Some(existing),
+                    ..
+                },
+            ),
+        ) => work_holds(kind, work, existing),
+        (None, _) if obs.works.is_err() => {
+            return Link::bare(id, Mark::Unknown, "the work was not read");
+        }
+        (None, _) => {
+            let evidence =
+                format!("deleted: no work left on the management cluster for this {kind}");
+            return Link::ok(id, evidence);
         }
     };
-    if let Some(Ok(list)) = &obs.nodepools {
-        let listed: Vec<&str> = list["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|np| np["id"].as_str().unwrap_or_default())
-            .collect();
-        if !listed.is_empty() {
-            return held(
-                format!(
-                    "the API still lists {} NodePools ({}): NodePoolsExist",
-                    listed.len(),
-                    listed.join(", ")
-                ),
-                "the cluster's NodePools",
-                "diagnose each NodePool: diagnose nodepool <id> --cluster-id <cluster-id>",
-            );
-        }
+    if !is_past(deleted, s.deletion_stuck_after, s.now) {
+        let evidence = format!("{evidence}; deleted at {deleted}");
+        let meaning = "the deletion is in progress";
+        return Link::new(id, Mark::Waiting, evidence, meaning, "");
     }
-    let Some((work, existing)) = work else {
-        return if obs.works.is_err() {
-            Link::new(id, Mark::Unknown, "the work was not read", "", "")
-        } else {
-            Link::ok(
-                id,
-                format!("deleted: no work left on the management cluster for this {kind}"),
-            )
-        };
-    };
+    let limit = friendly(s.deletion_stuck_after);
+    let evidence = format!("{evidence}; deleted at {deleted}, more than {limit} ago");
+    Link::broken(
+        id,
+        evidence,
+        format!("the deletion is held by {by}"),
+        action,
+    )
+}
+
+/// The ids of the NodePools HyperFleet still lists for a deleting cluster, when it lists any
+/// (read as the pulse reads the list).
+fn listed_nodepools(obs: &Observations) -> Option<Vec<String>> {
+    let pools = NodePools::from_list(obs.nodepools.as_ref()?.as_ref().ok()?)?;
+    let ids: Vec<String> = pools.items.into_iter().map(|np| np.id).collect();
+    (!ids.is_empty()).then_some(ids)
+}
+
+/// What holds the deletion of the `kind` object the work holds, as the evidence, who holds it,
+/// and what to do: its finalizers (fed back), else the work agent removing what it applied.
+fn work_holds(kind: &str, work: &Work, existing: &ExistingWork) -> (String, String, String) {
     let (namespace, name) = place_in(&existing.workload, kind, ("", ""));
     let deletion =
         ObjectDeletion::from_manifest(existing.manifests.iter().find(|m| m.resource.kind == kind));
-    let mut evidence = match &work.deleted_at {
-        Some(at) => format!("work {} deleting since {at}", work_name(work)),
-        None => format!("work {} not deleted yet", work_name(work)),
+    let mut evidence = match &work.bundle.deleted_at {
+        Some(at) => format!("work {} deleting since {at}", work.name()),
+        None => format!("work {} not deleted yet", work.name()),
     };
     if let Some(ts) = &deletion.deletion_timestamp {
         evidence.push_str(&format!("; {kind} {namespace}/{name} deleting since {ts}"));
     }
     if !deletion.finalizers.is_empty() {
         evidence.push_str(&format!("; finalizers {}", deletion.finalizers.join(", ")));
-        return held(
+        return (
             evidence,
-            &format!("the {kind}'s finalizers (the HyperShift operator's cleanup)"),
-            "read the HyperShift operator's logs on the management cluster for what its cleanup waits on",
+            format!("the {kind}'s finalizers (the HyperShift operator's cleanup)"),
+            "read the HyperShift operator's logs on the management cluster for what its cleanup waits on".to_owned(),
         );
     }
     // The agent reports no finalizers while it deletes (it keeps the feedback it had before):
     // the work stays until everything it applied is gone from the management cluster.
-    let consumer = &work.consumer_name;
-    held(
+    let consumer = &work.bundle.consumer_name;
+    (
         evidence,
-        &format!(
+        format!(
             "the work agent of {consumer}: the work stays until the objects it applied are gone from that management cluster"
         ),
-        &format!(
+        format!(
             "on management cluster {consumer}, look at the {kind} {namespace}/{name} (its deletionTimestamp and finalizers) and the HyperShift operator's logs; if it is gone, check the work agent"
         ),
     )
@@ -596,98 +506,86 @@ fn deletion_link(
 /// `hyperfleet.status`: the API stored this adapter's report and concludes from it.
 pub fn status_link(s: &Settings, obs: &Observations) -> Link {
     const ID: &str = "hyperfleet.status";
-    let statuses = match &obs.statuses {
-        Ok(list) => list,
-        Err(f) => {
-            return unreadable(
-                ID,
-                "the HyperFleet API",
-                "HYPERFLEET_API_URL / HYPERFLEET_API_TOKEN_FILE",
-                f,
-            );
-        }
-    };
-    let g = obs.object.as_ref().ok().and_then(generation);
-    let job = obs
-        .pulses
-        .as_ref()
-        .ok()
-        .and_then(|p| newest_job(&p.jobs, g).0);
-    let job_gen = job.and_then(job_reported_generation);
-    let Some(stored) = stored_status(statuses, &s.adapter) else {
-        return match job_gen {
-            Some(jg) => Link::new(
-                ID,
-                Mark::Broken,
-                format!(
-                    "no report of adapter {} stored, although the Job reported generation {jg}",
-                    s.adapter
-                ),
-                "the framework's PUT failed or was refused",
-                "read the framework Deployment's logs for this id (the PUT's answer)",
-            ),
-            None => Link::new(
-                ID,
-                Mark::Waiting,
-                format!("no report of adapter {} yet", s.adapter),
-                "",
-                "",
-            ),
+    if let Err(f) = &obs.statuses {
+        return hyperfleet_unreadable(ID, f);
+    }
+    let job = obs.job();
+    let reported = job.and_then(|job| job_annotation(job, OBSERVED_GENERATION_ANNOTATION));
+    let Some(stored) = obs.stored(&s.adapter) else {
+        let Some(jg) = reported else {
+            let evidence = format!("no report of adapter {} yet", s.adapter);
+            return Link::bare(ID, Mark::Waiting, evidence);
         };
+        return Link::broken(
+            ID,
+            format!(
+                "no report of adapter {} stored, although the Job reported generation {jg}",
+                s.adapter
+            ),
+            "the framework's PUT failed or was refused",
+            "read the framework Deployment's logs for this id (the PUT's answer)",
+        );
     };
     let sg = stored["observed_generation"].as_i64();
-    let stored_available = hf_condition(&stored["conditions"], "Available");
+    let available = hf_condition(&stored["conditions"], "Available");
+    let said = |key: &str| available.and_then(|c| c[key].as_str());
     let stored_text = format!(
         "stored: generation {}, Available={} {} (reported {})",
-        sg.map_or_else(|| "?".to_owned(), |g| g.to_string()),
-        stored_available
-            .and_then(|c| c["status"].as_str())
-            .unwrap_or("?"),
-        stored_available
-            .and_then(|c| c["reason"].as_str())
-            .unwrap_or_default(),
+        known(sg),
+        said("status").unwrap_or("?"),
+        said("reason").unwrap_or_default(),
         stored["last_report_time"].as_str().unwrap_or("?")
     );
-    if let (Some(jg), Some(sg)) = (job_gen, sg)
+    if let Some(link) = discarded(job, reported, sg, &stored_text) {
+        return link;
+    }
+    let wanted = if obs.deleted_time().is_some() {
+        "Finalized"
+    } else {
+        "Available"
+    };
+    let g = obs.generation();
+    let done = hf_condition(&stored["conditions"], wanted).is_some_and(|c| c["status"] == "True")
+        && (g.is_none() || sg == g);
+    if done {
+        return Link::ok(ID, stored_text);
+    }
+    let meaning = format!("this adapter has not reported {wanted}=True at the current generation");
+    Link::new(ID, Mark::Waiting, stored_text, meaning, "")
+}
+
+/// `hyperfleet.status` broken when the API discarded the Job's report (`reported`: the generation
+/// it describes) against the one it holds at `held` (framework doc §7.4): an older generation,
+/// or an `Available=Unknown` once the adapter has reported.
+fn discarded(
+    job: Option<&Job>,
+    reported: Option<i64>,
+    held: Option<i64>,
+    stored_text: &str,
+) -> Option<Link> {
+    const ID: &str = "hyperfleet.status";
+    if let (Some(jg), Some(sg)) = (reported, held)
         && jg < sg
     {
-        return Link::new(
+        return Some(Link::broken(
             ID,
-            Mark::Broken,
             format!(
                 "discarded: the Job reports generation {jg}, the API holds generation {sg}; {stored_text}"
             ),
             "the API discards a report older than the one it holds (framework doc §7.4)",
             "the Job of the current generation must report: see framework.job",
-        );
+        ));
     }
-    if let Some(job) = job
-        && job_condition(job, "Available").is_some_and(|(status, _, _)| status == "Unknown")
-        && job_condition(job, "Applied").is_some()
-    {
-        return Link::new(
+    let job = job?;
+    let unknown = job_condition(job, "Available").is_some_and(|(status, _, _)| status == "Unknown");
+    (unknown && job_condition(job, "Applied").is_some()).then(|| {
+        Link::broken(
             ID,
-            Mark::Broken,
             format!(
                 "discarded: the Job's Available=Unknown is not stored once this adapter has reported (§7.4 rule 13); {stored_text}"
             ),
             "the API keeps the older report while the adapter cannot observe",
             "the links above say why the adapter could not observe",
-        );
-    }
-    let deleting = obs.object.as_ref().ok().and_then(deleted_time).is_some();
-    let wanted = if deleting { "Finalized" } else { "Available" };
-    let done = hf_condition(&stored["conditions"], wanted).is_some_and(|c| c["status"] == "True")
-        && (g.is_none() || sg == g);
-    if done {
-        Link::ok(ID, stored_text)
-    } else {
-        Link::new(
-            ID,
-            Mark::Waiting,
-            stored_text,
-            format!("this adapter has not reported {wanted}=True at the current generation"),
-            "",
         )
-    }
+    })
 }

@@ -35,14 +35,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use serde_json::Value;
 
 use crate::duration::parse_budget;
 use crate::hyperfleet::{ADAPTER_LABEL, CLUSTER_ID_LABEL, NODEPOOL_ID_LABEL};
 use crate::work::backend::DEFAULT_SOURCE_ID;
 use crate::work::maestro::{MaestroConfig, MaestroTlsArgs};
-use chain::{Diagnosis, Link};
+use chain::Diagnosis;
 use judge::{Kind, Observations, Settings};
-use read::{Failure, HyperfleetReader};
+use judge_work::Work;
+use read::{HyperfleetReader, Read};
 
 /// `--namespace` default: where the task configs create the pulse Jobs.
 pub const DEFAULT_NAMESPACE: &str = "hyperfleet-system";
@@ -200,14 +202,23 @@ pub fn parse_url(s: &str) -> Result<String, String> {
 /// Runs the diagnosis and prints it on stdout; the exit code says healthy / stuck / could not read.
 pub async fn execute(args: Args) -> ExitCode {
     let diagnosis = run(&args, Timestamp::now()).await;
-    let common = match &args.target {
-        Target::Cluster { common, .. } | Target::Nodepool { common, .. } => common,
-    };
-    match common.output {
+    match target(&args).3.output {
         Output::Text => print!("{}", diagnosis.text()),
         Output::Json => println!("{}", diagnosis.json()),
     }
     ExitCode::from(diagnosis.exit_code)
+}
+
+/// What `args` diagnose: the kind, the object's id, its cluster's id, and the flags.
+fn target(args: &Args) -> (Kind, &str, &str, &Common) {
+    match &args.target {
+        Target::Cluster { id, common } => (Kind::Cluster, id, id, common),
+        Target::Nodepool {
+            id,
+            cluster_id,
+            common,
+        } => (Kind::NodePool, id, cluster_id, common),
+    }
 }
 
 /// Reads every system (concurrently, each under `--timeout-per-system`) and judges the chain at
@@ -215,96 +226,37 @@ pub async fn execute(args: Args) -> ExitCode {
 pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
     // The TLS provider of every client (kept when already installed).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (kind, id, cluster_id, common) = match &args.target {
-        Target::Cluster { id, common } => (Kind::Cluster, id, id, common),
-        Target::Nodepool {
-            id,
-            cluster_id,
-            common,
-        } => (Kind::NodePool, id, cluster_id, common),
-    };
-    let (labels, object_path): (Vec<(&str, &str)>, String) = match kind {
+    let (kind, id, cluster_id, common) = target(args);
+    let (labels, object_path) = match kind {
         Kind::Cluster => (
-            vec![(ADAPTER_LABEL, "controlplane"), (CLUSTER_ID_LABEL, id)],
+            [(ADAPTER_LABEL, "controlplane"), (CLUSTER_ID_LABEL, id)],
             format!("/{id}"),
         ),
         Kind::NodePool => (
-            vec![(ADAPTER_LABEL, "nodepool"), (NODEPOOL_ID_LABEL, id)],
+            [(ADAPTER_LABEL, "nodepool"), (NODEPOOL_ID_LABEL, id)],
             format!("/{cluster_id}/nodepools/{id}"),
         ),
     };
-    let selector = labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let preconditions = if common.preconditions.is_empty() {
-        let defaults: &[&str] = match kind {
-            Kind::Cluster => &CLUSTER_PRECONDITIONS,
-            Kind::NodePool => &NODEPOOL_PRECONDITIONS,
-        };
-        defaults.iter().map(|s| (*s).to_owned()).collect()
-    } else {
-        common.preconditions.clone()
-    };
-    let settings = Settings {
-        kind,
-        id: id.clone(),
-        cluster_id: cluster_id.clone(),
-        adapter: common.adapter.clone(),
-        preconditions,
-        namespace: common.namespace.clone(),
-        selector: selector.clone(),
-        source: common.maestro_source_id.clone(),
-        agent_stale_after: common.agent_stale_after,
-        deletion_stuck_after: common.deletion_stuck_after,
-        machines_stuck_after: common.machines_stuck_after,
-        operator_stuck_after: common.operator_stuck_after,
-        now,
-    };
+    let selector = labels.map(|(k, v)| format!("{k}={v}")).join(",");
     let timeout = common.timeout_per_system.max(Duration::from_millis(100));
     let hyperfleet = HyperfleetReader {
         base_url: common.hyperfleet_api.clone(),
         auth: common.hyperfleet_auth.clone(),
         timeout,
     };
-    let hyperfleet_reads = async {
-        let object = hyperfleet.get(&object_path).await;
-        let statuses = hyperfleet.get(&format!("{object_path}/statuses")).await;
-        let deleting = object.as_ref().ok().and_then(judge::deleted_time).is_some();
-        let nodepools = if kind == Kind::Cluster && deleting {
-            Some(hyperfleet.get(&format!("/{id}/nodepools")).await)
-        } else {
-            None
-        };
-        (object, statuses, nodepools)
-    };
-    let hyperfleet_reads = async {
-        tokio::time::timeout(timeout, hyperfleet_reads)
-            .await
-            .unwrap_or_else(|_| {
-                (
-                    Err(Failure::timeout(timeout)),
-                    Err(Failure::timeout(timeout)),
-                    None,
-                )
-            })
-    };
-    let kube_reads = read::within(
-        timeout,
-        read::pulses(
-            common.kubeconfig.as_deref(),
-            &common.namespace,
-            &selector,
-            timeout,
-        ),
+    // A deleting cluster's NodePools hold its deletion.
+    let nodepools = (kind == Kind::Cluster).then(|| format!("/{id}/nodepools"));
+    let kubeconfig = common.kubeconfig.as_deref();
+    let hyperfleet = read_hyperfleet(&hyperfleet, &object_path, nodepools);
+    let jobs = read::pulses(kubeconfig, &common.namespace, &selector, timeout);
+    let maestro = read::works(maestro_config(common), &labels, timeout);
+    let (hyperfleet, pulses, works) = tokio::join!(
+        read::within(timeout, hyperfleet),
+        read::within(timeout, jobs),
+        read::within(timeout, maestro),
     );
-    let maestro_reads = read::within(
-        timeout,
-        read::works(maestro_config(common), &labels, timeout),
-    );
-    let ((object, statuses, nodepools), pulses, works) =
-        tokio::join!(hyperfleet_reads, kube_reads, maestro_reads);
+    let (object, statuses, nodepools) =
+        hyperfleet.unwrap_or_else(|failure| (Err(failure.clone()), Err(failure), None));
     let observations = Observations {
         object,
         statuses,
@@ -312,7 +264,57 @@ pub async fn run(args: &Args, now: Timestamp) -> Diagnosis {
         pulses,
         works,
     };
+    let settings = settings((kind, id, cluster_id), common, selector, now);
     judge_all(&settings, &observations)
+}
+
+/// The HyperFleet reads: the object at `object_path`, its statuses, and when it is being deleted
+/// the NodePools at `nodepools` (a cluster's).
+async fn read_hyperfleet(
+    hyperfleet: &HyperfleetReader,
+    object_path: &str,
+    nodepools: Option<String>,
+) -> Read<(Read<Value>, Read<Value>, Option<Read<Value>>)> {
+    let object = hyperfleet.get(object_path).await;
+    let statuses = hyperfleet.get(&format!("{object_path}/statuses")).await;
+    let deleting = object.as_ref().ok().and_then(judge::deleted_time).is_some();
+    let nodepools = match nodepools.filter(|_| deleting) {
+        Some(path) => Some(hyperfleet.get(&path).await),
+        None => None,
+    };
+    Ok((object, statuses, nodepools))
+}
+
+/// The settings of the diagnosis of `(kind, id, cluster_id)` with `common`'s flags.
+fn settings(
+    (kind, id, cluster_id): (Kind, &str, &str),
+    common: &Common,
+    selector: String,
+    now: Timestamp,
+) -> Settings {
+    let defaults: &[&str] = match kind {
+        Kind::Cluster => &CLUSTER_PRECONDITIONS,
+        Kind::NodePool => &NODEPOOL_PRECONDITIONS,
+    };
+    let preconditions = match common.preconditions.is_empty() {
+        true => defaults.iter().map(|s| (*s).to_owned()).collect(),
+        false => common.preconditions.clone(),
+    };
+    Settings {
+        kind,
+        id: id.to_owned(),
+        cluster_id: cluster_id.to_owned(),
+        adapter: common.adapter.clone(),
+        preconditions,
+        namespace: common.namespace.clone(),
+        selector,
+        source: common.maestro_source_id.clone(),
+        agent_stale_after: common.agent_stale_after,
+        deletion_stuck_after: common.deletion_stuck_after,
+        machines_stuck_after: common.machines_stuck_after,
+        operator_stuck_after: common.operator_stuck_after,
+        now,
+    }
 }
 
 /// The Maestro REST settings of `common` (no gRPC: diagnose publishes nothing).
@@ -329,36 +331,28 @@ fn maestro_config(common: &Common) -> MaestroConfig {
 
 /// Every link, in order, and the diagnosis.
 pub fn judge_all(s: &Settings, obs: &Observations) -> Diagnosis {
-    let object = judge::object_link(s, obs);
+    let work = Work::of(s, obs);
     let preconditions = judge::preconditions_link(s, obs);
     let job = judge::job_link(s, obs, &preconditions);
     let report = judge::report_link(s, obs, &job);
-    let work = judge_work::work_link(s, obs, &report);
-    let current = obs
-        .works
-        .as_ref()
-        .ok()
-        .and_then(|w| judge_work::current_work(w));
-    let existing = current.and_then(|b| b.to_existing_work(Some(s.source.clone())).ok());
-    let agent = judge_work::agent_link(s, obs, existing.as_ref());
-    let managed = judge_work::object_link(s, obs, existing.as_ref());
-    let status = judge_work::status_link(s, obs);
-    let links: Vec<Link> = vec![
-        object,
+    let work_link = judge_work::work_link(s, obs, work.as_ref(), &report);
+    let links = vec![
+        judge::object_link(s, obs),
         preconditions,
         job,
         report,
-        work,
-        agent,
-        managed,
-        status,
+        work_link,
+        judge_work::agent_link(s, obs, work.as_ref()),
+        judge_work::object_link(s, obs, work.as_ref()),
+        judge_work::status_link(s, obs),
     ];
+    let consumer = work.map(|w| w.bundle.consumer_name.clone());
     Diagnosis::new(
         s.kind.name(),
         &s.id,
         &s.cluster_id,
-        obs.object.as_ref().ok().and_then(judge::generation),
-        current.map(|b| b.consumer_name.clone()),
+        obs.generation(),
+        consumer,
         links,
     )
 }

@@ -5,11 +5,13 @@
 //! tables, so that diagnose never concludes what a pulse would not.
 
 use job_report::Report;
+use serde_json::{Map, Value};
 
 use super::judge::{Kind, Observations, Settings};
 use crate::hyperfleet::cluster::{ClusterInput, ClusterSpec, SecretSettings};
 use crate::hyperfleet::nodepool::{NodePoolInput, NodePoolSpec};
 use crate::hyperfleet::nodepools::NodePools;
+use crate::hyperfleet::spec::SpecViolation;
 use crate::pulse::controlplane::ControlPlane;
 use crate::pulse::nodepool::NodePool;
 use crate::pulse::object::Object;
@@ -48,49 +50,22 @@ impl Pulsed {
     /// `consumer`.
     pub fn of(s: &Settings, obs: &Observations, consumer: &str) -> Self {
         let object = obs.object.as_ref().ok().cloned();
-        let base = |name, generation| Base {
-            s,
-            obs,
-            consumer,
-            name,
-            generation,
-        };
+        let base = Base { s, obs, consumer };
         match s.kind {
             Kind::Cluster => {
                 let input = object.and_then(|o| ClusterInput::from_value(o).ok());
-                let (name, generation) = input
-                    .as_ref()
-                    .map_or((None, None), |i| (i.name.clone(), i.generation));
-                let asked = input.map_or(Asked::Spec(Err(Vec::new())), |input| {
-                    match input.deleted_time {
-                        Some(deleted_time) => Asked::Deletion { deleted_time },
-                        None => Asked::Spec(ClusterSpec::validate_with(
-                            &s.cluster_id,
-                            input.name.as_deref(),
-                            &input.spec,
-                            &SecretSettings::default(),
-                        )),
-                    }
-                });
-                Pulsed::Cluster(base(name, generation).pulse(asked))
+                let input = input.map(|i| (i.name, i.generation, i.deleted_time, i.spec));
+                Pulsed::Cluster(base.pulse(input, |name, spec| {
+                    let secrets = SecretSettings::default();
+                    ClusterSpec::validate_with(&s.cluster_id, name, spec, &secrets)
+                }))
             }
             Kind::NodePool => {
                 let input = object.and_then(|o| NodePoolInput::from_value(o).ok());
-                let (name, generation) = input
-                    .as_ref()
-                    .map_or((None, None), |i| (i.name.clone(), i.generation));
-                let asked = input.map_or(Asked::Spec(Err(Vec::new())), |input| {
-                    match input.deleted_time {
-                        Some(deleted_time) => Asked::Deletion { deleted_time },
-                        None => Asked::Spec(NodePoolSpec::validate(
-                            &s.id,
-                            &s.cluster_id,
-                            input.name.as_deref(),
-                            &input.spec,
-                        )),
-                    }
-                });
-                Pulsed::NodePool(base(name, generation).pulse(asked))
+                let input = input.map(|i| (i.name, i.generation, i.deleted_time, i.spec));
+                Pulsed::NodePool(base.pulse(input, |name, spec| {
+                    NodePoolSpec::validate(&s.id, &s.cluster_id, name, spec)
+                }))
             }
         }
     }
@@ -118,18 +93,39 @@ impl Pulsed {
     }
 }
 
+/// What a pulse reads of the object: its name, generation, `deleted_time` and spec.
+type Input = (
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Map<String, Value>,
+);
+
 /// What every pulse of the object shares.
 struct Base<'a> {
     s: &'a Settings,
     obs: &'a Observations,
     consumer: &'a str,
-    name: Option<String>,
-    generation: Option<i64>,
 }
 
 impl Base<'_> {
-    fn pulse<S>(self, asked: Asked<S>) -> Pulse<S> {
+    /// The pulse of `input` (`None`: not an object of its kind), its spec read by `validate`.
+    fn pulse<S>(
+        self,
+        input: Option<Input>,
+        validate: impl FnOnce(Option<&str>, &Map<String, Value>) -> Result<S, Vec<SpecViolation>>,
+    ) -> Pulse<S> {
         let s = self.s;
+        let (name, generation, asked) = match input {
+            None => (None, None, Asked::Spec(Err(Vec::new()))),
+            Some((name, generation, Some(deleted_time), _)) => {
+                (name, generation, Asked::Deletion { deleted_time })
+            }
+            Some((name, generation, None, spec)) => {
+                let asked = Asked::Spec(validate(name.as_deref(), &spec));
+                (name, generation, asked)
+            }
+        };
         let nodepools = match &self.obs.nodepools {
             Some(Ok(list)) => {
                 NodePools::from_list(list).ok_or_else(|| "not a NodePool list".to_owned())
@@ -142,8 +138,8 @@ impl Base<'_> {
                 cluster_id: s.cluster_id.clone(),
                 nodepool_id: (s.kind == Kind::NodePool).then(|| s.id.clone()),
             },
-            name: self.name,
-            generation: self.generation.filter(|g| *g >= 1),
+            name,
+            generation: generation.filter(|g| *g >= 1),
             asked,
             nodepools,
             transport: Transport {

@@ -15,16 +15,13 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
-use crate::hyperfleet::api::CLUSTERS_PATH;
+use crate::hyperfleet::api::{CLUSTERS_PATH, FetchError, get_path};
 use crate::kubeconfig::error_chain;
 use crate::message::redact;
 use crate::work::WorkError;
 use crate::work::maestro::MaestroConfig;
 use crate::work::maestro::bundle::ResourceBundle;
-use crate::work::maestro::rest::RestClient;
-
-/// Largest HyperFleet answer read.
-const MAX_BODY: usize = 4 * 1024 * 1024;
+use crate::work::maestro::rest::{RestClient, label_search};
 
 /// Why a read gave nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +68,8 @@ pub async fn within<T>(timeout: Duration, read: impl Future<Output = Read<T>>) -
         .unwrap_or_else(|_| Err(Failure::timeout(timeout)))
 }
 
-/// The HyperFleet API: `GET {base}/api/hyperfleet/v1/clusters/…` with an optional bearer token.
+/// The HyperFleet API: `GET {base}/api/hyperfleet/v1/clusters/…` with an optional bearer token
+/// (the pulse's own reader, [`crate::hyperfleet::api::get_path`]).
 #[derive(Debug, Clone)]
 pub struct HyperfleetReader {
     pub base_url: String,
@@ -82,52 +80,15 @@ pub struct HyperfleetReader {
 impl HyperfleetReader {
     /// `GET {base}{CLUSTERS_PATH}{path}`, the answer as JSON.
     pub async fn get(&self, path: &str) -> Read<Value> {
-        let base = self.base_url.trim_end_matches('/');
-        let url = format!("{base}{CLUSTERS_PATH}{path}");
-        let authorization = self.auth.header().map_err(|e| Failure::new(None, &e))?;
-        let http = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .connect_timeout(self.timeout)
-            .build()
-            .map_err(|e| Failure::new(None, &error_chain(&e)))?;
-        let mut request = http
-            .get(&url)
-            .header(reqwest::header::ACCEPT, "application/json");
-        if let Some(value) = authorization {
-            request = request.header(reqwest::header::AUTHORIZATION, value);
-        }
-        let transport = |e: reqwest::Error| {
-            let what = if e.is_timeout() {
-                format!(
-                    "GET {url}: timed out after {}",
-                    crate::duration::friendly(self.timeout)
-                )
-            } else {
-                format!("GET {url}: {}", error_chain(&e))
-            };
-            Failure::new(None, &what)
+        let path = format!("{CLUSTERS_PATH}{path}");
+        let (url, text) = match get_path(&self.base_url, &path, &[], &self.auth, self.timeout).await
+        {
+            Ok(answer) => answer,
+            Err(FetchError::Status { url, status, body }) => {
+                return Err(Failure::new(Some(status), &format!("GET {url}: {body}")));
+            }
+            Err(other) => return Err(Failure::new(None, &other.to_string())),
         };
-        let response = request.send().await.map_err(transport)?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(transport)?;
-        if body.len() > MAX_BODY {
-            return Err(Failure::new(
-                None,
-                &format!("GET {url}: the answer is larger than {MAX_BODY} bytes"),
-            ));
-        }
-        let text = String::from_utf8_lossy(&body);
-        if !status.is_success() {
-            let shown = if text.trim().is_empty() {
-                "(empty body)"
-            } else {
-                &text
-            };
-            return Err(Failure::new(
-                Some(status.as_u16()),
-                &format!("GET {url}: {shown}"),
-            ));
-        }
         serde_json::from_str(&text)
             .map_err(|e| Failure::new(None, &format!("GET {url}: the answer is not JSON: {e}")))
     }
@@ -196,39 +157,17 @@ fn kube_failure(verb: &str, namespace: &str, error: &kube::Error, timeout: Durat
 }
 
 /// Maestro's REST API: every resource bundle of `source` whose work carries `labels`, on any
-/// consumer (soft-deleted ones included).
+/// consumer (soft-deleted ones included), found by the label search of §4.2.
 pub async fn works(
     config: MaestroConfig,
     labels: &[(&str, &str)],
     timeout: Duration,
 ) -> Read<Vec<ResourceBundle>> {
-    let search = label_search(&config.source_id, labels)?;
+    let search = label_search(&config.source_id, None, labels).map_err(|e| work_failure(&e))?;
     let mut config = config;
     config.timeout = timeout;
     let client = RestClient::new(Arc::new(config)).map_err(|e| work_failure(&e))?;
     client.list_all(&search).await.map_err(|e| work_failure(&e))
-}
-
-/// `source='<src>' and payload->'metadata'->'labels'@>'{…}'` (§4.2). Values are interpolated
-/// without escaping, so a value holding `'` is refused.
-pub fn label_search(source: &str, labels: &[(&str, &str)]) -> Read<String> {
-    let values = std::iter::once(source).chain(labels.iter().flat_map(|(k, v)| [*k, *v]));
-    for value in values {
-        if value.contains('\'') {
-            return Err(Failure::new(
-                None,
-                &format!("the Maestro search value {value:?} contains a quote"),
-            ));
-        }
-    }
-    let object: serde_json::Map<String, Value> = labels
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), Value::String((*v).to_owned())))
-        .collect();
-    Ok(format!(
-        "source='{source}' and payload->'metadata'->'labels'@>'{}'",
-        Value::Object(object)
-    ))
 }
 
 fn work_failure(error: &WorkError) -> Failure {
@@ -254,6 +193,7 @@ mod tests {
     fn the_label_search_is_the_go_clients_jsonb_fragment() {
         let search = label_search(
             "hyperfleet-hypershift-adapter",
+            None,
             &[
                 ("hyperfleet.io/adapter", "controlplane"),
                 (
@@ -267,7 +207,7 @@ mod tests {
             search,
             r#"source='hyperfleet-hypershift-adapter' and payload->'metadata'->'labels'@>'{"hyperfleet.io/adapter":"controlplane","hyperfleet.io/cluster-id":"019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b"}'"#
         );
-        let quoted = label_search("s'--", &[]).unwrap_err();
+        let quoted = work_failure(&label_search("s'--", None, &[]).unwrap_err());
         assert!(quoted.detail.contains("contains a quote"), "{quoted}");
     }
 
@@ -291,13 +231,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_missing_token_file_is_a_failure_naming_the_setting() {
-        let auth = crate::hyperfleet::api::Auth {
-            token_file: Some("/nonexistent/hyperfleet-token".into()),
-            ..Default::default()
+    #[tokio::test]
+    async fn a_missing_token_file_is_a_failure_naming_the_setting() {
+        let reader = HyperfleetReader {
+            base_url: "http://127.0.0.1:9".to_owned(),
+            auth: crate::hyperfleet::api::Auth {
+                token_file: Some("/nonexistent/hyperfleet-token".into()),
+                ..Default::default()
+            },
+            timeout: Duration::from_secs(1),
         };
-        let failure = auth.header().unwrap_err();
-        assert!(failure.contains("HYPERFLEET_API_TOKEN_FILE"), "{failure}");
+        let failure = reader.get("/x").await.unwrap_err();
+        assert!(
+            failure.detail.contains("HYPERFLEET_API_TOKEN_FILE"),
+            "{failure}"
+        );
     }
 }

@@ -12,6 +12,8 @@ use super::judge_all;
 use super::read::{Failure, Pulses};
 use crate::work::maestro::bundle::ResourceBundle;
 
+mod states;
+
 const CLUSTER: &str = "019a6f1e-4b7c-7d2e-9f3a-1c2d3e4f5a6b";
 const NODEPOOL: &str = "019a6f2b-8d13-7a64-b5c2-3e9f0d7a1c58";
 const NOW: &str = "2026-11-26T12:00:00Z";

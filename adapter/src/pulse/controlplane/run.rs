@@ -148,10 +148,7 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
     let namespace = args.job_namespace.as_deref().unwrap_or_default();
     let edge = Edge {
         work: &args.work,
-        api: (
-            args.hyperfleet_api.as_deref(),
-            &args.hyperfleet_auth,
-        ),
+        api: (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
         lease: Some((
             namespace,
             args.pod_name.as_deref(),

@@ -134,10 +134,7 @@ async fn execute_inner(args: &Args, shutdown: impl Future<Output = ()>) -> Resul
     let generation = args.generation;
     let edge = Edge {
         work: &args.work,
-        api: (
-            args.hyperfleet_api.as_deref(),
-            &args.hyperfleet_auth,
-        ),
+        api: (args.hyperfleet_api.as_deref(), &args.hyperfleet_auth),
         lease: None,
         ids: (args.cluster_id.as_deref(), args.nodepool_id.as_deref()),
         generation,
