@@ -7,13 +7,14 @@ use job_report::{ConditionStatus, Report};
 use super::object::Object;
 use super::step::{Decision, Deletion, Outcome, Placement, Pulse};
 use crate::hyperfleet::spec::SpecViolation;
+use crate::hypershift::immutable::ImmutableChange;
 use crate::message::{cond, redact};
 use crate::placement as rows;
 use crate::work::Failure;
 use crate::work::deletion::{DELETING, with_finalized_unconfirmed};
 use crate::work::failure::FailureContext;
 use crate::work::manifestwork::work_generation;
-use crate::work::outcome::{self, WorkRef};
+use crate::work::outcome::{self, ObjectRef, WorkRef};
 use crate::work::{ExistingWork, WorkAt};
 
 /// The report of `outcome`.
@@ -67,18 +68,7 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
             let report = O::observed(pulse, work, w, Some(*h));
             outcome::stale_generation(work, report, *p, *h)
         }
-        Decision::NotSentDeleting(w) => {
-            let mut report = observed(w);
-            let what = format!(
-                "{} is not sent: ManifestWork {} is being deleted {}",
-                this_generation(generation),
-                at.name,
-                O::deleting_on(&at.consumer)
-            );
-            outcome::not_yet(&mut report, DELETING, what, &unnamed, held(w));
-            report.observed_generation = generation;
-            report
-        }
+        Decision::NotSentDeleting(w) => not_sent_deleting::<O>(pulse, at, observed(w), held(w)),
         Decision::Updated(w) => {
             let report = O::observed(pulse, work, w, generation);
             outcome::updated(work, &unnamed, report, held(w), generation)
@@ -87,10 +77,7 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
             outcome::updated_meanwhile(&unnamed, observed(w), held(w), generation)
         }
         Decision::Immutable { work: w, changes } => {
-            let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
-            let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
-            let (changes, report) = ((&lines[..], &fields[..]), observed(w));
-            outcome::immutable_change(work, &unnamed, report, changes, generation, held(w))
+            immutable(work, &unnamed, observed(w), changes, (generation, held(w)))
         }
         Decision::Waiting { why, work: None } => {
             O::report(generation, waiting(unnamed.kind, why), Some(pulse))
@@ -123,6 +110,41 @@ fn decision<O: Object>(pulse: &Pulse<O::Spec>, at: &WorkAt, decision: &Decision)
             plain(rows::placement_lock_unavailable_conditions(error))
         }
     }
+}
+
+/// The report of an update refused for `changes` to immutable fields: what the agent last
+/// reported (`report`), with each change listed.
+fn immutable(
+    work: WorkRef<'_>,
+    unnamed: &ObjectRef<'_>,
+    report: Report,
+    changes: &[ImmutableChange],
+    (generation, held): (Option<i64>, Option<i64>),
+) -> Report {
+    let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    let fields: Vec<&str> = changes.iter().map(|c| c.field).collect();
+    let changes = (&lines[..], &fields[..]);
+    outcome::immutable_change(work, unnamed, report, changes, generation, held)
+}
+
+/// The report of a generation not sent because its work is being deleted: what the agent last
+/// reported (`report`), with Applied saying why nothing was sent.
+fn not_sent_deleting<O: Object>(
+    pulse: &Pulse<O::Spec>,
+    at: &WorkAt,
+    mut report: Report,
+    held: Option<i64>,
+) -> Report {
+    let generation = pulse.generation;
+    let what = format!(
+        "{} is not sent: ManifestWork {} is being deleted {}",
+        this_generation(generation),
+        at.name,
+        O::deleting_on(&at.consumer)
+    );
+    outcome::not_yet(&mut report, DELETING, what, &O::object(("", "")), held);
+    report.observed_generation = generation;
+    report
 }
 
 /// The reason and conditions of a backend that did not answer usefully about `work` (retry
