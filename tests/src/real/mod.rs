@@ -142,23 +142,30 @@ impl RealSystems {
     /// # Panics
     /// As [`RealSystems::get`].
     pub fn private(suite: &str) -> Option<&'static RealSystems> {
-        static KIT: OnceLock<Option<RealSystems>> = OnceLock::new();
+        // A start that failed is kept and told to every later test: trying again would wait
+        // forever for the lock this process's first holder keeps until the process exits.
+        static KIT: OnceLock<Result<Option<RealSystems>, String>> = OnceLock::new();
         let kit = KIT.get_or_init(|| {
-            let script = kit_script()?;
+            let Some(script) = kit_script() else {
+                return Ok(None);
+            };
             let state = std::env::temp_dir().join(PRIVATE_STATE_DIR);
-            let started = hold_private_kit(&script, &state)
+            hold_private_kit(&script, &state)
                 .and_then(|()| start(script, &state, false, PRIVATE_CONSUMERS))
                 .map(|mut kit| {
                     kit.private = true;
-                    kit
+                    Some(kit)
                 })
-                .unwrap_or_else(|e| panic!("the private real servers did not start: {e:#}"));
-            Some(started)
+                .map_err(|e| format!("{e:#}"))
         });
-        if kit.is_none() {
-            skip_line(suite);
+        match kit {
+            Err(e) => panic!("the private real servers did not start: {e}"),
+            Ok(None) => {
+                skip_line(suite);
+                None
+            }
+            Ok(Some(kit)) => Some(kit),
         }
-        kit.as_ref()
     }
 
     /// Whether this is this process's own kit ([`RealSystems::private`]).
